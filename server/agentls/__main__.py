@@ -1,0 +1,3 @@
+from agentls.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,137 @@
+"""The `Tool` base class: everything the loop needs to know about one tool.
+
+Mirrors the seed's `Tool` interface and `buildTool` defaults. Defaults fail closed: a tool
+that says nothing is treated as writing (not read-only) and as unsafe to run in parallel.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from agentls.agent.schema import compact_json_schema
+from agentls.errors import ToolError
+
+__all__ = ["ContentBlock", "PermissionDecision", "Tool", "ToolError", "ToolInput", "ToolOutput"]
+
+if TYPE_CHECKING:
+    from agentls.agent.context import ToolContext
+
+ContentBlock = dict[str, Any]
+"""An API content block for a tool_result (`{"type": "text", ...}`, `{"type": "image", ...}`)."""
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool call produced, before formatting and truncation."""
+
+    content: str | list[ContentBlock]
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class PermissionDecision:
+    """Outcome of a permission check.
+
+    `ask` is only ever returned by a tool's own check; the host's permission policy turns
+    it into allow or deny (by asking the user), so the pipeline only sees a final answer.
+    """
+
+    behavior: Literal["allow", "deny", "ask"]
+    message: str = ""
+    updated_input: dict[str, Any] | None = field(default=None)
+
+    @classmethod
+    def allow(cls) -> PermissionDecision:
+        return cls("allow")
+
+    @classmethod
+    def deny(cls, message: str) -> PermissionDecision:
+        return cls("deny", message)
+
+    @classmethod
+    def ask(cls, message: str) -> PermissionDecision:
+        return cls("ask", message)
+
+
+class ToolInput(BaseModel):
+    """Base for tool input models: unknown fields are rejected so typos reach the model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+InputT = TypeVar("InputT")
+
+
+class Tool(ABC, Generic[InputT]):
+    """One tool the model can call.
+
+    Subclasses set the class attributes and implement `call`; everything else has a
+    conservative default. Tools get one typed `ToolContext` and never import editor code.
+    """
+
+    name: ClassVar[str]
+    usage: ClassVar[str]
+    """The model's manual: becomes the API `description`. Say when to use, when not, limits."""
+    input_model: ClassVar[type[BaseModel]]
+    aliases: ClassVar[tuple[str, ...]] = ()
+    search_hint: ClassVar[str] = ""
+    max_result_chars: ClassVar[int] = 30_000
+    should_defer: ClassVar[bool] = False
+    strict: ClassVar[bool] = False
+
+    def input_schema(self) -> dict[str, Any]:
+        """JSON Schema of the input (compact: no titles, no `$defs`)."""
+        return compact_json_schema(self.input_model)
+
+    def description(self) -> str:
+        return self.usage.strip()
+
+    def parse_input(self, raw: dict[str, Any]) -> InputT:
+        """Validate raw model input; raises `pydantic.ValidationError` on bad input."""
+        parsed: InputT = self.input_model.model_validate(raw)  # type: ignore[assignment]
+        return parsed
+
+    def is_read_only(self, input: InputT | None = None) -> bool:
+        """Whether the call changes nothing. `None` asks about the tool in general."""
+        return False
+
+    def is_concurrency_safe(self, input: InputT) -> bool:
+        """Whether the call may run in parallel with other concurrency-safe calls."""
+        return False
+
+    def is_enabled(self) -> bool:
+        return True
+
+    async def validate_input(self, input: InputT, ctx: ToolContext) -> str | None:
+        """Tool-specific checks beyond the schema; return an error message or None."""
+        return None
+
+    async def check_permissions(self, input: InputT, ctx: ToolContext) -> PermissionDecision:
+        """The tool's own opinion (e.g. path outside the workspace); the host policy wraps it."""
+        return PermissionDecision.allow()
+
+    def summary(self, input: InputT) -> str:
+        """A short human line for progress UI, e.g. "Reading server/app.py"."""
+        return f"Running {self.name}"
+
+    @abstractmethod
+    async def call(
+        self, input: InputT, ctx: ToolContext
+    ) -> ToolOutput | str | BaseModel | dict[str, Any] | list[Any]:
+        """Do the work. Raise `ToolError` for failures the model should hear about."""
+
+
+def output_to_content(result: object) -> ToolOutput:
+    """Normalise what `Tool.call` returned into a `ToolOutput` (structured data → compact JSON)."""
+    if isinstance(result, ToolOutput):
+        return result
+    if isinstance(result, str):
+        return ToolOutput(result)
+    if isinstance(result, BaseModel):
+        return ToolOutput(result.model_dump_json(exclude_none=True))
+    return ToolOutput(json.dumps(result, ensure_ascii=False, separators=(",", ":"), default=str))

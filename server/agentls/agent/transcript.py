@@ -1,0 +1,144 @@
+"""Session transcripts: one JSONL file per session, and a tree view of it.
+
+Each line is one record (`session`, `run_start`, `request`, `message`, `tool_result`,
+`usage`, `retry`, `notice`, `run_end`) with a timestamp. Request records keep the request's
+shape (model, sizes, tool names and a hash of the tools array), never credentials. Files live
+in the user's cache directory unless `AGENTLS_TRANSCRIPT_DIR` points elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+import platformdirs
+
+
+def transcript_dir() -> Path:
+    configured = os.environ.get("AGENTLS_TRANSCRIPT_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    return Path(platformdirs.user_cache_dir("agentls")) / "transcripts"
+
+
+class TranscriptWriter:
+    """Appends records to a session's transcript; a write failure is logged, never fatal."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: TextIO | None = None
+
+    def write(self, record_type: str, **fields: Any) -> None:
+        record = {"type": record_type, "ts": round(time.time(), 3), **fields}
+        line = json.dumps(record, ensure_ascii=False, default=str)
+        try:
+            if self._file is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = self.path.open("a", encoding="utf-8")
+            self._file.write(line + "\n")
+            self._file.flush()
+        except OSError:
+            import logging
+
+            logging.getLogger(__name__).exception("cannot write transcript %s", self.path)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def read_records(path: Path) -> Iterator[dict[str, Any]]:
+    """Records of a transcript; a torn last line (crash mid-write) is skipped."""
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict):
+                yield record
+
+
+def resolve_transcript(name: str) -> Path:
+    """A transcript file path, or a session id looked up in the transcript directory."""
+    candidate = Path(name).expanduser()
+    if candidate.is_file():
+        return candidate
+    by_id = transcript_dir() / f"{name}.jsonl"
+    if by_id.is_file():
+        return by_id
+    raise FileNotFoundError(
+        f"no transcript file or session id {name!r} (looked in {transcript_dir()})"
+    )
+
+
+def render_tree(records: Iterable[dict[str, Any]]) -> str:
+    """Turns and tool calls as an indented tree, for `agentls transcript FILE`."""
+    return "\n".join(_TreeRenderer().render(records))
+
+
+class _TreeRenderer:
+    def __init__(self) -> None:
+        self.calls: dict[str, dict[str, Any]] = {}
+
+    def render(self, records: Iterable[dict[str, Any]]) -> Iterator[str]:
+        for record in records:
+            yield from self._one(record)
+
+    def _one(self, r: dict[str, Any]) -> Iterator[str]:
+        kind = r.get("type")
+        if kind == "session":
+            tools = len(r.get("tools", []))
+            yield f"session {r.get('session_id')}  model={r.get('model')}  tools={tools}"
+        elif kind == "run_start":
+            yield f"├─ run {r.get('run')}: {_short(str(r.get('prompt', '')), 70)!r}"
+        elif kind == "request":
+            yield f"│  ├─ turn {r.get('turn')}  ({r.get('message_count')} messages)"
+        elif kind == "message" and r.get("role") == "assistant":
+            yield from self._assistant(r.get("content", []))
+        elif kind == "tool_result":
+            yield self._result(r)
+        elif kind == "usage":
+            u = r.get("usage", {})
+            yield (
+                f"│  │  └─ stop={r.get('stop_reason')}  in={u.get('input_tokens')} "
+                f"out={u.get('output_tokens')} cache_read={u.get('cache_read_input_tokens')} "
+                f"cache_write={u.get('cache_creation_input_tokens')}"
+            )
+        elif kind == "retry":
+            yield f"│  │  ↻ retry {r.get('attempt')} after {r.get('delay_s')}s: {r.get('error')}"
+        elif kind == "notice":
+            yield f"│  │  ! {r.get('message')}"
+        elif kind == "run_end":
+            error = f"  error: {r['error']}" if r.get("error") else ""
+            yield f"│  └─ {r.get('status')} after {r.get('turns')} turns{error}"
+
+    def _assistant(self, content: list[dict[str, Any]]) -> Iterator[str]:
+        for block in content:
+            if block.get("type") == "text" and block.get("text", "").strip():
+                yield f"│  │  ├─ text: {_short(block['text'], 90)!r}"
+            elif block.get("type") == "tool_use":
+                self.calls[str(block.get("id"))] = block
+                args = json.dumps(block.get("input", {}), ensure_ascii=False)
+                yield f"│  │  ├─ {block.get('name')} {_short(args, 80)}"
+
+    def _result(self, r: dict[str, Any]) -> str:
+        call = self.calls.get(str(r.get("tool_use_id")), {})
+        mark = "✗" if r.get("is_error") else "✓"
+        content = r.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        duration = float(r.get("duration_ms") or 0)
+        return f"│  │  │  {mark} {call.get('name', '?')} {duration:.0f} ms: {_short(text, 80)!r}"
+
+
+def _short(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

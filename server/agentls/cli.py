@@ -1,0 +1,53 @@
+"""The `agentls` command line. Subcommands import lazily so each starts fast."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+
+def _transcript(args: argparse.Namespace) -> int:
+    from agentls.agent.transcript import read_records, render_tree, resolve_transcript
+
+    try:
+        path = resolve_transcript(args.transcript)
+    except FileNotFoundError as exc:
+        sys.stderr.write(f"agentls: {exc}\n")
+        return 2
+    records = list(read_records(path))
+    if args.json:
+        sys.stdout.write(json.dumps(records, ensure_ascii=False, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_tree(records) + "\n")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from agentls import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="agentls", description="A coding agent for every LSP editor."
+    )
+    parser.add_argument("--version", action="version", version=f"agentls {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    transcript = commands.add_parser(
+        "transcript", help="show a session transcript as a tree of turns and tool calls"
+    )
+    transcript.add_argument("transcript", help="a transcript .jsonl file or a session id")
+    transcript.add_argument("--tree", action="store_true", help="tree view (the default)")
+    transcript.add_argument("--json", action="store_true", help="print the records as JSON")
+    transcript.set_defaults(handler=_transcript)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler = args.handler
+    result: int = handler(args)
+    return result
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from agentls.testing import ScriptedMessagesServer
+
+
+@pytest.fixture
+def api() -> Iterator[ScriptedMessagesServer]:
+    """A scripted Messages-API server; tests add turns with `api.extend(...)`."""
+    with ScriptedMessagesServer([]) as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """No test may use the developer's real key, endpoint or cache directory."""
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "AGENTLS_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AGENTLS_TRANSCRIPT_DIR", str(tmp_path_factory.mktemp("transcripts")))
