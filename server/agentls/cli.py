@@ -24,6 +24,12 @@ def _transcript(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from agentls.lsp.serve import serve
+
+    return serve(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from agentls import __version__
 
@@ -39,6 +45,23 @@ def build_parser() -> argparse.ArgumentParser:
     transcript.add_argument("--tree", action="store_true", help="tree view (the default)")
     transcript.add_argument("--json", action="store_true", help="print the records as JSON")
     transcript.set_defaults(handler=_transcript)
+    serve = commands.add_parser("serve", help="run the language server (stdio by default)")
+    transport = serve.add_mutually_exclusive_group()
+    transport.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout")
+    transport.add_argument("--tcp", metavar="HOST:PORT", help="serve one client over TCP")
+    transport.add_argument("--ws", metavar="HOST:PORT", help="serve one client over WebSocket")
+    serve.add_argument("--log-file", metavar="FILE", help="write the server log here")
+    serve.add_argument(
+        "--log-level",
+        default="WARNING",
+        type=str.upper,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="log level (default WARNING)",
+    )
+    serve.set_defaults(handler=_serve)
+    from agentls.headless.cli import add_commands
+
+    add_commands(commands)
     return parser
 
 

@@ -14,6 +14,7 @@ import random
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from agentls.agent.compaction import CompactionError
 from agentls.agent.context import RunMode
 from agentls.agent.events import (
     EventSink,
@@ -25,9 +26,11 @@ from agentls.agent.events import (
     TextDelta,
     TurnUsage,
 )
+from agentls.agent.hooks import HookOutcome, lifecycle_hooks
 from agentls.agent.model_client import ModelError, ModelRequest, ModelResponse
 from agentls.agent.orchestration import run_tool_calls
 from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
+from agentls.agent.pricing import CostEstimate
 from agentls.agent.usage import Usage
 
 if TYPE_CHECKING:
@@ -41,6 +44,8 @@ CONTINUE_PROMPT = (
     "Continue exactly where you stopped, without repeating yourself."
 )
 REFUSAL_RESULT = "Not run: the response that requested this call ended in a refusal."
+MAX_STOP_CONTINUATIONS = 5
+"""Stop hooks that keep blocking are obeyed this often per run, then the run ends."""
 
 
 class RunCancelled(Exception):
@@ -67,6 +72,11 @@ class AgentLoop:
         self.text_parts: list[str] = []
         self.notices: list[str] = []
         self.continuations = 0
+        self.stop_continuations = 0
+        self.cost_usd: float | None = 0.0
+        self.cost_note: str | None = None
+        self.compactions = 0
+        self.compaction_failed = False
 
     def _emit_safe(self, event: Any) -> None:
         """A host's broken event handler must not break the run."""
@@ -80,10 +90,12 @@ class AgentLoop:
         session.runs += 1
         session.transcript.write("run_start", run=session.runs, prompt=prompt, mode=self.mode)
         self._emit_safe(RunStarted(session.id, prompt))
-        session.add_user_content([{"type": "text", "text": prompt}])
         status: RunStatus
         error: str | None = None
         try:
+            blocked = await self._submit_prompt(prompt)
+            if blocked is not None:
+                return self._finish("failed", blocked)
             status = await self._turns()
         except RunCancelled:
             status = "cancelled"
@@ -106,10 +118,13 @@ class AgentLoop:
 
     async def _request(self) -> ModelResponse:
         request = self.session.build_request(self.pool)
+        if self.session.settings.auto_compact:
+            request = await self._compact_if_needed(request)
         self.session.record_request(self.session.runs, request)
         response = await self._stream_with_retries(request)
         self.usage.add(response.usage)
-        self.session.usage.add(response.usage)
+        self._add_cost(self.session.add_usage(response.model or request.model, response.usage))
+        self.session.observe_input_tokens(request, response.usage)
         self.session.transcript.write(
             "usage",
             turn=self.turns,
@@ -120,6 +135,45 @@ class AgentLoop:
             TurnUsage(self.session.id, self.turns, response.usage.to_dict(), response.stop_reason)
         )
         return response
+
+    async def _compact_if_needed(self, request: ModelRequest) -> ModelRequest:
+        """Compact before sending a request that would not fit under the threshold."""
+        over, tokens = await self._until_cancelled(self.session.needs_compaction(request))
+        if not over:
+            return request
+        try:
+            result = await self.session.compact(
+                "auto", summarize=self._summarize, mode=self.mode, tokens_before=tokens
+            )
+        except CompactionError as exc:
+            if self.compaction_failed:
+                return request  # told once per run
+            self.compaction_failed = True
+            self._notice(
+                f"The context is at about {tokens:,} tokens (limit "
+                f"{self.session.compaction_limit():,}) but could not be compacted: {exc}"
+            )
+            return request
+        self.compactions += 1
+        self._notice(
+            f"Context compacted ({result.reason}): about {result.before_tokens:,} → "
+            f"{result.after_tokens:,} tokens; {result.summarized_messages} messages summarised, "
+            f"last {result.kept_turns} turns kept."
+        )
+        return self.session.build_request(self.pool)
+
+    async def _summarize(self, request: ModelRequest) -> ModelResponse:
+        """The compaction's summary request: retried like a turn, streamed silently."""
+        response = await self._stream_with_retries(request, quiet=True)
+        self.usage.add(response.usage)
+        self._add_cost(self.session.prices.cost(response.model or request.model, response.usage))
+        return response
+
+    def _add_cost(self, cost: CostEstimate) -> None:
+        if cost.usd is None:
+            self.cost_usd, self.cost_note = None, cost.note
+        elif self.cost_usd is not None:
+            self.cost_usd = round(self.cost_usd + cost.usd, 6)
 
     async def _handle(self, response: ModelResponse) -> RunStatus | None:
         """Apply one response to the history; a status means the run is over."""
@@ -145,7 +199,52 @@ class AgentLoop:
             return None
         if response.stop_reason == "max_tokens":
             return self._continue_after_max_tokens()
+        if await self._stop_hook_continues():
+            return None
         return "completed"
+
+    async def _submit_prompt(self, prompt: str) -> str | None:
+        """Add the prompt, after UserPromptSubmit hooks; returns why a hook blocked it."""
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": prompt}]
+        hooks = lifecycle_hooks(self.session.config.hooks)
+        if hooks is not None:
+            outcome = await self._hook(hooks.user_prompt_submit(prompt, self.ctx))
+            if outcome.block:
+                reason = outcome.message or "a UserPromptSubmit hook blocked the prompt"
+                self._notice(f"Prompt blocked by hook: {reason}")
+                return f"prompt blocked by a UserPromptSubmit hook: {reason}"
+            if outcome.additional_context:
+                blocks.append({"type": "text", "text": outcome.additional_context})
+        blocks = [*self.session.initial_context(), *blocks]
+        self.session.add_user_content(blocks)
+        return None
+
+    async def _stop_hook_continues(self) -> bool:
+        """Stop hooks may keep the agent going; their reason becomes the next user message."""
+        hooks = lifecycle_hooks(self.session.config.hooks)
+        if hooks is None or self.stop_continuations >= MAX_STOP_CONTINUATIONS:
+            return False
+        active = self.stop_continuations > 0
+        outcome = await self._hook(hooks.stop(self.ctx, stop_hook_active=active))
+        if not outcome.block:
+            return False
+        self.stop_continuations += 1
+        self.text_parts = []  # the answer is what comes after the hook's feedback
+        reason = outcome.message or "A Stop hook asked you to continue."
+        self._notice(f"A Stop hook asked the agent to continue: {reason}")
+        self.session.add_user_content([{"type": "text", "text": f"Stop hook feedback: {reason}"}])
+        return True
+
+    async def _hook(self, call: Awaitable[HookOutcome]) -> HookOutcome:
+        """Run a prompt-level hook; a failing hook runner is reported, never fatal."""
+        try:
+            return await self._until_cancelled(call)
+        except (RunCancelled, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            log.exception("prompt-level hook failed")
+            self._notice(f"A hook failed and was skipped: {type(exc).__name__}: {exc}")
+            return HookOutcome()
 
     def _continue_after_max_tokens(self) -> RunStatus | None:
         if self.continuations >= self.session.settings.max_continuations:
@@ -169,14 +268,15 @@ class AgentLoop:
             )
         self.session.add_user_content([r.to_block() for r in results])
 
-    async def _stream_with_retries(self, request: ModelRequest) -> ModelResponse:
+    async def _stream_with_retries(
+        self, request: ModelRequest, *, quiet: bool = False
+    ) -> ModelResponse:
         settings = self.session.settings
+        on_text = _ignore_text if quiet else self._on_text
         attempt = 0
         while True:
             try:
-                return await self._until_cancelled(
-                    self.session.client.stream(request, self._on_text)
-                )
+                return await self._until_cancelled(self.session.client.stream(request, on_text))
             except ModelError as exc:
                 if not exc.transient or attempt >= settings.max_retries:
                     raise
@@ -224,7 +324,13 @@ class AgentLoop:
         session = self.session
         text = "".join(self.text_parts).strip()
         session.transcript.write(
-            "run_end", status=status, turns=self.turns, usage=self.usage.to_dict(), error=error
+            "run_end",
+            status=status,
+            turns=self.turns,
+            usage=self.usage.to_dict(),
+            cost_usd=self.cost_usd,
+            session_cost_usd=session.cost_usd,
+            error=error,
         )
         result = RunResult(
             session.id,
@@ -235,6 +341,9 @@ class AgentLoop:
             session.transcript.path,
             error,
             tuple(self.notices),
+            cost_usd=self.cost_usd,
+            cost_note=self.cost_note,
+            compactions=self.compactions,
         )
         self._emit_safe(
             RunFinished(
@@ -245,6 +354,11 @@ class AgentLoop:
                 self.turns,
                 error,
                 str(result.transcript),
+                extra={
+                    "cost_usd": self.cost_usd,
+                    "session_cost_usd": session.cost_usd,
+                    "compactions": self.compactions,
+                },
             )
         )
         return result
@@ -256,6 +370,10 @@ def backoff_delay(attempt: int, base: float, cap: float, retry_after: float | No
     if retry_after is not None:
         delay = max(delay, min(retry_after, cap))
     return min(delay, cap)
+
+
+def _ignore_text(text: str) -> None:
+    del text
 
 
 def _as_dict(value: object) -> dict[str, Any]:

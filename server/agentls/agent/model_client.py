@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import anthropic
 import httpx2
@@ -73,6 +73,30 @@ class ModelClient(Protocol):
     async def close(self) -> None: ...
 
 
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Optional `ModelClient` capability: the endpoint's own count of a request's input tokens.
+
+    Kept out of `ModelClient` itself so minimal clients (test doubles, the host's stand-in
+    for a session that cannot start) stay valid; use `count_request_tokens`.
+    """
+
+    async def count_tokens(self, request: ModelRequest) -> int | None:
+        """Input tokens of `request`, or None when the endpoint cannot count."""
+        ...
+
+
+async def count_request_tokens(client: object, request: ModelRequest) -> int | None:
+    """The client's exact count when it has one; None means "estimate instead"."""
+    if not isinstance(client, TokenCounter):
+        return None
+    try:
+        return await client.count_tokens(request)
+    except Exception as exc:  # counting is an optimisation: never fatal
+        log.debug("token counting failed: %s", exc)
+        return None
+
+
 class AnthropicModelClient:
     """`ModelClient` over the official SDK's streaming Messages API."""
 
@@ -88,6 +112,7 @@ class AnthropicModelClient:
             max_retries=0,
             timeout=settings.request_timeout,
         )
+        self._can_count = True
 
     @property
     def base_url(self) -> str:
@@ -112,6 +137,26 @@ class AnthropicModelClient:
             usage=Usage.from_api(message.usage),
             model=message.model,
         )
+
+    async def count_tokens(self, request: ModelRequest) -> int | None:
+        """`POST /v1/messages/count_tokens`; None (and not asked again) where unsupported."""
+        if not self._can_count:
+            return None
+        params = request.params()
+        params.pop("max_tokens", None)
+        params.pop("temperature", None)
+        try:
+            counted = await self._client.messages.count_tokens(**params)
+        except anthropic.APIStatusError as exc:
+            if exc.status_code in (404, 405, 501):
+                self._can_count = False  # e.g. Ollama, llama.cpp: estimate from now on
+            log.debug("count_tokens failed: %s", exc)
+            return None
+        except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
+            log.debug("count_tokens failed: %s", exc)
+            return None
+        tokens = getattr(counted, "input_tokens", None)
+        return tokens if isinstance(tokens, int) else None
 
     async def close(self) -> None:
         await self._client.close()

@@ -1,13 +1,18 @@
 """The permission step of the pipeline, as a policy object the host supplies.
 
 The core only knows the interface; the safety work (modes, allow/ask/deny rules, the
-editor's approval prompt) plugs in as a `PermissionPolicy`. The default allows all, which
-is what a test host or a fully trusted script wants.
+editor's approval prompt) plugs in as a `PermissionPolicy` (see `agentls.agent.policy`).
+The default allows all, which is what a test host or a fully trusted script wants.
+
+An `Approver` is the one thing an editor must provide for "ask" decisions: it shows the
+request and returns the user's choice. Keeping it this small lets every host (LSP prompt,
+CLI, tests) share one rule engine and one "allow for this session" memory.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentls.agent.tool import PermissionDecision
 
@@ -45,3 +50,44 @@ class AllowAll:
         if tool_opinion.behavior == "deny":
             return tool_opinion
         return PermissionDecision.allow()
+
+
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+"""Claude Code's permission modes (see `agentls.agent.policy` for what each allows)."""
+
+PERMISSION_MODES: tuple[PermissionMode, ...] = (
+    "default",
+    "acceptEdits",
+    "plan",
+    "bypassPermissions",
+)
+
+ApprovalChoice = Literal["allow_once", "allow_session", "deny"]
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What the user is asked about: enough to decide without reading the raw input.
+
+    `remember` lists what "allow for this session" would remember (e.g.
+    `["run_command(npm test)"]`); it is empty when the call can only be allowed once
+    (an `ask` rule matched, or the tool always asks), so the host can hide that choice.
+    """
+
+    session_id: str
+    tool: str
+    summary: str
+    reason: str
+    input: dict[str, Any] = field(default_factory=dict)
+    remember: tuple[str, ...] = ()
+    tool_use_id: str = ""
+
+    @property
+    def can_remember(self) -> bool:
+        return bool(self.remember)
+
+
+class Approver(Protocol):
+    """Asks the user about one call. Must not raise for a dismissed prompt: return "deny"."""
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalChoice: ...

@@ -21,7 +21,13 @@ from agentls.agent.events import EventSink, ToolFinished, ToolStarted, ignore_ev
 from agentls.agent.hooks import HookRunner, NoHooks
 from agentls.agent.permissions import AllowAll, PermissionPolicy
 from agentls.agent.registry import AnyTool, ToolPool
-from agentls.agent.tool import ContentBlock, ToolError, ToolOutput, output_to_content
+from agentls.agent.tool import (
+    ContentBlock,
+    InvalidToolInput,
+    ToolError,
+    ToolOutput,
+    output_to_content,
+)
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +74,8 @@ class Pipeline:
     hooks: HookRunner = field(default_factory=NoHooks)
     events: EventSink = ignore_event
     discovered: Collection[str] = ()
+    """Extra deferred tools to accept; the pool's own discovered set (derived from the
+    history before each request) is what the loop relies on."""
 
     def parse(self, call: ToolCall) -> tuple[AnyTool, Any] | None:
         """Tool and parsed input, or None when either fails (used for scheduling only)."""
@@ -76,7 +84,7 @@ class Pipeline:
             return None
         try:
             return tool, tool.parse_input(call.input)
-        except ValidationError:
+        except (ValidationError, InvalidToolInput):
             return None
 
     async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolCallResult:
@@ -121,7 +129,7 @@ class Pipeline:
             )
         if ctx.cancelled.is_set():
             return _error(CANCELLED_MESSAGE)
-        if tool.should_defer and tool.name not in self.discovered:
+        if self.pool.needs_discovery(tool.name) and tool.name not in self.discovered:
             return _error(
                 f"Error: the tool {tool.name} is deferred and its schema has not been loaded. "
                 f'Call tool_search with query "select:{tool.name}" first, then call it again.'
@@ -193,6 +201,8 @@ def _parse(tool: AnyTool, raw: dict[str, Any]) -> Any:
         return tool.parse_input(raw)
     except ValidationError as exc:
         return _error(describe_validation_error(tool.name, exc))
+    except InvalidToolInput as exc:
+        return _error(f"InputValidationError: {tool.name} input is invalid: {exc}")
 
 
 def describe_validation_error(tool_name: str, exc: ValidationError) -> str:

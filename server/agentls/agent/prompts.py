@@ -50,3 +50,39 @@ def build_system_prompt(
     if extra_instructions.strip():
         sections.append("# Project instructions\n" + extra_instructions.strip())
     return [{"type": "text", "text": "\n\n".join(sections), "cache_control": {"type": "ephemeral"}}]
+
+
+MAX_DEFERRED_HINTS = 100
+
+
+def deferred_tools_reminder(hints: Sequence[tuple[str, str]], *, server_side: bool) -> str:
+    """The system reminder that names the deferred tools (name + one-line hint each).
+
+    Sent as a second system block, after the cached one: it depends on the run's pool (mode,
+    MCP servers), so keeping it out of the first block leaves the main prompt's cache entry
+    intact when it changes, and it is byte-stable across the turns of a run because the pool is.
+    """
+    how = (
+        "Search for them with the tool search tool; matching tools become callable."
+        if server_side
+        else 'Load one with tool_search (query "select:NAME", or keywords) before calling it; '
+        "its full definition is then added to your tools."
+    )
+    if len(hints) > MAX_DEFERRED_HINTS:
+        # Hundreds of hints would cost what deferral saves: names only, search for the rest.
+        hints = [(name, "") for name, _ in hints]
+    lines = [f"- {name}: {hint}" if hint else f"- {name}" for name, hint in hints]
+    return "\n".join(
+        [
+            "<system-reminder>",
+            "These deferred tools are available but their schemas are not loaded yet. " + how,
+            *lines,
+            "</system-reminder>",
+        ]
+    )
+
+
+def one_line(text: str, limit: int = 120) -> str:
+    """The first non-empty line of a description, cut to `limit` characters."""
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

@@ -2,19 +2,84 @@
 
 Seed order: built-ins (filtered by mode, deny rules, `is_enabled`) + external tools →
 de-duplicate by name with built-ins winning → sort by name. The serialised array is
-computed once per pool so every turn of a session sends byte-identical tools (prompt cache).
+computed once per pool (and per set of discovered deferred tools) so every turn of a session
+sends byte-identical tools (prompt cache) until a `tool_search` discovery adds to it.
+
+Deferred tools (seed §5.4): a tool with `should_defer`, or — once the pool is large — every
+tool with `defer_when_large` (MCP tools), is left out of the `tools` array. The model sees
+their names in a system reminder and loads them with `tool_search`; the session derives the
+discovered set from its history and hands it to `set_discovered` before each request.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import json
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, Protocol
 
 from agentls.agent.tool import Tool
 
 AnyTool = Tool[Any]
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
+TOOL_SEARCH_NAME = "tool_search"
+SERVER_SIDE_SEARCH_TOOLS: dict[str, dict[str, str]] = {
+    "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+}
+
+
+class ToolSource(Protocol):
+    """Tools that are only known after something asynchronous happened (MCP servers started).
+
+    A session awaits its sources once, before its first run, so servers start lazily and the
+    session's pool is fixed (byte-stable) from then on.
+    """
+
+    async def tools(self) -> Sequence[AnyTool]: ...
+
+
+@dataclass(frozen=True)
+class ToolSearchSettings:
+    """When tools are deferred and how the model finds them.
+
+    `mode`: `auto` defers `defer_when_large` tools once the pool has more than `max_tools`
+    tools or more than `max_schema_chars` characters of definitions; `always` defers them
+    regardless; `never` sends every tool (even `should_defer` ones) and offers no search.
+    `server_side`: send deferred tools with `defer_loading: true` plus Anthropic's own tool
+    search tool instead of our client-side `tool_search` (only for endpoints that support it).
+    """
+
+    mode: Literal["auto", "always", "never"] = "auto"
+    max_tools: int = 30
+    max_schema_chars: int = 40_000
+    server_side: bool = False
+    server_side_variant: Literal["bm25", "regex"] = "bm25"
+    max_results: int = 5
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> ToolSearchSettings:
+        """From editor/CLI settings (`{"mode": "auto", "maxTools": 30, "serverSide": false}`);
+        unknown keys and wrongly typed values are ignored so a typo never disables the agent."""
+        if not data:
+            return cls()
+        values: dict[str, Any] = {}
+        if data.get("mode") in ("auto", "always", "never"):
+            values["mode"] = data["mode"]
+        for key, attr in (
+            ("maxTools", "max_tools"),
+            ("maxSchemaChars", "max_schema_chars"),
+            ("maxResults", "max_results"),
+        ):
+            value = data.get(key, data.get(attr))
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                values[attr] = value
+        server_side = data.get("serverSide", data.get("server_side"))
+        if isinstance(server_side, bool):
+            values["server_side"] = server_side
+        if data.get("serverSideVariant") in SERVER_SIDE_SEARCH_TOOLS:
+            values["server_side_variant"] = data["serverSideVariant"]
+        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -34,7 +99,8 @@ def _offered(tool: AnyTool, pool_filter: PoolFilter) -> bool:
 class ToolPool:
     """The tools of one session, sorted by name, with lookup by name or alias."""
 
-    def __init__(self, tools: Sequence[AnyTool]) -> None:
+    def __init__(self, tools: Sequence[AnyTool], search: ToolSearchSettings | None = None) -> None:
+        self.search = search or ToolSearchSettings()
         self._tools: tuple[AnyTool, ...] = tuple(sorted(tools, key=lambda t: t.name))
         self._by_name: dict[str, AnyTool] = {}
         for tool in self._tools:
@@ -42,7 +108,9 @@ class ToolPool:
         for tool in self._tools:
             for alias in tool.aliases:
                 self._by_name.setdefault(alias, tool)
-        self._api_tools: list[dict[str, Any]] | None = None
+        self.deferred: frozenset[str] = _deferred_names(self._tools, self.search)
+        self._discovered: frozenset[str] = frozenset()
+        self._api_tools: dict[frozenset[str], list[dict[str, Any]]] = {}
 
     @classmethod
     def assemble(
@@ -50,8 +118,12 @@ class ToolPool:
         builtins: Iterable[AnyTool],
         external: Iterable[AnyTool] = (),
         pool_filter: PoolFilter | None = None,
+        search: ToolSearchSettings | None = None,
     ) -> ToolPool:
+        """Filter, de-duplicate (built-ins win) and sort; add `tool_search` when some tools
+        end up deferred and the search runs client-side."""
         flt = pool_filter or PoolFilter()
+        settings = search or ToolSearchSettings()
         chosen: dict[str, AnyTool] = {}
         for tool in builtins:
             if _offered(tool, flt):
@@ -59,7 +131,16 @@ class ToolPool:
         for tool in external:
             if _offered(tool, flt):
                 chosen.setdefault(tool.name, tool)
-        return cls(list(chosen.values()))
+        chosen.pop(TOOL_SEARCH_NAME, None)
+        tools = list(chosen.values())
+        deferred = _deferred_names(tools, settings)
+        if deferred and not settings.server_side:
+            # Imported here: the agent core must not import the tools package at import time.
+            from agentls.tools.tool_search import ToolSearch
+
+            catalog = [t for t in sorted(tools, key=lambda t: t.name) if t.name in deferred]
+            tools.append(ToolSearch(catalog, settings.max_results))
+        return cls(tools, settings)
 
     def __iter__(self) -> Any:
         return iter(self._tools)
@@ -74,17 +155,78 @@ class ToolPool:
     def find(self, name: str) -> AnyTool | None:
         return self._by_name.get(name)
 
+    @property
+    def deferred_tools(self) -> list[AnyTool]:
+        return [t for t in self._tools if t.name in self.deferred]
+
+    @property
+    def discovered(self) -> frozenset[str]:
+        """Deferred tools whose schemas the latest request carried (so they may be called)."""
+        return self._discovered
+
+    def set_discovered(self, names: Collection[str]) -> None:
+        """Record which deferred tools the history has loaded; called before each request."""
+        self._discovered = self.deferred.intersection(names)
+
+    def needs_discovery(self, name: str) -> bool:
+        """Whether calling `name` now must first go through `tool_search`."""
+        return (
+            name in self.deferred and not self.search.server_side and name not in self._discovered
+        )
+
     def api_tools(self) -> list[dict[str, Any]]:
-        """The `tools` request parameter; the same list object on every call (byte-stable)."""
-        if self._api_tools is None:
-            schemas = [tool_to_api_schema(t) for t in self._tools if not t.should_defer]
-            if schemas:
-                schemas[-1]["cache_control"] = dict(CACHE_CONTROL)
-            self._api_tools = schemas
-        return self._api_tools
+        """The `tools` request parameter: the same list object for the same discovered set,
+        so the bytes only change when a discovery adds a tool."""
+        key = self._discovered
+        cached = self._api_tools.get(key)
+        if cached is None:
+            cached = self._build_api_tools(key)
+            self._api_tools[key] = cached
+        return cached
+
+    def _build_api_tools(self, discovered: frozenset[str]) -> list[dict[str, Any]]:
+        if self.search.server_side and self.deferred:
+            # Loaded tools first, then the server's search tool (carrying the cache
+            # breakpoint), then every deferred tool marked `defer_loading`.
+            loaded = [tool_to_api_schema(t) for t in self._tools if t.name not in self.deferred]
+            loaded.append(dict(SERVER_SIDE_SEARCH_TOOLS[self.search.server_side_variant]))
+            loaded[-1]["cache_control"] = dict(CACHE_CONTROL)
+            deferred = [tool_to_api_schema(t, defer_loading=True) for t in self.deferred_tools]
+            return loaded + deferred
+        schemas = [
+            tool_to_api_schema(t)
+            for t in self._tools
+            if t.name not in self.deferred or t.name in discovered
+        ]
+        if schemas:
+            schemas[-1]["cache_control"] = dict(CACHE_CONTROL)
+        return schemas
 
 
-def tool_to_api_schema(tool: AnyTool) -> dict[str, Any]:
+def _deferred_names(tools: Sequence[AnyTool], search: ToolSearchSettings) -> frozenset[str]:
+    if search.mode == "never":
+        return frozenset()
+    always = {t.name for t in tools if t.should_defer}
+    candidates = {t.name for t in tools if t.defer_when_large and t.name != TOOL_SEARCH_NAME}
+    if not candidates:
+        return frozenset(always)
+    if search.mode == "always" or _is_large(tools, search):
+        return frozenset(always | candidates)
+    return frozenset(always)
+
+
+def _is_large(tools: Sequence[AnyTool], search: ToolSearchSettings) -> bool:
+    if len(tools) > search.max_tools:
+        return True
+    chars = 0
+    for tool in tools:
+        chars += len(tool.description()) + len(json.dumps(tool.input_schema()))
+        if chars > search.max_schema_chars:
+            return True
+    return False
+
+
+def tool_to_api_schema(tool: AnyTool, *, defer_loading: bool = False) -> dict[str, Any]:
     schema: dict[str, Any] = {
         "name": tool.name,
         "description": tool.description(),
@@ -92,4 +234,46 @@ def tool_to_api_schema(tool: AnyTool) -> dict[str, Any]:
     }
     if tool.strict:
         schema["strict"] = True
+    if defer_loading:
+        schema["defer_loading"] = True
     return schema
+
+
+def discovered_tool_names(messages: Sequence[dict[str, Any]]) -> set[str]:
+    """Names loaded by `tool_search` calls anywhere in the history.
+
+    A `tool_search` result is a JSON object whose `loaded` list names the tools it loaded
+    (see `agentls.tools.tool_search`); the history is the only state, so resume keeps them.
+    """
+    search_ids: set[str] = set()
+    found: set[str] = set()
+    for message in messages:
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use" and block.get("name") == TOOL_SEARCH_NAME:
+                search_ids.add(str(block.get("id")))
+            elif block.get("type") == "tool_result" and str(block.get("tool_use_id")) in search_ids:
+                found.update(_loaded_names(block.get("content")))
+    return found
+
+
+def _loaded_names(content: object) -> list[str]:
+    """`loaded` from a tool_search result, which may carry text a post-hook appended."""
+    if isinstance(content, list):
+        content = "".join(
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text"
+        )
+    if not isinstance(content, str):
+        return []
+    try:
+        data, _ = json.JSONDecoder().raw_decode(content.lstrip())
+    except ValueError:
+        return []
+    loaded = data.get("loaded") if isinstance(data, dict) else None
+    return [str(n) for n in loaded] if isinstance(loaded, list) else []

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
+
+from agentls.agent.pricing import ModelPrice, parse_prices
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
@@ -33,6 +35,20 @@ class AgentSettings:
     retry_max_delay: float = 30.0
     request_timeout: float = 600.0
     max_continuations: int = 3
+    context_window: int | None = None
+    """Tokens the model reads at most; None = the model's known window (default 200k)."""
+    compact_threshold: float = 0.8
+    """Compact when the next request would use more than this share of the window."""
+    auto_compact: bool = True
+    compact_keep_turns: int = 4
+    """Assistant turns kept verbatim by a compaction (with their tool results)."""
+    compact_summary_tokens: int = 4096
+    stub_after_turns: int = 6
+    """Old tool results longer than `stub_min_chars` become a re-read stub after this many
+    turns (0 = never)."""
+    stub_min_chars: int = 2000
+    prices: dict[str, ModelPrice] = field(default_factory=dict)
+    """Price overrides by model prefix (`AGENTLS_PRICES`), on top of the built-in table."""
 
     def __repr__(self) -> str:
         shown = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -67,6 +83,14 @@ class AgentSettings:
             raise ConfigError(f"temperature must be between 0 and 1 (got {self.temperature})")
         if self.max_retries < 0:
             raise ConfigError(f"max retries must be 0 or more (got {self.max_retries})")
+        if self.context_window is not None and self.context_window < 1000:
+            raise ConfigError(f"context window must be at least 1000 (got {self.context_window})")
+        if not 0.1 <= self.compact_threshold <= 1.0:
+            raise ConfigError(
+                f"compact threshold must be between 0.1 and 1 (got {self.compact_threshold})"
+            )
+        if self.compact_keep_turns < 0 or self.stub_after_turns < 0:
+            raise ConfigError("compact keep turns and stub-after turns must be 0 or more")
 
     def require_credentials(self) -> None:
         """Fail with one clear message before the first request, not a traceback after."""
@@ -82,8 +106,19 @@ class AgentSettings:
 def _convert(var: str, raw: str, convert: Callable[[str], Any]) -> Any:
     try:
         return convert(raw)
-    except ValueError:
-        raise ConfigError(f"{var}={raw!r} is not a valid value") from None
+    except ValueError as exc:
+        detail = str(exc)
+        hint = f" ({detail})" if detail and detail != raw else ""
+        raise ConfigError(f"{var}={raw!r} is not a valid value{hint}") from None
+
+
+def _boolean(raw: str) -> bool:
+    lowered = raw.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(raw)
 
 
 _ENV_VARS: dict[str, tuple[str, Callable[[str], Any]]] = {
@@ -95,4 +130,11 @@ _ENV_VARS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "retry_base_delay": ("AGENTLS_RETRY_BASE_DELAY", float),
     "retry_max_delay": ("AGENTLS_RETRY_MAX_DELAY", float),
     "request_timeout": ("AGENTLS_REQUEST_TIMEOUT", float),
+    "context_window": ("AGENTLS_CONTEXT_WINDOW", int),
+    "compact_threshold": ("AGENTLS_COMPACT_THRESHOLD", float),
+    "auto_compact": ("AGENTLS_AUTO_COMPACT", _boolean),
+    "compact_keep_turns": ("AGENTLS_COMPACT_KEEP_TURNS", int),
+    "stub_after_turns": ("AGENTLS_STUB_AFTER_TURNS", int),
+    "stub_min_chars": ("AGENTLS_STUB_MIN_CHARS", int),
+    "prices": ("AGENTLS_PRICES", parse_prices),
 }

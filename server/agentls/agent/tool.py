@@ -16,7 +16,15 @@ from pydantic import BaseModel, ConfigDict
 from agentls.agent.schema import compact_json_schema
 from agentls.errors import ToolError
 
-__all__ = ["ContentBlock", "PermissionDecision", "Tool", "ToolError", "ToolInput", "ToolOutput"]
+__all__ = [
+    "ContentBlock",
+    "InvalidToolInput",
+    "PermissionDecision",
+    "Tool",
+    "ToolError",
+    "ToolInput",
+    "ToolOutput",
+]
 
 if TYPE_CHECKING:
     from agentls.agent.context import ToolContext
@@ -58,6 +66,12 @@ class PermissionDecision:
         return cls("ask", message)
 
 
+class InvalidToolInput(ValueError):
+    """Raised by `Tool.parse_input` for tools validated by something other than pydantic
+    (e.g. an MCP tool's JSON Schema). The message names each bad field; the pipeline turns
+    it into an `InputValidationError` result just like a pydantic `ValidationError`."""
+
+
 class ToolInput(BaseModel):
     """Base for tool input models: unknown fields are rejected so typos reach the model."""
 
@@ -74,14 +88,18 @@ class Tool(ABC, Generic[InputT]):
     conservative default. Tools get one typed `ToolContext` and never import editor code.
     """
 
-    name: ClassVar[str]
-    usage: ClassVar[str]
+    name: str
+    """Class attribute for built-ins; tools made at run time (MCP) set it per instance."""
+    usage: str
     """The model's manual: becomes the API `description`. Say when to use, when not, limits."""
     input_model: ClassVar[type[BaseModel]]
     aliases: ClassVar[tuple[str, ...]] = ()
-    search_hint: ClassVar[str] = ""
+    search_hint: str = ""
     max_result_chars: ClassVar[int] = 30_000
     should_defer: ClassVar[bool] = False
+    """Always deferred: its schema is sent only after `tool_search` loads it."""
+    defer_when_large: ClassVar[bool] = False
+    """Deferred when the pool is large (MCP tools): see `ToolSearchSettings`."""
     strict: ClassVar[bool] = False
 
     def input_schema(self) -> dict[str, Any]:
@@ -92,7 +110,8 @@ class Tool(ABC, Generic[InputT]):
         return self.usage.strip()
 
     def parse_input(self, raw: dict[str, Any]) -> InputT:
-        """Validate raw model input; raises `pydantic.ValidationError` on bad input."""
+        """Validate raw model input; raises `pydantic.ValidationError` (or `InvalidToolInput`)
+        on bad input."""
         parsed: InputT = self.input_model.model_validate(raw)  # type: ignore[assignment]
         return parsed
 

@@ -1,9 +1,12 @@
 """Session transcripts: one JSONL file per session, and a tree view of it.
 
-Each line is one record (`session`, `run_start`, `request`, `message`, `tool_result`,
-`usage`, `retry`, `notice`, `run_end`) with a timestamp. Request records keep the request's
-shape (model, sizes, tool names and a hash of the tools array), never credentials. Files live
-in the user's cache directory unless `AGENTLS_TRANSCRIPT_DIR` points elsewhere.
+Each line is one record (`session`, `resume`, `run_start`, `request`, `message`,
+`tool_result`, `usage`, `retry`, `notice`, `compaction_start`, `compaction`,
+`compaction_failed`, `run_end`) with a timestamp. The transcript keeps the full history:
+compaction and tool-result stubbing change only what later requests send. Request records
+keep the request's shape (model, sizes, tool names and a hash of the tools array), never
+credentials. Files live in the user's cache directory unless `AGENTLS_TRANSCRIPT_DIR` points
+elsewhere.
 """
 
 from __future__ import annotations
@@ -98,6 +101,20 @@ class _TreeRenderer:
         if kind == "session":
             tools = len(r.get("tools", []))
             yield f"session {r.get('session_id')}  model={r.get('model')}  tools={tools}"
+        elif kind == "resume":
+            discovered = len(r.get("discovered_tools", []))
+            yield (
+                f"session {r.get('session_id')} resumed  model={r.get('model')}  "
+                f"messages={r.get('messages')}  discovered_tools={discovered}"
+            )
+        elif kind == "compaction":
+            yield (
+                f"│  ├─ compaction ({r.get('reason')}): ~{r.get('before_tokens')} → "
+                f"~{r.get('after_tokens')} tokens, {r.get('summarized_messages')} messages "
+                f"summarised, {r.get('kept_turns')} turns kept"
+            )
+        elif kind == "compaction_failed":
+            yield f"│  ├─ compaction failed: {r.get('error')}"
         elif kind == "run_start":
             yield f"├─ run {r.get('run')}: {_short(str(r.get('prompt', '')), 70)!r}"
         elif kind == "request":

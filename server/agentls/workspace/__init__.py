@@ -2,7 +2,32 @@
 session changeset, the shadow copy for lint/test, the symbol index and the process runner.
 """
 
-from agentls.workspace.changes import ChangeSet
-from agentls.workspace.core import Workspace
+from agentls.workspace.buffers import Buffer
+from agentls.workspace.changes import (
+    DELETED,
+    Change,
+    ChangeEvent,
+    ChangeKind,
+    ChangeSet,
+    Deleted,
+    MovedFrom,
+    StagedText,
+)
+from agentls.workspace.core import TextSnapshot, TextSource, Workspace
+from agentls.workspace.view import LayeredView
 
-__all__ = ["ChangeSet", "Workspace"]
+__all__ = [
+    "DELETED",
+    "Buffer",
+    "Change",
+    "ChangeEvent",
+    "ChangeKind",
+    "ChangeSet",
+    "Deleted",
+    "LayeredView",
+    "MovedFrom",
+    "StagedText",
+    "TextSnapshot",
+    "TextSource",
+    "Workspace",
+]

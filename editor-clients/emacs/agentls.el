@@ -1,0 +1,327 @@
+;;; agentls.el --- agentls coding agent through eglot  -*- lexical-binding: t; -*-
+
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "27.1") (eglot "1.9"))
+;; Keywords: tools, languages
+;; URL: https://github.com/agentls/agentls
+
+;;; Commentary:
+
+;; agentls is a language server that runs a coding agent.  This file registers it with
+;; eglot (built in since Emacs 29; the `eglot' package from ELPA before) and adds commands:
+;;
+;;   M-x agentls-run         task prompt; the active region is sent as the selection
+;;   M-x agentls-ask         read-only question
+;;   M-x agentls-fix         fix the flymake diagnostics on the current line (or region)
+;;   M-x agentls-cancel      cancel the running run(s)
+;;   M-x agentls-accept      apply a session's staged edits (C-u: this file only)
+;;   M-x agentls-reject      discard a session's staged edits (C-u: this file only)
+;;   M-x agentls-transcript  the live log (C-u: the last run's transcript file)
+;;   M-x agentls-status      sessions, model, endpoint, index
+;;
+;; all under the prefix map `agentls-command-map' (bind it, e.g. to C-c a).
+;;
+;; Set-up:
+;;   (require 'agentls)
+;;   (agentls-setup)                     ; registers the server for `agentls-major-modes'
+;;   (global-set-key (kbd "C-c a") agentls-command-map)
+;;   M-x eglot in a project buffer
+;;
+;; eglot runs one server per major mode and project, so with agentls registered for a
+;; mode it replaces that mode's usual server in eglot.  eglot does not implement change
+;; annotations, so review-mode edits stay staged: accept or reject them with the commands
+;; above or the "Accept/Reject agentls changes" code actions (M-x eglot-code-actions).
+;; Approval prompts (window/showMessageRequest) are answered in the minibuffer.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'subr-x)
+(require 'eglot)
+(require 'jsonrpc)
+(require 'flymake)
+
+(defgroup agentls nil
+  "The agentls coding agent, through eglot."
+  :group 'tools
+  :prefix "agentls-")
+
+(defcustom agentls-server-command '("agentls" "serve")
+  "Command that starts the server.
+For example (\"/path/to/.venv/bin/agentls\" \"serve\")."
+  :type '(repeat string))
+
+(defcustom agentls-major-modes '(python-mode python-ts-mode)
+  "Major modes whose eglot server is agentls (eglot runs one server per mode)."
+  :type '(repeat symbol))
+
+(defcustom agentls-settings '(:mode "review")
+  "The `agentls' settings section as a plist.
+Keys as the server documents them: :model, :baseUrl, :mode (\"review\",
+\"auto\" or \"plan\"), :maxTurns, :allowedTools, :askTools, :instructions.
+Sent as initializationOptions and as the `agentls' section of workspace
+configuration.  Never put the API key here: the server reads
+ANTHROPIC_API_KEY from the environment."
+  :type 'plist)
+
+(defconst agentls-log-buffer "*agentls-log*"
+  "Name of the live log buffer fed by agentls/event notifications.")
+
+(defvar agentls-last-session nil
+  "The id of the most recent agentls session started or seen.")
+
+(defvar agentls--sessions (make-hash-table :test #'equal)
+  "Session id -> plist (:status :running :transcript).")
+
+;;;; Server registration
+
+(defclass agentls-server (eglot-lsp-server) ()
+  :documentation "An eglot server object for agentls.")
+
+(cl-defmethod eglot-initialization-options ((_server agentls-server))
+  "Send `agentls-settings' as initializationOptions."
+  (or agentls-settings (make-hash-table)))
+
+;;;###autoload
+(defun agentls-setup ()
+  "Register agentls with eglot for `agentls-major-modes'."
+  (interactive)
+  (let ((modes (if (cdr agentls-major-modes) agentls-major-modes (car agentls-major-modes))))
+    (setq eglot-server-programs
+          (cons (cons modes (cons 'agentls-server agentls-server-command))
+                (cl-remove-if (lambda (entry) (equal (car entry) modes))
+                              eglot-server-programs))))
+  (setq-default eglot-workspace-configuration
+                (agentls--merge-config (default-value 'eglot-workspace-configuration))))
+
+(defun agentls--merge-config (config)
+  "CONFIG (a plist of sections) with its `agentls' section from the settings."
+  (if (functionp config)
+      config                            ; a user function decides; leave it alone
+    (let ((plist (copy-sequence config)))
+      (plist-put plist :agentls agentls-settings))))
+
+;;;; Talking to the server
+
+(defun agentls--server ()
+  "The eglot server of this buffer, or a clear error."
+  (let ((server (eglot-current-server)))
+    (unless (and server (cl-typep server 'agentls-server))
+      (user-error "agentls: no agentls server here; run M-x agentls-setup, then M-x eglot"))
+    server))
+
+(defcustom agentls-request-timeout 600
+  "Seconds to wait for a command's answer.
+Runs answer at once, but the first command waits for the server to start,
+and accepting edits waits while eglot asks you to confirm them."
+  :type 'integer)
+
+(defun agentls--execute (command args &optional on-result)
+  "Send workspace/executeCommand COMMAND with the one argument object ARGS.
+Call ON-RESULT with the result when it arrives."
+  (jsonrpc-async-request
+   (agentls--server) :workspace/executeCommand
+   `(:command ,command :arguments ,(vector (or args (make-hash-table))))
+   :success-fn (lambda (result) (when on-result (funcall on-result result)))
+   :error-fn (lambda (err)
+               (message "agentls: %s failed: %s" command
+                        (or (plist-get err :message) err)))
+   :timeout agentls-request-timeout
+   :timeout-fn (lambda () (message "agentls: %s timed out" command))))
+
+(defun agentls--uri (path)
+  "The file URI of PATH (eglot's public function where it has one)."
+  (if (fboundp 'eglot-path-to-uri)
+      (funcall 'eglot-path-to-uri path)
+    (funcall 'eglot--path-to-uri path)))
+
+(defun agentls--path (uri)
+  "The file name of URI (eglot's public function where it has one)."
+  (if (fboundp 'eglot-uri-to-path)
+      (funcall 'eglot-uri-to-path uri)
+    (funcall 'eglot--uri-to-path uri)))
+
+(defun agentls--position (pos)
+  "LSP position of buffer position POS, in the encoding eglot negotiated."
+  (if (fboundp 'eglot--pos-to-lsp-position)
+      (funcall 'eglot--pos-to-lsp-position pos)
+    (save-excursion
+      (goto-char pos)
+      (list :line (1- (line-number-at-pos)) :character (- pos (line-beginning-position))))))
+
+(defun agentls--context (&optional beg end)
+  "The uri (and range BEG..END, or the active region) of the current buffer."
+  (let ((args (list :uri (agentls--uri (buffer-file-name)))))
+    (when (and (not beg) (use-region-p))
+      (setq beg (region-beginning) end (region-end)))
+    (when beg
+      (setq args (append args (list :range (list :start (agentls--position beg)
+                                                 :end (agentls--position end))))))
+    args))
+
+(defun agentls--started (kind)
+  "A result handler that remembers the session of a run of KIND."
+  (lambda (result)
+    (when-let ((session (plist-get result :session)))
+      (setq agentls-last-session session)
+      (puthash session (list :status "starting" :running t) agentls--sessions)
+      (message "agentls: %s started (session %s) - M-x agentls-cancel to stop" kind session))))
+
+;;;; Commands
+
+;;;###autoload
+(defun agentls-run (prompt &optional mode)
+  "Start an agentls run with PROMPT; MODE is \"review\", \"auto\" or \"plan\".
+The current file and the active region are sent as context.  With a prefix
+argument, edits are applied as they happen (mode \"auto\")."
+  (interactive (list (read-string "agentls task: ") (and current-prefix-arg "auto")))
+  (let ((args (append (list :prompt prompt) (agentls--context))))
+    (when mode (setq args (append args (list :mode mode))))
+    (agentls--execute "agentls.run" args (agentls--started "run"))))
+
+;;;###autoload
+(defun agentls-ask (prompt)
+  "Ask agentls PROMPT (read-only); the region is sent as the selection."
+  (interactive (list (read-string "agentls question: ")))
+  (agentls--execute "agentls.ask" (append (list :prompt prompt) (agentls--context))
+                    (agentls--started "question")))
+
+(defun agentls--diagnostics (beg end)
+  "Flymake diagnostics between BEG and END as prompt lines."
+  (mapcar (lambda (d)
+            (format "- line %d: %s" (line-number-at-pos (flymake-diagnostic-beg d))
+                    (flymake-diagnostic-text d)))
+          (flymake-diagnostics beg end)))
+
+;;;###autoload
+(defun agentls-fix ()
+  "Fix the diagnostics on the current line (or in the region) with agentls."
+  (interactive)
+  (let* ((beg (if (use-region-p) (region-beginning) (line-beginning-position)))
+         (end (if (use-region-p) (region-end) (line-end-position)))
+         (found (agentls--diagnostics beg end)))
+    (unless found (user-error "agentls: no diagnostics here"))
+    (agentls--execute
+     "agentls.run"
+     (append (list :prompt (concat "Fix these diagnostics:\n" (string-join found "\n")))
+             (agentls--context beg end))
+     (agentls--started "fix"))))
+
+;;;###autoload
+(defun agentls-cancel (&optional session)
+  "Cancel SESSION's run, or every run."
+  (interactive)
+  (agentls--execute "agentls.cancel" (if session (list :session session) (make-hash-table))
+                    (lambda (result)
+                      (let ((ids (append (plist-get result :cancelled) nil)))
+                        (message "agentls: %s" (if ids (format "cancelling %s" ids)
+                                                 "nothing to cancel"))))))
+
+(defun agentls--edit-command (command verb this-file)
+  "Run COMMAND (accept or reject; VERB for messages) on the last session.
+With THIS-FILE, only the current buffer's file."
+  (unless agentls-last-session
+    (user-error "agentls: no session yet; start one with M-x agentls-run"))
+  (let ((session agentls-last-session))
+    (agentls--execute
+     command
+     (append (list :session session)
+             (when this-file (list :uris (vector (agentls--uri (buffer-file-name))))))
+     (lambda (result)
+       (message "agentls: %s %d file(s) of session %s%s" verb
+                (length (plist-get result :files)) session
+                (if-let ((reason (plist-get result :reason)))
+                    (format " - %s" reason) ""))))))
+
+;;;###autoload
+(defun agentls-accept (&optional this-file)
+  "Apply the last session's staged edits.
+With a prefix argument (THIS-FILE), only those to the current file."
+  (interactive "P")
+  (agentls--edit-command "agentls.accept" "accepted" this-file))
+
+;;;###autoload
+(defun agentls-reject (&optional this-file)
+  "Discard the last session's staged edits.
+With a prefix argument (THIS-FILE), only those to the current file."
+  (interactive "P")
+  (agentls--edit-command "agentls.reject" "rejected" this-file))
+
+;;;###autoload
+(defun agentls-status ()
+  "Show sessions, model, endpoint and index state."
+  (interactive)
+  (agentls--execute
+   "agentls.status" (make-hash-table)
+   (lambda (result)
+     (with-current-buffer (get-buffer-create "*agentls-status*")
+       (let ((inhibit-read-only t))
+         (erase-buffer)
+         (insert (pp-to-string result)))
+       (display-buffer (current-buffer))))))
+
+;;;###autoload
+(defun agentls-transcript (&optional file)
+  "Show the live log.
+With a prefix argument (FILE), open the last run's transcript file."
+  (interactive "P")
+  (if file
+      (let ((transcript (plist-get (gethash agentls-last-session agentls--sessions) :transcript)))
+        (unless transcript (user-error "agentls: no transcript yet"))
+        (find-file-other-window (if (string-prefix-p "file://" transcript)
+                                    (agentls--path transcript)
+                                  transcript)))
+    (display-buffer (get-buffer-create agentls-log-buffer))))
+
+;;;; The live log
+
+(defun agentls--log (text &optional continue)
+  "Append TEXT to the log buffer; with CONTINUE, on the current last line."
+  (with-current-buffer (get-buffer-create agentls-log-buffer)
+    (let ((inhibit-read-only t))
+      (goto-char (point-max))
+      (unless (or continue (bobp) (bolp)) (insert "\n"))
+      (insert text))))
+
+(defun agentls--on-event (event)
+  "Render one agentls/event EVENT (a plist) and update session state."
+  (let ((type (plist-get event :type))
+        (session (plist-get event :session_id)))
+    (when session (setq agentls-last-session session))
+    (pcase type
+      ("run_started" (agentls--log (format "## %s\n" session)))
+      ("text_delta" (agentls--log (plist-get event :text) t))
+      ("tool_started" (agentls--log (format "-> %s\n" (plist-get event :summary))))
+      ("tool_finished" (agentls--log (format "%s %s\n" (if (eq (plist-get event :is_error) t) "x" "ok")
+                                             (plist-get event :name))))
+      ("notice" (agentls--log (format "! %s\n" (plist-get event :message))))
+      ("run_finished"
+       (puthash session (list :status (plist-get event :status) :running nil
+                              :transcript (plist-get event :transcript))
+                agentls--sessions)
+       (agentls--log (format "== %s\n" (plist-get event :status)))
+       (message "agentls: session %s %s" session (plist-get event :status))))))
+
+(cl-defmethod eglot-handle-notification
+  ((_server agentls-server) (_method (eql agentls/event)) &rest event)
+  "Handle the agentls/event notification EVENT."
+  (agentls--on-event event))
+
+;;;; Keys
+
+(defvar agentls-command-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map "r" #'agentls-run)
+    (define-key map "a" #'agentls-ask)
+    (define-key map "f" #'agentls-fix)
+    (define-key map "c" #'agentls-cancel)
+    (define-key map "y" #'agentls-accept)
+    (define-key map "n" #'agentls-reject)
+    (define-key map "t" #'agentls-transcript)
+    (define-key map "s" #'agentls-status)
+    map)
+  "Keymap for agentls commands; bind it to a prefix, e.g. C-c a.")
+(fset 'agentls-command-map agentls-command-map)
+
+(provide 'agentls)
+;;; agentls.el ends here

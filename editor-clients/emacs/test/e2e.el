@@ -1,0 +1,91 @@
+;;; e2e.el --- agentls.el end to end in a real `emacs -batch'  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Run by tests/test_editor_emacs.py, not by hand.  Env: AGENTLS_E2E_WORKSPACE (a copy of
+;; the Neovim fixture), AGENTLS_E2E_RESULT (JSON written here), AGENTLS_E2E_CMD (server
+;; command, JSON list); the scripted model's URL arrives in ANTHROPIC_BASE_URL.
+;; Starts eglot with agentls, runs `agentls-run' on hello.py, waits for the run to end,
+;; `agentls-accept's the staged edits and checks the buffer text.
+
+;;; Code:
+
+(require 'json)
+(require 'agentls)
+
+(defvar e2e-steps nil)
+(defvar e2e-start (float-time))
+(defconst e2e-expected
+  "def welcome(name):\n    return \"Hello, \" + name\n\n\nprint(welcome(\"world\"))\n")
+
+(defun e2e-step (name)
+  "Record step NAME with its time."
+  (push (list :name name :ms (round (* 1000 (- (float-time) e2e-start)))) e2e-steps))
+
+(defun e2e-wait (what seconds predicate)
+  "Pump process output until PREDICATE holds (WHAT, at most SECONDS)."
+  (let ((deadline (+ (float-time) seconds)))
+    (while (not (funcall predicate))
+      (when (> (float-time) deadline)
+        (error "Timed out after %ss waiting for %s" seconds what))
+      (accept-process-output nil 0.05))
+    (e2e-step what)))
+
+(defun e2e-finish (ok &rest extra)
+  "Write the result (OK plus EXTRA plist) and exit."
+  (with-temp-file (getenv "AGENTLS_E2E_RESULT")
+    (insert (json-encode (append (list :ok (if ok t :json-false)
+                                       :emacs emacs-version
+                                       :steps (vconcat (reverse e2e-steps)))
+                                 extra))))
+  (kill-emacs (if ok 0 1)))
+
+(defun e2e-run ()
+  "The test."
+  (let* ((workspace (file-name-as-directory (getenv "AGENTLS_E2E_WORKSPACE")))
+         (file (expand-file-name "hello.py" workspace))
+         (json-array-type 'list)
+         (command (json-read-from-string (getenv "AGENTLS_E2E_CMD")))
+         accepted)
+    (setq agentls-server-command command
+          agentls-major-modes '(python-mode)
+          agentls-settings '(:mode "review")
+          ;; eglot asks before applying server-initiated edits; batch mode can't answer.
+          eglot-confirm-server-initiated-edits nil)
+    (agentls-setup)
+    (add-hook 'project-find-functions (lambda (_dir) (cons 'transient workspace)))
+    (find-file file)
+    (python-mode)
+    (eglot '(python-mode) (project-current) 'agentls-server command "python")
+    (e2e-wait "eglot connected" 60 (lambda () (eglot-current-server)))
+    (agentls-run "Rename greet to welcome")
+    (e2e-wait "session started" 60 (lambda () agentls-last-session))
+    (let ((session agentls-last-session))
+      (e2e-wait "run finished" 60
+                (lambda () (let ((s (gethash session agentls--sessions)))
+                             (and s (not (plist-get s :running))))))
+      (unless (equal (plist-get (gethash session agentls--sessions) :status) "completed")
+        (error "Run ended %S" (gethash session agentls--sessions)))
+      (with-current-buffer (find-buffer-visiting file)
+        (unless (equal (buffer-string) (replace-regexp-in-string "welcome" "greet" e2e-expected))
+          (error "Buffer changed before accept: %S" (buffer-string))))
+      (advice-add 'agentls--edit-command :filter-return (lambda (r) (setq accepted t) r))
+      (with-current-buffer (find-buffer-visiting file) (agentls-accept))
+      (e2e-wait "buffer shows the edit" 30
+                (lambda () (with-current-buffer (find-buffer-visiting file)
+                             (equal (buffer-string) e2e-expected))))
+      (with-current-buffer (find-buffer-visiting file) (save-buffer))
+      (unless (equal (with-temp-buffer (insert-file-contents file) (buffer-string)) e2e-expected)
+        (error "File on disk differs after save"))
+      (e2e-step "saved")
+      (list :session session
+            :accepted (if accepted t :json-false)
+            :log (with-current-buffer (get-buffer-create agentls-log-buffer) (buffer-string))))))
+
+(condition-case err
+    (apply #'e2e-finish t (e2e-run))
+  (error (e2e-finish nil :error (error-message-string err)
+                     :log (with-current-buffer (get-buffer-create agentls-log-buffer)
+                            (buffer-string)))))
+
+;;; e2e.el ends here

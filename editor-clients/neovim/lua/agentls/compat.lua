@@ -1,0 +1,85 @@
+-- Feature detection across Neovim 0.7 … current, in one place.
+--
+-- Every API newer than 0.7 is looked up here, never called directly elsewhere, so the
+-- rest of the plugin reads the same on every version.
+local M = {}
+
+local function has(version)
+  return vim.fn.has("nvim-" .. version) == 1
+end
+M.has = has
+
+--- Clients attached to `bufnr` (or all clients) with the given name.
+function M.get_clients(name, bufnr)
+  if vim.lsp.get_clients then -- 0.10+
+    return vim.lsp.get_clients({ name = name, bufnr = bufnr })
+  end
+  local all = bufnr and vim.lsp.buf_get_clients(bufnr) or vim.lsp.get_active_clients()
+  local found = {}
+  for _, client in pairs(all) do
+    if client.name == name then
+      table.insert(found, client)
+    end
+  end
+  return found
+end
+
+--- client:request on 0.11+ (method call), client.request before.
+function M.request(client, method, params, handler, bufnr)
+  if has("0.11") then
+    return client:request(method, params, handler, bufnr)
+  end
+  return client.request(method, params, handler, bufnr)
+end
+
+--- client:notify on 0.11+, client.notify before.
+function M.client_notify(client, method, params)
+  if has("0.11") then
+    return client:notify(method, params)
+  end
+  return client.notify(method, params)
+end
+
+--- Walk up from `start` until a directory holds one of `markers`.
+function M.find_root(start, markers)
+  if vim.fs and vim.fs.find and vim.fs.dirname then -- 0.8+
+    local found = vim.fs.find(markers, { path = start, upward = true })[1]
+    return found and vim.fs.dirname(found) or nil
+  end
+  local dir = start
+  while dir and dir ~= "" do
+    for _, marker in ipairs(markers) do
+      local candidate = dir .. "/" .. marker
+      if vim.fn.isdirectory(candidate) == 1 or vim.fn.filereadable(candidate) == 1 then
+        return dir
+      end
+    end
+    local parent = vim.fn.fnamemodify(dir, ":h")
+    if parent == dir then
+      break
+    end
+    dir = parent
+  end
+  return nil
+end
+
+--- UTF-16 length of the first `byte_col` bytes of `line` (the LSP default encoding).
+function M.utf16_col(line, byte_col)
+  byte_col = math.min(byte_col, #line)
+  if has("0.11") then -- signature became (s, encoding, index)
+    local ok, value = pcall(vim.str_utfindex, line, "utf-16", byte_col)
+    if ok and type(value) == "number" then
+      return value
+    end
+  end
+  local _, utf16 = vim.str_utfindex(line, byte_col)
+  return utf16
+end
+
+function M.notify(message, level)
+  vim.schedule(function()
+    vim.notify(message, level or vim.log.levels.INFO, { title = "agentls" })
+  end)
+end
+
+return M

@@ -1,0 +1,335 @@
+// agentls for VS Code: starts `agentls serve`, adds the palette commands, shows runs live.
+import * as vscode from "vscode";
+import { type LanguageClient, DidChangeConfigurationNotification, ExecuteCommandRequest } from "vscode-languageclient/node";
+import { API_KEY_SECRET, createClient, findServer, serverEnv } from "./client";
+import { type AgentEvent, renderEvent, RunTracker } from "./events";
+import { fixPrompt, statusSummary } from "./prompts";
+import { RESTART_KEYS, serverSettings } from "./settings";
+
+/** An error the user has already been shown (with its buttons); not shown twice. */
+class ShownError extends Error {}
+
+/** Accessible label of the status-bar item (also how the end-to-end test finds it). */
+export const STATUS_LABEL = "agentls run in progress, click to cancel";
+
+class Agentls implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private starting: Promise<LanguageClient> | undefined;
+  private readonly log = vscode.window.createOutputChannel("agentls");
+  private readonly serverChannel = vscode.window.createOutputChannel("agentls server");
+  private readonly statusItem = vscode.window.createStatusBarItem("agentls.run", vscode.StatusBarAlignment.Left, 100);
+  private readonly runs = new RunTracker();
+  private textOpen = false;
+
+  constructor(private readonly context: vscode.ExtensionContext) {
+    this.statusItem.command = "agentls.cancelRun";
+    this.statusItem.name = "agentls run";
+    this.statusItem.tooltip = "agentls run in progress — click to cancel";
+    this.statusItem.accessibilityInformation = { label: STATUS_LABEL };
+  }
+
+  private config(): vscode.WorkspaceConfiguration {
+    return vscode.workspace.getConfiguration("agentls");
+  }
+
+  /** The running client, started on first use. */
+  async ensureClient(): Promise<LanguageClient> {
+    if (this.client?.isRunning()) {
+      return this.client;
+    }
+    if (!this.starting) {
+      this.starting = this.start().finally(() => {
+        this.starting = undefined;
+      });
+    }
+    return this.starting;
+  }
+
+  private async start(): Promise<LanguageClient> {
+    const found = findServer(this.config());
+    if (!found.ok) {
+      void vscode.window.showErrorMessage(found.message, "Open Settings").then((choice) => {
+        if (choice) {
+          void vscode.commands.executeCommand("workbench.action.openSettings", "agentls.server");
+        }
+      });
+      throw new ShownError(found.message);
+    }
+    const env = await serverEnv(this.context.secrets);
+    if (!env.ANTHROPIC_API_KEY && !env.ANTHROPIC_AUTH_TOKEN && !env.ANTHROPIC_BASE_URL && !this.config().get<string>("endpoint")) {
+      void vscode.window
+        .showWarningMessage("agentls: no API key (ANTHROPIC_API_KEY or Secret Storage) and no endpoint set.", "Set API Key")
+        .then((choice) => choice && vscode.commands.executeCommand("agentls.setApiKey"));
+    }
+    const client = createClient({
+      command: found.command,
+      args: found.args,
+      env,
+      settings: serverSettings(this.config()),
+      serverChannel: this.serverChannel,
+    });
+    this.serverChannel.appendLine(`starting ${found.command} ${found.args.join(" ")} (from ${found.source})`);
+    try {
+      await client.start();
+    } catch (err) {
+      const message =
+        `agentls: the server (${found.command} ${found.args.join(" ")}) failed to start: ` +
+        `${err instanceof Error ? err.message : String(err)}`;
+      this.serverChannel.appendLine(message);
+      void vscode.window.showErrorMessage(message, "Show Log", "Open Settings").then((choice) => {
+        if (choice === "Show Log") {
+          this.serverChannel.show();
+        } else if (choice) {
+          void vscode.commands.executeCommand("workbench.action.openSettings", "agentls.server");
+        }
+      });
+      throw new ShownError(message);
+    }
+    client.onNotification("agentls/event", (event: AgentEvent) => this.onEvent(event));
+    this.client = client;
+    return client;
+  }
+
+  async restart(): Promise<void> {
+    const old = this.client;
+    this.client = undefined;
+    if (old) {
+      await old.stop().catch(() => undefined);
+    }
+    await this.ensureClient();
+  }
+
+  private onEvent(event: AgentEvent): void {
+    this.runs.onEvent(event);
+    const out = renderEvent(event, this.textOpen);
+    this.textOpen = out.textOpen;
+    if (out.text) {
+      this.log.append(out.text);
+    }
+    this.updateStatus();
+  }
+
+  private updateStatus(): void {
+    const text = this.runs.statusText();
+    if (text) {
+      this.statusItem.text = text;
+      this.statusItem.show();
+    } else {
+      this.statusItem.hide();
+    }
+  }
+
+  /** workspace/executeCommand with one argument object. */
+  async execute<T>(command: string, args: object): Promise<T> {
+    const client = await this.ensureClient();
+    return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [args] }) as Promise<T>;
+  }
+
+  private editorContext(editor: vscode.TextEditor | undefined, range?: vscode.Range): Record<string, unknown> {
+    if (!editor || !this.client || editor.document.uri.scheme !== "file") {
+      return {};
+    }
+    const c2p = this.client.code2ProtocolConverter;
+    const selection = range ?? (editor.selection.isEmpty ? undefined : editor.selection);
+    return {
+      uri: c2p.asUri(editor.document.uri),
+      ...(selection ? { range: c2p.asRange(selection) } : {}),
+    };
+  }
+
+  async startRun(kind: "run" | "ask", prompt: string, range?: vscode.Range): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    await this.ensureClient();
+    const args = { prompt, ...this.editorContext(editor, range) };
+    const result = await this.execute<{ session: string }>(kind === "run" ? "agentls.run" : "agentls.ask", args);
+    this.runs.started(result.session);
+    this.updateStatus();
+  }
+
+  async runTask(kind: "run" | "ask"): Promise<void> {
+    void this.ensureClient().catch(() => undefined); // start while the user types
+    const prompt = await vscode.window.showInputBox({
+      title: kind === "run" ? "agentls: Run Task" : "agentls: Ask",
+      prompt: kind === "run" ? "What should the agent do? (current file and selection are sent)" : "Your question",
+      ignoreFocusOut: true,
+    });
+    if (prompt?.trim()) {
+      await this.startRun(kind, prompt.trim());
+    }
+  }
+
+  async fixHere(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) {
+      void vscode.window.showWarningMessage("agentls: open a file first");
+      return;
+    }
+    const doc = editor.document;
+    const where = editor.selection.isEmpty ? doc.lineAt(editor.selection.active.line).range : editor.selection;
+    const found = vscode.languages.getDiagnostics(doc.uri).filter((d) => d.range.intersection(where) !== undefined);
+    const prompt = fixPrompt(
+      found.map((d) => ({
+        line: d.range.start.line,
+        message: d.message,
+        source: d.source,
+        code: typeof d.code === "object" ? d.code.value : d.code,
+      })),
+    );
+    if (!prompt) {
+      void vscode.window.showInformationMessage("agentls: no diagnostics here");
+      return;
+    }
+    const range = found.reduce((acc, d) => acc.union(d.range), where);
+    await this.startRun("run", prompt, new vscode.Range(range.start.line, 0, range.end.line, doc.lineAt(range.end.line).text.length));
+  }
+
+  async cancel(): Promise<void> {
+    const running = this.runs.running();
+    let session: string | undefined;
+    if (running.length > 1) {
+      const pick = await vscode.window.showQuickPick(
+        [{ label: "All runs" }, ...running.map((r) => ({ label: r.session, description: r.status }))],
+        { title: "agentls: cancel which run?" },
+      );
+      if (!pick) {
+        return;
+      }
+      session = pick.label === "All runs" ? undefined : pick.label;
+    } else if (running.length === 1) {
+      session = running[0].session;
+    }
+    const result = await this.execute<{ cancelled: string[] }>("agentls.cancel", session ? { session } : {});
+    void vscode.window.showInformationMessage(
+      result.cancelled.length ? `agentls: cancelling ${result.cancelled.join(", ")}` : "agentls: nothing to cancel",
+    );
+  }
+
+  async staged(command: "agentls.accept" | "agentls.reject"): Promise<void> {
+    const session = this.runs.last;
+    if (!session) {
+      void vscode.window.showWarningMessage("agentls: no session yet — run a task first");
+      return;
+    }
+    const result = await this.execute<{ files?: string[]; applied?: boolean | null; reason?: string }>(command, { session });
+    const verb = command === "agentls.accept" ? "accepted" : "rejected";
+    const files = result.files?.length ?? 0;
+    const reason = result.reason ? ` — ${result.reason}` : "";
+    void vscode.window.showInformationMessage(`agentls: ${verb} ${files} file(s) of session ${session}${reason}`);
+  }
+
+  async showTranscript(): Promise<void> {
+    this.log.show(true);
+    const info = this.runs.last ? this.runs.get(this.runs.last) : undefined;
+    if (info?.transcript) {
+      const uri = info.transcript.startsWith("file:") ? vscode.Uri.parse(info.transcript) : vscode.Uri.file(info.transcript);
+      await vscode.window.showTextDocument(uri, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+    }
+  }
+
+  async showStatus(): Promise<void> {
+    const status = await this.execute<unknown>("agentls.status", {});
+    this.log.appendLine(`${this.textOpen ? "\n" : ""}status: ${JSON.stringify(status, null, 2)}`);
+    this.textOpen = false;
+    const choice = await vscode.window.showInformationMessage(statusSummary(status), "Show Details");
+    if (choice) {
+      this.log.show(true);
+    }
+  }
+
+  async setApiKey(): Promise<void> {
+    const key = await vscode.window.showInputBox({
+      title: "agentls: API key",
+      prompt: "Stored in VS Code's Secret Storage and passed to the server as ANTHROPIC_API_KEY",
+      password: true,
+      ignoreFocusOut: true,
+    });
+    if (key) {
+      await this.context.secrets.store(API_KEY_SECRET, key.trim());
+      await this.offerRestart("agentls: API key stored.");
+    }
+  }
+
+  async clearApiKey(): Promise<void> {
+    await this.context.secrets.delete(API_KEY_SECRET);
+    await this.offerRestart("agentls: stored API key removed.");
+  }
+
+  private async offerRestart(message: string): Promise<void> {
+    if (!this.client) {
+      void vscode.window.showInformationMessage(message);
+      return;
+    }
+    const choice = await vscode.window.showInformationMessage(`${message} Restart the server to use it?`, "Restart");
+    if (choice) {
+      await this.restart();
+    }
+  }
+
+  async onConfigurationChanged(event: vscode.ConfigurationChangeEvent): Promise<void> {
+    if (!event.affectsConfiguration("agentls") || !this.client) {
+      return;
+    }
+    if (RESTART_KEYS.some((key) => event.affectsConfiguration(key))) {
+      await this.offerRestart("agentls: the server command changed.");
+      return;
+    }
+    await this.client.sendNotification(DidChangeConfigurationNotification.type, {
+      settings: { agentls: serverSettings(this.config()) },
+    });
+  }
+
+  dispose(): void {
+    this.statusItem.dispose();
+    this.log.dispose();
+    this.serverChannel.dispose();
+    void this.client?.stop();
+  }
+}
+
+let instance: Agentls | undefined;
+
+function guarded(action: () => Promise<void>): () => Promise<void> {
+  return async () => {
+    try {
+      await action();
+    } catch (err) {
+      if (err instanceof ShownError) {
+        return;
+      }
+      const message = err instanceof Error ? err.message : String(err);
+      void vscode.window.showErrorMessage(message.startsWith("agentls") ? message : `agentls: ${message}`);
+    }
+  };
+}
+
+export function activate(context: vscode.ExtensionContext): void {
+  const agentls = new Agentls(context);
+  instance = agentls;
+  context.subscriptions.push(agentls);
+  const commands: Record<string, () => Promise<void>> = {
+    "agentls.runTask": () => agentls.runTask("run"),
+    "agentls.askQuestion": () => agentls.runTask("ask"),
+    "agentls.fixHere": () => agentls.fixHere(),
+    "agentls.cancelRun": () => agentls.cancel(),
+    "agentls.acceptEdits": () => agentls.staged("agentls.accept"),
+    "agentls.rejectEdits": () => agentls.staged("agentls.reject"),
+    "agentls.showTranscript": () => agentls.showTranscript(),
+    "agentls.showStatus": () => agentls.showStatus(),
+    "agentls.setApiKey": () => agentls.setApiKey(),
+    "agentls.clearApiKey": () => agentls.clearApiKey(),
+    "agentls.restartServer": () => agentls.restart(),
+  };
+  for (const [id, action] of Object.entries(commands)) {
+    context.subscriptions.push(vscode.commands.registerCommand(id, guarded(action)));
+  }
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => void agentls.onConfigurationChanged(e)),
+  );
+  void agentls.ensureClient().catch(() => undefined);
+}
+
+export function deactivate(): Thenable<void> | undefined {
+  const current = instance;
+  instance = undefined;
+  return current ? Promise.resolve(current.dispose()) : undefined;
+}

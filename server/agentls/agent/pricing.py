@@ -1,0 +1,135 @@
+"""Model prices (USD per million tokens) and the cost of a `Usage`.
+
+Prices are matched by the longest model-name prefix, so dated or point releases
+(`claude-sonnet-4-5-20250929`) find their family. Unknown models cost `None` with a note
+rather than a guess. Override or extend the table with `AGENTLS_PRICES`, a JSON object of
+prefix → `{"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}` (or a
+four-number list in that order); `cache_read`/`cache_write` default to 0.1× / 1.25× input.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agentls.agent.usage import Usage
+
+PER_MILLION = 1_000_000
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+
+    @classmethod
+    def of(cls, input: float, output: float) -> ModelPrice:
+        """Anthropic's usual ratios: cache reads 0.1×, 5-minute cache writes 1.25× input."""
+        return cls(input, output, round(input * 0.1, 6), round(input * 1.25, 6))
+
+    def cost(self, usage: Usage) -> float:
+        return (
+            usage.input_tokens * self.input
+            + usage.output_tokens * self.output
+            + usage.cache_read_input_tokens * self.cache_read
+            + usage.cache_creation_input_tokens * self.cache_write
+        ) / PER_MILLION
+
+    def to_dict(self) -> dict[str, float]:
+        return {
+            "input": self.input,
+            "output": self.output,
+            "cache_read": self.cache_read,
+            "cache_write": self.cache_write,
+        }
+
+
+DEFAULT_PRICES: dict[str, ModelPrice] = {
+    # Opus: 4.5 and later are priced lower than Opus 4 / 4.1 / 3.
+    "claude-opus-": ModelPrice.of(5.0, 25.0),
+    "claude-opus-4-": ModelPrice.of(15.0, 75.0),
+    "claude-opus-4-5": ModelPrice.of(5.0, 25.0),
+    "claude-opus-4-6": ModelPrice.of(5.0, 25.0),
+    "claude-opus-4-1": ModelPrice.of(15.0, 75.0),
+    "claude-opus-4-0": ModelPrice.of(15.0, 75.0),
+    "claude-opus-4-2025": ModelPrice.of(15.0, 75.0),
+    "claude-3-opus": ModelPrice.of(15.0, 75.0),
+    # Sonnet: every release so far.
+    "claude-sonnet-": ModelPrice.of(3.0, 15.0),
+    "claude-3-7-sonnet": ModelPrice.of(3.0, 15.0),
+    "claude-3-5-sonnet": ModelPrice.of(3.0, 15.0),
+    # Haiku.
+    "claude-haiku-": ModelPrice.of(1.0, 5.0),
+    "claude-3-5-haiku": ModelPrice.of(0.8, 4.0),
+    "claude-3-haiku": ModelPrice(0.25, 1.25, 0.03, 0.3),
+}
+"""Prefix → price. Longest prefix wins, so specific releases override their family."""
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    usd: float | None
+    note: str | None = None
+
+
+class PriceTable:
+    def __init__(self, overrides: Mapping[str, ModelPrice] | None = None) -> None:
+        self.prices: dict[str, ModelPrice] = {**DEFAULT_PRICES, **(overrides or {})}
+
+    def lookup(self, model: str) -> ModelPrice | None:
+        name = model.strip().lower()
+        best = max((p for p in self.prices if name.startswith(p.lower())), key=len, default=None)
+        return self.prices[best] if best is not None else None
+
+    def cost(self, model: str, usage: Usage) -> CostEstimate:
+        price = self.lookup(model)
+        if price is None:
+            return CostEstimate(
+                None,
+                f"no price known for model {model!r}; add it with AGENTLS_PRICES "
+                '(e.g. {"' + model + '": {"input": 3, "output": 15}})',
+            )
+        return CostEstimate(round(price.cost(usage), 6))
+
+
+def parse_prices(raw: str | Mapping[str, Any]) -> dict[str, ModelPrice]:
+    """`AGENTLS_PRICES` (JSON text) or an already-parsed mapping; `ValueError` if malformed."""
+    data: Any = json.loads(raw) if isinstance(raw, str) else raw
+    if not isinstance(data, Mapping):
+        raise ValueError("prices must be a JSON object of model prefix → price")
+    result: dict[str, ModelPrice] = {}
+    for prefix, value in data.items():
+        result[str(prefix)] = _price(str(prefix), value)
+    return result
+
+
+def _price(prefix: str, value: Any) -> ModelPrice:
+    if isinstance(value, ModelPrice):
+        return value
+    if isinstance(value, list | tuple) and len(value) in (2, 4):
+        numbers = [_number(prefix, v) for v in value]
+        return ModelPrice.of(*numbers[:2]) if len(numbers) == 2 else ModelPrice(*numbers)
+    if isinstance(value, Mapping) and "input" in value and "output" in value:
+        base = ModelPrice.of(_number(prefix, value["input"]), _number(prefix, value["output"]))
+        return ModelPrice(
+            base.input,
+            base.output,
+            _number(prefix, value.get("cache_read", base.cache_read)),
+            _number(prefix, value.get("cache_write", base.cache_write)),
+        )
+    raise ValueError(
+        f"price for {prefix!r} must be {{'input': N, 'output': N[, 'cache_read': N, "
+        "'cache_write': N]}} or a list [input, output(, cache_read, cache_write)]"
+    )
+
+
+def _number(prefix: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ValueError(f"price for {prefix!r}: {value!r} is not a non-negative number")
+    return float(value)

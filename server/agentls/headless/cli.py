@@ -1,0 +1,204 @@
+"""Argument parsing for the headless subcommands; the work is imported only when run.
+
+`agentls.cli.build_parser` calls `add_commands` so `transcript` and `serve` stay where they
+are and start-up stays fast (nothing heavy is imported to parse arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+
+def _quiet_logging() -> None:
+    """The CLI's own output is the UI; library warnings go nowhere unless asked for."""
+    level = os.environ.get("AGENTLS_CLI_LOG_LEVEL")
+    root = logging.getLogger()
+    if level:
+        logging.basicConfig(level=level.upper())
+    else:
+        root.addHandler(logging.NullHandler())
+        logging.getLogger("pygls").setLevel(logging.CRITICAL)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    _quiet_logging()
+    from agentls.headless.commands import RunOptions, run_agent
+
+    output = "apply" if args.apply else "diff" if args.diff else "patch" if args.patch else "show"
+    options = RunOptions(
+        prompt=args.prompt,
+        workspace=Path(args.workspace),
+        mode=args.mode,
+        session=args.session,
+        output=output,  # type: ignore[arg-type]
+        patch=Path(args.patch) if args.patch else None,
+        json=args.json,
+        allow=list(args.allow or []),
+        permission_mode=args.permission_mode,
+    )
+    code, _ = asyncio.run(run_agent(options))
+    return code
+
+
+def _ask(args: argparse.Namespace) -> int:
+    import asyncio
+
+    _quiet_logging()
+    from agentls.headless.commands import ask
+
+    return asyncio.run(ask(args.prompt, Path(args.workspace), as_json=args.json))
+
+
+def _tools(args: argparse.Namespace) -> int:
+    import asyncio
+
+    _quiet_logging()
+    from agentls.headless.commands import list_tools
+
+    return asyncio.run(list_tools(Path(args.workspace), as_json=args.json, mode=args.mode))
+
+
+def _tool(args: argparse.Namespace) -> int:
+    import asyncio
+
+    _quiet_logging()
+    from agentls.headless.commands import run_tool
+
+    return asyncio.run(
+        run_tool(args.name, args.input, Path(args.workspace), apply=args.apply, as_json=args.json)
+    )
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    _quiet_logging()
+    from agentls.headless.doctor import doctor
+
+    return doctor(Path(args.workspace), as_json=args.json, timeout=args.timeout)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    _quiet_logging()
+    from agentls.headless.demo import demo
+
+    return demo(keep=args.keep, directory=Path(args.dir) if args.dir else None, as_json=args.json)
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    from agentls.headless.sessions import list_sessions
+
+    workspace = None if args.all else Path(args.workspace)
+    return list_sessions(workspace, as_json=args.json)
+
+
+def _run_options(run: argparse.ArgumentParser) -> None:
+    """Options shared by `run` and `resume`."""
+    _workspace(run)
+    run.add_argument(
+        "--mode",
+        choices=["review", "auto", "plan"],
+        help="review: edits collected and shown at the end (default); auto: each edit "
+        "applied as it happens; plan: read-only",
+    )
+    output = run.add_mutually_exclusive_group()
+    output.add_argument("--apply", action="store_true", help="write the changes to the files")
+    output.add_argument(
+        "--diff", action="store_true", help="print only the unified diff on stdout (no writes)"
+    )
+    output.add_argument("--patch", metavar="FILE", help="write the unified diff to FILE")
+    run.add_argument("--json", action="store_true", help="print only the run result as JSON")
+    run.add_argument(
+        "--allow",
+        action="append",
+        metavar="RULE",
+        help='permission allow rule, e.g. "edit_file" or "run_command(npm test)" (repeatable)',
+    )
+    run.add_argument(
+        "--permission-mode",
+        choices=["default", "acceptEdits", "plan"],
+        help="permission mode (acceptEdits: edits run without approval)",
+    )
+
+
+def _workspace(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--workspace", "-w", default=".", metavar="DIR", help="the project folder (default: .)"
+    )
+
+
+def add_commands(commands: Any) -> None:
+    """Add run, resume, sessions, ask, tools, tool, doctor and demo to the subparsers."""
+    run = commands.add_parser(
+        "run",
+        help="run the agent on a prompt without an editor",
+        description="Run the agent headless: starts `agentls serve` and drives it over LSP. "
+        "Shows progress and the diff of the agent's changes; nothing is written without "
+        "--apply. Exit code: 0 completed, 1 failed, 2 cancelled.",
+    )
+    run.add_argument("prompt", help="what the agent should do")
+    run.add_argument("--session", metavar="ID", help="continue this session")
+    _run_options(run)
+    run.set_defaults(handler=_run)
+
+    resume = commands.add_parser(
+        "resume",
+        help="continue a saved session (also after a server restart)",
+        description="Same as `agentls run PROMPT --session ID`; `agentls sessions` lists ids.",
+    )
+    resume.add_argument("session", metavar="ID", help="the session to continue")
+    resume.add_argument("prompt", help="the follow-up prompt")
+    _run_options(resume)
+    resume.set_defaults(handler=_run)
+
+    sessions = commands.add_parser(
+        "sessions", help="list saved sessions (date, workspace, first prompt, status, tokens)"
+    )
+    _workspace(sessions)
+    sessions.add_argument("--all", action="store_true", help="every workspace, not just this one")
+    sessions.add_argument("--json", action="store_true", help="the list as JSON")
+    sessions.set_defaults(handler=_sessions)
+
+    ask = commands.add_parser("ask", help="ask a read-only question; the answer is Markdown")
+    ask.add_argument("prompt")
+    _workspace(ask)
+    ask.add_argument("--json", action="store_true", help="print the result object as JSON")
+    ask.set_defaults(handler=_ask)
+
+    tools = commands.add_parser("tools", help="list the tools as they are sent to the model")
+    _workspace(tools)
+    tools.add_argument("--json", action="store_true", help="the tool definitions as JSON")
+    tools.add_argument("--mode", choices=["review", "auto", "plan"], default="review")
+    tools.set_defaults(handler=_tools)
+
+    tool = commands.add_parser("tool", help="run one tool directly (no model)")
+    tool.add_argument("name", help="tool name, e.g. read_file")
+    tool.add_argument(
+        "input", nargs="?", default="{}", help='tool input as JSON, e.g. \'{"path": "a.py"}\''
+    )
+    _workspace(tool)
+    tool.add_argument("--apply", action="store_true", help="write a write tool's change")
+    tool.add_argument("--json", action="store_true", help="print {content, is_error} as JSON")
+    tool.set_defaults(handler=_tool)
+
+    doctor = commands.add_parser("doctor", help="check the environment agentls needs")
+    _workspace(doctor)
+    doctor.add_argument("--json", action="store_true", help="the checks as JSON")
+    doctor.add_argument(
+        "--timeout", type=float, default=15.0, help="seconds for the endpoint check (default 15)"
+    )
+    doctor.set_defaults(handler=_doctor)
+
+    demo = commands.add_parser(
+        "demo", help="offline demo: the agent fixes a bug in a sample project (no API key)"
+    )
+    demo.add_argument(
+        "--dir", metavar="DIR", help="copy the sample project here (default: a temp dir)"
+    )
+    demo.add_argument("--keep", action="store_true", help="keep the temp dir afterwards")
+    demo.add_argument("--json", action="store_true", help="print the run result as JSON")
+    demo.set_defaults(handler=_demo)

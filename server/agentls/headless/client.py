@@ -1,0 +1,328 @@
+"""Drive `agentls serve` as an ordinary LSP client over stdio (the path editors take).
+
+`ServerConnection` starts the server as a subprocess in its own process group (so a
+terminal's Ctrl-C reaches only the CLI, which then cancels the run cleanly), initializes
+it with the capabilities of a capable editor (versioned `documentChanges`, resource
+operations, change annotations, work-done progress), answers `workspace/applyEdit`
+through an `EditLedger`, and forwards progress, log lines and `agentls/event`
+notifications to a `Listener`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+import tempfile
+import threading
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TypeVar, cast
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+from agentls import __version__
+from agentls.headless.edits import EditLedger
+
+log = logging.getLogger(__name__)
+
+SHUTDOWN_SECONDS = 5.0
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class Listener(Protocol):
+    """What the connection reports while a command runs; methods must not raise."""
+
+    def on_event(self, event: dict[str, Any]) -> None: ...
+
+    def on_progress(self, kind: str, message: str) -> None: ...
+
+    def on_message(self, kind: int, message: str) -> None: ...
+
+
+class _Quiet:
+    def on_event(self, event: dict[str, Any]) -> None:
+        return None
+
+    def on_progress(self, kind: str, message: str) -> None:
+        return None
+
+    def on_message(self, kind: int, message: str) -> None:
+        return None
+
+
+class ServerError(Exception):
+    """The server could not be started, or answered a command with an error."""
+
+
+async def _in_daemon_thread(
+    ask: Callable[[str, list[str]], str | None], message: str, titles: list[str]
+) -> str | None:
+    """Run a blocking prompt off the loop in a daemon thread: if the run ends (Ctrl-C) while
+    the prompt still waits for a key, the process can exit without it."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str | None] = loop.create_future()
+
+    def work() -> None:
+        try:
+            answer = ask(message, titles)
+        except Exception:
+            answer = None
+
+        def deliver() -> None:
+            if not future.done():
+                future.set_result(answer)
+
+        loop.call_soon_threadsafe(deliver)
+
+    threading.Thread(target=work, name="agentls-approval", daemon=True).start()
+    return await future
+
+
+def plain(value: Any) -> Any:
+    """pygls hands untyped payloads over as named tuples; make them plain JSON values."""
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+@dataclass
+class ServerConnection:
+    workspace: Path
+    env: Mapping[str, str] | None = None
+    """The server's environment (default: this process's)."""
+    ledger: EditLedger | None = None
+    """Answers `workspace/applyEdit`; None refuses every edit."""
+    listener: Listener = field(default_factory=_Quiet)
+    initialization_options: Any = None
+    approve: Callable[[str, list[str]], str | None] | None = None
+    """Answers approval prompts (message, choices) → choice; None: the server is told the
+    client cannot prompt, so it denies with a message naming the rule that would allow."""
+    log_file: Path | None = None
+    client: LanguageClient | None = None
+    encoding: str = "utf-16"
+    _started: bool = False
+    _own_log: bool = False
+
+    async def start(self) -> None:
+        client = LanguageClient("agentls-cli", __version__)
+        self.client = client
+        self._register(client)
+        if self.log_file is None:
+            handle, name = tempfile.mkstemp(prefix="agentls-serve-", suffix=".log")
+            os.close(handle)
+            self.log_file = Path(name)
+            self._own_log = True
+        env = dict(os.environ if self.env is None else self.env)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        try:
+            await client.start_io(
+                sys.executable,
+                "-m",
+                "agentls",
+                "serve",
+                "--stdio",
+                "--log-file",
+                str(self.log_file),
+                env=env,
+                cwd=str(self.workspace),
+                start_new_session=True,  # Ctrl-C in the terminal is ours to handle
+            )
+        except OSError as exc:
+            raise ServerError(f"cannot start the language server: {exc}") from exc
+        self._started = True
+        root = self.workspace.resolve()
+        try:
+            response = await asyncio.wait_for(
+                client.initialize_async(
+                    types.InitializeParams(
+                        capabilities=self._capabilities(),
+                        client_info=types.ClientInfo(name="agentls-cli", version=__version__),
+                        process_id=os.getpid(),
+                        root_uri=root.as_uri(),
+                        workspace_folders=[
+                            types.WorkspaceFolder(uri=root.as_uri(), name=root.name)
+                        ],
+                        initialization_options=self.initialization_options,
+                    )
+                ),
+                timeout=60,
+            )
+        except Exception as exc:
+            raise ServerError(
+                f"the language server did not initialize: {exc}{self._log_tail()}"
+            ) from exc
+        encoding = response.capabilities.position_encoding
+        self.encoding = str(getattr(encoding, "value", encoding) or "utf-16")
+        if self.ledger is not None:
+            self.ledger.encoding = self.encoding
+        client.initialized(types.InitializedParams())
+
+    def _capabilities(self) -> types.ClientCapabilities:
+        window = types.WindowClientCapabilities(work_done_progress=True)
+        if self.approve is not None:
+            window.show_message = types.ShowMessageRequestClientCapabilities(
+                message_action_item=types.ClientShowMessageActionItemOptions(
+                    additional_properties_support=False
+                )
+            )
+        return types.ClientCapabilities(
+            workspace=types.WorkspaceClientCapabilities(
+                apply_edit=True,
+                workspace_edit=types.WorkspaceEditClientCapabilities(
+                    document_changes=True,
+                    resource_operations=[
+                        types.ResourceOperationKind.Create,
+                        types.ResourceOperationKind.Rename,
+                        types.ResourceOperationKind.Delete,
+                    ],
+                    failure_handling=types.FailureHandlingKind.Transactional,
+                    change_annotation_support=types.ChangeAnnotationsSupportOptions(
+                        groups_on_label=False
+                    ),
+                ),
+                execute_command=types.ExecuteCommandClientCapabilities(),
+                workspace_folders=True,
+            ),
+            window=window,
+            general=types.GeneralClientCapabilities(
+                position_encodings=[
+                    types.PositionEncodingKind.Utf32,
+                    types.PositionEncodingKind.Utf16,
+                ]
+            ),
+        )
+
+    def _register(self, client: LanguageClient) -> None:
+        feature = cast(Callable[[str], Callable[[_F], _F]], client.feature)
+
+        @feature(types.WORKSPACE_APPLY_EDIT)
+        def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            if self.ledger is None:
+                return types.ApplyWorkspaceEditResult(
+                    applied=False, failure_reason="this client does not apply edits"
+                )
+            return self.ledger.handle(params.edit)
+
+        @feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
+        def create_progress(params: types.WorkDoneProgressCreateParams) -> None:
+            return None
+
+        @feature(types.PROGRESS)
+        def progress(params: types.ProgressParams) -> None:
+            value = plain(params.value)
+            if not isinstance(value, dict):
+                value = plain(getattr(params.value, "__dict__", {}))
+            kind = str(value.get("kind") or "")
+            message = str(value.get("message") or value.get("title") or "")
+            self.listener.on_progress(kind, message)
+
+        @feature(types.WINDOW_LOG_MESSAGE)
+        def log_message(params: types.LogMessageParams) -> None:
+            log.debug("server: %s", params.message)
+
+        @feature(types.WINDOW_SHOW_MESSAGE)
+        def show_message(params: types.ShowMessageParams) -> None:
+            self.listener.on_message(int(params.type), params.message)
+
+        @feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        async def show_message_request(
+            params: types.ShowMessageRequestParams,
+        ) -> types.MessageActionItem | None:
+            if self.approve is None:
+                return None
+            titles = [a.title for a in params.actions or []]
+            choice = await _in_daemon_thread(self.approve, params.message, titles)
+            return None if choice is None else types.MessageActionItem(title=choice)
+
+        @feature(types.WORKSPACE_CONFIGURATION)
+        def configuration(params: types.ConfigurationParams) -> list[Any]:
+            return [None for _ in params.items]
+
+        @feature("agentls/event")
+        def agent_event(params: Any) -> None:
+            event = plain(params)
+            if isinstance(event, dict):
+                self.listener.on_event(event)
+
+    async def command(self, name: str, argument: Any = None) -> Any:
+        assert self.client is not None
+        arguments = [] if argument is None else [argument]
+        try:
+            result = await self.client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command=name, arguments=arguments)
+            )
+        except Exception as exc:
+            message = getattr(exc, "message", None) or str(exc)
+            raise ServerError(f"{message}{self._log_tail()}") from exc
+        return plain(result)
+
+    def _log_tail(self) -> str:
+        if self.log_file is None:
+            return ""
+        with contextlib.suppress(OSError):
+            lines = self.log_file.read_text(encoding="utf-8", errors="replace").splitlines()
+            errors = [line for line in lines if " ERROR " in line or "Traceback" in line]
+            if errors:
+                return "\n(server log " + str(self.log_file) + "):\n" + "\n".join(lines[-15:])
+        return ""
+
+    @property
+    def process(self) -> asyncio.subprocess.Process | None:
+        server: asyncio.subprocess.Process | None = getattr(self.client, "_server", None)
+        return server
+
+    async def stop(self) -> None:
+        """shutdown + exit; the server process is killed if it does not go in time."""
+        client = self.client
+        if client is None or not self._started:
+            return
+        self._started = False
+        process = self.process
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.shutdown_async(None), SHUTDOWN_SECONDS)
+            with contextlib.suppress(Exception):
+                client.exit(None)
+            try:
+                await asyncio.wait_for(process.wait(), SHUTDOWN_SECONDS)
+            except TimeoutError:
+                self.kill()
+        with contextlib.suppress(Exception):
+            stop = cast(Callable[[], Awaitable[None]], client.stop)
+            await asyncio.wait_for(stop(), SHUTDOWN_SECONDS)
+        if self.log_file is not None and self._own_log:
+            # keep the log only when it records a server error (its path is in the message)
+            with contextlib.suppress(OSError):
+                text = self.log_file.read_text(encoding="utf-8", errors="replace")
+                if " ERROR " not in text and "Traceback" not in text:
+                    self.log_file.unlink()
+
+    def kill(self) -> None:
+        """Kill the server and everything it started (its own process group)."""
+        process = self.process
+        if process is None or process.returncode is not None:
+            return
+        import signal
+
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+    async def __aenter__(self) -> ServerConnection:
+        try:
+            await self.start()
+        except BaseException:
+            await self.stop()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()

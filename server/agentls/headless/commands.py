@@ -1,0 +1,419 @@
+"""`agentls run`, `ask`, `tools`, `tool`: the agent without an editor.
+
+Each command starts `agentls serve` and drives it over stdio as an LSP client
+(`ServerConnection`), so the CLI exercises exactly what an editor does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from rich.console import Console
+from rich.markup import escape
+
+from agentls.headless.client import ServerConnection, ServerError
+from agentls.headless.edits import EditLedger
+from agentls.headless.ui import (
+    RunView,
+    files_table,
+    is_interactive,
+    make_console,
+    print_diff,
+    usage_table,
+)
+
+Output = Literal["show", "apply", "diff", "patch"]
+EXIT_CODES = {"completed": 0, "cancelled": 2}
+"""Run status → exit code; every other status (failed, max_turns, refused) is 1."""
+CANCELLED_BY_USER = "cancelled by the user"
+
+
+@dataclass
+class RunOptions:
+    prompt: str
+    workspace: Path
+    mode: str | None = None
+    session: str | None = None
+    output: Output = "show"
+    patch: Path | None = None
+    json: bool = False
+    allow: list[str] = field(default_factory=list)
+    permission_mode: str | None = None
+    env: Mapping[str, str] | None = None
+    title: str | None = None
+    emit_json: bool = True
+    show_transcript: bool = True
+    """With `json`: print the result (a caller that adds to it prints it itself)."""
+
+
+def exit_code(result: Mapping[str, Any]) -> int:
+    return EXIT_CODES.get(str(result.get("status")), 1)
+
+
+def initialization_options(allow: list[str], permission_mode: str | None) -> dict[str, Any] | None:
+    options: dict[str, Any] = {}
+    if allow:
+        options["permissions"] = {"allow": list(allow)}
+    if permission_mode:
+        options["permissionMode"] = permission_mode
+    return options or None
+
+
+def check_workspace(path: Path) -> Path:
+    if not path.is_dir():
+        raise SystemExit(f"agentls: workspace {path} is not a folder")
+    return path.resolve()
+
+
+def _failed(message: str, session: str | None = None) -> dict[str, Any]:
+    return {
+        "session": session,
+        "status": "failed",
+        "text": "",
+        "edit": None,
+        "usage": {},
+        "error": message,
+    }
+
+
+def _cancelled(session: str | None = None) -> dict[str, Any]:
+    return {**_failed(CANCELLED_BY_USER, session), "status": "cancelled"}
+
+
+class _Interrupts:
+    """Ctrl-C (and SIGTERM) while a run is in flight: the first cancels the run cleanly,
+    the second kills the server."""
+
+    def __init__(self, conn: ServerConnection, ledger: EditLedger, view: RunView) -> None:
+        self.conn = conn
+        self.ledger = ledger
+        self.view = view
+        self.count = 0
+        self.run: asyncio.Task[Any] | None = None
+        self._canceller: asyncio.Task[None] | None = None
+
+    def install(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.fire)
+
+    def uninstall(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+    def fire(self) -> None:
+        self.count += 1
+        # from now on nothing is written, whatever the server still sends
+        self.ledger.refusing = CANCELLED_BY_USER
+        if self.count == 1:
+            self.view.note("Cancelling… (press Ctrl-C again to stop at once)")
+            if self.run is not None:
+                self._canceller = asyncio.get_running_loop().create_task(self._cancel())
+            return
+        self.view.note("Stopping the server.")
+        self.conn.kill()
+        if self.run is not None:
+            self.run.cancel()
+
+    async def _cancel(self) -> None:
+        run = self.run
+        assert run is not None
+        while not run.done():
+            with contextlib.suppress(ServerError):
+                await self.conn.command("agentls.cancel", {})
+            await asyncio.wait({run}, timeout=1.0)
+
+
+def _approver(view: RunView) -> Any:
+    """Approval prompts on a terminal: stop the spinner, ask, resume."""
+
+    def approve(message: str, choices: list[str]) -> str | None:
+        view.stop()
+        console = view.console
+        console.print(f"[bold yellow]?[/bold yellow] {escape(message)}")
+        for index, choice in enumerate(choices, 1):
+            console.print(f"  {index}) {escape(choice)}")
+        try:
+            answer = console.input("choice [1]: ").strip() or "1"
+        except (EOFError, KeyboardInterrupt):
+            return None
+        finally:
+            if view.live:
+                view._status = console.status(view._current, spinner="dots")
+                view._status.start()
+        if answer.isdigit() and 1 <= int(answer) <= len(choices):
+            return choices[int(answer) - 1]
+        return next((c for c in choices if c.lower().startswith(answer.lower())), None)
+
+    return approve
+
+
+async def run_agent(
+    options: RunOptions, console: Console | None = None
+) -> tuple[int, dict[str, Any]]:
+    """Run one prompt end to end; returns (exit code, result object)."""
+    workspace = check_workspace(options.workspace)
+    diff_only = options.output == "diff"
+    console = console or make_console(sys.stderr if diff_only else sys.stdout)
+    view = RunView(console, quiet=options.json)
+    ledger = EditLedger(workspace, apply=options.output == "apply")
+    interactive = is_interactive(console) and sys.stdin.isatty() and not options.json
+    conn = ServerConnection(
+        workspace,
+        env=options.env,
+        ledger=ledger,
+        listener=view,
+        initialization_options=initialization_options(options.allow, options.permission_mode),
+        approve=_approver(view) if interactive else None,
+    )
+    interrupts = _Interrupts(conn, ledger, view)
+    interrupts.install()
+    started = time.monotonic()
+    view.start(options.title or options.prompt)
+    ticker = asyncio.get_running_loop().create_task(view.tick())
+    try:
+        result = await _drive(conn, options, interrupts)
+    finally:
+        ticker.cancel()
+        view.stop()
+        interrupts.uninstall()
+    elapsed = time.monotonic() - started
+    diff = ledger.diff()
+    result["diff"] = diff
+    if options.patch is not None:
+        options.patch.write_text(diff, encoding="utf-8")
+    code = exit_code(result)
+    if options.json:
+        if not options.emit_json:
+            return code, result
+        sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.flush()
+        return code, result
+    summarize(console, result, ledger, elapsed, view.tool_calls, options)
+    if diff_only:
+        sys.stdout.write(diff)
+        sys.stdout.flush()
+    return code, result
+
+
+async def _drive(
+    conn: ServerConnection, options: RunOptions, interrupts: _Interrupts
+) -> dict[str, Any]:
+    try:
+        await conn.start()
+        if interrupts.count:
+            return _cancelled()
+        arguments: dict[str, Any] = {"prompt": options.prompt, "wait": True}
+        if options.mode:
+            arguments["mode"] = options.mode
+        if options.session:
+            arguments["session"] = options.session
+        interrupts.run = asyncio.get_running_loop().create_task(
+            conn.command("agentls.run", arguments)
+        )
+        try:
+            result = await interrupts.run
+        except asyncio.CancelledError:
+            return _cancelled(interrupts.view.session)
+        except ServerError as exc:
+            if interrupts.count:
+                return _cancelled(interrupts.view.session)
+            return _failed(str(exc), interrupts.view.session)
+        if not isinstance(result, dict):
+            return _failed(f"unexpected result from the server: {result!r}")
+        return result
+    except ServerError as exc:
+        if interrupts.count:
+            return _cancelled(interrupts.view.session)
+        return _failed(str(exc))
+    finally:
+        await conn.stop()
+
+
+def summarize(
+    console: Console,
+    result: Mapping[str, Any],
+    ledger: EditLedger,
+    elapsed: float,
+    tool_calls: int,
+    options: RunOptions,
+) -> None:
+    status = str(result.get("status"))
+    colour = {"completed": "green", "cancelled": "yellow"}.get(status, "red")
+    console.print()
+    line = f"[bold {colour}]{status}[/bold {colour}] in {elapsed:.1f}s · {tool_calls} tool call(s)"
+    if result.get("session"):
+        line += f" · session {result['session']}"
+    console.print(line)
+    if result.get("error") and status != "cancelled":
+        console.print(f"[red]error:[/red] {escape(str(result['error']))}")
+    changes = ledger.file_changes()
+    if changes:
+        state = "written" if ledger.apply else "not written: dry run"
+        if ledger.apply and ledger.refusing:
+            state = "not written: cancelled"
+        console.print(files_table(changes, ledger.relative, state))
+    edit = result.get("edit")
+    if isinstance(edit, dict):
+        reason = edit.get("reason")
+        if reason and reason not in ("dry run", CANCELLED_BY_USER):
+            console.print(f"[yellow]edits:[/yellow] {escape(str(reason))}")
+        if edit.get("conflicts"):
+            console.print(f"[yellow]conflicts:[/yellow] {escape(', '.join(edit['conflicts']))}")
+    usage = result.get("usage")
+    if isinstance(usage, dict) and usage:
+        console.print(usage_table(usage, usage.get("cost_usd", result.get("cost_usd"))))
+    diff = str(result.get("diff") or "")
+    if options.output in ("show", "apply") and diff:
+        console.print()
+        print_diff(console, diff)
+    if options.output == "patch" and options.patch is not None:
+        console.print(f"patch written to {escape(str(options.patch))}")
+    if changes and not ledger.apply and options.output == "show" and status != "cancelled":
+        console.print("[dim]nothing was written: run again with --apply to write the changes[/dim]")
+    if result.get("transcript") and options.show_transcript:
+        console.print(f"[dim]transcript: {escape(str(result['transcript']))}[/dim]")
+
+
+# -- ask ---------------------------------------------------------------------------------
+
+
+async def ask(
+    prompt: str, workspace: Path, env: Mapping[str, str] | None = None, as_json: bool = False
+) -> int:
+    workspace = check_workspace(workspace)
+    console = make_console(sys.stdout)
+    view = RunView(make_console(sys.stderr), quiet=as_json)
+    view.on_message = lambda kind, message: None  # type: ignore[method-assign]
+    ledger = EditLedger(workspace, apply=False)
+    conn = ServerConnection(workspace, env=env, ledger=ledger, listener=view)
+    interrupts = _Interrupts(conn, ledger, view)
+    interrupts.install()
+    view.start(prompt)
+    ticker = asyncio.get_running_loop().create_task(view.tick())
+    try:
+        result = await _drive_command(
+            conn, "agentls.ask", {"prompt": prompt, "wait": True}, interrupts
+        )
+    finally:
+        ticker.cancel()
+        view.stop()
+        interrupts.uninstall()
+    if as_json:
+        sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
+        return exit_code(result)
+    from rich.markdown import Markdown
+
+    text = str(result.get("text") or "").strip()
+    status = str(result.get("status"))
+    if text:
+        console.print(Markdown(text))
+    if status != "completed":
+        err = make_console(sys.stderr)
+        err.print(f"{status}" + (f": {result['error']}" if result.get("error") else ""))
+    return exit_code(result)
+
+
+async def _drive_command(
+    conn: ServerConnection, name: str, argument: dict[str, Any], interrupts: _Interrupts
+) -> dict[str, Any]:
+    try:
+        await conn.start()
+        if interrupts.count:
+            return _cancelled()
+        interrupts.run = asyncio.get_running_loop().create_task(conn.command(name, argument))
+        try:
+            result = await interrupts.run
+        except asyncio.CancelledError:
+            return _cancelled()
+        return result if isinstance(result, dict) else _failed(f"unexpected result: {result!r}")
+    except ServerError as exc:
+        if interrupts.count:
+            return _cancelled()
+        return _failed(str(exc))
+    finally:
+        await conn.stop()
+
+
+# -- tools -------------------------------------------------------------------------------
+
+
+async def list_tools(
+    workspace: Path,
+    env: Mapping[str, str] | None = None,
+    as_json: bool = False,
+    mode: str = "review",
+) -> int:
+    workspace = check_workspace(workspace)
+    async with ServerConnection(workspace, env=env) as conn:
+        try:
+            tools = await conn.command("agentls.tools", {"mode": mode})
+        except ServerError as exc:
+            sys.stderr.write(f"agentls: {exc}\n")
+            return 1
+    if as_json:
+        sys.stdout.write(json.dumps(tools, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    from rich.table import Table
+
+    console = make_console(sys.stdout)
+    table = Table(show_edge=False, title=f"{len(tools)} tools ({mode} mode)", title_justify="left")
+    table.add_column("name", style="bold", no_wrap=True)
+    table.add_column("description")
+    for tool in tools:
+        description = str(tool.get("description") or "").strip().splitlines()
+        table.add_row(str(tool.get("name")), description[0] if description else "")
+    console.print(table)
+    return 0
+
+
+async def run_tool(
+    name: str,
+    raw_input: str,
+    workspace: Path,
+    env: Mapping[str, str] | None = None,
+    apply: bool = False,
+    as_json: bool = False,
+) -> int:
+    workspace = check_workspace(workspace)
+    try:
+        tool_input = json.loads(raw_input) if raw_input.strip() else {}
+    except json.JSONDecodeError as exc:
+        sys.stderr.write(f"agentls tool: the input is not valid JSON: {exc}\n")
+        return 2
+    if not isinstance(tool_input, dict):
+        sys.stderr.write("agentls tool: the input must be a JSON object\n")
+        return 2
+    ledger = EditLedger(workspace, apply=apply)
+    async with ServerConnection(workspace, env=env, ledger=ledger) as conn:
+        try:
+            result = await conn.command("agentls.tool", {"name": name, "input": tool_input})
+            if not result.get("is_error"):
+                # writes are staged in the direct-tool session: hand them over like a run's
+                await conn.command("agentls.accept", {"session": "tool"})
+        except ServerError as exc:
+            sys.stderr.write(f"agentls: {exc}\n")
+            return 1
+    diff = ledger.diff()
+    if as_json:
+        sys.stdout.write(json.dumps({**result, "diff": diff}, ensure_ascii=False, indent=2) + "\n")
+    else:
+        content = result.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, indent=2)
+        stream = sys.stderr if result.get("is_error") else sys.stdout
+        stream.write(text.rstrip("\n") + "\n")
+        if diff:
+            sys.stdout.write(diff)
+            if not apply:
+                sys.stderr.write("(dry run: nothing written; use --apply to write the change)\n")
+    return 1 if result.get("is_error") else 0

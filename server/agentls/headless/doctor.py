@@ -1,0 +1,271 @@
+"""`agentls doctor`: what a newcomer needs, checked one by one with a clear verdict.
+
+Essential checks (a failure → exit 1): Python version, the packages agentls runs on,
+credentials and a tiny real request to the Messages-API endpoint. Informational: linters
+and test runners, editor clients, the symbol-index cache of the workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Literal
+
+Status = Literal["ok", "warn", "fail", "info"]
+MIN_PYTHON = (3, 11)
+PACKAGES = ("agentls", "pygls", "lsprotocol", "anthropic", "pydantic", "rich", "tree-sitter")
+TOOLS = {"ruff": "linter (Python)", "pytest": "test runner (Python)"}
+EDITORS = {
+    "nvim": "Neovim",
+    "code": "VS Code",
+    "code-server": "VS Code (code-server)",
+    "hx": "Helix",
+    "emacs": "Emacs",
+}
+
+
+@dataclass
+class Check:
+    group: str
+    name: str
+    status: Status
+    detail: str
+    essential: bool = False
+
+
+def _which(name: str) -> str | None:
+    """On PATH, or next to this interpreter (a virtualenv that is not activated)."""
+    found = shutil.which(name)
+    if found:
+        return found
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() and os.access(beside, os.X_OK) else None
+
+
+def _version_of(executable: str) -> str:
+    try:
+        done = subprocess.run(
+            [executable, "--version"], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    lines = (done.stdout or done.stderr).strip().splitlines()
+    return lines[0].strip() if lines else ""
+
+
+def check_python() -> list[Check]:
+    version = ".".join(map(str, sys.version_info[:3]))
+    ok = sys.version_info[:2] >= MIN_PYTHON
+    need = ".".join(map(str, MIN_PYTHON))
+    detail = f"{version} ({sys.executable})" + ("" if ok else f"; agentls needs {need} or newer")
+    return [Check("python", "Python", "ok" if ok else "fail", detail, essential=True)]
+
+
+def check_packages() -> list[Check]:
+    checks = []
+    for name in PACKAGES:
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            checks.append(
+                Check("packages", name, "fail", "not installed (pip install -e .)", essential=True)
+            )
+            continue
+        checks.append(Check("packages", name, "ok", version, essential=True))
+    return checks
+
+
+def check_endpoint(timeout: float) -> list[Check]:
+    """Credentials present, then one tiny request through the official SDK."""
+    from agentls.agent.settings import AgentSettings, ConfigError
+
+    try:
+        settings = AgentSettings.from_env()
+        settings.require_credentials()
+    except ConfigError as exc:
+        return [Check("model", "credentials", "fail", str(exc), essential=True)]
+    endpoint = settings.base_url or "https://api.anthropic.com"
+    source = (
+        "ANTHROPIC_API_KEY"
+        if settings.api_key
+        else "ANTHROPIC_AUTH_TOKEN"
+        if settings.auth_token
+        else "none (local endpoint)"
+    )
+    checks = [Check("model", "credentials", "ok", f"{source}; endpoint {endpoint}", essential=True)]
+    status, detail = ping(settings, timeout)
+    checks.append(Check("model", f"request to {settings.model}", status, detail, essential=True))
+    return checks
+
+
+def ping(settings: object, timeout: float) -> tuple[Status, str]:
+    import anthropic
+
+    from agentls.agent.model_client import LOCAL_ENDPOINT_KEY
+    from agentls.agent.settings import AgentSettings
+
+    assert isinstance(settings, AgentSettings)
+    api_key = settings.api_key
+    if not (api_key or settings.auth_token):
+        api_key = LOCAL_ENDPOINT_KEY
+    endpoint = settings.base_url or "https://api.anthropic.com"
+    client = anthropic.Anthropic(
+        api_key=api_key,
+        auth_token=settings.auth_token,
+        base_url=settings.base_url,
+        max_retries=0,
+        timeout=timeout,
+    )
+    started = time.monotonic()
+    try:
+        client.messages.create(
+            model=settings.model,
+            max_tokens=1,
+            messages=[{"role": "user", "content": "ping"}],
+        )
+    except anthropic.AuthenticationError:
+        return "fail", (
+            f"401 Unauthorized from {endpoint}: the API key was rejected. Check "
+            "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN); keys start with sk-ant-."
+        )
+    except anthropic.PermissionDeniedError as exc:
+        return (
+            "fail",
+            f"403 Forbidden from {endpoint}: the key may not use this model ({_msg(exc)})",
+        )
+    except anthropic.NotFoundError as exc:
+        return "fail", (
+            f"404 Not Found from {endpoint}: either ANTHROPIC_BASE_URL is wrong (it should be the "
+            f"server root, without /v1/messages) or the model {settings.model!r} does not exist "
+            f"there (set AGENTLS_MODEL). Server said: {_msg(exc)}"
+        )
+    except anthropic.APITimeoutError:
+        return "fail", f"no answer from {endpoint} within {timeout:.0f}s"
+    except anthropic.APIConnectionError as exc:
+        cause = exc.__cause__ or exc
+        reason = str(cause) or type(cause).__name__
+        return "fail", (
+            f"cannot connect to {endpoint} ({reason}): is the server running and the URL right? "
+            "Connection refused means nothing listens there."
+        )
+    except anthropic.RateLimitError:
+        return "warn", f"429 from {endpoint}: the key works but is rate limited right now"
+    except anthropic.APIStatusError as exc:
+        if exc.status_code in (529, 500, 502, 503):
+            return (
+                "warn",
+                f"{exc.status_code} from {endpoint}: reachable, but overloaded or failing",
+            )
+        return "fail", f"{exc.status_code} from {endpoint}: {_msg(exc)}"
+    except Exception as exc:
+        return "fail", f"the request failed: {type(exc).__name__}: {exc}"
+    finally:
+        client.close()
+    return "ok", f"answered in {(time.monotonic() - started) * 1000:.0f} ms"
+
+
+def _msg(exc: Exception) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+    return str(exc)
+
+
+def check_tools() -> list[Check]:
+    checks = []
+    for name, role in TOOLS.items():
+        path = _which(name)
+        if path is None:
+            checks.append(Check("tools", name, "warn", f"not found: the {role} is unavailable"))
+        else:
+            checks.append(Check("tools", name, "ok", f"{_version_of(path) or 'found'} ({path})"))
+    return checks
+
+
+def check_editors() -> list[Check]:
+    checks = []
+    for name, label in EDITORS.items():
+        path = shutil.which(name)
+        detail = (
+            f"{label}: {_version_of(path) or 'found'} ({path})" if path else f"{label}: not found"
+        )
+        checks.append(Check("editors", name, "info", detail))
+    return checks
+
+
+def check_index(workspace: Path) -> list[Check]:
+    try:
+        from agentls.workspace.index.store import default_cache_path
+
+        path = default_cache_path([workspace])
+    except Exception as exc:
+        return [Check("index", "symbol index", "info", f"unknown ({exc})")]
+    if not path.exists():
+        return [
+            Check(
+                "index",
+                "symbol index",
+                "info",
+                f"not built yet for {workspace} (built on first use)",
+            )
+        ]
+    size = path.stat().st_size
+    age = time.time() - path.stat().st_mtime
+    return [
+        Check(
+            "index",
+            "symbol index",
+            "info",
+            f"cached for {workspace}: {size / 1024:.0f} KiB, "
+            f"updated {age / 60:.0f} min ago ({path})",
+        )
+    ]
+
+
+def run_checks(workspace: Path, timeout: float) -> list[Check]:
+    checks = check_python() + check_packages()
+    if not any(c.status == "fail" and c.name == "anthropic" for c in checks):
+        checks += check_endpoint(timeout)
+    return checks + check_tools() + check_editors() + check_index(workspace.resolve())
+
+
+def doctor(workspace: Path, *, as_json: bool = False, timeout: float = 15.0) -> int:
+    checks = run_checks(workspace, timeout)
+    failed = [c for c in checks if c.status == "fail" and c.essential]
+    if as_json:
+        payload = {"ok": not failed, "checks": [asdict(c) for c in checks]}
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+        return 1 if failed else 0
+    from rich.markup import escape
+    from rich.table import Table
+
+    from agentls.headless.ui import make_console
+
+    console = make_console(sys.stdout)
+    marks = {
+        "ok": "[green]✓[/green]",
+        "warn": "[yellow]![/yellow]",
+        "fail": "[red]✗[/red]",
+        "info": "[blue]·[/blue]",
+    }
+    table = Table(show_header=False, show_edge=False, box=None, pad_edge=False)
+    table.add_column(no_wrap=True)
+    table.add_column(no_wrap=True)
+    table.add_column()
+    for check in checks:
+        table.add_row(marks[check.status], f"{check.group}: {check.name}", escape(check.detail))
+    console.print(table)
+    if failed:
+        console.print(f"\n[red]{len(failed)} essential check(s) failed.[/red]")
+        return 1
+    console.print("\n[green]agentls is ready.[/green]")
+    return 0

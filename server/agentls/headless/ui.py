@@ -1,0 +1,203 @@
+"""Terminal output for headless runs, with `rich`.
+
+On a terminal: a spinner showing the current tool summary, finished steps and the model's
+text printed above it as they arrive. Elsewhere (CI logs, pipes): the same lines as plain
+text, no spinner, no colour, no cursor movement.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from typing import IO, Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.status import Status
+from rich.table import Table
+from rich.text import Text
+
+from agentls.headless.edits import FileChange, change_kind, line_counts
+
+
+def make_console(stream: IO[str] | None = None) -> Console:
+    stream = stream or sys.stdout
+    interactive = stream.isatty()
+    return Console(
+        file=stream,
+        force_terminal=interactive,
+        no_color=not interactive or None,
+        highlight=False,
+        soft_wrap=not interactive,
+        emoji=False,
+    )
+
+
+def is_interactive(console: Console) -> bool:
+    return console.is_terminal and not console.is_dumb_terminal
+
+
+class RunView:
+    """A `Listener` that renders one run."""
+
+    def __init__(self, console: Console, *, quiet: bool = False) -> None:
+        self.console = console
+        self.quiet = quiet
+        self.live = is_interactive(console) and not quiet
+        self._status: Status | None = None
+        self._text = ""
+        self._summaries: dict[str, str] = {}
+        self._current = "Starting…"
+        self.session: str | None = None
+        self.started = time.monotonic()
+        self.tool_calls = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self, title: str) -> None:
+        if self.quiet:
+            return
+        self.line(f"[bold]agentls[/bold] {escape(title)}", plain=f"agentls {title}")
+        if self.live:
+            self._status = self.console.status(self._current, spinner="dots")
+            self._status.start()
+
+    def stop(self) -> None:
+        self._flush_text()
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    async def tick(self) -> None:
+        """Keep the spinner's elapsed time current (cancelled when the run ends)."""
+        while self.live:
+            await asyncio.sleep(1.0)
+            self.set_status(self._current)
+
+    def set_status(self, message: str) -> None:
+        self._current = message
+        if self._status is not None:
+            elapsed = time.monotonic() - self.started
+            self._status.update(f"{escape(message)} [dim]({elapsed:.0f}s)[/dim]")
+
+    # -- output ------------------------------------------------------------------------------
+
+    def line(self, markup: str, *, plain: str | None = None) -> None:
+        if self.quiet:
+            return
+        if self.live:
+            self.console.print(markup)
+        else:
+            self.console.print(Text(plain if plain is not None else Text.from_markup(markup).plain))
+        self.console.file.flush()
+
+    def note(self, message: str) -> None:
+        self._flush_text()
+        self.line(f"[yellow]![/yellow] {escape(message)}", plain=f"! {message}")
+
+    def _flush_text(self, complete_only: bool = False) -> None:
+        if not self._text:
+            return
+        if complete_only:
+            head, sep, rest = self._text.rpartition("\n")
+            if not sep:
+                return
+            chunk, self._text = head, rest
+        else:
+            chunk, self._text = self._text.rstrip("\n"), ""
+        for text_line in chunk.split("\n"):
+            self.line(escape(text_line), plain=text_line)
+
+    # -- Listener ----------------------------------------------------------------------------
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if event.get("session_id"):
+            self.session = str(event["session_id"])
+        if kind == "text_delta":
+            self._text += str(event.get("text") or "")
+            self._flush_text(complete_only=True)
+        elif kind == "tool_started":
+            self._flush_text()
+            summary = str(event.get("summary") or event.get("name"))
+            self._summaries[str(event.get("tool_use_id"))] = summary
+            self.tool_calls += 1
+            self.set_status(summary)
+            if not self.live:
+                self.line(f"→ {summary}")
+        elif kind == "tool_finished":
+            summary = self._summaries.get(str(event.get("tool_use_id")), str(event.get("name")))
+            ms = float(event.get("duration_ms") or 0)
+            if event.get("is_error"):
+                self.line(
+                    f"[red]✗[/red] {escape(summary)} [dim]({ms:.0f} ms)[/dim]",
+                    plain=f"✗ {summary} ({ms:.0f} ms, failed)",
+                )
+            elif self.live:
+                self.line(f"[green]✓[/green] {escape(summary)} [dim]({ms:.0f} ms)[/dim]")
+            self.set_status("Thinking…")
+        elif kind == "retrying":
+            self.note(
+                f"model request failed ({event.get('error')}); retry {event.get('attempt')} "
+                f"in {float(event.get('delay_s') or 0):.1f}s"
+            )
+        elif kind == "notice":
+            self.note(str(event.get("message")))
+        elif kind == "turn_usage":
+            self.set_status("Thinking…")
+        elif kind == "run_finished":
+            self._flush_text()
+
+    def on_progress(self, kind: str, message: str) -> None:
+        if kind == "report" and message:
+            self.set_status(message)
+
+    def on_message(self, kind: int, message: str) -> None:
+        if kind == 2:  # warnings; errors come back in the result
+            self.note(message)
+
+
+def usage_table(usage: dict[str, Any], cost: Any = None) -> Table:
+    table = Table(title="Token usage", title_justify="left", show_edge=False)
+    names = [
+        ("input", "input_tokens"),
+        ("output", "output_tokens"),
+        ("cache read", "cache_read_input_tokens"),
+        ("cache write", "cache_creation_input_tokens"),
+    ]
+    for label, _ in names:
+        table.add_column(label, justify="right")
+    row = [f"{int(usage.get(key) or 0):,}" for _, key in names]
+    if cost is not None:
+        table.add_column("cost", justify="right")
+        row.append(f"${float(cost):.4f}" if isinstance(cost, int | float) else str(cost))
+    table.add_row(*row)
+    return table
+
+
+def files_table(changes: list[FileChange], relative: Any, state: str) -> Table:
+    table = Table(title=f"Files changed ({state})", title_justify="left", show_edge=False)
+    table.add_column("file")
+    table.add_column("change")
+    table.add_column("+", justify="right")
+    table.add_column("-", justify="right")
+    for change in changes:
+        added, removed = line_counts(change)
+        name = relative(change.path)
+        if change.renamed_from is not None:
+            name = f"{relative(change.renamed_from)} → {name}"
+        table.add_row(name, change_kind(change), str(added), str(removed))
+    return table
+
+
+def print_diff(console: Console, diff: str) -> None:
+    if not diff:
+        return
+    if is_interactive(console):
+        from rich.syntax import Syntax
+
+        console.print(Syntax(diff, "diff", theme="ansi_dark", background_color="default"))
+    else:
+        console.file.write(diff)
+        console.file.flush()

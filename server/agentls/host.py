@@ -1,0 +1,554 @@
+"""`AgentHost`: the editor-agnostic session manager shared by the LSP server and the CLI.
+
+It owns the sessions of one workspace (by id), starts each run as an asyncio task so the
+host's event loop keeps serving other traffic, cancels one run or all, answers status, and
+runs single tools through the same pipeline the model's calls use. Everything editor-shaped
+(progress UI, approval prompts, delivering edits) goes through the `EditorPort` the host is
+given, so this module never imports pygls or lsprotocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from agentls.agent.context import RunMode, ToolContext
+from agentls.agent.events import AgentEvent, ignore_event
+from agentls.agent.hooks import HookOutcome, HookRunner, NoHooks
+from agentls.agent.permissions import AllowAll, PermissionPolicy
+from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
+from agentls.agent.registry import AnyTool, PoolFilter, ToolPool, ToolSearchSettings, ToolSource
+from agentls.agent.settings import AgentSettings, ConfigError
+from agentls.agent.store import SessionStateError, SessionStore
+from agentls.agent.tool import PermissionDecision, ToolOutput
+from agentls.agent.usage import Usage
+from agentls.workspace import ChangeSet, Workspace
+
+if TYPE_CHECKING:
+    # the session and model client pull in the model SDK (seconds to import): loaded lazily
+    from agentls.agent.model_client import ModelClient, ModelRequest, ModelResponse
+    from agentls.agent.session import AgentSession, RunResult, SessionConfig
+
+log = logging.getLogger(__name__)
+
+DIRECT_SESSION = "tool"
+"""Pseudo-session id whose changeset holds writes made through `run_tool` (no model)."""
+
+DEFAULT_ENDPOINT = "https://api.anthropic.com"
+
+
+class UnknownSession(LookupError):
+    """A command named a session this host does not have."""
+
+
+class SessionBusy(ValueError):
+    """A run was asked of a session that is running one."""
+
+
+@dataclass(frozen=True)
+class EditOutcome:
+    """What happened to a run's (or an accept's) edits, for the command result."""
+
+    files: list[str]
+    applied: bool | None
+    """True = the editor applied them; False = it refused; None = still staged."""
+    reason: str | None = None
+    conflicts: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        result: dict[str, Any] = {"files": self.files, "applied": self.applied}
+        if self.reason:
+            result["reason"] = self.reason
+        if self.conflicts:
+            result["conflicts"] = self.conflicts
+        return result
+
+
+class RunReporter(Protocol):
+    """Per-run UI: progress, log lines, live events. All methods must not raise."""
+
+    def on_event(self, event: AgentEvent) -> None: ...
+
+    async def begin(self) -> None: ...
+
+    async def end(self, result: dict[str, Any]) -> None: ...
+
+
+class EditorPort(Protocol):
+    """What a host needs from the editor it serves."""
+
+    def reporter(self, run: RunHandle) -> RunReporter: ...
+
+    async def deliver(
+        self, session_id: str, changes: ChangeSet, mode: RunMode, summary: str, *, final: bool
+    ) -> EditOutcome | None:
+        """Hand staged edits to the editor (review: at run end; auto: after each write)."""
+        ...
+
+
+class _SilentReporter:
+    def on_event(self, event: AgentEvent) -> None:
+        ignore_event(event)
+
+    async def begin(self) -> None:
+        return None
+
+    async def end(self, result: dict[str, Any]) -> None:
+        return None
+
+
+class NullPort:
+    """For headless hosts: no UI, edits stay staged."""
+
+    def reporter(self, run: RunHandle) -> RunReporter:
+        return _SilentReporter()
+
+    async def deliver(
+        self, session_id: str, changes: ChangeSet, mode: RunMode, summary: str, *, final: bool
+    ) -> EditOutcome | None:
+        return None
+
+
+@dataclass
+class RunHandle:
+    """One run in flight (or finished): its task resolves to the result dict."""
+
+    session_id: str
+    prompt: str
+    mode: RunMode
+    task: asyncio.Task[dict[str, Any]] | None = None
+    cancel_requested: bool = False
+    request: str = ""
+    """What the user typed, without the context the host added to `prompt`."""
+
+    @property
+    def title(self) -> str:
+        """The user's first words, for a progress title and the edit's label."""
+        words = " ".join((self.request or self.prompt).split()[:8])
+        return words if len(words) <= 60 else words[:59] + "…"
+
+
+class _FailingClient:
+    """Stands in for the model when a session cannot start (no key, a forbidden permission
+    mode): the run fails with the reason instead of the request raising."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    async def stream(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
+        from agentls.agent.model_client import ModelError
+
+        raise ModelError(self.message, transient=False)
+
+    async def close(self) -> None:
+        return None
+
+
+class _DenyAll:
+    """The policy of a session that could not start: nothing runs (fail closed)."""
+
+    async def decide(
+        self, tool: AnyTool, input: Any, tool_opinion: PermissionDecision, ctx: ToolContext
+    ) -> PermissionDecision:
+        return PermissionDecision.deny("this session could not start")
+
+
+class _AutoDeliveryHooks:
+    """Wraps the configured hooks: in auto mode, a successful write is delivered at once.
+
+    Delivery runs as a post-tool hook so the model hears in the tool result whether the
+    editor applied the change, and the next call starts only after it was delivered.
+    """
+
+    def __init__(self, inner: HookRunner, host: AgentHost) -> None:
+        self.inner = inner
+        self.host = host
+
+    async def pre_tool(
+        self, tool_name: str, input: dict[str, Any], ctx: ToolContext
+    ) -> HookOutcome:
+        return await self.inner.pre_tool(tool_name, input, ctx)
+
+    async def post_tool(
+        self, tool_name: str, input: dict[str, Any], output: ToolOutput, ctx: ToolContext
+    ) -> HookOutcome:
+        outcome = await self.inner.post_tool(tool_name, input, output, ctx)
+        if ctx.mode != "auto" or output.is_error or outcome.block or ctx.changes.is_empty():
+            return outcome
+        delivered = await self.host.deliver_now(ctx.session_id, ctx.changes, "auto")
+        note = _delivery_note(delivered)
+        if not note:
+            return outcome
+        extra = f"{outcome.additional_context}\n{note}".strip()
+        return HookOutcome(outcome.block, outcome.message, outcome.updated_input, extra)
+
+
+def _delivery_note(outcome: EditOutcome | None) -> str:
+    if outcome is None or not outcome.files:
+        return ""
+    if outcome.applied:
+        return "The editor applied this change."
+    return (
+        "The editor did not apply this change"
+        + (f": {outcome.reason}" if outcome.reason else "")
+        + ". It stays staged for the user to review."
+    )
+
+
+ToolsFactory = Callable[[Workspace], Sequence[AnyTool]]
+ClientFactory = Callable[[AgentSettings], "ModelClient"]
+
+
+def default_tools(workspace: Workspace) -> Sequence[AnyTool]:
+    """The built-in tools (imported lazily: they pull in the workspace machinery)."""
+    from agentls.tools import builtin_tools
+
+    tools: Sequence[AnyTool] = builtin_tools()
+    return tools
+
+
+def default_client(settings: AgentSettings) -> ModelClient:
+    from agentls.agent.model_client import AnthropicModelClient
+
+    return AnthropicModelClient(settings)
+
+
+@dataclass
+class HostOptions:
+    """What the embedding host decides; each field has a headless default."""
+
+    settings: Callable[[], AgentSettings] = AgentSettings.from_env
+    instructions: Callable[[], str] = lambda: ""
+    tools: ToolsFactory = default_tools
+    client: ClientFactory = default_client
+    permissions: Callable[[], PermissionPolicy] = AllowAll
+    hooks: Callable[[], HookRunner] = NoHooks
+    pool_filter: Callable[[], PoolFilter] = PoolFilter
+    """Tool-wide deny rules (plan mode's read-only filter is applied per run)."""
+    tool_sources: Sequence[ToolSource] = ()
+    """Shared by all sessions (e.g. the MCP servers); closed with the host."""
+    tool_search: Callable[[], ToolSearchSettings] = ToolSearchSettings
+    transcript_dir: Path | None = None
+
+
+class AgentHost:
+    """Sessions of one workspace, by id. One run per session at a time; many sessions."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        port: EditorPort | None = None,
+        options: HostOptions | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.port: EditorPort = port or NullPort()
+        self.options = options or HostOptions()
+        self.sessions: dict[str, AgentSession] = {}
+        self.runs: dict[str, RunHandle] = {}
+        self.direct_changes = ChangeSet()
+        self.store = SessionStore(self.options.transcript_dir)
+        """Saved sessions: a session id not in memory is resumed from here."""
+        self._tools: Sequence[AnyTool] | None = None
+        self._tool_pools: dict[bool, ToolPool] = {}
+        self._direct_permissions: PermissionPolicy | None = None
+
+    # --- tools ---------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> Sequence[AnyTool]:
+        if self._tools is None:
+            self._tools = list(self.options.tools(self.workspace))
+        return self._tools
+
+    def tool_pool(self, mode: RunMode = "review") -> ToolPool:
+        read_only = mode == "plan"
+        if read_only not in self._tool_pools:
+            denied = self.options.pool_filter().denied
+            self._tool_pools[read_only] = ToolPool.assemble(
+                self.tools, (), PoolFilter(read_only=read_only, denied=denied)
+            )
+        return self._tool_pools[read_only]
+
+    def tool_definitions(
+        self, session_id: str | None = None, mode: RunMode = "review"
+    ) -> list[dict[str, Any]]:
+        """The `tools` array exactly as the next request of that session (or a new one) sends."""
+        if session_id is not None:
+            return self.session(session_id).pool(mode).api_tools()
+        return self.tool_pool(mode).api_tools()
+
+    async def run_tool(
+        self, name: str, input: dict[str, Any], mode: RunMode = "review"
+    ) -> ToolCallResult:
+        """One tool call through the full pipeline, without a model (scripts, debugging)."""
+        try:
+            if self._direct_permissions is None:
+                self._direct_permissions = self.options.permissions()
+            permissions = self._direct_permissions
+        except ConfigError as exc:
+            return ToolCallResult("direct", f"Error: {exc}", is_error=True)
+        pipeline = Pipeline(
+            self.tool_pool(mode), permissions, _AutoDeliveryHooks(self.options.hooks(), self)
+        )
+        ctx = ToolContext(
+            session_id=DIRECT_SESSION,
+            workspace=self.workspace,
+            changes=self.direct_changes,
+            mode=mode,
+        )
+        return await pipeline.execute(ToolCall("direct_" + uuid.uuid4().hex[:12], name, input), ctx)
+
+    def settings_changed(self) -> None:
+        """New settings apply to new sessions and to the next direct tool call."""
+        self._direct_permissions = None
+        self._tool_pools.clear()
+
+    # --- sessions ------------------------------------------------------------------------
+
+    def session(self, session_id: str) -> AgentSession:
+        """A session in memory, or a saved one resumed (e.g. after a server restart)."""
+        found = self.sessions.get(session_id)
+        if found is not None:
+            return found
+        if self.store.exists(session_id):
+            return self.resume_session(session_id)
+        known = ", ".join(self.sessions) or "none in memory"
+        raise UnknownSession(
+            f"unknown session {session_id!r} (known: {known}; no saved session in "
+            f"{self.store.folder})"
+        )
+
+    def resume_session(self, session_id: str) -> AgentSession:
+        """Load a saved session with today's settings, tools, policy and hooks."""
+        client, config = self._session_parts()
+        try:
+            session = self.store.resume(session_id, client, config)
+        except SessionStateError as exc:
+            raise UnknownSession(str(exc)) from None
+        self.sessions[session.id] = session
+        return session
+
+    def changes_of(self, session_id: str) -> ChangeSet:
+        """The staged changeset of a session (or of the direct-tool pseudo-session)."""
+        if session_id == DIRECT_SESSION:
+            return self.direct_changes
+        return self.session(session_id).changes
+
+    def sessions_touching(self, path: Path) -> list[str]:
+        """Ids of sessions (and the direct-tool pseudo-session) with staged changes to `path`."""
+        found = [sid for sid, s in self.sessions.items() if path in s.changes.changed_paths()]
+        if path in self.direct_changes.changed_paths():
+            found.append(DIRECT_SESSION)
+        return found
+
+    def new_session(self, session_id: str | None = None) -> AgentSession:
+        """A session with fresh settings, policy and hooks (imports the model SDK)."""
+        from agentls.agent.session import AgentSession
+
+        client, config = self._session_parts()
+        session = AgentSession(client, config, session_id)
+        self.sessions[session.id] = session
+        return session
+
+    def _session_parts(self) -> tuple[ModelClient, SessionConfig]:
+        from agentls.agent.session import SessionConfig
+
+        settings = self.options.settings()
+        client: ModelClient
+        permissions: PermissionPolicy
+        try:
+            permissions = self.options.permissions()
+            client = self.options.client(settings)
+        except ConfigError as exc:  # no key, or a permission mode that may not be used
+            client = _FailingClient(str(exc))
+            permissions = _DenyAll()
+        config = SessionConfig(
+            settings=settings,
+            workspace=self.workspace,
+            tools=self.tools,
+            permissions=permissions,
+            hooks=_AutoDeliveryHooks(self.options.hooks(), self),
+            pool_filter=self.options.pool_filter(),
+            tool_sources=self.options.tool_sources,
+            tool_search=self.options.tool_search(),
+            instructions=self.options.instructions(),
+            transcript_dir=self.options.transcript_dir,
+        )
+        return client, config
+
+    async def compact(self, session_id: str) -> dict[str, Any]:
+        """Summarise a session's older turns now (the `agentls.compact` command)."""
+        result = await self.session(session_id).compact(reason="manual")
+        return result.to_dict()
+
+    def start_run(
+        self,
+        prompt: str,
+        session_id: str | None = None,
+        mode: RunMode = "review",
+        *,
+        title: str = "",
+    ) -> RunHandle:
+        """Start a run as a task and return at once; `await handle.task` for the result.
+
+        A new session is created inside the task, so the caller gets its id at once even
+        while the model SDK is still being imported (editors time requests out).
+        """
+        existing: AgentSession | None = None
+        if session_id is not None:
+            current = self.runs.get(session_id)
+            if current and current.task and not current.task.done():
+                raise SessionBusy(f"session {session_id} is already running; cancel it or wait")
+            existing = self.session(session_id)
+            if existing.running:
+                raise SessionBusy(f"session {session_id} is already running; cancel it or wait")
+        sid = session_id or uuid.uuid4().hex[:12]
+        handle = RunHandle(sid, prompt, mode, request=title)
+        self.runs[sid] = handle
+        handle.task = asyncio.get_running_loop().create_task(
+            self._run(existing, handle), name=f"agentls-run-{sid}"
+        )
+        return handle
+
+    async def _run(self, existing: AgentSession | None, handle: RunHandle) -> dict[str, Any]:
+        reporter = self.port.reporter(handle)
+        session: AgentSession | None = existing
+        try:
+            await reporter.begin()
+            if session is None:
+                await asyncio.to_thread(_import_core)
+                session = self.new_session(handle.session_id)
+            if handle.cancel_requested:
+                result = _cancelled_before_start(session)
+                session.status = result.status
+            else:
+                result = await session.run(
+                    handle.prompt, events=reporter.on_event, mode=handle.mode
+                )
+            outcome = await self._deliver_at_end(session, handle, result)
+            payload = result.to_dict()
+            payload["edit"] = outcome.to_dict() if outcome else None
+        except Exception as exc:
+            log.exception("run of session %s failed", handle.session_id)
+            if session is not None:
+                session.status = "failed"
+            payload = {
+                "session": handle.session_id,
+                "status": "failed",
+                "text": "",
+                "edit": None,
+                "usage": Usage().to_dict(),
+                "error": f"internal error: {type(exc).__name__}: {exc}",
+            }
+            if session is not None:
+                payload["transcript"] = session.transcript.path.as_uri()
+        await reporter.end(payload)
+        return payload
+
+    async def _deliver_at_end(
+        self, session: AgentSession, handle: RunHandle, result: RunResult
+    ) -> EditOutcome | None:
+        if handle.mode == "plan" or session.changes.is_empty():
+            return None
+        if result.status == "cancelled":
+            # A cancelled run must not pop up a preview; its edits wait for accept/reject.
+            files = [p.as_uri() for p in session.changes.changed_paths()]
+            return EditOutcome(files, None, "the run was cancelled; edits stay staged")
+        return await self.port.deliver(
+            session.id, session.changes, handle.mode, handle.title, final=True
+        )
+
+    async def deliver_now(
+        self, session_id: str, changes: ChangeSet, mode: RunMode
+    ) -> EditOutcome | None:
+        handle = self.runs.get(session_id)
+        summary = handle.title if handle else "agentls edit"
+        return await self.port.deliver(session_id, changes, mode, summary, final=False)
+
+    def cancel(self, session_id: str | None = None) -> list[str]:
+        """Cancel one session's run, or every run; returns the ids that were running."""
+        if session_id is not None:
+            if session_id not in self.runs:
+                self.session(session_id)  # raises UnknownSession
+            targets = [session_id]
+        else:
+            targets = list(self.runs)
+        cancelled = []
+        for sid in targets:
+            handle = self.runs.get(sid)
+            if handle is None or handle.task is None or handle.task.done():
+                continue
+            handle.cancel_requested = True  # seen by a run that has not started yet
+            if sid in self.sessions:
+                self.sessions[sid].cancel()
+            cancelled.append(sid)
+        return cancelled
+
+    def status(self) -> dict[str, Any]:
+        settings = self.options.settings()
+        return {
+            "sessions": [s.status_dict() for s in self.sessions.values()]
+            + [
+                {"id": sid, "status": "starting", "running": True, "turns": 0, "runs": 0}
+                for sid in self.runs
+                if sid not in self.sessions
+            ],
+            "model": settings.model,
+            "endpoint": settings.base_url or DEFAULT_ENDPOINT,
+            "credentials": bool(settings.api_key or settings.auth_token or settings.base_url),
+            "workspace": [str(r) for r in self.workspace.roots],
+            "tool_sources": [
+                entry for source in self.options.tool_sources for entry in _source_status(source)
+            ],
+        }
+
+    async def shutdown(self) -> None:
+        """Cancel every run and wait for them to wind down (results are discarded)."""
+        self.cancel()
+        tasks = [h.task for h in self.runs.values() if h.task and not h.task.done()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)
+        for session in self.sessions.values():
+            await session.client.close()
+            session.transcript.close()
+        for source in self.options.tool_sources:
+            closer = getattr(source, "aclose", None)
+            if closer is not None:
+                try:
+                    await closer()
+                except Exception:
+                    log.exception("closing tool source %r failed", source)
+        from agentls.workspace.shadow import close_shadow
+
+        for session_id in [*self.sessions, DIRECT_SESSION]:
+            close_shadow(session_id)
+
+
+def _source_status(source: ToolSource) -> list[dict[str, Any]]:
+    """A tool source's own status entries (MCP servers report one per server)."""
+    status = getattr(source, "status", None)
+    if status is None:
+        return []
+    entries = status()
+    return list(entries) if isinstance(entries, list) else [entries]
+
+
+CORE_MODULES = ("agentls.agent.session", "agentls.agent.loop", "agentls.agent.model_client")
+
+
+def _import_core() -> None:
+    """The session machinery and the model SDK (run in a thread: it takes seconds)."""
+    for name in CORE_MODULES:
+        importlib.import_module(name)
+
+
+def _cancelled_before_start(session: AgentSession) -> RunResult:
+    from agentls.agent.session import RunResult
+
+    return RunResult(session.id, "cancelled", "", Usage(), 0, session.transcript.path)

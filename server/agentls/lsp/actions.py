@@ -1,0 +1,177 @@
+"""What each command does, in LSP terms, on top of the host (validated arguments in).
+
+Kept apart from `commands` (registration and argument validation) so code actions and
+tests can call the same functions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from agentls.lsp.sync import uri_to_path
+
+if TYPE_CHECKING:
+    from agentls.agent.context import RunMode
+    from agentls.host import RunHandle
+    from agentls.lsp.arguments import (
+        CancelArgs,
+        CompactArgs,
+        EditArgs,
+        RunArgs,
+        StatusArgs,
+        ToolArgs,
+        ToolsArgs,
+    )
+    from agentls.lsp.server import AgentLanguageServer
+
+log = logging.getLogger(__name__)
+
+SHORT_ANSWER_CHARS = 400
+
+
+def _start(ls: AgentLanguageServer, args: RunArgs, mode: RunMode) -> RunHandle:
+    prompt = prompt_with_context(ls, args)
+    return ls.host.start_run(prompt, args.session, mode, title=args.prompt)
+
+
+async def run(ls: AgentLanguageServer, args: RunArgs) -> dict[str, Any]:
+    handle = _start(ls, args, args.mode or ls.config.current.mode)
+    if not args.wait:
+        return {"session": handle.session_id}
+    assert handle.task is not None
+    return await asyncio.shield(handle.task)
+
+
+async def ask(ls: AgentLanguageServer, args: RunArgs) -> dict[str, Any]:
+    """A read-only run whose answer is shown to the user."""
+    handle = _start(ls, args, "plan")
+    assert handle.task is not None
+    shown = asyncio.get_running_loop().create_task(_show_answer(ls, handle.task))
+    if not args.wait:
+        return {"session": handle.session_id}
+    return await asyncio.shield(shown)
+
+
+async def _show_answer(
+    ls: AgentLanguageServer, task: asyncio.Task[dict[str, Any]]
+) -> dict[str, Any]:
+    result = await task
+    text = str(result.get("text") or "").strip()
+    if result.get("status") != "completed" or not text:
+        return result
+    if len(text) <= SHORT_ANSWER_CHARS and text.count("\n") <= 3:
+        ls.message(types.MessageType.Info, text)
+        return result
+    if ls.features.show_document:
+        path = _answer_file(str(result.get("session")), text)
+        try:
+            await ls.window_show_document_async(
+                types.ShowDocumentParams(uri=path.as_uri(), take_focus=True)
+            )
+            result["answer"] = path.as_uri()
+            return result
+        except Exception as exc:
+            log.info("showDocument failed (%s); showing a message instead", exc)
+    ls.message(types.MessageType.Info, text)
+    return result
+
+
+def _answer_file(session_id: str, text: str) -> Path:
+    folder = Path(tempfile.gettempdir()) / "agentls-answers"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{session_id}.md"
+    path.write_text(text + "\n", encoding="utf-8")
+    return path
+
+
+def prompt_with_context(ls: AgentLanguageServer, args: RunArgs) -> str:
+    """The prompt, preceded by the current file and selection when the editor sent them."""
+    if args.uri is None:
+        if args.range is not None:
+            raise ValueError("`range` needs `uri` (the document the selection is in)")
+        return args.prompt
+    path = uri_to_path(args.uri)
+    shown = _relative(ls, path) if path else args.uri
+    if args.range is None:
+        return f"The user's current file is `{shown}`.\n\n{args.prompt}"
+    doc = ls.workspace.get_text_document(args.uri)
+    try:
+        rng = types.Range(
+            types.Position(args.range.start.line, args.range.start.character),
+            types.Position(args.range.end.line, args.range.end.character),
+        )
+        selection = doc.text_in_client_range(rng)
+    except OSError as exc:
+        raise ValueError(f"cannot read {args.uri}: {exc.strerror or exc}") from None
+    first, last = args.range.start.line + 1, args.range.end.line + 1
+    lines = f"line {first}" if first == last else f"lines {first}-{last}"
+    return (
+        f"The user's current file is `{shown}`; they selected {lines}:\n"
+        f"```\n{selection}\n```\n\n{args.prompt}"
+    )
+
+
+def _relative(ls: AgentLanguageServer, path: Path) -> str:
+    for root in ls.agent_workspace.roots:
+        try:
+            return path.resolve().relative_to(root).as_posix()
+        except ValueError:
+            continue
+    return str(path)
+
+
+async def cancel(ls: AgentLanguageServer, args: CancelArgs) -> dict[str, Any]:
+    return {"cancelled": ls.host.cancel(args.session)}
+
+
+async def accept(ls: AgentLanguageServer, args: EditArgs) -> dict[str, Any]:
+    from agentls.lsp.delivery import accept_staged
+
+    return await accept_staged(ls, args.session, args.uris)
+
+
+async def reject(ls: AgentLanguageServer, args: EditArgs) -> dict[str, Any]:
+    from agentls.lsp.delivery import reject_staged
+
+    return reject_staged(ls, args.session, args.uris)
+
+
+async def tool(ls: AgentLanguageServer, args: ToolArgs) -> dict[str, Any]:
+    result = await ls.host.run_tool(args.name, args.input, args.mode)
+    return {"content": result.content, "is_error": result.is_error}
+
+
+async def tools(ls: AgentLanguageServer, args: ToolsArgs) -> list[dict[str, Any]]:
+    return ls.host.tool_definitions(args.session, args.mode)
+
+
+async def status(ls: AgentLanguageServer, args: StatusArgs) -> dict[str, Any]:
+    from agentls.lsp.symbols import index_state
+
+    result = ls.host.status()
+    result["mode"] = ls.config.current.mode
+    result["permission_mode"] = ls.safety.mode if ls.safety is not None else None
+    result["index"] = index_state(ls)
+    return result
+
+
+async def compact(ls: AgentLanguageServer, args: CompactArgs) -> dict[str, Any]:
+    """Summarise a session's older turns now; the session keeps working afterwards."""
+    from agentls.agent.compaction import CompactionError
+
+    try:
+        return await ls.host.compact(args.session)
+    except CompactionError as exc:
+        raise ValueError(str(exc)) from None
+
+
+async def sessions(ls: AgentLanguageServer, args: StatusArgs) -> dict[str, Any]:
+    """Saved sessions of this workspace, newest first (resumable with `agentls.run`)."""
+    root = ls.host.workspace.roots[0]
+    return {"sessions": [summary.to_dict() for summary in ls.host.store.list(root)]}

@@ -1,0 +1,98 @@
+"""The argument object of each command, validated with pydantic.
+
+Imported on the first command, not at start-up: pydantic costs a few hundred milliseconds
+to import, and `initialize` should answer as fast as a bare pygls server.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pygls.exceptions import JsonRpcInvalidParams
+
+Mode = Literal["review", "auto", "plan"]
+M = TypeVar("M", bound=BaseModel)
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PositionArg(_Args):
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class RangeArg(_Args):
+    start: PositionArg
+    end: PositionArg
+
+
+class RunArgs(_Args):
+    prompt: str = Field(min_length=1)
+    uri: str | None = None
+    range: RangeArg | None = None
+    session: str | None = None
+    mode: Mode | None = None
+    wait: bool = False
+
+
+class CancelArgs(_Args):
+    session: str | None = None
+
+
+class EditArgs(_Args):
+    session: str
+    uris: list[str] | None = None
+
+
+class ToolArgs(_Args):
+    name: str = Field(min_length=1)
+    input: dict[str, Any] = Field(default_factory=dict)
+    mode: Mode = "review"
+
+
+class ToolsArgs(_Args):
+    session: str | None = None
+    mode: Mode = "review"
+
+
+class StatusArgs(_Args):
+    pass
+
+
+class CompactArgs(_Args):
+    session: str
+
+
+def parse_args(command: str, model: type[M], args: tuple[Any, ...]) -> M:
+    """One argument object (or none, where every field is optional) → the model."""
+    if len(args) > 1:
+        raise JsonRpcInvalidParams(
+            f"{command}: expected one argument object, got {len(args)} arguments"
+        )
+    raw = args[0] if args else {}
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise JsonRpcInvalidParams(
+            f"{command}: the argument must be an object, got {type(raw).__name__}"
+        )
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise JsonRpcInvalidParams(f"{command}: {describe(exc)}") from None
+
+
+def describe(exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "(argument)"
+        if err["type"] == "missing":
+            problems.append(f"`{where}` is required")
+        elif err["type"] == "extra_forbidden":
+            problems.append(f"`{where}` is not a known argument")
+        else:
+            problems.append(f"`{where}`: {err['msg']}")
+    return "; ".join(problems)

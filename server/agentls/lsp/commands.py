@@ -1,0 +1,65 @@
+"""`workspace/executeCommand` handlers: validate one argument object, call the host.
+
+Each command takes exactly one JSON object, validated with pydantic (`arguments`) so a
+bad call gets a JSON-RPC InvalidParams error naming the field and the problem, and the
+server stays up.
+Long work never happens inside a request: `agentls.run` returns `{session}` at once unless
+the caller asks to `wait`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pygls.exceptions import JsonRpcInvalidParams
+
+from agentls.lsp.server import AgentLanguageServer
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[["AgentLanguageServer", Any], Awaitable[Any]]
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "agentls.run": ("RunArgs", "run"),
+    "agentls.ask": ("RunArgs", "ask"),
+    "agentls.cancel": ("CancelArgs", "cancel"),
+    "agentls.accept": ("EditArgs", "accept"),
+    "agentls.reject": ("EditArgs", "reject"),
+    "agentls.tool": ("ToolArgs", "tool"),
+    "agentls.tools": ("ToolsArgs", "tools"),
+    "agentls.status": ("StatusArgs", "status"),
+    "agentls.compact": ("CompactArgs", "compact"),
+    "agentls.sessions": ("StatusArgs", "sessions"),
+}
+"""Command name → (argument model in `arguments`, function in `actions`)."""
+
+
+def setup(server: AgentLanguageServer) -> None:
+    """Register every command; models and actions are imported on the first call."""
+    for name, (model, action) in COMMANDS.items():
+        _register(server, name, model, action)
+
+
+def _register(server: AgentLanguageServer, name: str, model_name: str, action: str) -> None:
+    async def command(ls: AgentLanguageServer, *args: Any) -> Any:
+        await ls.wait_ready()  # before importing: `initialized` preloads these off the loop
+        from agentls.lsp import actions, arguments
+
+        parsed = arguments.parse_args(name, getattr(arguments, model_name), args)
+        handler: Handler = getattr(actions, action)
+        try:
+            return await handler(ls, parsed)
+        except asyncio.CancelledError:
+            raise
+        except JsonRpcInvalidParams:
+            raise
+        except LookupError as exc:  # unknown session and friends
+            raise JsonRpcInvalidParams(f"{name}: {exc.args[0] if exc.args else exc}") from None
+        except ValueError as exc:
+            raise JsonRpcInvalidParams(f"{name}: {exc}") from None
+
+    command.__name__ = name.replace(".", "_")
+    server.command(name)(command)

@@ -1,0 +1,360 @@
+"""Staged changes → `WorkspaceEdit`: versioned, line-granular, minimal, and safe.
+
+For each staged `Change` the builder compares three texts: what the agent read
+(`original_text`, at `base_version`), what the agent wants (`new_text`) and what the editor
+has now (its open buffer, else the file on disk). When the editor still has what the agent
+read, the edit is the line diff between them. When the user changed the buffer meanwhile,
+the agent's hunks are rebased onto the user's text if no hunk of one touches a hunk of the
+other; otherwise the file is left out and reported as a conflict, and the agent's version
+stays staged — the user's text is never overwritten.
+
+Edits replace whole lines (difflib over lines), never fragments of a line, so they read
+well in a preview and survive the editor's own normalisation. Positions are computed on
+the editor's current text through pygls's `TextDocument` in the negotiated encoding.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.workspace import PositionCodec, ServerTextPosition, TextDocument
+
+from agentls.lsp.capabilities import ClientFeatures
+from agentls.workspace.changes import Change
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_LONE_LF = re.compile(r"(?<!\r)\n")
+
+
+@dataclass(frozen=True)
+class DocState:
+    """A file as the editor has it now: `text` None when it does not exist."""
+
+    uri: str
+    text: str | None
+    version: int | None
+
+
+@dataclass(frozen=True)
+class Problem:
+    uri: str
+    reason: str
+
+
+@dataclass
+class EditPlan:
+    """One `WorkspaceEdit` plus what was left out of it and why."""
+
+    edit: types.WorkspaceEdit | None = None
+    included: list[Change] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    conflicts: list[Problem] = field(default_factory=list)
+    skipped: list[Problem] = field(default_factory=list)
+    expected: dict[str, str] = field(default_factory=dict)
+    """URI → the text the document must have once the edit is applied (for verification)."""
+    uris_of: list[list[str]] = field(default_factory=list)
+    """For each included change, the URIs whose text it sets (parallel to `included`)."""
+
+    @property
+    def reasons(self) -> list[str]:
+        return [f"{p.uri}: {p.reason}" for p in (*self.conflicts, *self.skipped)]
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split the way LSP counts lines (\\n, \\r\\n, \\r)."""
+    return _LINE.findall(text)
+
+
+def match_line_endings(original: str | None, new: str) -> str:
+    """Keep a CRLF file CRLF when the agent wrote plain LF lines into it."""
+    if original is None or "\r\n" not in original:
+        return new
+    if original.count("\n") != original.count("\r\n"):
+        return new  # the file itself mixes endings: leave the agent's text alone
+    return _LONE_LF.sub("\r\n", new)
+
+
+def line_hunks(old: str, new: str) -> list[tuple[int, int, list[str]]]:
+    """Changed line ranges of `old` (start, end) and their replacement lines."""
+    a, b = split_lines(old), split_lines(new)
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return [(i1, i2, b[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def rebase(base: str, ours: str, theirs: str) -> str | None:
+    """Apply the base→ours line changes onto theirs; None when they touch theirs' changes.
+
+    Like git, adjacent hunks count as touching: a change right next to the user's edit is
+    too likely to depend on it to merge silently.
+    """
+    mine = line_hunks(base, ours)
+    user = line_hunks(base, theirs)
+    for i1, i2, _ in mine:
+        for k1, k2, _ in user:
+            if i1 <= k2 and k1 <= i2:
+                return None
+    lines = split_lines(base)
+    result: list[str] = []
+    cursor = 0
+    for start, end, replacement in sorted([*mine, *user], key=lambda h: (h[0], h[1])):
+        result.extend(lines[cursor:start])
+        result.extend(replacement)
+        cursor = end
+    result.extend(lines[cursor:])
+    return "".join(result)
+
+
+def client_position(doc: TextDocument, offset: int) -> types.Position:
+    """`client_position_at_offset`, correct at the very end of a document too."""
+    text = doc.source
+    if offset < len(text):
+        return doc.client_position_at_offset(offset)
+    lines = doc.lines
+    if not lines:
+        return types.Position(0, 0)
+    last = lines[-1]
+    if last.endswith(("\n", "\r")):
+        return types.Position(len(lines), 0)
+    return doc.position_to_client_units(ServerTextPosition(len(lines) - 1, len(last)))
+
+
+def text_edits(uri: str, current: str, target: str, codec: PositionCodec) -> list[types.TextEdit]:
+    """Minimal whole-line edits turning `current` into `target`, in client units."""
+    doc = TextDocument(uri, current, position_codec=codec)
+    lines = split_lines(current)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    edits = []
+    for start, end, replacement in line_hunks(current, target):
+        rng = types.Range(client_position(doc, offsets[start]), client_position(doc, offsets[end]))
+        edits.append(types.TextEdit(range=rng, new_text="".join(replacement)))
+    return edits
+
+
+DocLookup = Callable[[Path], DocState]
+
+
+class EditBuilder:
+    """Builds one `WorkspaceEdit` for a list of changes, shaped for one client."""
+
+    def __init__(self, features: ClientFeatures, codec: PositionCodec, docs: DocLookup) -> None:
+        self.features = features
+        self.codec = codec
+        self.docs = docs
+        self._document_changes: list[
+            types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile
+        ] = []
+        self._changes: dict[str, list[types.TextEdit]] = {}
+        self._annotations: dict[str, types.ChangeAnnotation] = {}
+        self._label = ""
+        self._confirm = False
+        self._expected: dict[str, str] = {}
+
+    def build(self, changes: Sequence[Change], *, label: str, confirm: bool) -> EditPlan:
+        """`confirm`: ask the client to show the edit for confirmation where it can."""
+        self._label = label
+        self._confirm = confirm and self.features.change_annotations
+        plan = EditPlan()
+        self._expected = plan.expected
+        for change in changes:
+            before = set(plan.expected)
+            problem = self._add(change)
+            if problem is None:
+                plan.included.append(change)
+                plan.files.append(self.docs(change.path).uri)
+                plan.uris_of.append([u for u in plan.expected if u not in before])
+            elif problem.reason.startswith(_SKIP):
+                plan.skipped.append(Problem(problem.uri, problem.reason[len(_SKIP) :]))
+            else:
+                plan.conflicts.append(problem)
+        if plan.included:
+            plan.edit = self._workspace_edit()
+        return plan
+
+    # -- one change -----------------------------------------------------------------------
+
+    def _add(self, change: Change) -> Problem | None:
+        if change.kind == "modify":
+            return self._modify(change)
+        if change.kind == "create":
+            return self._create(change)
+        if change.kind == "delete":
+            return self._delete(change)
+        return self._rename(change)
+
+    def _target(self, change: Change, doc: DocState) -> str | Problem:
+        """The text the file should have, rebased onto the editor's text if needed."""
+        assert change.new_text is not None and doc.text is not None
+        wanted = match_line_endings(change.original_text, change.new_text)
+        if change.original_text is None or doc.text == change.original_text:
+            return wanted
+        merged = rebase(change.original_text, wanted, doc.text)
+        if merged is None:
+            return Problem(
+                doc.uri,
+                "the file changed in the editor since the agent read it and the changes "
+                "overlap; the agent's version stays staged (nothing was overwritten)",
+            )
+        return merged
+
+    def _modify(self, change: Change) -> Problem | None:
+        doc = self.docs(change.path)
+        if doc.text is None:
+            return Problem(doc.uri, "the file no longer exists; the agent's version stays staged")
+        target = self._target(change, doc)
+        if isinstance(target, Problem):
+            return target
+        self._text_edit(doc.uri, doc.text, target, doc.version, "Edit")
+        return None
+
+    def _create(self, change: Change) -> Problem | None:
+        doc = self.docs(change.path)
+        if not self._resource_op("create"):
+            return Problem(doc.uri, _SKIP + _unsupported("creating files", self.features))
+        if doc.text is not None:
+            return Problem(doc.uri, "a file with this name now exists; not overwritten")
+        annotation = self._annotate(doc.uri, "Create")
+        self._document_changes.append(
+            types.CreateFile(
+                uri=doc.uri,
+                options=types.CreateFileOptions(overwrite=False, ignore_if_exists=False),
+                annotation_id=annotation,
+            )
+        )
+        if change.new_text:
+            self._text_edit(doc.uri, "", change.new_text, None, "Create", annotation)
+        return None
+
+    def _delete(self, change: Change) -> Problem | None:
+        doc = self.docs(change.path)
+        if not self._resource_op("delete"):
+            return Problem(doc.uri, _SKIP + _unsupported("deleting files", self.features))
+        if doc.text is None:
+            return None  # already gone: nothing to do, nothing to lose
+        if change.original_text is not None and doc.text != change.original_text:
+            return Problem(
+                doc.uri,
+                "the file changed in the editor since the agent read it; not deleted",
+            )
+        self._document_changes.append(
+            types.DeleteFile(
+                uri=doc.uri,
+                options=types.DeleteFileOptions(ignore_if_not_exists=True),
+                annotation_id=self._annotate(doc.uri, "Delete"),
+            )
+        )
+        return None
+
+    def _rename(self, change: Change) -> Problem | None:
+        assert change.old_path is not None
+        old = self.docs(change.old_path)
+        new = self.docs(change.path)
+        if not self._resource_op("rename"):
+            return Problem(old.uri, _SKIP + _unsupported("renaming files", self.features))
+        if old.text is None:
+            return Problem(old.uri, "the file no longer exists; the rename stays staged")
+        if new.text is not None:
+            return Problem(new.uri, "a file with the new name now exists; not overwritten")
+        target: str | None = None
+        if change.new_text is not None:
+            rebased = self._target(change, old)
+            if isinstance(rebased, Problem):
+                return rebased
+            target = rebased
+        annotation = self._annotate(new.uri, f"Rename from {Path(change.old_path).name}")
+        self._document_changes.append(
+            types.RenameFile(
+                old_uri=old.uri,
+                new_uri=new.uri,
+                options=types.RenameFileOptions(overwrite=False, ignore_if_exists=False),
+                annotation_id=annotation,
+            )
+        )
+        if target is not None:
+            self._text_edit(new.uri, old.text, target, None, "Edit", annotation)
+        return None
+
+    # -- building blocks ------------------------------------------------------------------
+
+    def _resource_op(self, kind: str) -> bool:
+        return self.features.document_changes and kind in self.features.resource_operations
+
+    def _annotate(self, uri: str, what: str) -> str | None:
+        if not self._confirm:
+            return None
+        annotation_id = f"agentls-{len(self._annotations)}"
+        self._annotations[annotation_id] = types.ChangeAnnotation(
+            label=self._label,
+            needs_confirmation=True,
+            description=f"{what} {_name(uri)}",
+        )
+        return annotation_id
+
+    def _text_edit(
+        self,
+        uri: str,
+        current: str,
+        target: str,
+        version: int | None,
+        what: str,
+        annotation: str | None = None,
+    ) -> None:
+        edits = text_edits(uri, current, target, self.codec)
+        self._expected[uri] = target
+        if not self.features.document_changes:
+            self._changes.setdefault(uri, []).extend(edits)
+            return
+        if not edits:
+            return
+        annotation = annotation or self._annotate(uri, what)
+        final: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit] = (
+            [
+                types.AnnotatedTextEdit(
+                    range=e.range, new_text=e.new_text, annotation_id=annotation
+                )
+                for e in edits
+            ]
+            if annotation
+            else list(edits)
+        )
+        self._document_changes.append(
+            types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(
+                    uri=uri, version=version
+                ),
+                edits=final,
+            )
+        )
+
+    def _workspace_edit(self) -> types.WorkspaceEdit:
+        if not self.features.document_changes:
+            return types.WorkspaceEdit(changes=dict(self._changes))
+        return types.WorkspaceEdit(
+            document_changes=list(self._document_changes),
+            change_annotations=dict(self._annotations) or None,
+        )
+
+
+_SKIP = "skip:"
+
+
+def _unsupported(what: str, features: ClientFeatures) -> str:
+    missing = (
+        "workspace edits with documentChanges"
+        if not features.document_changes
+        else "this resource operation in workspace edits"
+    )
+    return (
+        f"{what} is not supported by this editor (it does not advertise {missing}); the "
+        "change stays staged — apply it by hand, or reject it with agentls.reject"
+    )
+
+
+def _name(uri: str) -> str:
+    return uri.rsplit("/", 1)[-1]

@@ -1,0 +1,186 @@
+"""initialize / initialized / configuration / shutdown.
+
+`initialize` only records what the client can do, so the response goes out as fast as a
+bare pygls server's; the agent host (workspace, configuration, tools) is built on
+`initialized`, and the heavy model SDK is imported in a background thread so the first
+run does not stall the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import threading
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from agentls.lsp.capabilities import ClientFeatures
+from agentls.lsp.server import AgentLanguageServer
+from agentls.lsp.sync import push_buffer
+
+if TYPE_CHECKING:
+    from agentls.agent.settings import AgentSettings
+
+log = logging.getLogger(__name__)
+
+HOST_IMPORTS = (
+    "agentls.host",
+    "agentls.lsp.arguments",
+    "agentls.lsp.actions",
+    "agentls.tools",
+    "agentls.agent.settings_files",
+    "agentls.lsp.safety",
+    "agentls.lsp.config",
+    "agentls.lsp.approvals",
+    "agentls.lsp.port",
+    "agentls.workspace",
+)
+WARM_IMPORTS = (
+    "agentls.workspace.index",
+    "anthropic",
+    "agentls.agent.session",
+    "agentls.agent.loop",
+)
+
+
+def setup(server: AgentLanguageServer) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: AgentLanguageServer, params: types.InitializeParams) -> None:
+        ls.features = ClientFeatures.of(params.capabilities, ls.workspace.position_encoding)
+        ls.initialization_options = params.initialization_options
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: AgentLanguageServer, params: types.InitializedParams) -> None:
+        # the core's modules take a second or more to import: not on the event loop
+        await asyncio.to_thread(_import_all, HOST_IMPORTS)
+        start_agent(ls)
+        for uri in list(ls.workspace.text_documents):  # opened while we were importing
+            push_buffer(ls, uri)
+        ls.ready.set()
+        threading.Thread(target=_warm_up, args=(ls,), name="agentls-warm-up", daemon=True).start()
+        from agentls.lsp.watch import start_watching
+
+        await start_watching(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(
+        ls: AgentLanguageServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        settings = params.settings
+        source = "workspace/didChangeConfiguration"
+        if settings is None and ls.features.configuration:
+            # the pull model: the notification only says "something changed"
+            settings = await pull_configuration(ls)
+            source = "workspace/configuration"
+        problems = ls.config.set_editor(settings, source)
+        if ls.has_host:
+            from agentls.lsp.safety import reload_safety
+
+            problems += reload_safety(ls)
+            ls.host.settings_changed()
+        report_problems(ls, problems)
+        ls.log_line(f"agentls: configuration updated (mode={ls.config.current.mode})")
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: AgentLanguageServer, params: None) -> None:
+        if ls.watch_task is not None:
+            ls.watch_task.cancel()
+        if ls.has_host:
+            await ls.host.shutdown()
+
+
+def start_agent(ls: AgentLanguageServer) -> None:
+    """Build configuration and the agent host for this connection's workspace."""
+    from agentls.host import AgentHost, HostOptions
+    from agentls.lsp.config import load_project_config
+    from agentls.lsp.port import LspPort
+    from agentls.lsp.safety import (
+        LazyMcpSource,
+        reload_safety,
+        session_hooks,
+        session_policy,
+        session_pool_filter,
+        session_tools,
+        tool_search_settings,
+    )
+    from agentls.workspace import Workspace
+
+    roots = ls.roots()
+    problems = ls.config.set_project(load_project_config(roots[0]))
+    problems += ls.config.set_editor(ls.initialization_options, "initializationOptions")
+    options = HostOptions(
+        settings=lambda: agent_settings(ls),
+        instructions=lambda: ls.config.current.instructions,
+        tools=lambda workspace: session_tools(ls),
+        permissions=lambda: session_policy(ls),
+        hooks=lambda: session_hooks(ls),
+        pool_filter=lambda: session_pool_filter(ls),
+        tool_sources=[LazyMcpSource(ls, roots[0])],
+        tool_search=lambda: tool_search_settings(ls),
+    )
+    ls.host = AgentHost(Workspace(roots), LspPort(ls), options)
+    problems += reload_safety(ls)
+    report_problems(ls, problems)
+    log.info("agentls ready for %s", ", ".join(str(r) for r in roots))
+
+
+async def pull_configuration(ls: AgentLanguageServer) -> object:
+    """The `agentls` section via `workspace/configuration`; None when the client fails."""
+    try:
+        result = await ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section="agentls")])
+        )
+    except Exception as exc:
+        log.info("workspace/configuration failed: %s", exc)
+        return None
+    return result[0] if result else None
+
+
+def agent_settings(ls: AgentLanguageServer) -> AgentSettings:
+    """Settings for a new session: environment, then the layered configuration.
+
+    An invalid environment variable is reported and the loop settings fall back to their
+    defaults (credentials and endpoint still come from the environment).
+    """
+    from agentls.agent.settings import AgentSettings, ConfigError
+
+    overrides = ls.config.current.settings_overrides()
+    try:
+        return AgentSettings.from_env(**overrides)
+    except ConfigError as exc:
+        ls.message(types.MessageType.Warning, f"agentls: {exc}; using safe defaults")
+        import os
+
+        env = {k: v for k, v in os.environ.items() if k.startswith("ANTHROPIC_")}
+        try:
+            return AgentSettings.from_env(env, **overrides)
+        except ConfigError:
+            return AgentSettings.from_env(env)
+
+
+def report_problems(ls: AgentLanguageServer, problems: list[str]) -> None:
+    if not problems:
+        return
+    text = "agentls configuration: " + "; ".join(problems)
+    ls.message(types.MessageType.Warning, text)
+
+
+def _import_all(names: tuple[str, ...]) -> None:
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:
+            log.debug("import of %s failed: %s", name, exc)
+
+
+def _warm_up(ls: AgentLanguageServer) -> None:
+    """Import the model SDK and start the symbol index off the event loop."""
+    _import_all(WARM_IMPORTS)
+    try:
+        from agentls.lsp.symbols import index_of
+
+        index_of(ls)
+    except Exception:
+        log.exception("the symbol index could not start")

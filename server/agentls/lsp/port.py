@@ -1,0 +1,28 @@
+"""`LspPort`: the `EditorPort` the host talks to, implemented with LSP requests."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentls.lsp.progress import LspRunReporter
+
+if TYPE_CHECKING:
+    from agentls.agent.context import RunMode
+    from agentls.host import EditOutcome, RunHandle, RunReporter
+    from agentls.lsp.server import AgentLanguageServer
+    from agentls.workspace import ChangeSet
+
+
+class LspPort:
+    def __init__(self, ls: AgentLanguageServer) -> None:
+        self.ls = ls
+
+    def reporter(self, run: RunHandle) -> RunReporter:
+        return LspRunReporter(self.ls, run)
+
+    async def deliver(
+        self, session_id: str, changes: ChangeSet, mode: RunMode, summary: str, *, final: bool
+    ) -> EditOutcome | None:
+        from agentls.lsp.delivery import deliver
+
+        return await deliver(self.ls, session_id, changes, mode, summary, final=final)

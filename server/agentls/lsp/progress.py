@@ -1,0 +1,153 @@
+"""One run's UI: `$/progress` on a cancellable token, log lines, `agentls/event`.
+
+The token is created by the server (`window/workDoneProgress/create`) so every client that
+supports work-done progress shows it, and a cancel of that token cancels the run exactly as
+`agentls.cancel` would. Everything here is best-effort: a client that fails a progress
+request or a notification never breaks the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from agentls.agent.events import (
+    AgentEvent,
+    Notice,
+    Retrying,
+    RunStarted,
+    ToolFinished,
+    ToolStarted,
+    TurnUsage,
+    event_to_dict,
+)
+
+if TYPE_CHECKING:
+    from agentls.host import RunHandle
+    from agentls.lsp.server import AgentLanguageServer
+
+log = logging.getLogger(__name__)
+
+EVENT_METHOD = "agentls/event"
+CREATE_TIMEOUT = 5.0
+
+
+class LspRunReporter:
+    def __init__(self, ls: AgentLanguageServer, run: RunHandle) -> None:
+        self.ls = ls
+        self.run = run
+        self.token: str | None = None
+
+    async def begin(self) -> None:
+        self.ls.log_line(f"[{self.run.session_id}] run started ({self.run.mode}): {self.run.title}")
+        if not self.ls.features.work_done_progress:
+            return
+        token = f"agentls-{uuid.uuid4()}"
+        try:
+            await asyncio.wait_for(
+                self.ls.work_done_progress.create_async(token), timeout=CREATE_TIMEOUT
+            )
+        except Exception as exc:
+            log.info("no progress for run %s: %s", self.run.session_id, exc)
+            return
+        self.token = token
+        self.ls.work_done_progress.begin(
+            token,
+            types.WorkDoneProgressBegin(
+                title=f"agentls: {self.run.title}",
+                cancellable=True,
+                message=f"session {self.run.session_id}",
+            ),
+        )
+        future = self.ls.work_done_progress.tokens.get(token)
+        if future is not None:
+            loop = asyncio.get_running_loop()
+            future.add_done_callback(lambda f: self._on_token_done(f, loop))
+
+    def _on_token_done(self, future: Future[Any], loop: asyncio.AbstractEventLoop) -> None:
+        if future.cancelled():
+            loop.call_soon_threadsafe(self._cancel_from_client)
+
+    def _cancel_from_client(self) -> None:
+        log.info("client cancelled the progress of session %s", self.run.session_id)
+        self.ls.log_line(f"[{self.run.session_id}] cancelled from the editor")
+        self.ls.host.cancel(self.run.session_id)
+
+    def on_event(self, event: AgentEvent) -> None:
+        self._notify(event)
+        line = _log_line(event)
+        if line:
+            self.ls.log_line(f"[{self.run.session_id}] {line}")
+        if isinstance(event, ToolStarted) and self.token:
+            self.ls.work_done_progress.report(
+                self.token, types.WorkDoneProgressReport(message=event.summary)
+            )
+
+    def _notify(self, event: AgentEvent) -> None:
+        try:
+            self.ls.protocol.notify(EVENT_METHOD, event_to_dict(event))
+        except Exception:
+            log.exception("cannot send %s", EVENT_METHOD)
+
+    async def end(self, result: dict[str, Any]) -> None:
+        outcome = outcome_line(result)
+        self.ls.log_line(f"[{self.run.session_id}] {outcome}")
+        if self.token is not None:
+            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=outcome))
+            self.ls.work_done_progress.tokens.pop(self.token, None)
+        if result.get("status") == "failed":
+            self.ls.message(
+                types.MessageType.Error,
+                f"agentls run failed: {result.get('error') or 'unknown error'}",
+            )
+
+
+def outcome_line(result: dict[str, Any]) -> str:
+    status = str(result.get("status"))
+    parts = [status]
+    edit = result.get("edit")
+    if isinstance(edit, dict) and edit.get("files"):
+        state = {True: "applied", False: "not applied", None: "staged for review"}[
+            edit.get("applied")
+        ]
+        parts.append(f"{len(edit['files'])} file(s) {state}")
+        if edit.get("reason"):
+            parts.append(str(edit["reason"]))
+    usage = result.get("usage")
+    if isinstance(usage, dict) and (usage.get("input_tokens") or usage.get("output_tokens")):
+        tokens = int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
+        cost = usage.get("cost_usd")
+        parts.append(
+            f"{tokens} tokens" + (f", ${cost:.4f}" if isinstance(cost, int | float) else "")
+        )
+    if result.get("error"):
+        parts.append(str(result["error"]))
+    return " — ".join(parts)
+
+
+def _log_line(event: AgentEvent) -> str | None:
+    if isinstance(event, RunStarted):
+        return None
+    if isinstance(event, ToolStarted):
+        return f"→ {event.summary}"
+    if isinstance(event, ToolFinished):
+        mark = "✗" if event.is_error else "✓"
+        return f"{mark} {event.name} ({event.duration_ms:.0f} ms)"
+    if isinstance(event, TurnUsage):
+        u = event.usage
+        return (
+            f"turn {event.turn}: in={u.get('input_tokens')} out={u.get('output_tokens')} "
+            f"cache_read={u.get('cache_read_input_tokens')} stop={event.stop_reason}"
+        )
+    if isinstance(event, Retrying):
+        return (
+            f"model request failed ({event.error}); retry {event.attempt} in {event.delay_s:.1f}s"
+        )
+    if isinstance(event, Notice):
+        return event.message
+    return None

@@ -1,0 +1,123 @@
+"""Permission policy and hooks for new sessions, from the layered settings.
+
+The rules engine is the core's (`agentls.agent.settings_files.load_safety` →
+`RulePolicy`, `CommandHooks`); this module only feeds it the editor's and the project's
+`agentls` sections, gives it the LSP approver, and reloads it when the settings change.
+If the safety settings cannot be loaded at all, sessions fall back to `PromptPolicy`
+(tool opinions, "ask" prompted) rather than to allowing everything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from agentls.lsp.approvals import PromptPolicy, approver_for
+from agentls.lsp.config import safety_section
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from agentls.agent.hooks import HookRunner
+    from agentls.agent.permissions import PermissionPolicy
+    from agentls.agent.registry import AnyTool, PoolFilter, ToolSearchSettings
+    from agentls.lsp.server import AgentLanguageServer
+    from agentls.mcp import McpManager
+
+log = logging.getLogger(__name__)
+
+
+def reload_safety(ls: AgentLanguageServer) -> list[str]:
+    """(Re)build `ls.safety` from the current settings; returns problems to show."""
+    try:
+        from agentls.agent.settings_files import load_safety
+
+        ls.safety = load_safety(
+            ls.host.workspace.roots,
+            section=safety_section(ls.config.editor),
+            project_section=safety_section(ls.config.project),
+        )
+    except Exception as exc:
+        log.exception("cannot load the permission settings")
+        ls.safety = None
+        return [
+            f"the permission settings could not be loaded ({exc}); calls that need approval "
+            "are asked for, or denied where the editor cannot ask"
+        ]
+    return list(ls.safety.problems)
+
+
+def session_policy(ls: AgentLanguageServer) -> PermissionPolicy:
+    """A new policy per session, so "allow for this session" stays with that session."""
+    if ls.safety is None:
+        return PromptPolicy(ls)
+    return ls.safety.policy(approver_for(ls))
+
+
+def session_hooks(ls: AgentLanguageServer) -> HookRunner:
+    from agentls.agent.hooks import NoHooks
+
+    if ls.safety is None:
+        return NoHooks()
+    return ls.safety.hooks(on_problem=lambda message: ls.log_line(f"agentls hooks: {message}"))
+
+
+def session_pool_filter(ls: AgentLanguageServer) -> PoolFilter:
+    """Tool-wide deny rules hide those tools from the model altogether."""
+    from agentls.agent.registry import PoolFilter
+
+    if ls.safety is None:
+        return PoolFilter()
+    return PoolFilter(denied=ls.safety.pool_filter().denied)
+
+
+def session_tools(ls: AgentLanguageServer) -> list[Any]:
+    """The built-in tools, with `run_command` configured by the safety settings."""
+    from agentls.tools import builtin_tools
+
+    run_command = ls.safety.run_command_tool() if ls.safety is not None else None
+    return builtin_tools(run_command=run_command)
+
+
+class LazyMcpSource:
+    """The workspace's MCP servers as a tool source, created on first need.
+
+    Importing the MCP SDK takes seconds, so neither start-up nor the event loop pays for
+    it: the manager is built in a thread when a session first asks for tools.
+    """
+
+    def __init__(self, ls: AgentLanguageServer, root: Path) -> None:
+        self.ls = ls
+        self.root = root
+        self.manager: McpManager | None = None
+
+    def _build(self) -> McpManager:
+        from agentls.lsp.approvals import approve_mcp_project_file
+        from agentls.mcp import McpManager
+
+        return McpManager.from_config(
+            self.root,
+            self.ls.config.current.mcp,
+            approve_project_file=lambda request: approve_mcp_project_file(self.ls, request),
+        )
+
+    async def tools(self) -> Sequence[AnyTool]:
+        if self.manager is None:
+            self.manager = await asyncio.to_thread(self._build)
+        return await self.manager.tools()
+
+    def status(self) -> list[dict[str, Any]]:
+        return self.manager.status() if self.manager is not None else []
+
+    async def aclose(self) -> None:
+        if self.manager is not None:
+            await self.manager.aclose()
+
+
+def tool_search_settings(ls: AgentLanguageServer) -> ToolSearchSettings:
+    from agentls.agent.registry import ToolSearchSettings
+
+    return ToolSearchSettings.from_dict(ls.config.current.tool_search)

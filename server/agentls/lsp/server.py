@@ -1,0 +1,124 @@
+"""The server class and its factory.
+
+`AgentLanguageServer` only carries per-connection state (configuration, the agent host,
+the client's features); every feature lives in its own module with a `setup(server)`
+function, the way esbonio assembles its server. Nothing here is module-level mutable
+state, so tests and benchmarks can build as many servers as they like.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from agentls import __version__
+from agentls.lsp.capabilities import ClientFeatures
+
+if TYPE_CHECKING:
+    from agentls.agent.settings_files import Safety
+    from agentls.host import AgentHost
+    from agentls.lsp.config import ConfigState
+    from agentls.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+
+class NotReady(RuntimeError):
+    """A request arrived before `initialize` set the workspace up."""
+
+
+class AgentLanguageServer(LanguageServer):
+    """pygls server plus the state one connection needs."""
+
+    def __init__(self) -> None:
+        super().__init__("agentls", __version__)
+        self._config: ConfigState | None = None
+        self.features = ClientFeatures()
+        self._host: AgentHost | None = None
+        self.initialization_options: Any = None
+        self.ready = asyncio.Event()
+        """Set once `initialized` has built the agent host (commands wait for it)."""
+        self.safety: Safety | None = None
+        """Permission rules and hooks for new sessions (see `agentls.lsp.safety`)."""
+        self.open_uris: dict[Path, str] = {}
+        """Resolved path → the URI the editor opened it by (they can differ via symlinks)."""
+        self.watch_task: asyncio.Task[None] | None = None
+        """The disk poll, for clients that cannot watch files (see `agentls.lsp.watch`)."""
+
+    @property
+    def config(self) -> ConfigState:
+        """The layered configuration (built on first use: pydantic is slow to import)."""
+        if self._config is None:
+            from agentls.lsp.config import ConfigState
+
+            self._config = ConfigState()
+        return self._config
+
+    @property
+    def host(self) -> AgentHost:
+        if self._host is None:
+            raise NotReady("the server is not initialized yet")
+        return self._host
+
+    @host.setter
+    def host(self, value: AgentHost) -> None:
+        self._host = value
+
+    @property
+    def has_host(self) -> bool:
+        return self._host is not None
+
+    async def wait_ready(self, seconds: float = 60.0) -> AgentHost:
+        """The host, once `initialized` has built it (requests may arrive earlier)."""
+        if self._host is None:
+            try:
+                await asyncio.wait_for(self.ready.wait(), seconds)
+            except TimeoutError:
+                raise NotReady("the server did not finish starting; see its log") from None
+        return self.host
+
+    @property
+    def agent_workspace(self) -> Workspace:
+        return self.host.workspace
+
+    def roots(self) -> list[Path]:
+        """Workspace folders from the client, else its root URI, else the current directory."""
+        roots: list[Path] = []
+        for folder in self.workspace.folders.values():
+            path = to_fs_path(folder.uri)
+            if path:
+                roots.append(Path(path))
+        if not roots and self.workspace.root_path:
+            roots.append(Path(self.workspace.root_path))
+        return roots or [Path(os.getcwd())]
+
+    def message(self, kind: types.MessageType, text: str) -> None:
+        """Show a message to the user (and log it), never raising."""
+        log.log(logging.WARNING if kind <= types.MessageType.Warning else logging.INFO, "%s", text)
+        try:
+            self.window_show_message(types.ShowMessageParams(type=kind, message=text))
+        except Exception:
+            log.exception("cannot show a message")
+
+    def log_line(self, text: str, kind: types.MessageType = types.MessageType.Log) -> None:
+        try:
+            self.window_log_message(types.LogMessageParams(type=kind, message=text))
+        except Exception:
+            log.exception("cannot send a log message")
+
+
+def create_server() -> AgentLanguageServer:
+    """A fresh server with every feature registered."""
+    from agentls.lsp import code_actions, commands, lifecycle, symbols, sync, watch
+
+    server = AgentLanguageServer()
+    for feature in (lifecycle, sync, watch, commands, code_actions, symbols):
+        feature.setup(server)
+    return server

@@ -1,0 +1,62 @@
+"""Document sync (incremental): the editor's buffers become the agent's buffer overlay.
+
+pygls applies didOpen/didChange to its own document before these handlers run, so each
+handler copies the resulting text and version into the shared `Workspace`. Tools then read
+unsaved work, and staged edits remember which buffer version they were computed against.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from agentls.lsp.server import AgentLanguageServer
+
+log = logging.getLogger(__name__)
+
+
+def uri_to_path(uri: str) -> Path | None:
+    """A local path for a `file:` URI; None for other schemes (untitled:, git:, ...)."""
+    if not uri.startswith("file:"):
+        return None
+    path = to_fs_path(uri)
+    return Path(path) if path else None
+
+
+def setup(server: AgentLanguageServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: AgentLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        push_buffer(ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: AgentLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        push_buffer(ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: AgentLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        path = uri_to_path(params.text_document.uri)
+        if path is None or not ls.has_host:
+            return
+        ls.open_uris.pop(Path(os.path.realpath(path)), None)
+        try:
+            ls.agent_workspace.close_buffer(path)
+        except Exception:
+            log.exception("cannot close buffer %s", path)
+
+
+def push_buffer(ls: AgentLanguageServer, uri: str) -> None:
+    """Copy pygls's current text and version of `uri` into the workspace overlay."""
+    path = uri_to_path(uri)
+    if path is None or not ls.has_host:
+        return
+    doc = ls.workspace.get_text_document(uri)
+    ls.open_uris[Path(os.path.realpath(path))] = uri
+    try:
+        ls.agent_workspace.set_buffer(path, doc.source, doc.version)
+    except Exception:
+        # e.g. a file outside the roots: the agent cannot use it, the editor keeps working
+        log.debug("buffer %s not tracked", path, exc_info=True)

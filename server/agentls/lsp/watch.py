@@ -1,0 +1,107 @@
+"""Changes on disk (a `git checkout`, a formatter, another editor) reach the workspace.
+
+Where the client can watch files, one `workspace/didChangeWatchedFiles` watcher is
+registered dynamically and each reported change goes to `Workspace.notify_disk_change`,
+which re-indexes that file only. Where it cannot (Helix, some Emacs set-ups), a background
+poll compares modification times and sizes every `POLL_SECONDS` and reports the differences
+the same way. `didSave` is reported too, for clients that save without watching.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from pathlib import Path
+
+from lsprotocol import types
+
+from agentls.lsp.server import AgentLanguageServer
+from agentls.lsp.sync import uri_to_path
+
+log = logging.getLogger(__name__)
+
+POLL_SECONDS = 10.0
+"""Default poll interval; `AGENTLS_DISK_POLL_SECONDS` overrides it."""
+Snapshot = dict[str, tuple[int, int]]
+
+
+def setup(server: AgentLanguageServer) -> None:
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(
+        ls: AgentLanguageServer, params: types.DidChangeWatchedFilesParams
+    ) -> None:
+        for change in params.changes:
+            _notify(ls, change.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: AgentLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        _notify(ls, params.text_document.uri)
+
+
+def _notify(ls: AgentLanguageServer, uri: str) -> None:
+    path = uri_to_path(uri)
+    if path is None or not ls.has_host:
+        return
+    try:
+        ls.agent_workspace.notify_disk_change(path)
+    except Exception:
+        log.debug("disk change of %s not tracked", path, exc_info=True)
+
+
+async def start_watching(ls: AgentLanguageServer) -> None:
+    """Register the client-side watcher, or fall back to polling the disk."""
+    if ls.features.watch_files:
+        registration = types.Registration(
+            id=f"agentls-watch-{uuid.uuid4().hex[:8]}",
+            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
+            ),
+        )
+        try:
+            await ls.client_register_capability_async(
+                types.RegistrationParams(registrations=[registration])
+            )
+            return
+        except Exception:
+            log.warning("the client refused the file watcher; polling the disk instead")
+    ls.watch_task = asyncio.get_running_loop().create_task(_poll(ls), name="agentls-poll-disk")
+
+
+async def _poll(ls: AgentLanguageServer) -> None:
+    """The fallback: a cheap stat walk (ignore rules applied) in a thread, forever."""
+    interval = _poll_seconds()
+    previous = await asyncio.to_thread(snapshot, ls)
+    while True:
+        await asyncio.sleep(interval)
+        current = await asyncio.to_thread(snapshot, ls)
+        for name in changed_paths(previous, current):
+            ls.agent_workspace.notify_disk_change(Path(name))
+        previous = current
+
+
+def _poll_seconds() -> float:
+    try:
+        return max(0.05, float(os.environ.get("AGENTLS_DISK_POLL_SECONDS", POLL_SECONDS)))
+    except ValueError:
+        log.warning("AGENTLS_DISK_POLL_SECONDS is not a number; polling every %ss", POLL_SECONDS)
+        return POLL_SECONDS
+
+
+def snapshot(ls: AgentLanguageServer) -> Snapshot:
+    found: Snapshot = {}
+    for name in ls.agent_workspace.file_strs():
+        try:
+            stat = os.stat(name)
+        except OSError:
+            continue
+        found[name] = (stat.st_mtime_ns, stat.st_size)
+    return found
+
+
+def changed_paths(before: Snapshot, after: Snapshot) -> list[str]:
+    """Created, modified and deleted files between two snapshots."""
+    changed = [name for name, stamp in after.items() if before.get(name) != stamp]
+    return changed + [name for name in before if name not in after]

@@ -1,0 +1,47 @@
+"""MCP servers as a tool source: configuration, approval, connections, tools.
+
+Wiring for a host (the LSP server, the CLI)::
+
+    manager = McpManager.from_config(workspace_root, settings.get("mcp"),
+                                     approve_project_file=ask_the_user)
+    if manager.options.startup == "eager":
+        asyncio.create_task(manager.start())
+    SessionConfig(..., tool_sources=[manager],
+                  tool_search=ToolSearchSettings.from_dict(settings.get("toolSearch")))
+    ...
+    status["mcp"] = manager.status()
+    await manager.aclose()          # on shutdown
+
+Nothing in this package imports pygls or lsprotocol.
+"""
+
+from agentls.mcp.approval import ApprovalStore, ProjectFileApprover, ProjectFileRequest
+from agentls.mcp.config import (
+    McpOptions,
+    RemoteServer,
+    ServerSpec,
+    StdioServer,
+    user_config_path,
+)
+from agentls.mcp.connection import McpConnection
+from agentls.mcp.manager import McpManager
+from agentls.mcp.naming import rule_matches_tool, tool_name
+from agentls.mcp.tools import ListMcpResources, McpTool, ReadMcpResource
+
+__all__ = [
+    "ApprovalStore",
+    "ListMcpResources",
+    "McpConnection",
+    "McpManager",
+    "McpOptions",
+    "McpTool",
+    "ProjectFileApprover",
+    "ProjectFileRequest",
+    "ReadMcpResource",
+    "RemoteServer",
+    "ServerSpec",
+    "StdioServer",
+    "rule_matches_tool",
+    "tool_name",
+    "user_config_path",
+]

@@ -1,0 +1,240 @@
+"""MCP server configuration in Claude Code's `.mcp.json` shape, from three places.
+
+    {"mcpServers": {
+        "files":  {"command": "npx", "args": ["-y", "@scope/server"], "env": {"TOKEN": "${TOKEN}"}},
+        "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {...}},
+        "legacy": {"type": "sse", "url": "https://example.com/sse"}}}
+
+Sources, highest precedence first when two define the same name:
+1. `config` — our own settings (the editor's `initializationOptions.mcp`, or the CLI's);
+2. `project` — `.mcp.json` in the workspace root, used only once the user approved that file
+   (it can start arbitrary programs; see `agentls.mcp.approval`);
+3. `user` — `mcp.json` in `platformdirs.user_config_dir("agentls")` (`~/.config/agentls/mcp.json`
+   on Linux), and optionally Claude Code's user-scope servers from `~/.claude.json`.
+
+`${VAR}` and `${VAR:-default}` are expanded from the environment in commands, arguments,
+`env` values, URLs and headers, as Claude Code does; a missing variable without a default
+makes that one server fail with a message naming the variable.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+
+Source = Literal["config", "project", "user"]
+PROJECT_FILE = ".mcp.json"
+USER_FILE = "mcp.json"
+
+
+def user_config_path() -> Path:
+    """Where the user-level server list lives (`~/.config/agentls/mcp.json` on Linux)."""
+    return Path(platformdirs.user_config_dir("agentls")) / USER_FILE
+
+
+@dataclass(frozen=True)
+class StdioServer:
+    name: str
+    source: Source
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+
+    @property
+    def transport(self) -> str:
+        return "stdio"
+
+    def describe(self) -> str:
+        return " ".join([self.command, *self.args])
+
+
+@dataclass(frozen=True)
+class RemoteServer:
+    name: str
+    source: Source
+    url: str
+    kind: Literal["http", "sse"] = "http"
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def transport(self) -> str:
+        return self.kind
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.url}"
+
+
+ServerSpec = StdioServer | RemoteServer
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    """A server entry (or a whole file) that could not be used; shown in `status()`."""
+
+    name: str
+    source: Source
+    message: str
+
+
+@dataclass(frozen=True)
+class McpOptions:
+    """How the manager runs servers. From the `mcp` settings object (camelCase keys)."""
+
+    startup: Literal["lazy", "eager"] = "lazy"
+    startup_timeout: float = 30.0
+    tool_timeout: float = 300.0
+    project_config: bool = True
+    user_config: bool = True
+    claude_code_user_config: bool = False
+    disabled: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> McpOptions:
+        if not data:
+            return cls()
+        values: dict[str, Any] = {}
+        if data.get("startup") in ("lazy", "eager"):
+            values["startup"] = data["startup"]
+        for key, attr in (
+            ("startupTimeoutSeconds", "startup_timeout"),
+            ("toolTimeoutSeconds", "tool_timeout"),
+        ):
+            value = data.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+                values[attr] = float(value)
+        for key, attr in (
+            ("projectConfig", "project_config"),
+            ("userConfig", "user_config"),
+            ("claudeCodeUserConfig", "claude_code_user_config"),
+        ):
+            if isinstance(data.get(key), bool):
+                values[attr] = data[key]
+        disabled = data.get("disabledServers")
+        if isinstance(disabled, list):
+            values["disabled"] = frozenset(str(n) for n in disabled)
+        return cls(**values)
+
+
+@dataclass
+class ParsedServers:
+    servers: dict[str, ServerSpec] = field(default_factory=dict)
+    problems: list[ConfigProblem] = field(default_factory=list)
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class MissingVariable(ValueError):
+    pass
+
+
+def expand(text: str, environ: Mapping[str, str]) -> str:
+    """`${VAR}` / `${VAR:-default}` from the environment; a missing VAR without default raises."""
+
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        raise MissingVariable(f"environment variable {name} is not set (used as ${{{name}}})")
+
+    return _VAR.sub(replace, text)
+
+
+def parse_servers(
+    data: object, source: Source, environ: Mapping[str, str], origin: str = ""
+) -> ParsedServers:
+    """Servers from one `{"mcpServers": {...}}` object; bad entries become problems."""
+    result = ParsedServers()
+    where = origin or source
+    if not isinstance(data, Mapping):
+        result.problems.append(ConfigProblem("*", source, f"{where}: expected a JSON object"))
+        return result
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, Mapping):
+        result.problems.append(
+            ConfigProblem("*", source, f"{where}: `mcpServers` must be an object")
+        )
+        return result
+    for name, entry in servers.items():
+        try:
+            result.servers[str(name)] = parse_server(str(name), entry, source, environ)
+        except (ValueError, TypeError) as exc:
+            result.problems.append(ConfigProblem(str(name), source, f"{where}: {exc}"))
+    return result
+
+
+def parse_server(
+    name: str, entry: object, source: Source, environ: Mapping[str, str]
+) -> ServerSpec:
+    if not isinstance(entry, Mapping):
+        raise ValueError(f"server {name!r}: expected an object")
+    kind = entry.get("type")
+    if "command" in entry and kind in (None, "stdio"):
+        command = entry["command"]
+        if not isinstance(command, str) or not command.strip():
+            raise ValueError(f"server {name!r}: `command` must be a non-empty string")
+        args = entry.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise ValueError(f"server {name!r}: `args` must be a list of strings")
+        env = _string_map(name, "env", entry.get("env", {}))
+        cwd = entry.get("cwd")
+        return StdioServer(
+            name,
+            source,
+            expand(command, environ),
+            tuple(expand(a, environ) for a in args),
+            {k: expand(v, environ) for k, v in env.items()},
+            expand(cwd, environ) if isinstance(cwd, str) else None,
+        )
+    if kind in ("http", "sse", "streamable-http") or (kind is None and "url" in entry):
+        url = entry.get("url")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ValueError(f"server {name!r}: `url` must be an http(s) URL")
+        headers = _string_map(name, "headers", entry.get("headers", {}))
+        return RemoteServer(
+            name,
+            source,
+            expand(url, environ),
+            "sse" if kind == "sse" else "http",
+            {k: expand(v, environ) for k, v in headers.items()},
+        )
+    raise ValueError(
+        f"server {name!r}: needs `command` (stdio) or `type` http/sse with a `url` "
+        f"(got type {kind!r})"
+    )
+
+
+def _string_map(name: str, key: str, value: object) -> dict[str, str]:
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ValueError(f"server {name!r}: `{key}` must map strings to strings")
+    return dict(value)
+
+
+def read_json_file(path: Path) -> tuple[object | None, str | None]:
+    """(data, None), (None, None) when the file does not exist, or (None, problem)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"{path}: cannot read ({exc.strerror or exc})"
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}"
+
+
+def claude_code_user_servers(home: Path | None = None) -> Path:
+    """Claude Code keeps its user-scope servers in `~/.claude.json` (`mcpServers`)."""
+    return (home or Path.home()) / ".claude.json"

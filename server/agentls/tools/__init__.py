@@ -1,0 +1,65 @@
+"""Built-in tools, one small class per module.
+
+`builtin_tools()` is the one list hosts register; add new built-ins to it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentls.agent.tool import Tool
+from agentls.tools.delete_file import DeleteFile
+from agentls.tools.edit_file import EditFile
+from agentls.tools.grep import Grep
+from agentls.tools.lint import LintConfig, LintTool
+from agentls.tools.list_files import ListFiles
+from agentls.tools.read_file import ReadFile
+from agentls.tools.rename_file import RenameFile
+from agentls.tools.run_command import RunCommand
+from agentls.tools.run_tests import RunTestsTool, TestConfig
+from agentls.tools.symbols import DocumentSymbols, SearchSymbols
+from agentls.tools.write_file import WriteFile
+
+__all__ = [
+    "DeleteFile",
+    "DocumentSymbols",
+    "EditFile",
+    "Grep",
+    "LintConfig",
+    "LintTool",
+    "ListFiles",
+    "ReadFile",
+    "RenameFile",
+    "RunCommand",
+    "RunTestsTool",
+    "SearchSymbols",
+    "TestConfig",
+    "WriteFile",
+    "builtin_tools",
+]
+
+
+def builtin_tools(
+    lint: LintConfig | None = None,
+    tests: TestConfig | None = None,
+    run_command: Tool[Any] | None = None,
+) -> list[Tool[Any]]:
+    """Fresh instances of every built-in tool, configured by the host.
+
+    `run_command` defaults to the shell tool in the shadow workspace; it asks before each
+    command unless an allow rule matches (see the permission policy).
+    """
+    return [
+        run_command or RunCommand(),
+        LintTool(lint),
+        RunTestsTool(tests),
+        SearchSymbols(),
+        DocumentSymbols(),
+        ReadFile(),
+        ListFiles(),
+        Grep(),
+        EditFile(),
+        WriteFile(),
+        RenameFile(),
+        DeleteFile(),
+    ]

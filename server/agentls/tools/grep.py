@@ -1,0 +1,221 @@
+"""`grep`: regex search across the session's view of the workspace."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from agentls.agent.context import ToolContext
+from agentls.agent.tool import Tool, ToolInput
+from agentls.errors import ToolError
+from agentls.tools._files import cut_line, path_problem, relative_to
+from agentls.workspace import Workspace
+from agentls.workspace.globs import GlobError, PathGlob
+from agentls.workspace.search import SearchOutcome, SearchRequest, context_groups, run_search
+from agentls.workspace.secrets import secrets_for
+from agentls.workspace.view import LayeredView
+
+DEFAULT_MAX = {"content": 200, "files": 500, "count": 500}
+MAX_LINE = 400
+OUTPUT_BUDGET = 28_000
+
+OutputMode = Literal["content", "files", "count"]
+
+
+class GrepInput(ToolInput):
+    pattern: str = Field(
+        min_length=1,
+        description="Regular expression (Python `re` syntax), e.g. 'def \\w+_handler' or "
+        "'TODO|FIXME'. Escape ( [ { . * + ? | \\ to match them literally.",
+    )
+    path: str | None = Field(
+        default=None,
+        description="File or folder to search, relative to the workspace root (default: the "
+        "whole workspace).",
+    )
+    glob: str | None = Field(
+        default=None,
+        description="Only search files matching this glob, e.g. '*.py', '*.{ts,tsx}', "
+        "'src/**/*.go'; without '/' it matches file names at any depth; a leading '!' "
+        "excludes.",
+    )
+    ignore_case: bool = Field(default=False, description="Case-insensitive matching.")
+    context: int | None = Field(
+        default=None,
+        ge=0,
+        le=20,
+        description="Lines of context to show before and after each match (content output).",
+    )
+    output: OutputMode = Field(
+        default="content",
+        description="'content': matching lines as path:line: text (default); 'files': only "
+        "the paths of matching files; 'count': matches per file.",
+    )
+    max_results: int | None = Field(
+        default=None,
+        ge=1,
+        le=5000,
+        description="Maximum matching lines (content) or files (files/count) to return "
+        "(default 200 lines / 500 files).",
+    )
+
+
+class Grep(Tool[GrepInput]):
+    name = "grep"
+    input_model = GrepInput
+    search_hint = "search find text regex ripgrep occurrences usages"
+    usage = """
+Search file contents in the workspace with a regular expression (Python `re` syntax,
+per line: `^` and `$` match at line starts and ends). Use it to find definitions, usages,
+strings, config keys, TODOs.
+
+- Output 'content' (default): one line per match as `path:line: text`; with `context`,
+  surrounding lines appear as `path-line- text` and groups are separated by `--`.
+  'files' lists matching files; 'count' gives `path:count` per file.
+- Searches what the user's editor shows: unsaved editor buffers and the edits you staged
+  in this session are included; files you deleted are not.
+- `.gitignore`/`.ignore` rules apply and dependency/build/VCS folders are skipped unless
+  you name one in `path`. Binary files are skipped.
+- Results are capped (`max_results`); the output says when more exist. Narrow the search
+  with `path` or `glob` rather than raising the cap a lot.
+- Prefer this over running grep/rg in a shell. For symbol definitions a symbol search
+  tool may be more precise when available. Run several searches in parallel if useful.
+
+Example: {"pattern": "def (load|save)_config", "path": "src", "glob": "*.py", "context": 2}
+"""
+
+    def is_read_only(self, input: GrepInput | None = None) -> bool:
+        return True
+
+    def is_concurrency_safe(self, input: GrepInput) -> bool:
+        return True
+
+    def summary(self, input: GrepInput) -> str:
+        where = f" in {input.path}" if input.path else ""
+        return f"Searching for /{input.pattern}/{where}"
+
+    async def validate_input(self, input: GrepInput, ctx: ToolContext) -> str | None:
+        return path_problem(ctx, input.path) if input.path else None
+
+    async def call(self, input: GrepInput, ctx: ToolContext) -> str:
+        ws = ctx.workspace
+        limit = input.max_results or DEFAULT_MAX[input.output]
+        try:
+            request = SearchRequest.build(
+                input.pattern,
+                ignore_case=input.ignore_case,
+                max_results=limit,
+                mode=input.output,
+                keep_text=bool(input.context) and input.output == "content",
+                max_file_bytes=ws.max_file_bytes,
+            )
+        except re.error as exc:
+            raise ToolError(_regex_problem(input.pattern, exc)) from None
+        glob = None
+        if input.glob:
+            try:
+                glob = PathGlob.compile(input.glob, rg_style=True)
+            except GlobError as exc:
+                raise ToolError(f"Invalid glob: {exc}") from None
+        folder = ws.resolve(input.path) if input.path else None
+        view = ws.view(ctx.changes)
+        if folder is not None and not view.exists(folder):
+            raise ws.missing_error(folder, ctx.changes)
+
+        secrets = secrets_for(ws)
+
+        def work() -> tuple[int, SearchOutcome]:
+            files = _filter(view, folder, glob, ctx.cancelled.is_set)
+            files = [f for f in files if not secrets.blocks_reading(f, resolve=False)]
+            return len(files), run_search(view, files, request, ctx.cancelled.is_set)
+
+        searched, outcome = await asyncio.to_thread(work)
+        where = ws.display(folder) if folder is not None else "the workspace"
+        if not outcome.hits:
+            scope = f"{searched} file{'s' if searched != 1 else ''} in {where}"
+            if input.glob:
+                scope += f" matching '{input.glob}'"
+            return _with_notes(f"No matches for /{input.pattern}/ in {scope}.", outcome, input, ws)
+        if input.output == "files":
+            body = [ws.display(hit.path) for hit in outcome.hits]
+        elif input.output == "count":
+            body = [f"{ws.display(hit.path)}:{len(hit.lines)}" for hit in outcome.hits]
+            total = sum(len(hit.lines) for hit in outcome.hits)
+            body.append(f"[{total} matching lines in {len(outcome.hits)} files]")
+        else:
+            body = _content_lines(outcome, input.context or 0, ws.display)
+        return _with_notes(_fit("\n".join(body)), outcome, input, ws)
+
+
+def _filter(
+    view: LayeredView, folder: Path | None, glob: PathGlob | None, should_stop: Callable[[], bool]
+) -> list[str]:
+    files = view.file_strs(folder, should_stop=should_stop)
+    if glob is None:
+        return files
+    relative = relative_to(view, folder)
+    return [path for path in files if glob.matches(relative(path))]
+
+
+def _content_lines(
+    outcome: SearchOutcome, context: int, display: Callable[[str], str]
+) -> list[str]:
+    out: list[str] = []
+    for hit in outcome.hits:
+        name = display(hit.path)
+        if context and hit.text:
+            for group in context_groups(hit.text, [n for n, _ in hit.lines], context):
+                if out:
+                    out.append("--")
+                for number, text, is_match in group:
+                    sep = ":" if is_match else "-"
+                    out.append(f"{name}{sep}{number}{sep} {cut_line(text, MAX_LINE)}")
+        else:
+            out.extend(f"{name}:{number}: {cut_line(text, MAX_LINE)}" for number, text in hit.lines)
+    return out
+
+
+def _fit(text: str) -> str:
+    if len(text) <= OUTPUT_BUDGET:
+        return text
+    cut = text.rfind("\n", 0, OUTPUT_BUDGET)
+    shown = text[: cut if cut > 0 else OUTPUT_BUDGET]
+    return (
+        shown + f"\n[output cut at {OUTPUT_BUDGET} characters; narrow the search with `path` or "
+        "`glob`, or use output='files']"
+    )
+
+
+def _with_notes(text: str, outcome: SearchOutcome, input: GrepInput, ws: Workspace) -> str:
+    notes: list[str] = []
+    if outcome.truncated:
+        unit = "matching lines" if input.output == "content" else "files"
+        notes.append(
+            f"[showing the first {input.max_results or DEFAULT_MAX[input.output]} {unit}; more "
+            "matches exist. Narrow the search with `path` or `glob`, or raise `max_results`]"
+        )
+    if outcome.skipped_large:
+        names = ", ".join(ws.display(p) for p in outcome.skipped_large[:5])
+        notes.append(
+            f"[skipped {len(outcome.skipped_large)} file(s) over the size limit: {names}; "
+            "page through them with read_file]"
+        )
+    if outcome.cancelled:
+        notes.append("[search cancelled; results are partial]")
+    return "\n".join([text, *notes])
+
+
+def _regex_problem(pattern: str, exc: re.error) -> str:
+    where = ""
+    if exc.pos is not None:
+        where = f" at position {exc.pos}\n  {pattern}\n  {' ' * exc.pos}^"
+    return (
+        f"Invalid regex /{pattern}/: {exc.msg}{where}\n"
+        "grep uses Python `re` syntax. To match a character like ( ) [ ] { } . * + ? | "
+        "literally, escape it with a backslash (e.g. 'foo\\(' or 'a\\.b')."
+    )

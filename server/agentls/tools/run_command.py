@@ -1,0 +1,161 @@
+"""The `run_command` tool: one shell command, gated by permissions, run in the shadow copy.
+
+Why the shadow by default: a command may write anything (builds, caches, generated files,
+`rm`), and the user's tree must only change through reviewed edits. The shadow holds the
+workspace with the session's staged edits and unsaved buffers, so the command sees what
+the agent sees. A config switch (`where="workspace"`) runs in the real tree instead; then
+every call asks the user, whatever the allow rules say.
+
+Every run goes through the shared process runner (via `process_guard`, which also kills
+descendants that left the process group): own process group killed as a whole on timeout
+or cancel, head+tail capped output, an environment without the agent's credentials (by
+name and, defensively, by value), no stdin.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from agentls.agent.context import ToolContext
+from agentls.agent.tool import Tool, ToolError, ToolInput, ToolOutput
+from agentls.workspace.process import ProcessResult, ProcessStartError, scrub_env
+from agentls.workspace.process_guard import run_guarded
+from agentls.workspace.secrets import Redactor
+from agentls.workspace.shadow import ShadowRegistry, shadow_for
+from agentls.workspace.toolchain import venv_env
+
+__all__ = ["RunCommand", "RunCommandConfig", "RunCommandInput"]
+
+
+@dataclass(frozen=True)
+class RunCommandConfig:
+    """`where`: "shadow" (default) or "workspace" (the user's real tree; always asks)."""
+
+    where: Literal["shadow", "workspace"] = "shadow"
+    timeout: float = 120.0
+    max_timeout: float = 600.0
+    max_output_bytes: int = 48 * 1024
+    """Per stream; the first and last halves are kept."""
+    kill_grace: float = 2.0
+    redactor: Redactor = field(default_factory=Redactor.from_env)
+
+
+class RunCommandInput(ToolInput):
+    command: str = Field(min_length=1, description="The shell command line to run (bash).")
+    timeout: float | None = Field(
+        default=None,
+        gt=0,
+        le=600,
+        description="Seconds before the command and all its children are killed "
+        "(default 120, at most 600).",
+    )
+    description: str | None = Field(
+        default=None,
+        max_length=200,
+        description="A short description of what the command does, shown to the user "
+        "when asking for approval (e.g. 'Install dependencies').",
+    )
+
+
+class RunCommand(Tool[RunCommandInput]):
+    name = "run_command"
+    usage = """\
+Run a shell command (bash) and return its exit code and output (stdout and stderr,
+capped: the start and end are kept when output is long).
+
+Use it for what no dedicated tool does: building, package managers, project scripts,
+git queries. Prefer the dedicated tools: read_file (not cat/head/tail), grep (not grep/rg),
+list_files (not ls/find), edit_file/write_file (not sed/echo >), run_tests and lint.
+The command runs in a private copy of the workspace that includes your staged edits;
+files it creates or changes there do NOT reach the user's files (make changes with the
+edit tools). Most commands need the user's approval; if one is denied, do not retry it.
+Each part of a compound command (&&, ||, ;, |, $(...)) is checked on its own.
+No interactive input is available (stdin is empty); pass flags like --yes instead.
+Limits: killed after `timeout` seconds (default 120, at most 600) together with every
+process it started.
+Example: {"command": "npm run build", "description": "Build the project"}"""
+    input_model = RunCommandInput
+    search_hint = "shell bash command terminal execute script build npm make git"
+    max_result_chars = 30_000
+
+    def __init__(
+        self, config: RunCommandConfig | None = None, *, shadows: ShadowRegistry | None = None
+    ) -> None:
+        self.config = config or RunCommandConfig()
+        self._shadows = shadows
+
+    def summary(self, input: RunCommandInput) -> str:
+        return f"Running: {input.description or _one_line(input.command)}"
+
+    def always_ask(self, input: RunCommandInput | None = None) -> bool:
+        """Read by the permission policy: in the real tree no allow rule skips the prompt."""
+        return self.config.where == "workspace"
+
+    async def call(self, input: RunCommandInput, ctx: ToolContext) -> ToolOutput:
+        roots = list(ctx.workspace.roots)
+        if not roots:
+            raise ToolError("The workspace has no root folder to run the command in.")
+        env = self.config.redactor.scrub_env(scrub_env())
+        env.update(venv_env(roots))
+        map_output = _identity
+        if self.config.where == "shadow":
+            shadow = shadow_for(ctx, self._shadows)
+            await shadow.sync(ctx.changes)
+            cwd = shadow.shadow_root()
+            env.update(shadow.python_env())
+            map_output = shadow.map_output
+        else:
+            cwd = Path(roots[0])
+        timeout = min(input.timeout or self.config.timeout, self.config.max_timeout)
+        ctx.report_progress(self.summary(input))
+        try:
+            result = await run_guarded(
+                [_shell(), "-c", input.command],
+                cwd=cwd,
+                env=env,
+                inherit_env=False,
+                timeout=timeout,
+                max_output_bytes=self.config.max_output_bytes,
+                kill_grace=self.config.kill_grace,
+            )
+        except ProcessStartError as exc:
+            raise ToolError(f"Could not start the shell: {exc}") from exc
+        text = self.config.redactor.redact(map_output(_format(result, timeout)))
+        return ToolOutput(text, is_error=not result.ok)
+
+
+def _format(result: ProcessResult, timeout: float) -> str:
+    if result.timed_out:
+        head = (
+            f"Timed out after {timeout:g}s: the command and every process it started were "
+            "killed. Output so far:"
+        )
+    else:
+        head = f"Exit code: {result.exit_code}"
+    lines = [head]
+    stdout, stderr = result.stdout.rstrip("\n"), result.stderr.rstrip("\n")
+    if stdout:
+        lines += ["stdout:", stdout]
+    if stderr:
+        lines += ["stderr:", stderr]
+    if not stdout and not stderr:
+        lines.append("(no output)")
+    return "\n".join(lines)
+
+
+def _shell() -> str:
+    return shutil.which("bash") or "/bin/sh"
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def _one_line(command: str) -> str:
+    line = " ".join(command.split())
+    return line if len(line) <= 80 else line[:79] + "…"

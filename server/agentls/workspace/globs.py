@@ -1,0 +1,130 @@
+"""Glob patterns as the model writes them: `**/*.py`, `src/**/test_*.py`, `*.{ts,tsx}`.
+
+Python 3.11 has no glob-to-regex for `**` and braces, and `fnmatch` lets `*` cross `/`, so
+this is a small translator with the usual semantics: `*` and `?` stay within one path
+segment, `**` spans any number of segments (including none), `[...]` is a character class
+(`[!...]` negated) and `{a,b}` is an alternation (nestable).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = ["GlobError", "PathGlob", "glob_regex"]
+
+
+class GlobError(ValueError):
+    """The glob pattern is malformed (e.g. an unclosed `[` or `{`)."""
+
+
+@lru_cache(maxsize=256)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a glob to a regex that must match a whole posix relative path."""
+    body, end = _translate(pattern, 0, in_brace=False)
+    if end != len(pattern):  # pragma: no cover - _translate consumes everything at top level
+        raise GlobError(f"unexpected '{pattern[end]}' at position {end} in glob '{pattern}'")
+    return re.compile(f"(?s:{body})\\Z")
+
+
+def _translate(pattern: str, pos: int, *, in_brace: bool) -> tuple[str, int]:
+    out: list[str] = []
+    n = len(pattern)
+    i = pos
+    while i < n:
+        ch = pattern[i]
+        if in_brace and ch in ",}":
+            return "".join(out), i
+        if ch == "*":
+            if pattern.startswith("**", i) and (i == 0 or pattern[i - 1] == "/"):
+                after = i + 2
+                if after == n:
+                    out.append(".*")
+                    i = after
+                    continue
+                if pattern[after] == "/":
+                    out.append("(?:[^/]*/)*")
+                    i = after + 1
+                    continue
+            out.append("[^/]*")
+            while i < n and pattern[i] == "*":
+                i += 1
+            continue
+        if ch == "?":
+            out.append("[^/]")
+        elif ch == "[":
+            cls, i = _char_class(pattern, i)
+            out.append(cls)
+            continue
+        elif ch == "{":
+            alternatives: list[str] = []
+            i += 1
+            while True:
+                alt, i = _translate(pattern, i, in_brace=True)
+                alternatives.append(alt)
+                if i >= n:
+                    raise GlobError(f"unclosed '{{' in glob '{pattern}'")
+                if pattern[i] == "}":
+                    break
+                i += 1
+            out.append("(?:" + "|".join(alternatives) + ")")
+        elif ch == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    if in_brace:
+        raise GlobError(f"unclosed '{{' in glob '{pattern}'")
+    return "".join(out), i
+
+
+def _char_class(pattern: str, start: int) -> tuple[str, int]:
+    i = start + 1
+    negate = i < len(pattern) and pattern[i] in "!^"
+    if negate:
+        i += 1
+    chars: list[str] = []
+    first = True
+    while i < len(pattern) and (pattern[i] != "]" or first):
+        ch = pattern[i]
+        chars.append("\\\\" if ch == "\\" else "\\]" if ch == "]" else ch)
+        first = False
+        i += 1
+    if i >= len(pattern):
+        raise GlobError(f"unclosed '[' in glob '{pattern}'")
+    body = "".join(chars).replace("[", "\\[")
+    return ("[^/" if negate else "[") + body + "]", i + 1
+
+
+@dataclass(frozen=True)
+class PathGlob:
+    """A compiled glob plus how to apply it.
+
+    `basename_only` follows ripgrep's `--glob`: a pattern without `/` matches the file name
+    at any depth. `negated` (a leading `!`) excludes what matches.
+    """
+
+    pattern: str
+    regex: re.Pattern[str]
+    basename_only: bool
+    negated: bool = False
+
+    @classmethod
+    def compile(cls, pattern: str, *, rg_style: bool) -> PathGlob:
+        text = pattern.strip()
+        negated = rg_style and text.startswith("!")
+        if negated:
+            text = text[1:]
+        text = text.removeprefix("./")
+        if rg_style:
+            text = text.lstrip("/")
+        if not text:
+            raise GlobError("the glob pattern is empty")
+        return cls(pattern, glob_regex(text), rg_style and "/" not in text, negated)
+
+    def matches(self, relative: str) -> bool:
+        """Whether a posix path relative to the search folder passes this filter."""
+        subject = relative.rsplit("/", 1)[-1] if self.basename_only else relative
+        return (self.regex.match(subject) is not None) != self.negated

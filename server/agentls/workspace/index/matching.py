@@ -1,0 +1,170 @@
+"""How a query matches a name, and how well.
+
+Four categories, best first: EXACT (case-insensitive equality), PREFIX, WORD (each query word
+starts a word of the name, in order: "user serv" and "UserServ" both hit `UserService` and
+`user_service`), FUZZY (the query's letters appear in order). Within a category a smaller
+`quality` is better; the index breaks remaining ties by case, open files and name length.
+
+The same rules are applied two ways: `classify` checks one name (for small sets), and
+`word_pattern`/`ParsedQuery.subsequence` build regexes that the segments run over a
+newline-joined blob of all names, so the scan over 100k+ names happens in the C regex engine.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+EXACT, PREFIX, WORD, FUZZY = 0, 1, 2, 3
+
+WORD_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+"""Words of an identifier: `getHTTPResponse_code` → get, HTTP, Response, code."""
+
+_QUALIFIER_RE = re.compile(r"^(.+?)(?:\.|::|#|->)([^.:#>]+)$")
+_DROP_FOR_FUZZY = re.compile(r"[^0-9a-z]+")
+
+
+def lower(name: str) -> str:
+    """Lowercase with the same length as `name`, so blob offsets agree in both cases."""
+    low = name.lower()
+    if len(low) == len(name):
+        return low
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in name)
+
+
+def words(name: str) -> list[str]:
+    return [m.group().lower() for m in WORD_RE.finditer(name)]
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """A search query split into what each matching stage needs."""
+
+    raw: str
+    lower: str
+    words: tuple[str, ...]
+    fuzzy: str
+    qualifier: str
+    """Lowercase container filter from "Outer.name" / "Outer::name" ("" when absent)."""
+
+    @property
+    def empty(self) -> bool:
+        return not self.lower
+
+    def subsequence(self) -> re.Pattern[str]:
+        """The fuzzy pattern, run over word forms (see `fuzzy_pattern`)."""
+        return fuzzy_pattern(self.fuzzy)
+
+
+def parse_query(query: str) -> ParsedQuery:
+    text = query.strip()
+    qualifier = ""
+    m = _QUALIFIER_RE.match(text)
+    if m and m.group(2).strip():
+        qualifier = ".".join(p for p in re.split(r"\.|::|#|->", m.group(1).lower()) if p)
+        text = m.group(2).strip()
+    low = lower(text)
+    return ParsedQuery(
+        raw=text,
+        lower=low,
+        words=tuple(words(text)) or ((low,) if low else ()),
+        fuzzy=_DROP_FOR_FUZZY.sub("", low),
+        qualifier=qualifier,
+    )
+
+
+def classify(q: ParsedQuery, name: str, low: str) -> tuple[int, int] | None:
+    """(category, quality) of `name` for `q`, or None when it does not match at all."""
+    ql = q.lower
+    if low == ql:
+        return EXACT, 0
+    if low.startswith(ql):
+        return PREFIX, 0
+    wq = word_quality(q.words, name)
+    if wq is not None:
+        return WORD, wq
+    fq = fuzzy_quality(q.fuzzy, wordform(name))
+    return None if fq is None else (FUZZY, fq)
+
+
+def word_quality(qwords: tuple[str, ...], name: str) -> int | None:
+    """Each query word starts a word of `name`, in order; fewer skipped words is better."""
+    nwords = words(name)
+    j = skipped = 0
+    for qw in qwords:
+        while j < len(nwords) and not nwords[j].startswith(qw):
+            j += 1
+            skipped += 1
+        if j == len(nwords):
+            return None
+        j += 1
+    return 2 * skipped + (len(nwords) - len(qwords))
+
+
+def fuzzy_quality(fuzzy: str, form: str) -> int | None:
+    """Penalty of the leftmost letters-in-order match in a word form, or None.
+
+    Per query letter: 0 when it follows the previous one, 1 at a word start (a capital or
+    digit in the word form), 3 elsewhere; +1 unless the match starts the name; long names
+    cost a little more.
+    """
+    if not fuzzy:
+        return None
+    m = _fuzzy_groups(fuzzy).search(form)
+    if m is None:
+        return None
+    penalty = 0 if m.start(1) == 0 else 1
+    prev = m.start(1)
+    for g in range(2, len(fuzzy) + 1):
+        i = m.start(g)
+        if i != prev + 1:
+            penalty += 1 if not form[i].islower() else 3
+        prev = i
+    return penalty + (len(form) - len(fuzzy)) // 8
+
+
+def wordform(name: str) -> str:
+    """The name's words capitalised and joined: `get_HTTP_code` → `GetHttpCode`.
+
+    Capitals then mark exactly the word starts, which lets one case-sensitive regex over a
+    blob of word forms find word-start matches (see `word_pattern`, `fuzzy_pattern`).
+    """
+    return "".join(w.capitalize() for w in WORD_RE.findall(name))
+
+
+@lru_cache(maxsize=256)
+def fuzzy_pattern(fuzzy: str) -> re.Pattern[str]:
+    """The query's letters in order within one word form, the first at a word start.
+
+    `hrc` → `H[^\\nrR]*[rR][^\\ncC]*[cC]`: each step skips to the next occurrence of the
+    next letter without backtracking, and anchoring the first letter to a capital (a word
+    start) keeps the scan to a few attempts per line.
+    """
+    if not fuzzy:
+        return re.compile("(?!)")
+    parts = [re.escape(fuzzy[0].upper())]
+    for c in fuzzy[1:]:
+        both = re.escape(c) + (re.escape(c.upper()) if c.isalpha() else "")
+        parts.append(f"[^\\n{both}]*[{both}]")
+    return re.compile("".join(parts))
+
+
+@lru_cache(maxsize=256)
+def _fuzzy_groups(fuzzy: str) -> re.Pattern[str]:
+    """`fuzzy_pattern` with a group per letter, to score a match (one name at a time)."""
+    parts = [f"({re.escape(fuzzy[0].upper())})"]
+    for c in fuzzy[1:]:
+        both = re.escape(c) + (re.escape(c.upper()) if c.isalpha() else "")
+        parts.append(f"[^\\n{both}]*([{both}])")
+    return re.compile("".join(parts))
+
+
+@lru_cache(maxsize=256)
+def word_pattern(qwords: tuple[str, ...]) -> re.Pattern[str]:
+    """Query words as word starts in a blob of word forms: ("user", "serv") → `User.*?Serv`.
+
+    In a word form (`records.wordform`) every word starts with the only capital letter, so a
+    word-start match is a plain case-sensitive search that begins with a literal.
+    """
+    return re.compile("[^\\n]*?".join(re.escape(w.capitalize()) for w in qwords if w))

@@ -1,0 +1,207 @@
+"""Ranking a query over records and segments: filters, stages, and the final order.
+
+Order: category (exact > prefix > word > fuzzy), then match quality, then a case-exact
+match, then files open in the editor, then shorter names, then kind (types before members),
+then name and path for a stable result. Stages run in category order and stop as soon as
+one fills the limit, so a common prefix query never pays for the fuzzy scan.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from pathlib import Path
+
+from agentls.workspace.index.extract import R_CONTAINER
+from agentls.workspace.index.languages import language_for
+from agentls.workspace.index.matching import (
+    EXACT,
+    FUZZY,
+    PREFIX,
+    WORD,
+    ParsedQuery,
+    classify,
+    lower,
+    word_pattern,
+)
+from agentls.workspace.index.model import Symbol, SymbolKind
+from agentls.workspace.index.records import FileRecord, Packed
+from agentls.workspace.index.segment import Accept, Segment
+from agentls.workspace.index.worker import parse_file
+
+KindFilter = str | SymbolKind | Iterable[str | SymbolKind] | None
+_Key = tuple[int, int, int, int, int, int, str, str, int]
+_IMPL = SymbolKind.IMPL.code
+FUZZY_BUDGET_S = 0.004
+"""Time the fuzzy scan may take over all segments; it scans shortest names first."""
+FUZZY_FALLBACK = 5
+"""Fuzzy matches are a fallback: looked for only while fewer than this many names matched
+exactly, by prefix or by words, and none exactly (they would rank below those anyway, and
+mostly add noise)."""
+_KIND_RANK = {
+    k.code: rank
+    for rank, group in enumerate(
+        (
+            (SymbolKind.CLASS, SymbolKind.STRUCT, SymbolKind.INTERFACE, SymbolKind.TRAIT),
+            (SymbolKind.ENUM, SymbolKind.TYPE, SymbolKind.MODULE, SymbolKind.NAMESPACE),
+            (SymbolKind.FUNCTION, SymbolKind.METHOD, SymbolKind.CONSTRUCTOR, SymbolKind.MACRO),
+        )
+    )
+    for k in group
+}
+"""Kinds not listed rank last (3): fields, variables, constants, members."""
+
+
+def kind_codes(kind: KindFilter) -> frozenset[int] | None:
+    if kind is None:
+        return None
+    kinds = [kind] if isinstance(kind, str) else list(kind)
+    return frozenset(SymbolKind(k).code for k in kinds)
+
+
+def overlay_records(overlay: Mapping[Path, str | bytes | None]) -> list[FileRecord]:
+    out = []
+    for path, text in overlay.items():
+        if text is None or language_for(path) is None:
+            continue
+        data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+        out.append(FileRecord(path, -1, len(data), _parse_cached(str(path), data)))
+    return out
+
+
+@lru_cache(maxsize=64)
+def _parse_cached(path: str, data: bytes) -> Packed:
+    """Staged files are searched again on every query of a session: parse each text once."""
+    return parse_file(path, data)
+
+
+def acceptor(
+    kinds: frozenset[int] | None, prefix: str | None, qualifier: str, hidden: frozenset[str]
+) -> Accept:
+    def accept(rec: FileRecord, row: int, kind: int) -> bool:
+        if not rec.alive or kind == _IMPL:
+            return False
+        if hidden and rec.path_str in hidden:
+            return False
+        if kinds is not None and kind not in kinds:
+            return False
+        if prefix is not None and not rec.path_str.startswith(prefix):
+            return False
+        if qualifier:
+            container = str(rec.row(row)[R_CONTAINER]).lower()
+            return container == qualifier or container.endswith("." + qualifier)
+        return True
+
+    return accept
+
+
+def listing(records: list[tuple[FileRecord, Accept]], limit: int) -> list[Symbol]:
+    """Definitions in path and document order (queries that only filter)."""
+    out: list[Symbol] = []
+    for rec, accept in sorted(records, key=lambda item: item[0].path_str):
+        for row in range(len(rec)):
+            if accept(rec, row, rec.kinds[row]):
+                out.append(rec.symbol(row))
+                if len(out) >= limit:
+                    return out
+    return out
+
+
+class Ranker:
+    """Collects candidates stage by stage and stops once a stage fills the limit."""
+
+    def __init__(self, q: ParsedQuery, opened: set[str]) -> None:
+        self.q = q
+        self.opened = opened
+        self.found: dict[tuple[int, int], tuple[_Key, FileRecord]] = {}
+
+    def add(self, rec: FileRecord, row: int, category: int, quality: int) -> None:
+        ident = (id(rec), row)
+        if ident in self.found:
+            return
+        name = rec.names[row]
+        key: _Key = (
+            category,
+            quality,
+            0 if self.q.raw in name else 1,
+            0 if rec.path_str in self.opened else 1,
+            len(name),
+            _KIND_RANK.get(rec.kinds[row], 3),
+            name,
+            rec.path_str,
+            row,
+        )
+        self.found[ident] = (key, rec)
+
+    def count_upto(self, category: int) -> int:
+        return sum(1 for key, _ in self.found.values() if key[0] <= category)
+
+    def scan_records(self, records: Iterable[FileRecord], accept: Accept) -> None:
+        q = self.q
+        for rec in records:
+            if not rec.alive:
+                continue
+            kinds = rec.kinds
+            for row, name in enumerate(rec.names):
+                if not accept(rec, row, kinds[row]):
+                    continue
+                hit = classify(q, name, lower(name))
+                if hit is not None:
+                    self.add(rec, row, *hit)
+
+    def search_segments(self, segments: list[Segment], accept: Accept, limit: int) -> None:
+        q = self.q
+        found = self.found
+
+        def fresh(rec: FileRecord, row: int, kind: int) -> bool:
+            return (id(rec), row) not in found and accept(rec, row, kind)
+
+        cap = limit + 10
+        for seg in segments:
+            for e in seg.prefix(q.lower, cap, fresh):
+                rec, row = seg.recs[e], seg.rows[e]
+                self.add(rec, row, EXACT if len(rec.names[row]) == len(q.lower) else PREFIX, 0)
+        if self.count_upto(PREFIX) >= limit:
+            return
+        self._word_stage(segments, fresh, cap)
+        if self.count_upto(WORD) >= min(limit, FUZZY_FALLBACK) or self.count_upto(EXACT):
+            return  # fuzzy is a fallback; with an exact hit the name was typed in full
+        deadline = time.perf_counter() + FUZZY_BUDGET_S
+        pattern = q.subsequence()
+        for seg in segments:
+            self._classify_all(seg, seg.scan(pattern, cap, fresh, deadline))
+
+    def _word_stage(self, segments: list[Segment], fresh: Accept, cap: int) -> None:
+        """Word-start matches from the inverted word index (a scan for very common words)."""
+        forms = [w.capitalize() for w in self.q.words if w]
+        if not forms:
+            return
+        for seg in segments:
+            hits: list[int] | None = None
+            for form in sorted(forms, key=len, reverse=True):  # longest: most selective
+                hits = seg.word_starts(form, cap * 4 if len(forms) > 1 else cap, fresh)
+                if hits is not None:
+                    break
+            if hits is None:
+                hits = seg.scan(word_pattern(self.q.words), cap, fresh)
+            elif len(forms) > 1:
+                pattern = word_pattern(self.q.words)
+                hits = [e for e in hits if pattern.search(seg.wordform(e))][:cap]
+            self._classify_all(seg, hits)
+
+    def _classify_all(self, seg: Segment, entries: list[int]) -> None:
+        q = self.q
+        for e in entries:
+            rec, row = seg.recs[e], seg.rows[e]
+            name = rec.names[row]
+            hit = classify(q, name, lower(name))
+            if hit is not None:
+                self.add(rec, row, *hit)
+
+    def best(self, limit: int) -> list[Symbol]:
+        items = list(self.found.values())
+        if self.count_upto(WORD) >= min(limit, FUZZY_FALLBACK) or self.count_upto(EXACT):
+            items = [item for item in items if item[0][0] != FUZZY]
+        ranked = sorted(items, key=lambda item: item[0])[:limit]
+        return [rec.symbol(key[-1]) for key, rec in ranked]

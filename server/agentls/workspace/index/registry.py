@@ -1,0 +1,149 @@
+"""`index_for(workspace)`: the one `SymbolIndex` of a `Workspace`, built and kept current.
+
+The index itself knows nothing about workspaces; this module wires them: the first call
+starts a background build over `workspace.iter_files()` (ignore rules applied, persistent
+cache reused), and a workspace listener re-indexes files whose buffer or disk content
+changes. Updates are queued and applied on a small thread, coalesced, so the editor's event
+loop never parses. Keyed weakly: dropping the workspace drops its index.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from agentls.workspace.index.languages import language_for
+from agentls.workspace.index.store import default_cache_path
+from agentls.workspace.index.symbol_index import SymbolIndex
+
+if TYPE_CHECKING:
+    from agentls.workspace.core import Workspace
+
+log = logging.getLogger(__name__)
+
+
+class _Default:
+    pass
+
+
+DEFAULT_CACHE: Final = _Default()
+"""`index_for(cache_path=DEFAULT_CACHE)`: the per-workspace file under the user cache dir."""
+
+_DEBOUNCE_S = 0.05
+_lock = threading.Lock()
+_indexes: weakref.WeakKeyDictionary[Workspace, SymbolIndex] = weakref.WeakKeyDictionary()
+_unsubscribe: weakref.WeakKeyDictionary[Workspace, Callable[[], None]] = weakref.WeakKeyDictionary()
+
+
+def index_for(
+    workspace: Workspace,
+    *,
+    cache_path: Path | _Default | None = DEFAULT_CACHE,
+    workers: int = 2,
+) -> SymbolIndex:
+    """The workspace's index, created and built in the background on first use.
+
+    `cache_path` and `workers` only matter on that first call. The returned index may still
+    be building: check `is_ready`, or read `partial` on results.
+    """
+    with _lock:
+        index = _indexes.get(workspace)
+        if index is not None:
+            return index
+        if isinstance(cache_path, _Default):
+            cache_path = default_cache_path(workspace.roots)
+        index = SymbolIndex(cache_path)
+        _indexes[workspace] = index
+    updater = _Updater(workspace, index)
+    unsubscribe = workspace.add_listener(updater.changed)
+    with _lock:
+        _unsubscribe[workspace] = unsubscribe
+    index.start_build(workspace.iter_files(), _read_disk, workers)
+    updater.after_build(workspace)
+    return index
+
+
+def _read_disk(path: Path) -> bytes:
+    return path.read_bytes()
+
+
+class _Updater:
+    """Applies queued file changes to the index on its own thread, newest content wins."""
+
+    def __init__(self, workspace: Workspace, index: SymbolIndex) -> None:
+        self._workspace = weakref.ref(workspace)
+        self._index = index
+        self._pending: set[Path] = set()
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def after_build(self, workspace: Workspace) -> None:
+        """Open buffers may differ from disk (the build reads disk): queue them."""
+        for path in workspace.open_paths():
+            self.changed(path)
+
+    def changed(self, path: Path) -> None:
+        if language_for(path) is None:
+            return
+        with self._cond:
+            self._pending.add(path)
+            self._cond.notify()
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="symbol-index-updates", daemon=True
+                )
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending:
+                    if not self._cond.wait(timeout=30):
+                        self._thread = None
+                        return
+            time.sleep(_DEBOUNCE_S)  # let a burst of didChange settle
+            with self._cond:
+                batch, self._pending = self._pending, set()
+            workspace = self._workspace()
+            if workspace is None:
+                return
+            for path in batch:
+                self._refresh(workspace, path)
+            del workspace
+            self._index.flush()
+
+    def _refresh(self, workspace: Workspace, path: Path) -> None:
+        index = self._index
+        try:
+            if not workspace.contains(path) or workspace.is_ignored(path, False):
+                index.remove_file(path)
+                return
+            buffer = workspace.buffer(path)
+            if buffer is not None:
+                index.update_file(path, buffer.text, -1, -1)
+                return
+            try:
+                st = path.stat()
+                data = path.read_bytes()
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                index.remove_file(path)
+                return
+            index.update_file(path, data, st.st_mtime_ns, st.st_size)
+        except Exception:
+            log.exception("symbol index update failed for %s", path)
+
+
+def forget(workspace: Workspace) -> None:
+    """Drop the workspace's index (tests, workspace reconfiguration) and close it."""
+    with _lock:
+        index = _indexes.pop(workspace, None)
+        unsubscribe = _unsubscribe.pop(workspace, None)
+    if unsubscribe is not None:
+        unsubscribe()
+    if index is not None:
+        index.close()

@@ -1,0 +1,426 @@
+"""`SymbolIndex`: every definition in the workspace, searchable by name and per file.
+
+The seam is deliberately narrow (paths, bytes, stat values, a read callback) so the index
+does not depend on the workspace classes; `registry.index_for` wires it to a `Workspace`.
+
+Structure: one `FileRecord` per file; search structures are immutable `Segment`s plus a short
+list of "loose" records changed since the last segment was made. An edit re-parses one file
+(~1 ms), marks the old record dead and appends the new one to the loose list, so it is
+queryable at once; queries scan the few loose symbols directly and fold them into a small
+segment once there are enough, merging segments of similar size (LSM-style) so no edit ever
+rebuilds the whole structure.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+
+from agentls.workspace.index.extract import MAX_FILE_BYTES, TOO_LARGE
+from agentls.workspace.index.languages import language_for
+from agentls.workspace.index.matching import parse_query
+from agentls.workspace.index.model import IndexState, SearchResult, Symbol
+from agentls.workspace.index.ranking import (
+    KindFilter,
+    Ranker,
+    acceptor,
+    kind_codes,
+    listing,
+    overlay_records,
+)
+from agentls.workspace.index.records import FileRecord, pack
+from agentls.workspace.index.segment import Segment
+from agentls.workspace.index.store import IndexStore
+from agentls.workspace.index.worker import Batch, Results, parse_batch, parse_file, run_pool
+
+log = logging.getLogger(__name__)
+
+LOOSE_MAX = 128
+"""Loose symbols scanned directly before a query folds them into a segment."""
+DIRECT_SCAN_MAX = 20_000
+"""A path filter that leaves at most this many symbols is answered by scanning them."""
+PARALLEL_MIN_BYTES = 2_000_000
+"""Below this much source, worker start-up (~0.2 s) costs more than it saves."""
+_BATCH_BYTES = 512_000
+_BATCH_FILES = 64
+
+
+class SymbolIndex:
+    """Definitions of many files, persisted in `cache_path` (None: memory only).
+
+    Thread-safe: builds run on their own thread (and worker processes), edits and queries
+    may come from any thread. Queries during the first build answer from what is indexed so
+    far and say `partial`.
+    """
+
+    def __init__(self, cache_path: Path | None = None) -> None:
+        self._store = IndexStore(cache_path) if cache_path is not None else None
+        self._lock = threading.RLock()
+        self._built = threading.Condition(self._lock)
+        self._build_lock = threading.Lock()
+        self._records: dict[str, FileRecord] = {}
+        self._segments: list[Segment] = []
+        self._loose: list[FileRecord] = []
+        self._loose_symbols = 0
+        self._symbols = 0
+        self._dead_symbols = 0
+        self._seq = 0
+        self._dirty: dict[str, FileRecord | None] = {}
+        self._touched: set[str] | None = None
+        self._tickets: dict[str, int] = {}
+        """Per path, how many edits were started: a slow parse must not undo a newer one."""
+        self._building = False
+        self._ever_built = False
+        self._closed = False
+        self._parsed = 0
+        self._cached = 0
+
+    # ----------------------------------------------------------------------- state
+
+    @property
+    def state(self) -> IndexState:
+        with self._lock:
+            return IndexState(
+                files=len(self._records),
+                symbols=self._symbols,
+                parsed_files=self._parsed,
+                cached_files=self._cached,
+                skipped_files=sum(1 for r in self._records.values() if r.skipped),
+                building=self._building,
+                ready=self._ever_built and not self._building,
+            )
+
+    @property
+    def is_ready(self) -> bool:
+        """True once a build finished (queries before that are partial)."""
+        return self._ever_built and not self._building
+
+    def wait_built(self, timeout: float | None = None) -> bool:
+        """Block until no build is running (or `timeout` seconds); True when idle."""
+        with self._lock:
+            return self._built.wait_for(lambda: not self._building, timeout)
+
+    def __contains__(self, path: object) -> bool:
+        return str(path) in self._records
+
+    # ----------------------------------------------------------------------- edits
+
+    def update_file(self, path: Path, text: str | bytes, mtime_ns: int, size: int) -> None:
+        """(Re)index one file from its current text; queryable when this returns.
+
+        `mtime_ns`/`size` are the disk stat the text corresponds to; pass `mtime_ns=-1` for
+        text that is not on disk (an unsaved buffer) so a later start re-parses the file.
+        Files without a grammar are ignored.
+        """
+        if language_for(path) is None:
+            self.remove_file(path)
+            return
+        data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+        key = str(path)
+        with self._lock:
+            ticket = self._tickets[key] = self._tickets.get(key, 0) + 1
+        rec = FileRecord(path, mtime_ns, size, parse_file(key, data))  # unlocked: the slow part
+        with self._lock:
+            if self._tickets.get(key) != ticket:
+                return  # a newer update of this file overtook us while we parsed
+            if self._touched is not None:
+                self._touched.add(key)
+            self._parsed += 1
+            self._install(rec)
+            self._dirty[key] = rec
+
+    def remove_file(self, path: Path) -> None:
+        key = str(path)
+        with self._lock:
+            self._tickets[key] = self._tickets.get(key, 0) + 1
+            if self._touched is not None:
+                self._touched.add(key)
+            old = self._records.pop(key, None)
+            if old is not None:
+                self._retire(old)
+                self._dirty[key] = None
+
+    def _install(self, rec: FileRecord) -> None:
+        """Make `rec` current (lock held)."""
+        old = self._records.get(rec.path_str)
+        if old is not None:
+            self._retire(old)
+        self._seq += 1
+        rec.seq = self._seq
+        self._records[rec.path_str] = rec
+        self._symbols += len(rec)
+        if len(rec):
+            self._loose.append(rec)
+            self._loose_symbols += len(rec)
+
+    def _retire(self, old: FileRecord) -> None:
+        old.alive = False
+        self._symbols -= len(old)
+        self._dead_symbols += len(old)
+
+    # ----------------------------------------------------------------------- build
+
+    def build(
+        self,
+        files: Iterable[Path],
+        read: Callable[[Path], bytes],
+        workers: int = 2,
+    ) -> IndexState:
+        """Index `files` (absolute paths), reusing the persistent cache for unchanged ones.
+
+        Files the index holds but `files` does not list are dropped. Runs in the calling
+        thread; use `start_build` for the background. Parsing uses `workers` processes when
+        there is enough to parse.
+        """
+        with self._build_lock:
+            with self._lock:
+                self._building = True
+                self._touched = set()
+            try:
+                self._build(files, read, workers)
+            finally:
+                with self._lock:
+                    self._building = False
+                    self._ever_built = True
+                    self._touched = None
+                    self._built.notify_all()
+            self.flush()
+            return self.state
+
+    def start_build(
+        self, files: Iterable[Path], read: Callable[[Path], bytes], workers: int = 2
+    ) -> threading.Thread:
+        """`build` on a daemon thread; the thread is returned for callers that want to join."""
+        thread = threading.Thread(
+            target=self._safe_build, args=(files, read, workers), name="symbol-index", daemon=True
+        )
+        with self._lock:
+            self._building = True
+        thread.start()
+        return thread
+
+    def _safe_build(
+        self, files: Iterable[Path], read: Callable[[Path], bytes], workers: int
+    ) -> None:
+        try:
+            self.build(files, read, workers)
+        except Exception:
+            log.exception("symbol index build failed")
+
+    def _build(self, files: Iterable[Path], read: Callable[[Path], bytes], workers: int) -> None:
+        cached = self._store.load() if self._store is not None else {}
+        seen: set[str] = set()
+        todo: dict[str, tuple[Path, int, int]] = {}
+        reuse: list[FileRecord] = []
+        for path in files:
+            if self._closed:
+                return
+            if language_for(path) is None:
+                continue
+            key = str(path)
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            hit = cached.get(key)
+            if hit is not None and hit.mtime_ns == st.st_mtime_ns and hit.size == st.st_size:
+                reuse.append(FileRecord(path, hit.mtime_ns, hit.size, hit.packed))
+                if len(reuse) >= 512:
+                    self._ingest(reuse, cached=True)
+                    reuse = []
+            elif st.st_size > MAX_FILE_BYTES:
+                too_big = FileRecord(path, st.st_mtime_ns, st.st_size, pack([], TOO_LARGE))
+                self._ingest([too_big])
+            else:
+                todo[key] = (path, st.st_mtime_ns, st.st_size)
+        self._ingest(reuse, cached=True)
+        self._parse_all(todo, read, workers)
+        if self._closed:
+            return
+        with self._lock:
+            gone = [k for k in self._records if k not in seen and k not in (self._touched or ())]
+            for key in gone:
+                self._retire(self._records.pop(key))
+                self._dirty[key] = None
+        self.compact()
+        for key in set(cached) - seen:
+            with self._lock:
+                self._dirty.setdefault(key, None)
+
+    def _parse_all(
+        self, todo: dict[str, tuple[Path, int, int]], read: Callable[[Path], bytes], workers: int
+    ) -> None:
+        order = sorted(todo.values(), key=lambda t: -t[2])
+
+        def batches() -> Iterator[Batch]:
+            batch: Batch = []
+            size = 0
+            for path, _, _ in order:
+                if self._closed:
+                    return
+                try:
+                    data = read(path)
+                except Exception as exc:  # unreadable now: skip, a later change re-adds it
+                    log.debug("cannot read %s: %s", path, exc)
+                    continue
+                batch.append((str(path), data))
+                size += len(data)
+                if size >= _BATCH_BYTES or len(batch) >= _BATCH_FILES:
+                    yield batch
+                    batch, size = [], 0
+            if batch:
+                yield batch
+
+        def on_results(results: Results) -> None:
+            recs = []
+            for key, packed in results:
+                path, mtime_ns, size = todo[key]
+                recs.append(FileRecord(path, mtime_ns, size, packed))
+            self._ingest(recs, parsed=True)
+
+        total = sum(t[2] for t in order)
+        if workers >= 2 and total >= PARALLEL_MIN_BYTES:
+            run_pool(batches(), on_results, workers)
+        else:
+            for batch in batches():
+                on_results(parse_batch(batch))
+
+    def _ingest(
+        self, recs: list[FileRecord], *, cached: bool = False, parsed: bool = False
+    ) -> None:
+        with self._lock:
+            touched = self._touched or ()
+            for rec in recs:
+                if rec.path_str in touched:
+                    continue  # an edit arrived during the build: it is newer
+                self._install(rec)
+                if cached:
+                    self._cached += 1
+                else:
+                    self._dirty[rec.path_str] = rec
+                    if parsed:
+                        self._parsed += 1
+
+    # ----------------------------------------------------------------------- structure
+
+    def compact(self) -> None:
+        """Rebuild the search structure as one segment (after a build; cheap to skip)."""
+        with self._lock:
+            records = list(self._records.values())
+            seq = self._seq
+        segment = Segment(records)  # slow part, outside the lock: edits keep flowing
+        segment.postings()
+        with self._lock:
+            newer = [r for r in self._records.values() if r.seq > seq and len(r)]
+            self._segments = [segment]
+            self._loose = newer
+            self._loose_symbols = sum(len(r) for r in newer)
+            self._dead_symbols = sum(len(r) for r in records if not r.alive)
+
+    def _fold(self) -> None:
+        """Move loose records into a segment and merge similar-sized segments (lock held)."""
+        if self._loose_symbols <= LOOSE_MAX:
+            return
+        segments = [*self._segments, Segment(self._loose)]
+        self._loose, self._loose_symbols = [], 0
+        while len(segments) >= 2 and len(segments[-2]) <= 2 * len(segments[-1]):
+            merged = Segment([*segments[-2].records, *segments[-1].records])
+            segments[-2:] = [merged]
+        self._segments = segments
+        if self._dead_symbols > max(10_000, self._symbols // 4):
+            self._segments = [Segment(list(self._records.values()))]
+            self._dead_symbols = 0
+
+    # ----------------------------------------------------------------------- persistence
+
+    def flush(self) -> None:
+        """Write changed files to the persistent cache (batched; call after edits settle)."""
+        with self._lock:
+            dirty, self._dirty = self._dirty, {}
+        if self._store is None or not dirty:
+            return
+        recs = [r for r in dirty.values() if r is not None]
+        self._store.write(recs, [k for k, r in dirty.items() if r is None])
+
+    def close(self) -> None:
+        """Stop a running build, persist pending changes, release the cache file."""
+        self._closed = True
+        with self._build_lock:
+            pass
+        self.flush()
+        if self._store is not None:
+            self._store.close()
+
+    # ----------------------------------------------------------------------- queries
+
+    def document_symbols(self, path: Path) -> list[Symbol]:
+        """The file's outline as a tree (empty if the file is not indexed)."""
+        rec = self._records.get(str(path))
+        return rec.outline() if rec is not None else []
+
+    def search(
+        self,
+        query: str,
+        kind: KindFilter = None,
+        path_prefix: Path | str | None = None,
+        limit: int = 50,
+        open_paths: Iterable[Path | str] = (),
+        overlay: Mapping[Path, str | bytes | None] | None = None,
+    ) -> SearchResult:
+        """Definitions ranked exact > prefix > word > fuzzy (see matching.py).
+
+        Ties go to case-exact matches, then files in `open_paths`, then shorter names.
+        `path_prefix` keeps files whose absolute path starts with it. "Outer.name" also
+        requires "Outer" to end the container. An empty query lists definitions (in path
+        order) when a kind or path filter is given.
+
+        `overlay` replaces files for this query only (a session's staged edits): text is
+        parsed (cached by content) and searched instead of the indexed version; None hides
+        the file (deleted).
+        """
+        q = parse_query(query)
+        kinds = kind_codes(kind)
+        prefix = str(path_prefix) if path_prefix else None
+        opened = {str(p) for p in open_paths}
+        hidden = frozenset(str(p) for p in overlay) if overlay else frozenset()
+        extra = overlay_records(overlay) if overlay else []
+        with self._lock:
+            self._fold()
+            segments = list(self._segments)
+            loose = list(self._loose)
+            partial = self._building
+            scoped = (
+                [r for r in self._records.values() if r.path_str.startswith(prefix)]
+                if prefix is not None
+                else None
+            )
+        accept = acceptor(kinds, prefix, q.qualifier, hidden)
+        accept_extra = acceptor(kinds, prefix, q.qualifier, frozenset())
+        limit = max(1, limit)
+        if q.empty:
+            if scoped is None and kinds is None:
+                return SearchResult([], partial)
+            pool = scoped if scoped is not None else self._all_records()
+            pairs = [(r, accept) for r in pool] + [(r, accept_extra) for r in extra]
+            listed = listing(pairs, limit)
+            return SearchResult(listed, partial)
+        ranker = Ranker(q, opened)
+        ranker.scan_records(extra, accept_extra)
+        if scoped is not None and sum(len(r) for r in scoped) <= DIRECT_SCAN_MAX:
+            ranker.scan_records(scoped, accept)
+            return SearchResult(ranker.best(limit), partial)
+        ranker.scan_records(loose, accept)
+        ranker.search_segments(segments, accept, limit)
+        return SearchResult(ranker.best(limit), partial)
+
+    def _all_records(self) -> list[FileRecord]:
+        with self._lock:
+            return list(self._records.values())
+
+
+__all__ = ["SymbolIndex"]

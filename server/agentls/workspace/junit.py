@@ -1,0 +1,132 @@
+"""JUnit XML → structured test results.
+
+JUnit XML is the one result format nearly every test runner can write (pytest, jest via a
+reporter, go-junit-report, gradle, cargo-nextest), so the test tool reads results from it
+instead of scraping console output. pytest's `xunit1` family adds `file`/`line`, which
+lets us rebuild real node ids (`tests/test_x.py::TestC::test_m`).
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["JUnitError", "JUnitReport", "TestCaseResult", "parse_junit"]
+
+Outcome = Literal["passed", "failed", "error", "skipped"]
+
+_EMPTY_SECTION = re.compile(r"^-+ Captured (?:Log|Out|Err) -+\n\s*(?=\n|$)", re.MULTILINE)
+
+
+class JUnitError(ValueError):
+    """The file is not JUnit XML we can read."""
+
+
+@dataclass(frozen=True)
+class TestCaseResult:
+    """One test case; `details` is the failure/error body (traceback), `output` captured I/O."""
+
+    test_id: str
+    outcome: Outcome
+    duration: float = 0.0
+    message: str = ""
+    details: str = ""
+    output: str = ""
+    file: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class JUnitReport:
+    tests: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    duration: float = 0.0
+    cases: list[TestCaseResult] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[TestCaseResult]:
+        return [c for c in self.cases if c.outcome in ("failed", "error")]
+
+
+def parse_junit(xml_text: str) -> JUnitReport:
+    """Counts come from the test cases themselves, not the suite attributes: suites written
+    by different tools disagree on whether `tests` includes skipped ones.
+    """
+    try:
+        root = ET.fromstring(xml_text)
+    except ET.ParseError as exc:
+        raise JUnitError(f"not valid XML: {exc}") from exc
+    if root.tag not in ("testsuites", "testsuite"):
+        raise JUnitError(f"expected <testsuites> or <testsuite>, got <{root.tag}>")
+    suites = [root] if root.tag == "testsuite" else root.findall(".//testsuite")
+    cases = [_case(tc) for suite in suites for tc in suite.findall("testcase")]
+    counts = {o: sum(1 for c in cases if c.outcome == o) for o in ("passed", "failed", "error")}
+    duration = sum(_float(s.get("time")) for s in suites) or sum(c.duration for c in cases)
+    return JUnitReport(
+        tests=len(cases),
+        passed=counts["passed"],
+        failed=counts["failed"],
+        errors=counts["error"],
+        skipped=sum(1 for c in cases if c.outcome == "skipped"),
+        duration=round(duration, 3),
+        cases=cases,
+    )
+
+
+def _float(value: str | None) -> float:
+    try:
+        return float(value) if value else 0.0
+    except ValueError:
+        return 0.0
+
+
+def _case(tc: ET.Element) -> TestCaseResult:
+    outcome: Outcome = "passed"
+    message = details = ""
+    for tag, kind in (("failure", "failed"), ("error", "error"), ("skipped", "skipped")):
+        found = tc.find(tag)
+        if found is not None:
+            outcome = kind  # type: ignore[assignment]
+            message = found.get("message") or ""
+            details = (found.text or "").strip()
+            break
+    file = tc.get("file")
+    line_attr = tc.get("line")
+    return TestCaseResult(
+        test_id=_test_id(tc.get("classname") or "", tc.get("name") or "", file),
+        outcome=outcome,
+        duration=_float(tc.get("time")),
+        message=message,
+        details=details,
+        output=_captured(tc),
+        file=file,
+        # pytest writes the 0-based line of the test's `def`.
+        line=int(line_attr) + 1 if line_attr and line_attr.isdigit() else None,
+    )
+
+
+def _test_id(classname: str, name: str, file: str | None) -> str:
+    """pytest-style node id when the file is known, else JUnit's `classname.name`."""
+    if file and file.endswith(".py"):
+        module = file[: -len(".py")].replace("/", ".").replace("\\", ".")
+        rest = classname[len(module) :].lstrip(".") if classname.startswith(module) else ""
+        parts = [file, *(p for p in rest.split(".") if p), name]
+        return "::".join(parts)
+    if classname:
+        return f"{classname}.{name}" if name else classname
+    return name
+
+
+def _captured(tc: ET.Element) -> str:
+    texts = []
+    for tag in ("system-out", "system-err"):
+        for element in tc.findall(tag):
+            text = _EMPTY_SECTION.sub("", element.text or "").strip()
+            if text:
+                texts.append(text)
+    return "\n".join(texts)

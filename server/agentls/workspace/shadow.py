@@ -1,0 +1,363 @@
+"""The shadow workspace: a private, incrementally synced copy for lint and test runs.
+
+Why: lint and test processes write (caches, bytecode, reports, whatever a test does with
+its fixtures) and must see what the agent sees — unsaved editor buffers and the session's
+staged edits — not what is on disk. So each session gets a copy of the workspace outside
+it, with those overlays written in, and processes run there.
+
+Sync is incremental (see `mirror.TreeMirror`): a file is copied only when its disk
+(mtime, size) changed since the last sync, or when a process in the shadow changed the
+copy. Files are always copied (or reflinked where the filesystem can), never hard-linked,
+so nothing a process does in the shadow can reach the user's tree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Protocol
+
+from agentls.errors import WorkspaceError
+from agentls.workspace.changes import ChangeSet
+from agentls.workspace.core import Workspace
+from agentls.workspace.mirror import CopyFrom, Overlay, SyncStats, TreeMirror
+from agentls.workspace.view import LayeredView, OnDisk
+
+__all__ = [
+    "CONFIG_FILES",
+    "SessionView",
+    "ShadowRegistry",
+    "ShadowWorkspace",
+    "SyncStats",
+    "close_shadow",
+    "shadow_for",
+]
+
+CONFIG_FILES: tuple[str, ...] = (
+    "pyproject.toml",
+    "setup.cfg",
+    "setup.py",
+    "ruff.toml",
+    ".ruff.toml",
+    "pytest.ini",
+    "tox.ini",
+    "conftest.py",
+    "mypy.ini",
+    ".flake8",
+    "package.json",
+    "tsconfig.json",
+)
+"""Copied next to any synced file even when ignore rules hide them: tools need their config."""
+
+
+class SessionView(Protocol):
+    """The part of `ToolContext` that identifies a session's shadow (no agent import here)."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def workspace(self) -> Workspace: ...
+
+
+def _encode(text: str) -> bytes:
+    """UTF-8 bytes; undecodable bytes read with `surrogateescape` go back as they were."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace")
+
+
+class ShadowWorkspace:
+    """One session's private copy of the workspace; created on first `sync()`."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        session_id: str = "",
+        base_dir: Path | None = None,
+        pycache_dir: Path | None = None,
+        config_files: Iterable[str] = CONFIG_FILES,
+    ) -> None:
+        self.workspace = workspace
+        self.session_id = session_id
+        self.config_files = tuple(config_files)
+        self.totals = SyncStats()
+        self._base_dir = base_dir
+        self._pycache_dir = pycache_dir
+        self._dir: Path | None = None
+        self._roots: dict[Path, Path] = {}
+        self._mirror: TreeMirror | None = None
+        self._lock = asyncio.Lock()
+
+    # -- layout ---------------------------------------------------------------------------
+
+    @property
+    def directory(self) -> Path:
+        """The shadow's own directory (outside every root); created on first use."""
+        if self._dir is None:
+            self._dir = self._create()
+        return self._dir
+
+    @property
+    def pycache_dir(self) -> Path:
+        """`PYTHONPYCACHEPREFIX` for runs, so no bytecode lands in the user's tree (a `.venv`
+        inside it included). Shared by all sessions and kept across restarts: with a prefix
+        Python ignores the venv's own `__pycache__`, and recompiling a large dependency
+        stack on every run would cost seconds.
+        """
+        if self._pycache_dir is not None:
+            return self._pycache_dir
+        if self._base_dir is not None:
+            return self._base_dir / "pycache"
+        import platformdirs
+
+        return Path(platformdirs.user_cache_dir("agentls")) / "pycache"
+
+    @property
+    def reports_dir(self) -> Path:
+        """Scratch space for result files (JUnit XML, ...)."""
+        path = self.directory / "reports"
+        path.mkdir(exist_ok=True)
+        return path
+
+    def _create(self) -> Path:
+        roots = [Path(r).resolve() for r in self.workspace.roots]
+        if not roots:
+            raise WorkspaceError("The workspace has no root folder; nothing to copy for lint/test.")
+        slug = re.sub(r"[^A-Za-z0-9_.-]", "_", self.session_id)[:32] or "session"
+        for base in self._candidate_bases():
+            base = base.resolve()
+            if any(base == r or base.is_relative_to(r) for r in roots):
+                continue
+            base.mkdir(parents=True, exist_ok=True)
+            directory = Path(tempfile.mkdtemp(prefix=f"agentls-shadow-{slug}-", dir=base))
+            break
+        else:
+            raise WorkspaceError(
+                "Cannot place the shadow copy for lint/test outside the workspace: the temp and "
+                "cache directories are inside a workspace root. Open a narrower folder."
+            )
+        names: set[str] = set()
+        for root in roots:
+            name = root.name or "root"
+            while name in names:
+                name += "_"
+            names.add(name)
+            self._roots[root] = directory / "trees" / name
+        self._mirror = TreeMirror(
+            {str(root): str(copy) for root, copy in self._roots.items()},
+            bytecode_dirs=[str(self.pycache_dir)],
+        )
+        return directory
+
+    def _candidate_bases(self) -> list[Path]:
+        if self._base_dir is not None:
+            return [self._base_dir]
+        import platformdirs
+
+        cache = Path(platformdirs.user_cache_dir("agentls")) / "shadow"
+        return [Path(tempfile.gettempdir()), cache]
+
+    def root_for(self, path: Path) -> Path:
+        """The workspace root holding `path` (absolute); `WorkspaceError` if none does."""
+        self.directory  # noqa: B018 - ensures the root table exists
+        resolved = Path(os.path.abspath(path))
+        for root in sorted(self._roots, key=lambda r: len(r.parts), reverse=True):
+            if resolved == root or resolved.is_relative_to(root):
+                return root
+        raise WorkspaceError(f"{path} is outside the workspace roots.")
+
+    def shadow_root(self, root: Path | None = None) -> Path:
+        """The copy of `root` (default: the first workspace root)."""
+        self.directory  # noqa: B018
+        if root is None:
+            return next(iter(self._roots.values()))
+        return self._roots[self.root_for(root)]
+
+    def to_shadow(self, path: Path) -> Path:
+        root = self.root_for(path)
+        return self._roots[root] / Path(os.path.abspath(path)).relative_to(root)
+
+    def to_workspace(self, path: Path | str) -> Path | None:
+        """The workspace path a shadow path mirrors; `None` for paths outside the shadow."""
+        candidate = Path(os.path.abspath(path))
+        for root, shadow in self._roots.items():
+            if candidate == shadow or candidate.is_relative_to(shadow):
+                return root / candidate.relative_to(shadow)
+        return None
+
+    def map_output(self, text: str, *, relative: bool = True) -> str:
+        """Rewrite shadow paths in tool output to workspace paths (relative to the root)."""
+        for root, shadow in sorted(self._roots.items(), key=lambda rs: -len(str(rs[1]))):
+            inside, bare = ("", ".") if relative else (f"{root}{os.sep}", str(root))
+            text = text.replace(f"{shadow}{os.sep}", inside)
+            # A bare root path, but not the prefix of a sibling ("trees/app" in "trees/app_").
+            text = re.compile(re.escape(str(shadow)) + r"(?![\w.-])").sub(_constant(bare), text)
+        return text
+
+    def python_env(self, root: Path | None = None) -> dict[str, str]:
+        """Variables that make Python import the shadow's sources, not the user's.
+
+        An editable install (or a `.pth`) in the project's venv points at the user's tree;
+        `PYTHONPATH` entries precede site-packages, so the shadow root and its `src/` win.
+        Inherited `PYTHONPATH` entries inside the workspace are redirected into the shadow.
+        """
+        shadow = self.shadow_root(root)
+        entries = [str(p) for p in (shadow / "src", shadow) if p.is_dir()]
+        for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+            if not entry:
+                continue
+            try:
+                entries.append(str(self.to_shadow(Path(entry))))
+            except WorkspaceError:
+                entries.append(entry)
+        env = {"PYTHONPATH": os.pathsep.join(entries)}
+        if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+            # Nothing is written anyway, and without a prefix the venv's bytecode is used.
+            return env
+        if self._inside_roots(self.pycache_dir.resolve()):
+            env["PYTHONDONTWRITEBYTECODE"] = "1"  # the cache folder is in the user's tree
+        else:
+            env["PYTHONPYCACHEPREFIX"] = str(self.pycache_dir)
+        return env
+
+    def files(self, under: Path | None = None) -> list[Path]:
+        """Workspace paths of the files in the copy as of the last sync (disk files, config
+        files and overlay files, including files that exist only as staged edits), sorted.
+        """
+        mirror = self._mirror
+        if mirror is None:
+            return []
+        names = mirror.paths()
+        if under is not None:
+            folder = os.path.abspath(under)
+            prefix = folder.rstrip(os.sep) + os.sep
+            names = [n for n in names if n == folder or n.startswith(prefix)]
+        return sorted(Path(n) for n in names)
+
+    # -- sync -----------------------------------------------------------------------------
+
+    async def sync(self, changes: ChangeSet | None = None) -> SyncStats:
+        """Bring the shadow up to date with disk < buffers < staged edits; return what changed.
+
+        The layered view is snapshotted here, on the event loop (buffers and the changeset
+        change there); the file work runs in a thread.
+        """
+        view = self.workspace.view(changes)
+        async with self._lock:
+            return await asyncio.to_thread(self._apply, view)
+
+    def sync_blocking(self, changes: ChangeSet | None = None) -> SyncStats:
+        """`sync` for callers without an event loop (CLI, tests)."""
+        return self._apply(self.workspace.view(changes))
+
+    def _apply(self, view: LayeredView) -> SyncStats:
+        self.directory  # noqa: B018 - creates the copy and its mirror on first use
+        assert self._mirror is not None
+        stats = self._mirror.apply(self._disk_files(), _overlay(view))
+        self.totals.add(stats)
+        return stats
+
+    def _inside_roots(self, path: Path) -> bool:
+        return any(path.is_relative_to(root) for root in self._roots)
+
+    def _disk_files(self) -> Iterator[str]:
+        """The workspace's files (ignore rules applied), plus config files in the same
+        folders even when ignored: linters and test runners need their configuration."""
+        folders = {str(root) for root in self._roots}
+        for name in self.workspace.file_strs():
+            folders.add(os.path.dirname(name))
+            yield name
+        for folder in folders:
+            for config in self.config_files:
+                candidate = os.path.join(folder, config)
+                if os.path.isfile(candidate):
+                    yield candidate
+
+    # -- lifetime -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Delete the copy; a later `sync()` starts a fresh one."""
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            mirrored = self.pycache_dir / self._dir.relative_to(self._dir.anchor)
+            shutil.rmtree(mirrored, ignore_errors=True)
+        self._dir = None
+        self._roots.clear()
+        self._mirror = None
+
+
+def _overlay(view: LayeredView) -> dict[str, Overlay]:
+    """Staged edits and buffers as mirror content (staged wins: `source` layers them)."""
+    overlay: dict[str, Overlay] = {}
+    for path in [*view.staged, *view.buffers]:
+        source = view.source(path)
+        if isinstance(source, str):
+            overlay[str(path)] = _encode(source)
+        elif isinstance(source, OnDisk):
+            overlay[str(path)] = CopyFrom(source.path)
+        else:
+            overlay[str(path)] = None
+    return overlay
+
+
+def _constant(value: str) -> Callable[[re.Match[str]], str]:
+    """A `re.sub` replacement that is taken literally (no backslash processing)."""
+    return lambda _match: value
+
+
+class ShadowRegistry:
+    """One shadow per session, so sessions never see each other's staged edits."""
+
+    def __init__(self, base_dir: Path | None = None, pycache_dir: Path | None = None) -> None:
+        self.base_dir = base_dir
+        self.pycache_dir = pycache_dir
+        self._shadows: dict[str, ShadowWorkspace] = {}
+
+    def get(self, session_id: str, workspace: Workspace) -> ShadowWorkspace:
+        shadow = self._shadows.get(session_id)
+        if shadow is None or shadow.workspace is not workspace:
+            if shadow is not None:
+                shadow.close()
+            shadow = ShadowWorkspace(
+                workspace,
+                session_id=session_id,
+                base_dir=self.base_dir,
+                pycache_dir=self.pycache_dir,
+            )
+            self._shadows[session_id] = shadow
+        return shadow
+
+    def close(self, session_id: str) -> None:
+        shadow = self._shadows.pop(session_id, None)
+        if shadow is not None:
+            shadow.close()
+
+    def close_all(self) -> None:
+        for session_id in list(self._shadows):
+            self.close(session_id)
+
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._shadows
+
+
+DEFAULT_REGISTRY = ShadowRegistry()
+atexit.register(DEFAULT_REGISTRY.close_all)
+
+
+def shadow_for(session: SessionView, registry: ShadowRegistry | None = None) -> ShadowWorkspace:
+    """The shadow of the calling session (e.g. `shadow_for(ctx)` in a tool)."""
+    return (registry or DEFAULT_REGISTRY).get(session.session_id, session.workspace)
+
+
+def close_shadow(session_id: str, registry: ShadowRegistry | None = None) -> None:
+    """Delete a session's shadow; call when the session ends."""
+    (registry or DEFAULT_REGISTRY).close(session_id)

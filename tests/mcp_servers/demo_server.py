@@ -1,0 +1,150 @@
+"""A small MCP server for the tests, over stdio or streamable HTTP.
+
+    python -m tests.mcp_servers.demo_server [--name N] [--http PORT] [--many K]
+        [--fail-start] [--spawn-child PIDFILE]
+
+Tools cover each result shape agentls maps (text, image, embedded resource, isError), a
+read-only annotated tool, a name that needs sanitising, a crash mid-call and a slow call;
+`--many K` adds K generated tools so the tool pool crosses the deferral threshold.
+
+No `from __future__ import annotations` here: MCPServer inspects the tool signatures, and
+their annotations name classes imported inside `build`.
+"""
+
+import argparse
+import base64
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+# A 1x1 transparent PNG.
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+
+
+def build(name: str, many: int) -> Any:
+    """The server; imports are local so `--fail-start` fails before paying for them."""
+    from mcp.server.mcpserver import Image, MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import EmbeddedResource, TextResourceContents, ToolAnnotations
+
+    server = MCPServer(name, log_level="WARNING")
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def echo(text: str, times: int = 1) -> str:
+        """Echo `text` back, repeated `times` times."""
+        return text * times
+
+    @server.tool()
+    def add(a: int, b: int) -> str:
+        """Add two integers and return the sum."""
+        return str(a + b)
+
+    @server.tool()
+    def fail(message: str) -> str:
+        """Always fails with `message`."""
+        raise ToolError(message)
+
+    @server.tool()
+    def crash() -> str:
+        """Kill the server process mid-call (for crash tests)."""
+        os._exit(3)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def pixel() -> Image:
+        """Return a 1x1 PNG image."""
+        return Image(data=PNG, format="png")
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def attach() -> list[object]:
+        """Return some text and an embedded text resource."""
+        return [
+            "see attachment",
+            EmbeddedResource(
+                type="resource",
+                resource=TextResourceContents(
+                    uri="demo://notes.txt", mime_type="text/plain", text="attached notes"
+                ),
+            ),
+        ]
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def big(size: int) -> str:
+        """Return `size` characters of text."""
+        return "y" * size
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def whoami() -> str:
+        """Return the server's process id."""
+        return str(os.getpid())
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def nap(seconds: float) -> str:
+        """Sleep `seconds`, then return."""
+        time.sleep(seconds)
+        return "rested"
+
+    @server.tool(name="get.weather v2")
+    def get_weather(city: str) -> str:
+        """Weather forecast for a city (a tool name the API would reject as is)."""
+        return f"sunny in {city}"
+
+    for index in range(many):
+        topic = ["invoice", "calendar", "ticket", "deploy", "mailbox"][index % 5]
+
+        server.add_tool(
+            _generated(index),
+            name=f"{topic}_op_{index:02d}",
+            description=f"Operation {index} on the {topic} service: look up a {topic} by id.",
+        )
+
+    @server.resource("demo://readme", name="readme", mime_type="text/markdown")
+    def readme() -> str:
+        """The demo server's readme."""
+        return "# Demo\nA readme resource."
+
+    @server.resource("demo://logo", name="logo", mime_type="image/png")
+    def logo() -> bytes:
+        """A tiny logo."""
+        return PNG
+
+    return server
+
+
+def _generated(index: int) -> Any:
+    def generated(item_id: str, verbose: bool = False) -> str:
+        return f"generated {index}: {item_id}"
+
+    return generated
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--name", default="demo")
+    parser.add_argument("--http", type=int, default=0)
+    parser.add_argument("--many", type=int, default=0)
+    parser.add_argument("--fail-start", action="store_true")
+    parser.add_argument("--spawn-child", default="")
+    args = parser.parse_args()
+    if args.fail_start:
+        sys.stderr.write("demo server: refusing to start (--fail-start)\n")
+        sys.exit(2)
+    if args.spawn_child:
+        # A grandchild that ignores stdin: only a process sweep gets rid of it.
+        child = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(120)"], stdin=subprocess.DEVNULL
+        )
+        with open(args.spawn_child, "w") as handle:
+            handle.write(str(child.pid))
+    server = build(args.name, args.many)
+    if args.http:
+        server.run("streamable-http", host="127.0.0.1", port=args.http)
+    else:
+        server.run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""Emacs: `editor-clients/emacs/agentls.el` with the installed eglot, in `emacs -batch`.
+
+It byte-compiles with warnings as errors, registers its commands, and runs end to end:
+eglot starts `agentls serve`, `agentls-run` against the scripted model, `agentls-accept`,
+buffer text checked (editor-clients/emacs/test/e2e.el). Skips when `emacs` or a loadable
+`eglot` is missing (Emacs 29+ has it built in; on Debian 12's Emacs 28:
+`apt-get install emacs-nox elpa-eglot`, which `scripts/editor-deps.sh emacs` does).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentls.testing import ScriptedMessagesServer
+from agentls.testing.scenario import Scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "editor-clients" / "emacs" / "agentls.el"
+E2E = ROOT / "editor-clients" / "emacs" / "test" / "e2e.el"
+EMACS = shutil.which("emacs")
+
+
+def _has_eglot() -> bool:
+    if EMACS is None:
+        return False
+    probe = subprocess.run(
+        [EMACS, "-batch", "--eval", "(require 'eglot)"], capture_output=True, timeout=60
+    )
+    return probe.returncode == 0
+
+
+pytestmark = pytest.mark.skipif(
+    not _has_eglot(),
+    reason="emacs with eglot not installed (scripts/editor-deps.sh emacs installs "
+    "Debian's emacs-nox and elpa-eglot)",
+)
+
+
+def test_agentls_el_byte_compiles_without_warnings(tmp_path: Path) -> None:
+    assert EMACS is not None
+    copy = tmp_path / "agentls.el"
+    shutil.copy(SOURCE, copy)
+    proc = subprocess.run(
+        [
+            EMACS,
+            "-batch",
+            "-L",
+            str(tmp_path),
+            "--eval",
+            "(setq byte-compile-error-on-warn t)",
+            "-f",
+            "batch-byte-compile",
+            str(copy),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "agentls.elc").exists()
+
+
+def test_agentls_el_loads_and_registers_with_eglot(tmp_path: Path) -> None:
+    assert EMACS is not None
+    script = (
+        "(progn (require 'agentls) (agentls-setup)"
+        " (unless (assoc '(python-mode python-ts-mode) eglot-server-programs)"
+        '   (error "agentls not in eglot-server-programs"))'
+        " (dolist (cmd '(agentls-run agentls-ask agentls-fix agentls-cancel agentls-accept"
+        "                agentls-reject agentls-transcript agentls-status))"
+        '   (unless (commandp cmd) (error "%s is not a command" cmd)))'
+        ' (princ "ok"))'
+    )
+    proc = subprocess.run(
+        [EMACS, "-batch", "-L", str(SOURCE.parent), "--eval", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().endswith("ok")
+
+
+def test_eglot_run_then_accept_changes_the_buffer(tmp_path: Path) -> None:
+    assert EMACS is not None
+    workspace = tmp_path / "workspace"
+    shutil.copytree(ROOT / "editor-clients" / "neovim" / "test" / "fixture", workspace)
+    scenario = Scenario.from_file(
+        ROOT / "editor-clients" / "neovim" / "test" / "scenario-edit.json"
+    )
+    result_file = tmp_path / "result.json"
+    agentls = str(Path(sys.executable).with_name("agentls"))
+    with ScriptedMessagesServer(scenario) as model:
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")},
+            "ANTHROPIC_BASE_URL": model.base_url,
+            "ANTHROPIC_API_KEY": "test",
+            "AGENTLS_E2E_WORKSPACE": str(workspace),
+            "AGENTLS_E2E_RESULT": str(result_file),
+            "AGENTLS_E2E_CMD": json.dumps(
+                [agentls, "serve", "--log-file", str(tmp_path / "server.log")]
+            ),
+            "HOME": str(tmp_path / "home"),  # no user init, no eglot state from the real home
+        }
+        proc = subprocess.run(
+            [EMACS, "-batch", "-L", str(SOURCE.parent), "-l", str(E2E)],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=env,
+            cwd=workspace,
+        )
+    assert result_file.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads(result_file.read_text())
+    assert result["ok"] is True, json.dumps(result, indent=1) + proc.stderr[-3000:]
+    assert "-> Editing hello.py" in result["log"]
+    assert (workspace / "hello.py").read_text().startswith("def welcome(name):")

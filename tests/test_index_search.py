@@ -1,0 +1,160 @@
+"""Ranking and filtering of `SymbolIndex.search`: exact > prefix > word > fuzzy, ties to
+case-exact names, open files and shorter names; kind/path/container filters; the session
+overlay; and that results stay right once the search structures are segmented."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentls.workspace.index import SymbolIndex
+
+ROOT = Path("/ws")
+
+
+def make_index(files: dict[str, str]) -> SymbolIndex:
+    index = SymbolIndex(None)
+    for name, text in files.items():
+        index.update_file(ROOT / name, text, 0, len(text))
+    return index
+
+
+def names(index: SymbolIndex, query: str, **kw: object) -> list[str]:
+    result = index.search(query, **kw)  # type: ignore[arg-type]
+    return [f"{s.container}.{s.name}" if s.container else s.name for s in result.symbols]
+
+
+CORPUS = {
+    "svc/users.py": (
+        "class UserService:\n"
+        "    def fetch(self): pass\n"
+        "    def fetch_all(self): pass\n"
+        "def user_service_factory(): pass\n"
+        "class UserServiceTest: pass\n"
+        "def _user_helper(): pass\n"
+        "user = 1\n"
+    ),
+    "svc/http.py": (
+        "class HttpResponseCode: pass\n"
+        "class HTTPServer: pass\n"
+        "def handle_request_code(): pass\n"
+        "class User: pass\n"
+    ),
+    "web/app.ts": (
+        "export class UserServ {}\n"
+        "export function userServe() {}\n"
+        "export interface Fetcher { fetch(): void }\n"
+    ),
+}
+
+
+@pytest.fixture
+def index() -> SymbolIndex:
+    return make_index(CORPUS)
+
+
+def test_exact_beats_prefix_beats_word_beats_fuzzy(index: SymbolIndex) -> None:
+    got = names(index, "user")
+    # exact (case-exact first), then prefixes shortest first, then word matches.
+    assert got[:2] == ["user", "User"]
+    assert got.index("UserServ") < got.index("UserService") < got.index("UserServiceTest")
+    assert got.index("UserServiceTest") < got.index("_user_helper")
+
+
+def test_camel_and_snake_word_queries(index: SymbolIndex) -> None:
+    for query in ("user serv", "UserServ", "user_serv"):
+        got = names(index, query)
+        assert "UserService" in got and "user_service_factory" in got, query
+    # A word inside a name ("Server" in HTTPServer) matches at its start.
+    assert "HTTPServer" in names(index, "server")[:2]
+    # Word matches rank above letters-in-order matches.
+    got = names(index, "code")
+    assert got.index("HttpResponseCode") < len(got)
+    assert set(got[:2]) == {"HttpResponseCode", "handle_request_code"}
+
+
+def test_case_exact_wins_ties(index: SymbolIndex) -> None:
+    assert names(index, "UserServ")[0] == "UserServ"
+    assert names(index, "userServe")[0] == "userServe"
+
+
+def test_fuzzy_letters_in_order(index: SymbolIndex) -> None:
+    got = names(index, "hrc")
+    assert got[0] == "HttpResponseCode"
+    assert "handle_request_code" in got
+    assert names(index, "zzzq") == []
+
+
+def test_shorter_names_first_among_prefixes(index: SymbolIndex) -> None:
+    got = names(index, "fetch")
+    assert got[:2] == ["Fetcher.fetch", "UserService.fetch"] or got[0].endswith("fetch")
+    assert got.index("UserService.fetch") < got.index("UserService.fetch_all")
+
+
+def test_open_files_win_ties() -> None:
+    index = make_index({"a.py": "def run(): pass\n", "b.py": "def run(): pass\n"})
+    first = index.search("run", open_paths=[ROOT / "b.py"]).symbols[0]
+    assert first.path == ROOT / "b.py"
+    first = index.search("run", open_paths=[ROOT / "a.py"]).symbols[0]
+    assert first.path == ROOT / "a.py"
+
+
+def test_kind_path_and_container_filters(index: SymbolIndex) -> None:
+    assert names(index, "user", kind="function") == [
+        "userServe",
+        "user_service_factory",
+        "_user_helper",
+    ]
+    assert names(index, "user", kind=["class", "variable"])[:2] == ["user", "User"]
+    assert set(names(index, "user", path_prefix=ROOT / "web")) == {"UserServ", "userServe"}
+    assert names(index, "UserService.fetch") == ["UserService.fetch", "UserService.fetch_all"]
+    assert names(index, "Fetcher::fetch") == ["Fetcher.fetch"]
+
+
+def test_empty_query_lists_by_filter(index: SymbolIndex) -> None:
+    assert names(index, "", kind="interface") == ["Fetcher"]
+    listed = names(index, "", path_prefix=ROOT / "web")
+    assert listed == ["UserServ", "userServe", "Fetcher", "Fetcher.fetch"]
+    assert names(index, "") == []
+
+
+def test_limit(index: SymbolIndex) -> None:
+    assert len(index.search("u", limit=3).symbols) == 3
+
+
+def test_results_carry_location_and_first_line(index: SymbolIndex) -> None:
+    (sym,) = index.search("fetch_all").symbols
+    assert sym.path == ROOT / "svc/users.py"
+    assert sym.kind == "method"
+    assert sym.selection_range.start == (2, 8)
+    assert sym.line_text == "def fetch_all(self): pass"
+    assert sym.children == ()
+
+
+def test_overlay_replaces_and_hides_files(index: SymbolIndex) -> None:
+    overlay: dict[Path, str | bytes | None] = {
+        ROOT / "svc/users.py": "class UserRepository: pass\n",
+        ROOT / "svc/http.py": None,
+        ROOT / "new.go": "package x\nfunc UserLookup() {}\n",
+    }
+    got = names(index, "user", overlay=overlay)
+    assert "UserRepository" in got and "UserLookup" in got
+    assert "UserService" not in got and "User" not in got
+    # The index itself is unchanged.
+    assert "UserService" in names(index, "user")
+
+
+def test_ranking_survives_segment_folding() -> None:
+    files = {
+        f"pkg/mod{i}.py": f"class Model{i}: pass\ndef helper_{i}(): pass\n" for i in range(400)
+    }
+    files["pkg/user.py"] = "class UserService: pass\n"
+    index = make_index(files)
+    assert names(index, "UserServ") == ["UserService"]  # folds loose records into segments
+    index.update_file(ROOT / "pkg/user.py", "class UserAccount: pass\n", 1, 1)
+    assert names(index, "user") == ["UserAccount"]
+    assert names(index, "model12")[0] == "Model12"
+    assert names(index, "hlp399")[0] == "helper_399"
+    index.remove_file(ROOT / "pkg/mod7.py")
+    assert "Model7" not in names(index, "Model7")

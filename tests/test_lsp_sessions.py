@@ -1,0 +1,66 @@
+"""Sessions outlive the server: list, resume after a restart, and compact on demand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from agentls.testing import ScriptedMessagesServer, text_turn
+from tests.lsp_support import command, editor_session, server_env
+
+
+async def test_a_session_resumes_after_a_server_restart_and_compacts(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    env = server_env(api.base_url, tmp_path / "transcripts")
+    api.extend(text_turn("Noted: the code word is heron."))
+    async with editor_session("neovim", root, env) as editor:
+        first = await command(
+            editor, "agentls.run", {"prompt": "Remember the code word heron.", "wait": True}
+        )
+    assert first["status"] == "completed"
+    session = first["session"]
+
+    api.extend(
+        text_turn("The code word was heron."),
+        text_turn("Summary: the user asked to remember the code word heron; it was recalled."),
+        text_turn("Still heron."),
+    )
+    async with editor_session("neovim", root, env) as editor:  # a new server process
+        listed = await command(editor, "agentls.sessions", {})
+        assert [s["id"] for s in listed["sessions"]] == [session]
+        assert listed["sessions"][0]["first_prompt"] == "Remember the code word heron."
+        second = await command(
+            editor, "agentls.run", {"prompt": "What was it?", "session": session, "wait": True}
+        )
+        compacted = await command(editor, "agentls.compact", {"session": session})
+        third = await command(
+            editor, "agentls.run", {"prompt": "And now?", "session": session, "wait": True}
+        )
+        status = await command(editor, "agentls.status", {})
+
+    assert second["status"] == "completed" and second["text"] == "The code word was heron."
+    resumed_request = api.message_requests[1]
+    assert "Remember the code word heron." in str(resumed_request.messages[0])
+    assert resumed_request.messages[1]["role"] == "assistant"
+    assert compacted and third["status"] == "completed"
+    after_compaction = str(api.message_requests[-1].messages)
+    assert "the code word heron" in after_compaction and "And now?" in after_compaction
+    (entry,) = status["sessions"]
+    assert entry["id"] == session and entry["runs"] == 3 and entry["usage"]["output_tokens"] > 0
+
+
+async def test_an_unknown_session_is_a_clear_error(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    async with editor_session("neovim", root, server_env(api.base_url, tmp_path / "t")) as editor:
+        with pytest.raises(JsonRpcException, match="unknown session 'nope123'"):
+            await command(editor, "agentls.run", {"prompt": "hi", "session": "nope123"})
+        with pytest.raises(JsonRpcException, match="unknown session"):
+            await command(editor, "agentls.compact", {"session": "nope123"})

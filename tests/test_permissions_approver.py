@@ -1,0 +1,188 @@
+""" "ask" decisions through a fake approver: allow once, allow for the session, deny."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentls.agent.context import ToolContext
+from agentls.agent.model_client import AnthropicModelClient
+from agentls.agent.permissions import ApprovalChoice, ApprovalRequest
+from agentls.agent.pipeline import Pipeline, ToolCall
+from agentls.agent.policy import RulePolicy
+from agentls.agent.registry import ToolPool
+from agentls.agent.rules import RuleSet, parse_rules
+from agentls.agent.session import AgentSession, SessionConfig
+from agentls.agent.settings import AgentSettings
+from agentls.agent.tool import Tool, ToolInput
+from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
+from agentls.workspace import ChangeSet, Workspace
+from tests.agent_support import ProbeRead, ProbeWrite
+
+
+class FakeApprover:
+    """Answers with scripted choices and records every request."""
+
+    def __init__(self, *choices: ApprovalChoice) -> None:
+        self.choices = list(choices)
+        self.requests: list[ApprovalRequest] = []
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalChoice:
+        self.requests.append(request)
+        return self.choices.pop(0) if self.choices else "deny"
+
+
+class CommandInput(ToolInput):
+    command: str
+
+
+class FakeShell(Tool[CommandInput]):
+    """Named like the real shell tool so command rules apply; runs nothing."""
+
+    name = "run_command"
+    usage = "Pretends to run a command. For tests."
+    input_model = CommandInput
+
+    async def call(self, input: CommandInput, ctx: ToolContext) -> str:
+        return f"ran:{input.command}"
+
+
+def _ctx(root: Path, session: str = "s1") -> ToolContext:
+    return ToolContext(session_id=session, workspace=Workspace([root]), changes=ChangeSet())
+
+
+def _pipeline(policy: RulePolicy) -> Pipeline:
+    return Pipeline(ToolPool([ProbeRead(), ProbeWrite(), FakeShell()]), permissions=policy)
+
+
+async def _run(pipeline: Pipeline, ctx: ToolContext, name: str, **input: Any) -> Any:
+    return await pipeline.execute(ToolCall(f"id-{name}-{len(input)}", name, input), ctx)
+
+
+async def test_allow_once_allows_only_that_call(tmp_path: Path) -> None:
+    approver = FakeApprover("allow_once", "deny")
+    pipeline = _pipeline(RulePolicy(approver=approver))
+    first = await _run(pipeline, _ctx(tmp_path), "probe_write", label="a")
+    second = await _run(pipeline, _ctx(tmp_path), "probe_write", label="a")
+    assert not first.is_error and first.content == "wrote:a"
+    assert second.is_error and len(approver.requests) == 2
+
+
+async def test_allow_for_session_is_remembered_for_that_session_only(tmp_path: Path) -> None:
+    approver = FakeApprover("allow_session", "deny")
+    policy = RulePolicy(approver=approver)
+    pipeline = _pipeline(policy)
+    assert not (await _run(pipeline, _ctx(tmp_path, "s1"), "run_command", command="make")).is_error
+    again = await _run(pipeline, _ctx(tmp_path, "s1"), "run_command", command="make")
+    assert not again.is_error and len(approver.requests) == 1  # not asked again
+    assert policy.remembered("s1") == ["run_command(make)"]
+    # a different command in the same session asks again (and is denied here)
+    other = await _run(pipeline, _ctx(tmp_path, "s1"), "run_command", command="make clean")
+    assert other.is_error and len(approver.requests) == 2
+    # another session does not inherit the approval
+    elsewhere = await _run(pipeline, _ctx(tmp_path, "s2"), "run_command", command="make")
+    assert elsewhere.is_error and len(approver.requests) == 3
+
+
+async def test_a_remembered_command_does_not_cover_a_compound_extension(tmp_path: Path) -> None:
+    approver = FakeApprover("allow_session", "deny")
+    pipeline = _pipeline(RulePolicy(approver=approver))
+    await _run(pipeline, _ctx(tmp_path), "run_command", command="npm test")
+    sneaky = await _run(pipeline, _ctx(tmp_path), "run_command", command="npm test; rm -rf ~")
+    assert sneaky.is_error and len(approver.requests) == 2
+
+
+async def test_deny_tells_the_model_not_to_retry(tmp_path: Path) -> None:
+    approver = FakeApprover("deny")
+    result = await _run(
+        _pipeline(RulePolicy(approver=approver)), _ctx(tmp_path), "run_command", command="ls"
+    )
+    assert result.is_error
+    assert "denied" in str(result.content) and "Do not retry" in str(result.content)
+    request = approver.requests[0]
+    assert request.tool == "run_command" and request.input == {"command": "ls"}
+    assert request.remember == ("run_command(ls)",) and request.session_id == "s1"
+
+
+async def test_the_prompt_shows_the_real_command_not_just_the_models_description(
+    tmp_path: Path,
+) -> None:
+    from agentls.tools.run_command import RunCommand
+
+    approver = FakeApprover("deny")
+    pipeline = Pipeline(ToolPool([RunCommand()]), permissions=RulePolicy(approver=approver))
+    await pipeline.execute(
+        ToolCall("1", "run_command", {"command": "rm -rf ~", "description": "Run the tests"}),
+        _ctx(tmp_path),
+    )
+    assert approver.requests[0].summary == "Running: Run the tests: rm -rf ~"
+
+
+async def test_without_an_approver_ask_fails_closed_with_a_hint(tmp_path: Path) -> None:
+    result = await _run(_pipeline(RulePolicy()), _ctx(tmp_path), "run_command", command="ls")
+    assert result.is_error and "allow rule" in str(result.content)
+    assert "run_command(ls)" in str(result.content)
+
+
+async def test_an_ask_rule_cannot_be_remembered_and_beats_allow(tmp_path: Path) -> None:
+    rules, _ = parse_rules(
+        {"allow": ["run_command"], "ask": ["run_command(git push:*)"]}, "t", root=tmp_path
+    )
+    approver = FakeApprover("allow_session", "deny")
+    pipeline = _pipeline(RulePolicy(RuleSet(rules), approver=approver))
+    assert not (await _run(pipeline, _ctx(tmp_path), "run_command", command="git status")).is_error
+    assert not approver.requests  # allowed by the rule
+    first = await _run(pipeline, _ctx(tmp_path), "run_command", command="git push origin")
+    second = await _run(pipeline, _ctx(tmp_path), "run_command", command="git push origin")
+    assert not first.is_error and second.is_error  # asked both times
+    assert approver.requests[0].remember == () and not approver.requests[0].can_remember
+    assert "git push" in approver.requests[0].reason
+
+
+async def test_a_failing_approver_denies(tmp_path: Path) -> None:
+    class Broken:
+        async def ask(self, request: ApprovalRequest) -> ApprovalChoice:
+            raise ConnectionError("editor went away")
+
+    result = await _run(
+        _pipeline(RulePolicy(approver=Broken())), _ctx(tmp_path), "probe_write", label="x"
+    )
+    assert result.is_error and "editor went away" in str(result.content)
+
+
+def _session(
+    api: ScriptedMessagesServer, root: Path, policy: RulePolicy, tools: Sequence[Tool[Any]]
+) -> AgentSession:
+    settings = AgentSettings.from_env(
+        {"ANTHROPIC_API_KEY": "sk-test-approver-key", "ANTHROPIC_BASE_URL": api.base_url},
+        retry_base_delay=0.01,
+    )
+    config = SessionConfig(
+        settings=settings,
+        workspace=Workspace([root]),
+        tools=tools,
+        permissions=policy,
+        transcript_dir=root / "transcripts",
+    )
+    return AgentSession(AnthropicModelClient(settings), config)
+
+
+async def test_through_the_loop_session_approval_then_denial(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    approver = FakeApprover("allow_session", "deny")
+    api.extend(
+        tool_turn(("run_command", {"command": "make"})),
+        tool_turn(("run_command", {"command": "make"}), ("run_command", {"command": "rm -rf x"})),
+        text_turn("done"),
+    )
+    session = _session(api, tmp_path, RulePolicy(approver=approver), [FakeShell()])
+    result = await session.run("build it")
+    assert result.status == "completed"
+    first = api.message_requests[1].tool_results()
+    second = api.message_requests[2].tool_results()
+    assert first[0]["content"] == "ran:make" and not first[0]["is_error"]
+    assert second[0]["content"] == "ran:make"
+    assert second[1]["is_error"] and "Do not retry" in str(second[1]["content"])
+    assert [r.input["command"] for r in approver.requests] == ["make", "rm -rf x"]

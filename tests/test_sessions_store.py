@@ -1,0 +1,222 @@
+"""Session persistence: state files, resume after a restart, listing, corrupt state."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentls.agent.context import ToolContext
+from agentls.agent.model_client import AnthropicModelClient
+from agentls.agent.session import AgentSession, SessionConfig
+from agentls.agent.settings import AgentSettings
+from agentls.agent.store import SessionStateError, SessionStore
+from agentls.agent.tool import Tool, ToolInput
+from agentls.agent.transcript import read_records
+from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
+from agentls.workspace import Workspace
+from tests.agent_support import all_test_tools
+
+
+class Args(ToolInput):
+    item_id: str = ""
+
+
+class Deferrable(Tool[Args]):
+    """An MCP-like tool, deferred once the pool is large."""
+
+    input_model = Args
+    defer_when_large = True
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.usage = f"Look up a record ({name})."
+
+    def is_read_only(self, input: Args | None = None) -> bool:
+        return True
+
+    async def call(self, input: Args, ctx: ToolContext) -> str:
+        return f"{self.name}:{input.item_id}"
+
+
+def _config(
+    api: ScriptedMessagesServer, tmp_path: Path, root: Path | None = None, **settings: Any
+) -> SessionConfig:
+    values: dict[str, Any] = {"retry_base_delay": 0.01, "retry_max_delay": 0.05}
+    values.update(settings)
+    return SessionConfig(
+        settings=AgentSettings.from_env(
+            {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": api.base_url}, **values
+        ),
+        workspace=Workspace([root or tmp_path]),
+        tools=all_test_tools(),
+        external_tools=[Deferrable(f"mcp__svc__record_{i:02d}") for i in range(31)],
+        transcript_dir=tmp_path / "transcripts",
+    )
+
+
+def _session(config: SessionConfig) -> AgentSession:
+    return AgentSession(AnthropicModelClient(config.settings), config)
+
+
+async def test_resume_after_restart_continues_with_history_and_discovered_tools(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    api.extend(
+        tool_turn(("tool_search", {"query": "select:mcp__svc__record_07"})),
+        tool_turn(("mcp__svc__record_07", {"item_id": "A-1"})),
+        text_turn("Record A-1 looked up."),
+    )
+    first = _session(_config(api, tmp_path))
+    result = await first.run("look up record A-1")
+    assert result.status == "completed"
+    assert "mcp__svc__record_07" in api.message_requests[-1].tool_names
+    await first.client.close()
+    first.transcript.close()
+    del first  # the "server" stops; only files remain
+
+    store = SessionStore(tmp_path / "transcripts")
+    state_file = store.path(result.session_id)
+    assert state_file.is_file() and "test-key" not in state_file.read_text()
+    state = store.load(result.session_id)
+    assert state.status == "completed" and state.first_prompt == "look up record A-1"
+    assert state.discovered_tools == ["mcp__svc__record_07"]
+
+    api.extend(tool_turn(("mcp__svc__record_07", {"item_id": "B-2"})), text_turn("And B-2."))
+    config = _config(api, tmp_path)  # a new host: new tool objects, new client
+    resumed = store.resume(result.session_id, AnthropicModelClient(config.settings), config)
+    assert resumed.id == result.session_id and resumed.runs == 1
+    follow_up = await resumed.run("now B-2")
+    assert follow_up.status == "completed" and follow_up.text == "And B-2."
+
+    request = api.message_requests[3]
+    assert "mcp__svc__record_07" in request.tool_names  # discovered before the restart
+    assert [m["role"] for m in request.messages][:6] == ["user", "assistant"] * 3
+    assert request.messages[-1]["content"][-1]["text"] == "now B-2"
+    call_result = api.message_requests[4].tool_results()[0]
+    assert not call_result.get("is_error") and call_result["content"] == "mcp__svc__record_07:B-2"
+    assert resumed.runs == 2 and resumed.usage.input_tokens > follow_up.usage.input_tokens
+    kinds = [r["type"] for r in read_records(follow_up.transcript)]
+    assert kinds[0] == "session" and "resume" in kinds and kinds[-1] == "run_end"
+    assert store.load(result.session_id).runs == 2
+
+
+async def test_state_is_written_at_status_changes(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    seen: list[str] = []
+    store = SessionStore(tmp_path / "transcripts")
+
+    def on_request(request: Any) -> None:
+        if request.route == "/v1/messages":
+            seen.append(json.loads(store.path(session.id).read_text())["status"])
+
+    api.extend(text_turn("ok"))
+    session = _session(_config(api, tmp_path))
+    api_hook = api._on_request
+    assert api_hook is None
+    api._on_request = on_request
+    await session.run("hi")
+    assert seen == ["running"]
+    assert store.load(session.id).status == "completed"
+    # a state left "running" by a crash comes back as interrupted
+    state = store.load(session.id)
+    state.status = "running"
+    store.save(state)
+    config = _config(api, tmp_path)
+    resumed = store.resume(session.id, AnthropicModelClient(config.settings), config)
+    assert resumed.status == "interrupted"
+
+
+async def test_lost_staged_edits_are_reported_to_the_model_after_resume(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    api.extend(text_turn("staged"), text_turn("redone"))
+    session = _session(_config(api, tmp_path))
+    await session.run("edit it")
+    session.changes.stage_write(tmp_path / "app.py", "new\n", "old\n")
+    session.persist()
+    store = SessionStore(tmp_path / "transcripts")
+    assert store.load(session.id).staged_paths == [str(tmp_path / "app.py")]
+    config = _config(api, tmp_path)
+    resumed = store.resume(session.id, AnthropicModelClient(config.settings), config)
+    assert resumed.changes.is_empty()  # the changeset itself is not restored
+    await resumed.run("go on")
+    text = api.message_requests[-1].user_text()
+    assert "were lost" in text and str(tmp_path / "app.py") in text and "go on" in text
+
+
+async def test_list_shows_summaries_newest_first_and_filters_by_workspace(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    api.extend(text_turn("first", usage={"input_tokens": 100, "output_tokens": 10}))
+    api.extend(text_turn("second", usage={"input_tokens": 200, "output_tokens": 20}))
+    a = _session(_config(api, tmp_path, one))
+    await a.run("fix the parser")
+    b = _session(_config(api, tmp_path, two))
+    await b.run("explain the lexer\nin detail")
+    store = SessionStore(tmp_path / "transcripts")
+    listed = store.list()
+    assert [s.id for s in listed] == [b.id, a.id]
+    newest = listed[0].to_dict()
+    assert newest["first_prompt"] == "explain the lexer\nin detail"
+    assert newest["status"] == "completed" and newest["tokens"] == 220
+    assert newest["workspace"] == [str(two.resolve())]
+    assert newest["cost_usd"] == pytest.approx((200 * 3 + 20 * 15) / 1e6)
+    assert newest["updated"] >= newest["created"] > 0
+    assert [s.id for s in store.list(workspace=one)] == [a.id]
+    assert [s.id for s in store.list(workspace=one / "sub")] == [a.id]
+    assert store.list(workspace=tmp_path / "elsewhere") == []
+    assert {s.id for s in store.list(workspace=tmp_path)} == {a.id, b.id}
+
+
+async def test_corrupt_missing_and_foreign_state_give_clear_errors(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    api.extend(text_turn("ok"))
+    session = _session(_config(api, tmp_path))
+    await session.run("hi")
+    store = SessionStore(tmp_path / "transcripts")
+    good = store.path(session.id).read_text()
+
+    store.path(session.id).write_text(good[: len(good) // 2])
+    with pytest.raises(SessionStateError, match=r"corrupt .*invalid JSON"):
+        store.load(session.id)
+    assert store.list() == []  # skipped, not a crash
+
+    store.path(session.id).write_text(json.dumps({"version": 99}))
+    with pytest.raises(SessionStateError, match="version 99"):
+        store.load(session.id)
+    store.path(session.id).write_text(json.dumps({**json.loads(good), "messages": "nope"}))
+    with pytest.raises(SessionStateError, match="not a valid session state"):
+        store.load(session.id)
+    store.path(session.id).write_text(json.dumps({**json.loads(good), "id": "other"}))
+    with pytest.raises(SessionStateError, match="belongs to session 'other'"):
+        store.load(session.id)
+    store.path(session.id).write_text(json.dumps(["a list"]))
+    with pytest.raises(SessionStateError, match="not a session state file"):
+        store.load(session.id)
+    with pytest.raises(SessionStateError, match="no saved session 'nothere'"):
+        store.load("nothere")
+    with pytest.raises(SessionStateError, match="not a valid session id"):
+        store.load("../../etc/passwd")
+    config = _config(api, tmp_path)
+    with pytest.raises(SessionStateError):
+        store.resume("nothere", AnthropicModelClient(config.settings), config)
+
+
+async def test_sessions_without_persistence_write_no_state(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    api.extend(text_turn("ok"))
+    config = _config(api, tmp_path)
+    config.persist = False
+    session = _session(config)
+    await session.run("hi")
+    assert session.persist() is None
+    assert list((tmp_path / "transcripts").glob("*.state.json")) == []
