@@ -13,9 +13,7 @@ against an independent implementation.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import os
-import re
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -28,45 +26,10 @@ from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+from agentls.headless.edits import apply_text_edits
 
-
-def units(text: str, encoding: str) -> int:
-    if encoding == "utf-8":
-        return len(text.encode("utf-8"))
-    if encoding == "utf-16":
-        return len(text.encode("utf-16-le")) // 2
-    return len(text)
-
-
-def offset_at(text: str, position: types.Position, encoding: str) -> int:
-    """Code-point offset of an LSP position (line breaks: \\n, \\r\\n, \\r)."""
-    lines = _LINE.findall(text)
-    if position.line >= len(lines):
-        return len(text)
-    start = sum(len(line) for line in lines[: position.line])
-    line = lines[position.line].rstrip("\r\n")
-    count = 0
-    for index, char in enumerate(line):
-        if count >= position.character:
-            return start + index
-        count += units(char, encoding)
-    return start + len(line)
-
-
-def apply_text_edits(text: str, edits: list[Any], encoding: str) -> str:
-    spans = sorted(
-        (
-            (offset_at(text, e.range.start, encoding), offset_at(text, e.range.end, encoding), e)
-            for e in edits
-        ),
-        key=lambda s: (s[0], s[1]),
-    )
-    for (_, end, _), (start, _, _) in itertools.pairwise(spans):
-        assert end <= start, "overlapping edits"
-    for start, end, edit in reversed(spans):
-        text = text[:start] + edit.new_text + text[end:]
-    return text
+# The test client applies edits with the headless CLI's client-side code: both are LSP
+# clients, independent of the server code under test.
 
 
 @dataclass
