@@ -103,7 +103,7 @@ def build(files: list[Path], cache: Path | None, workers: int) -> tuple[float, f
     index = SymbolIndex(cache)
     cpu = cpu_seconds()
     start = time.perf_counter()
-    index.build(files, Path.read_bytes, workers=workers)
+    index.build(files, workers=workers)
     return time.perf_counter() - start, cpu_seconds() - cpu, index
 
 
@@ -211,7 +211,7 @@ def bench_memory(files: list[Path], cache: Path) -> None:
     gc.collect()
     tracemalloc.start()
     loaded = SymbolIndex(cache)
-    loaded.build(files, Path.read_bytes, workers=2)
+    loaded.build(files, workers=2)
     gc.collect()
     current, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()

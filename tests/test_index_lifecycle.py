@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from agentls.workspace.index import SymbolIndex, syntax_errors
@@ -149,6 +150,24 @@ def test_parallel_build_with_worker_processes(tmp_path: Path) -> None:
     assert state.symbols == 60 * 2
     assert [s.name for s in index.search("Model59").symbols] == ["Model59"]
     assert [c.name for c in index.document_symbols(files[59])[0].children] == ["save_59"]
+
+
+def test_worker_processes_read_the_disk_and_skip_vanished_files(tmp_path: Path) -> None:
+    filler = "# padding so the build is big enough for worker processes\n" * 700
+    files = write_tree(tmp_path, 60, filler)
+    gone = files[10]
+    index = SymbolIndex(None)
+
+    def listing() -> Iterator[Path]:
+        for path in files:
+            yield path
+            if path == files[-1]:
+                gone.unlink()  # listed and stat'ed, gone before a worker reads it
+
+    state = index.build(listing(), workers=2)  # no `read`: the workers read the files
+    assert state.parsed_files == 59 and state.symbols == 59 * 2
+    assert gone not in index and files[11] in index
+    assert [s.name for s in index.search("save_42").symbols] == ["save_42"]
 
 
 def test_huge_and_minified_files_are_skipped(tmp_path: Path) -> None:

@@ -158,3 +158,39 @@ def test_ranking_survives_segment_folding() -> None:
     assert names(index, "hlp399")[0] == "helper_399"
     index.remove_file(ROOT / "pkg/mod7.py")
     assert "Model7" not in names(index, "Model7")
+
+
+def test_fuzzy_is_a_fallback_only_when_nothing_starts_with_the_query() -> None:
+    index = make_index({"m.py": "def parse_args(): pass\nclass PatternSearch: pass\n"})
+    # "pars" starts a name: letters-in-order matches would only add noise below it.
+    assert names(index, "pars") == ["parse_args"]
+    # Nothing starts with "ptrs": the fuzzy fallback finds PatternSearch.
+    assert names(index, "ptrs") == ["PatternSearch"]
+
+
+def test_common_and_rare_prefixes_rank_alike() -> None:
+    """A prefix that starts hundreds of names and one that starts a few take different
+    lookup paths; both return exact first, then shortest names, then by name."""
+    body = "".join(f"def get_item_{i}(): pass\n" for i in range(700))
+    index = make_index({"items.py": body, "other.py": "def get(): pass\ndef getter(): pass\n"})
+    rare = names(index, "get_item_5", limit=200)
+    assert rare == ["get_item_5"] + [f"get_item_5{i}" for i in range(10)] + [
+        f"get_item_5{i:02d}" for i in range(100)
+    ]
+    common = names(index, "get", limit=15)
+    assert common[:2] == ["get", "getter"]
+    assert common[2:] == [f"get_item_{i}" for i in range(10)] + [f"get_item_1{i}" for i in range(3)]
+
+
+def test_word_matches_found_far_down_a_common_word() -> None:
+    """ "getG": every `get_value_N` has a word starting with "get" but none with "g" after
+    it; the two real word matches are the longest names and must still be found."""
+    body = "".join(f"def get_value_{i}(): pass\n" for i in range(1500))
+    body += "def widget_get_group_handler(): pass\n"
+    body += "def a_really_long_prefix_then_get_green_apples(): pass\n"
+    index = make_index({"values.py": body})
+    assert names(index, "getG") == [
+        "widget_get_group_handler",
+        "a_really_long_prefix_then_get_green_apples",
+    ]
+    assert names(index, "get_val", limit=3) == ["get_value_0", "get_value_1", "get_value_2"]

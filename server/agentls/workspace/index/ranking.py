@@ -33,12 +33,18 @@ from agentls.workspace.index.worker import parse_file
 KindFilter = str | SymbolKind | Iterable[str | SymbolKind] | None
 _Key = tuple[int, int, int, int, int, int, str, str, int]
 _IMPL = SymbolKind.IMPL.code
+FILL_BUDGET = 256
+"""Word-stage candidates examined at most to fill places after prefix matches."""
+_MARGIN = 10
+"""Candidates a stage collects beyond the places it can fill: within a category, a longer
+name with a better match quality may still outrank the shortest ones."""
 FUZZY_BUDGET_S = 0.004
 """Time the fuzzy scan may take over all segments; it scans shortest names first."""
 FUZZY_FALLBACK = 5
 """Fuzzy matches are a fallback: looked for only while fewer than this many names matched
-exactly, by prefix or by words, and none exactly (they would rank below those anyway, and
-mostly add noise)."""
+by words and none exactly or by prefix. A query that starts some name is being typed as a
+name; letters-in-order matches would rank below its hits anyway and mostly add noise (the
+editor's own fuzzy filter still applies to what we return)."""
 _KIND_RANK = {
     k.code: rank
     for rank, group in enumerate(
@@ -157,37 +163,41 @@ class Ranker:
         def fresh(rec: FileRecord, row: int, kind: int) -> bool:
             return (id(rec), row) not in found and accept(rec, row, kind)
 
-        cap = limit + 10
+        cap = limit + _MARGIN
         for seg in segments:
             for e in seg.prefix(q.lower, cap, fresh):
                 rec, row = seg.recs[e], seg.rows[e]
                 self.add(rec, row, EXACT if len(rec.names[row]) == len(q.lower) else PREFIX, 0)
-        if self.count_upto(PREFIX) >= limit:
+        strong = self.count_upto(PREFIX)
+        if strong >= limit:
             return
-        self._word_stage(segments, fresh, cap)
-        if self.count_upto(WORD) >= min(limit, FUZZY_FALLBACK) or self.count_upto(EXACT):
-            return  # fuzzy is a fallback; with an exact hit the name was typed in full
+        self._word_stage(segments, fresh, limit - strong + _MARGIN, strong > 0)
+        if not self._wants_fuzzy(limit):
+            return
         deadline = time.perf_counter() + FUZZY_BUDGET_S
         pattern = q.subsequence()
         for seg in segments:
             self._classify_all(seg, seg.scan(pattern, cap, fresh, deadline))
 
-    def _word_stage(self, segments: list[Segment], fresh: Accept, cap: int) -> None:
-        """Word-start matches from the inverted word index (a scan for very common words)."""
-        forms = [w.capitalize() for w in self.q.words if w]
-        if not forms:
+    def _wants_fuzzy(self, limit: int) -> bool:
+        """Whether the fuzzy fallback runs (see FUZZY_FALLBACK)."""
+        return not self.count_upto(PREFIX) and self.count_upto(WORD) < min(limit, FUZZY_FALLBACK)
+
+    def _word_stage(self, segments: list[Segment], fresh: Accept, cap: int, filling: bool) -> None:
+        """Word-start matches from the inverted word index (a scan for very common words).
+
+        Candidates are the entries that have a word starting with the rarest query word;
+        with several words, their order is then checked on the word forms. When `filling`
+        (some names already start with the query) the stage only fills the remaining places,
+        so it examines a bounded number of candidates (the shortest names); otherwise all.
+        """
+        qwords = tuple(w for w in self.q.words if w)
+        if not qwords:
             return
         for seg in segments:
-            hits: list[int] | None = None
-            for form in sorted(forms, key=len, reverse=True):  # longest: most selective
-                hits = seg.word_starts(form, cap * 4 if len(forms) > 1 else cap, fresh)
-                if hits is not None:
-                    break
+            hits = seg.word_hits(qwords, cap, fresh, FILL_BUDGET if filling else None)
             if hits is None:
-                hits = seg.scan(word_pattern(self.q.words), cap, fresh)
-            elif len(forms) > 1:
-                pattern = word_pattern(self.q.words)
-                hits = [e for e in hits if pattern.search(seg.wordform(e))][:cap]
+                hits = seg.scan(word_pattern(qwords), cap, fresh)
             self._classify_all(seg, hits)
 
     def _classify_all(self, seg: Segment, entries: list[int]) -> None:
@@ -201,7 +211,7 @@ class Ranker:
 
     def best(self, limit: int) -> list[Symbol]:
         items = list(self.found.values())
-        if self.count_upto(WORD) >= min(limit, FUZZY_FALLBACK) or self.count_upto(EXACT):
+        if not self._wants_fuzzy(limit):
             items = [item for item in items if item[0][0] != FUZZY]
         ranked = sorted(items, key=lambda item: item[0])[:limit]
         return [rec.symbol(key[-1]) for key, rec in ranked]

@@ -63,13 +63,9 @@ def index_for(
     unsubscribe = workspace.add_listener(updater.changed)
     with _lock:
         _unsubscribe[workspace] = unsubscribe
-    index.start_build(workspace.iter_files(), _read_disk, workers)
+    index.start_build(workspace.iter_files(), workers=workers)  # workers read the disk
     updater.after_build(workspace)
     return index
-
-
-def _read_disk(path: Path) -> bytes:
-    return path.read_bytes()
 
 
 class _Updater:

@@ -1,8 +1,10 @@
 """An immutable search structure over the names of a set of file records.
 
 Entries are sorted by (length, lowercase name), which serves every stage at once:
-- exact/prefix: one bisect per name length into `keys` (each key is `chr(len) + lowercase`),
-  so results come out shortest first and a scan can stop after a few hundred hits;
+- exact/prefix: a rare prefix is found with two bisects over the entries in plain
+  lowercase order (`_by_name`); a common one with one bisect per name length into `keys`
+  (each key is `chr(len) + lowercase`), so results come out shortest first and the scan
+  stops after a few hundred hits;
 - word/fuzzy: the names' word forms (`GetHttpCode`: capitals mark word starts) joined by
   newlines in the same order form one string that a regex scans in C; the first hits are
   again the shortest names, so a bounded scan keeps the best ones.
@@ -14,17 +16,17 @@ no longer `alive`.
 
 from __future__ import annotations
 
-import heapq
 import re
+import threading
 import time
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
-from itertools import accumulate
+from itertools import accumulate, chain
 from operator import itemgetter
 from typing import Any
 
-from agentls.workspace.index.matching import lower
+from agentls.workspace.index.matching import lower, word_pattern, words_in_order
 from agentls.workspace.index.records import FileRecord
 
 _CHUNK = 65_536
@@ -32,6 +34,16 @@ _CHUNK = 65_536
 _MAX_WORDS = 256
 """A query word that starts more distinct words than this is looked up by scanning."""
 _FORM_WORD = re.compile(r"[A-Z][a-z]*|[0-9]+")
+_FIRST_CHUNK = 256
+_MAX_CHUNK = 4_096
+"""Word-index candidates whose word forms are joined and matched in one regex pass."""
+_MEMO_WORD = 3
+"""Query words up to this long are merged even when they start very many words."""
+_MEMO_MERGES = 512
+"""Merged postings a segment keeps (see `Segment.word_entries`)."""
+_RARE_PREFIX = 512
+"""A prefix that starts at most this many names is looked up in name order and sorted."""
+_LAST_CHAR = chr(0x10FFFF)
 
 Accept = Callable[[FileRecord, int, int], bool]
 """(record, row index, kind code) → whether a candidate passes the query's filters."""
@@ -39,7 +51,12 @@ Accept = Callable[[FileRecord, int, int], bool]
 
 class Segment:
     __slots__ = (
+        "_by_name",
+        "_forms",
+        "_memo_lock",
+        "_merged",
         "_postings",
+        "_sizes",
         "keys",
         "kinds",
         "lengths",
@@ -82,12 +99,44 @@ class Segment:
         self.wstarts = _line_starts(self.wordforms, len(sorted_forms))
         self.lengths = sorted({len(k) - 1 for k in self.keys})
         self._postings: tuple[list[str], list[array[int]]] | None = None
+        self._by_name: array[int] | None = None
+        self._forms: list[str] | None = None
+        self._merged: dict[str, array[int]] = {}
+        self._memo_lock = threading.Lock()
+        self._sizes = array("I", [0])
 
     def __len__(self) -> int:
         return len(self.keys)
 
     def prefix(self, low: str, cap: int, accept: Accept) -> list[int]:
         """Entries whose lowercase name starts with `low` (equal ones first), shortest first."""
+        by_name = self.by_name()
+        key = self._name_key
+        lo = bisect_left(by_name, low, key=key)
+        hi = bisect_left(by_name, low + _LAST_CHAR, lo, key=key)
+        if hi - lo > _RARE_PREFIX:
+            return self._prefix_by_length(low, cap, accept)
+        out: list[int] = []
+        recs, rows, kinds = self.recs, self.rows, self.kinds
+        for i in sorted(by_name[lo:hi]):  # entry order: shortest first
+            if accept(recs[i], rows[i], kinds[i]):
+                out.append(i)
+                if len(out) >= cap:
+                    break
+        return out
+
+    def _name_key(self, entry: int) -> str:
+        return self.keys[entry][1:]
+
+    def by_name(self) -> array[int]:
+        """Entries in plain lowercase-name order (built on first use, like `postings`)."""
+        built = self._by_name
+        if built is None:
+            built = self._by_name = array("I", sorted(range(len(self.keys)), key=self._name_key))
+        return built
+
+    def _prefix_by_length(self, low: str, cap: int, accept: Accept) -> list[int]:
+        """`prefix` for a common prefix: per name length, shortest first, until `cap`."""
         out: list[int] = []
         keys, n = self.keys, len(self.keys)
         recs, rows, kinds = self.recs, self.rows, self.kinds
@@ -143,42 +192,126 @@ class Segment:
             chunk_start = chunk_end
         return out
 
-    def word_starts(self, word: str, cap: int, accept: Accept) -> list[int] | None:
-        """Entries with a word starting with `word` (a capitalised query word), shortest
-        first, from the inverted word index; None when `word` is too common to be worth it."""
-        keys, lists = self.postings()
+    def word_range(self, word: str) -> tuple[int, int, int]:
+        """(first, end) of the words starting with `word` (a capitalised query word) in
+        the word index, and how many postings they hold together (an upper bound on the
+        entries, found without merging anything)."""
+        keys, _ = self.postings()
         lo = bisect_left(keys, word)
         hi = bisect_left(keys, word + "\x7f", lo)
-        if hi - lo > _MAX_WORDS:
+        return lo, hi, self._sizes[hi] - self._sizes[lo]
+
+    def word_entries(self, word: str) -> Sequence[int]:
+        """Entries (ascending: shortest names first) with a word starting with `word`.
+
+        Merges are kept (the oldest dropped past `_MEMO_MERGES`): typing a name issues the
+        same query words over and over.
+        """
+        lo, hi, _ = self.word_range(word)
+        lists = self.postings()[1]
+        if hi - lo == 1:
+            return lists[lo]
+        memo = self._merged.get(word)
+        if memo is not None:
+            return memo
+        # The lists are sorted runs, which `sorted` merges cheaply; an entry with two such
+        # words appears twice, and `dict.fromkeys` drops the repeat keeping the order.
+        merged = array("I", dict.fromkeys(sorted(chain.from_iterable(lists[lo:hi]))))
+        with self._memo_lock:
+            self._merged[word] = merged
+            while len(self._merged) > _MEMO_MERGES:
+                del self._merged[next(iter(self._merged))]
+        return merged
+
+    def word_hits(
+        self, qwords: tuple[str, ...], cap: int, accept: Accept, budget: int | None = None
+    ) -> list[int] | None:
+        """Entries with words starting with the query words, in order, shortest first, at
+        most `cap`.
+
+        The rarest word gives the candidates; None when even it starts too many words to
+        be worth merging (scan instead). With several words their order is checked on the
+        word forms: a regex over the candidates' forms joined chunk by chunk (growing
+        chunks: the first usually suffices), or `str.find`s for a first small chunk, which
+        saves compiling a pattern for a query that is typed once. `budget` bounds how many
+        candidates are examined (None: all).
+        """
+        words = tuple(w.capitalize() for w in qwords)
+        ranges = [self.word_range(w) for w in words]
+        best = min(range(len(words)), key=lambda i: ranges[i][2])
+        lo, hi, _ = ranges[best]
+        if hi - lo > _MAX_WORDS and len(words[best]) > _MEMO_WORD:
             return None
+        candidates = self.word_entries(words[best])
+        if budget is not None:
+            candidates = candidates[:budget]
         out: list[int] = []
-        last = -1
         recs, rows, kinds = self.recs, self.rows, self.kinds
-        for e in heapq.merge(*lists[lo:hi]):
-            if e == last:
-                continue
-            last = e
-            if accept(recs[e], rows[e], kinds[e]):
-                out.append(e)
-                if len(out) >= cap:
-                    break
+        start, size = 0, _FIRST_CHUNK
+        while start < len(candidates):
+            chunk = candidates[start : start + size]
+            start += size
+            size = min(size * 2, _MAX_CHUNK)
+            for i in self._matching(chunk, qwords if len(words) > 1 else None):
+                e = chunk[i]
+                if accept(recs[e], rows[e], kinds[e]):
+                    out.append(e)
+                    if len(out) >= cap:
+                        return out
         return out
+
+    def _matching(self, chunk: Sequence[int], qwords: tuple[str, ...] | None) -> Iterable[int]:
+        """Positions in `chunk` whose word form has the query words in order (all when
+        `qwords` is None)."""
+        if qwords is None:
+            return range(len(chunk))
+        forms = self.forms()
+        if len(chunk) <= _FIRST_CHUNK:
+            words = tuple(w.capitalize() for w in qwords)
+            return [i for i, e in enumerate(chunk) if words_in_order(forms[e], words)]
+        pattern = word_pattern(qwords)
+        texts = [forms[chunk[0]]] if len(chunk) == 1 else itemgetter(*chunk)(forms)
+        blob = "\n".join(texts)
+        hits: list[int] = []
+        line = counted = 0
+        while (m := pattern.search(blob, counted)) is not None:
+            line += blob.count("\n", counted, m.start())
+            hits.append(line)
+            counted = blob.find("\n", m.end()) + 1
+            if not counted:
+                break
+            line += 1
+        return hits
 
     def wordform(self, e: int) -> str:
         start = self.wstarts[e]
         end = self.wstarts[e + 1] - 1 if e + 1 < len(self.wstarts) else len(self.wordforms)
         return self.wordforms[start:end]
 
+    def prepare(self) -> None:
+        """Build the lazily built lookup structures now (the index calls this right after
+        a build, off the query path)."""
+        self.postings()
+        self.by_name()
+        self.forms()
+
+    def forms(self) -> list[str]:
+        """Each entry's word form as its own string (built on first use)."""
+        built = self._forms
+        if built is None:
+            built = self._forms = self.wordforms[1:].split("\n") if len(self) else []
+        return built
+
     def postings(self) -> tuple[list[str], list[array[int]]]:
         """The inverted word index: sorted capitalised words and, per word, its entries.
 
-        Built on first use (or by the index right after a build, off the query path).
+        Built on first use or by `prepare`.
         """
         built = self._postings
         if built is None:
             index: dict[str, list[int]] = {}
             findall = _FORM_WORD.findall
-            for e, form in enumerate(self.wordforms[1:].split("\n") if len(self) else ()):
+            for e, form in enumerate(self.forms()):
                 for w in findall(form):
                     entries = index.get(w)
                     if entries is None:
@@ -186,7 +319,9 @@ class Segment:
                     elif entries[-1] != e:
                         entries.append(e)
             keys = sorted(index)
-            built = self._postings = (keys, [array("I", index[k]) for k in keys])
+            lists = [array("I", index[k]) for k in keys]
+            self._sizes = array("I", accumulate(map(len, lists), initial=0))
+            built = self._postings = (keys, lists)
         return built
 
 

@@ -31,6 +31,7 @@ from agentls.workspace.index.ranking import (
     overlay_records,
 )
 from agentls.workspace.index.records import FileRecord, pack
+from agentls.workspace.index.reparse import RecentTrees
 from agentls.workspace.index.segment import Segment
 from agentls.workspace.index.store import IndexStore
 from agentls.workspace.index.worker import Batch, Results, parse_batch, parse_file, run_pool
@@ -76,6 +77,8 @@ class SymbolIndex:
         self._closed = False
         self._parsed = 0
         self._cached = 0
+        self._recent_trees = RecentTrees()
+        """Trees of the files edited last: their next edit re-parses incrementally."""
 
     # ----------------------------------------------------------------------- state
 
@@ -121,7 +124,8 @@ class SymbolIndex:
         key = str(path)
         with self._lock:
             ticket = self._tickets[key] = self._tickets.get(key, 0) + 1
-        rec = FileRecord(path, mtime_ns, size, parse_file(key, data))  # unlocked: the slow part
+        packed = parse_file(key, data, self._recent_trees)  # unlocked: the slow part
+        rec = FileRecord(path, mtime_ns, size, packed)
         with self._lock:
             if self._tickets.get(key) != ticket:
                 return  # a newer update of this file overtook us while we parsed
@@ -133,6 +137,7 @@ class SymbolIndex:
 
     def remove_file(self, path: Path) -> None:
         key = str(path)
+        self._recent_trees.forget(key)
         with self._lock:
             self._tickets[key] = self._tickets.get(key, 0) + 1
             if self._touched is not None:
@@ -165,14 +170,15 @@ class SymbolIndex:
     def build(
         self,
         files: Iterable[Path],
-        read: Callable[[Path], bytes],
+        read: Callable[[Path], bytes] | None = None,
         workers: int = 2,
     ) -> IndexState:
         """Index `files` (absolute paths), reusing the persistent cache for unchanged ones.
 
         Files the index holds but `files` does not list are dropped. Runs in the calling
         thread; use `start_build` for the background. Parsing uses `workers` processes when
-        there is enough to parse.
+        there is enough to parse. `read` supplies file contents; None reads them from disk
+        (in the worker processes).
         """
         with self._build_lock:
             with self._lock:
@@ -190,7 +196,7 @@ class SymbolIndex:
             return self.state
 
     def start_build(
-        self, files: Iterable[Path], read: Callable[[Path], bytes], workers: int = 2
+        self, files: Iterable[Path], read: Callable[[Path], bytes] | None = None, workers: int = 2
     ) -> threading.Thread:
         """`build` on a daemon thread; the thread is returned for callers that want to join."""
         thread = threading.Thread(
@@ -202,14 +208,16 @@ class SymbolIndex:
         return thread
 
     def _safe_build(
-        self, files: Iterable[Path], read: Callable[[Path], bytes], workers: int
+        self, files: Iterable[Path], read: Callable[[Path], bytes] | None, workers: int
     ) -> None:
         try:
             self.build(files, read, workers)
         except Exception:
             log.exception("symbol index build failed")
 
-    def _build(self, files: Iterable[Path], read: Callable[[Path], bytes], workers: int) -> None:
+    def _build(
+        self, files: Iterable[Path], read: Callable[[Path], bytes] | None, workers: int
+    ) -> None:
         cached = self._store.load() if self._store is not None else {}
         seen: set[str] = set()
         todo: dict[str, tuple[Path, int, int]] = {}
@@ -253,23 +261,34 @@ class SymbolIndex:
                 self._dirty.setdefault(key, None)
 
     def _parse_all(
-        self, todo: dict[str, tuple[Path, int, int]], read: Callable[[Path], bytes], workers: int
+        self,
+        todo: dict[str, tuple[Path, int, int]],
+        read: Callable[[Path], bytes] | None,
+        workers: int,
     ) -> None:
         order = sorted(todo.values(), key=lambda t: -t[2])
+        total = sum(t[2] for t in order)
+        parallel = workers >= 2 and total >= PARALLEL_MIN_BYTES
+
+        def content(path: Path) -> bytes | None:
+            """The file's bytes, or None when a worker will read it from disk itself."""
+            if read is None:
+                return None if parallel else path.read_bytes()
+            return read(path)
 
         def batches() -> Iterator[Batch]:
             batch: Batch = []
             size = 0
-            for path, _, _ in order:
+            for path, _, stat_size in order:
                 if self._closed:
                     return
                 try:
-                    data = read(path)
+                    data = content(path)
                 except Exception as exc:  # unreadable now: skip, a later change re-adds it
                     log.debug("cannot read %s: %s", path, exc)
                     continue
                 batch.append((str(path), data))
-                size += len(data)
+                size += stat_size if data is None else len(data)
                 if size >= _BATCH_BYTES or len(batch) >= _BATCH_FILES:
                     yield batch
                     batch, size = [], 0
@@ -279,12 +298,13 @@ class SymbolIndex:
         def on_results(results: Results) -> None:
             recs = []
             for key, packed in results:
+                if packed is None:
+                    continue  # could not be read: skipped, like a read error above
                 path, mtime_ns, size = todo[key]
                 recs.append(FileRecord(path, mtime_ns, size, packed))
             self._ingest(recs, parsed=True)
 
-        total = sum(t[2] for t in order)
-        if workers >= 2 and total >= PARALLEL_MIN_BYTES:
+        if parallel:
             run_pool(batches(), on_results, workers)
         else:
             for batch in batches():
@@ -314,7 +334,7 @@ class SymbolIndex:
             records = list(self._records.values())
             seq = self._seq
         segment = Segment(records)  # slow part, outside the lock: edits keep flowing
-        segment.postings()
+        segment.prepare()
         with self._lock:
             newer = [r for r in self._records.values() if r.seq > seq and len(r)]
             self._segments = [segment]

@@ -1,7 +1,8 @@
 """Parse files in parallel worker processes.
 
 The tree-sitter parser holds the GIL, so threads do not help; two processes index a large
-tree in ~60% of the time one needs. The workers are plain `python -m` subprocesses that
+tree in ~60% of the time one needs. Files on disk are read by the workers themselves, so
+the parent neither reads nor ships their bytes. The workers are plain `python -m` subprocesses that
 speak length-prefixed marshal frames over stdin/stdout: no multiprocessing start-method
 pitfalls inside a threaded server (fork) and no re-import of the server's `__main__` (spawn).
 They import only tree-sitter and this package, and parse-and-pack, so the parent only
@@ -21,19 +22,25 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import IO
 
-from agentls.workspace.index.extract import extract_rows, skip_reason
+from agentls.workspace.index.extract import extract_rows, rows_from_tree, skip_reason
 from agentls.workspace.index.languages import language_for
 from agentls.workspace.index.records import Packed, pack
+from agentls.workspace.index.reparse import RecentTrees
 
 log = logging.getLogger(__name__)
 
-Batch = list[tuple[str, bytes]]
-Results = list[tuple[str, Packed]]
+Batch = list[tuple[str, bytes | None]]
+"""Files to parse: path and content, or None to have the worker read the file from disk."""
+Results = list[tuple[str, Packed | None]]
+"""Per file its symbols, or None when it could not be read (it is left out)."""
 _HEADER = struct.Struct("<Q")
 
 
-def parse_file(path: str, data: bytes) -> Packed:
-    """Extract and pack one file; failures become a skipped file, never an exception."""
+def parse_file(path: str, data: bytes, trees: RecentTrees | None = None) -> Packed:
+    """Extract and pack one file; failures become a skipped file, never an exception.
+
+    With `trees`, the file is re-parsed from its previous tree when it has one (edits).
+    """
     spec = language_for(path)
     if spec is None:
         return pack([], "no grammar for this file type")
@@ -41,6 +48,8 @@ def parse_file(path: str, data: bytes) -> Packed:
     if reason:
         return pack([], reason)
     try:
+        if trees is not None:
+            return pack(rows_from_tree(spec, trees.parse(path, spec, data), data))
         return pack(extract_rows(spec, data))
     except Exception as exc:  # a grammar bug must not take the index down
         log.warning("symbol extraction failed for %s: %s", path, exc)
@@ -48,7 +57,18 @@ def parse_file(path: str, data: bytes) -> Packed:
 
 
 def parse_batch(batch: Batch) -> Results:
-    return [(path, parse_file(path, data)) for path, data in batch]
+    return [(path, _parse_entry(path, data)) for path, data in batch]
+
+
+def _parse_entry(path: str, data: bytes | None) -> Packed | None:
+    if data is None:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:  # gone or unreadable now: a later change re-adds it
+            log.debug("cannot read %s: %s", path, exc)
+            return None
+    return parse_file(path, data)
 
 
 def _write_frame(out: IO[bytes], payload: bytes) -> None:
@@ -127,7 +147,7 @@ def _ask(proc: subprocess.Popen[bytes], batch: Batch) -> Results | None:
         return None
     try:
         raw = marshal.loads(data)
-        return [(path, Packed(*fields)) for path, fields in raw]
+        return [(path, None if fields is None else Packed(*fields)) for path, fields in raw]
     except (ValueError, TypeError, EOFError):
         return None
 
@@ -151,4 +171,5 @@ def serve(inp: IO[bytes], out: IO[bytes]) -> None:
     gc.disable()
     while (frame := _read_frame(inp)) is not None:
         batch: Batch = marshal.loads(frame)
-        _write_frame(out, marshal.dumps([(p, tuple(r)) for p, r in parse_batch(batch)]))
+        results = [(p, None if r is None else tuple(r)) for p, r in parse_batch(batch)]
+        _write_frame(out, marshal.dumps(results))
