@@ -4,12 +4,13 @@ generated files, and syntax errors."""
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from agentls.workspace.index import SymbolIndex, syntax_errors
+from agentls.workspace.index import SymbolIndex, outline, syntax_errors
 
 
 def write_tree(root: Path, count: int, header: str = "") -> list[Path]:
@@ -214,3 +215,31 @@ def test_an_index_that_started_empty_finds_later_definitions(tmp_path: Path) -> 
     text = "def farewell():\n    pass\n"
     index.update_file(target, text, 1, len(text))
     assert [s.name for s in index.search("farew").symbols] == ["farewell"]
+
+
+def test_edits_reparse_incrementally_and_match_a_fresh_parse() -> None:
+    """Each edit re-parses from the previous tree; the outline must equal a fresh parse's,
+    whatever was inserted or deleted where (multi-byte text included)."""
+    rng = random.Random(4)
+    path = Path("/ws/edited.py")
+    pieces = [
+        "class Café:\n    def naïve(self):\n        return '😀'\n",
+        "def 函数():\n    x = 1\n",
+        "CONST = 3\n",
+        "@decorator\nclass Decorated:\n    field = 'ü'\n",
+        "    def orphan(self): pass\n",
+        "def broken(:\n",
+        "\r\n",
+    ]
+    text = "".join(pieces)
+    index = SymbolIndex(None)
+    index.update_file(path, text, -1, len(text))
+    for _ in range(150):
+        at = rng.randrange(len(text) + 1)
+        if rng.random() < 0.6:
+            text = text[:at] + rng.choice(pieces) + text[at:]
+        else:
+            text = text[:at] + text[at + rng.randrange(1, 40) :]
+        index.update_file(path, text, -1, len(text))
+        assert index.document_symbols(path) == outline(path, text)
+    assert index.search("Café").symbols or "class Café" not in text
