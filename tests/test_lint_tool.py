@@ -38,7 +38,7 @@ def project(tmp_path: Path) -> Path:
 def registry(tmp_path: Path) -> Iterator[ShadowRegistry]:
     reg = ShadowRegistry(base_dir=tmp_path / "shadows")
     yield reg
-    reg.close_all()
+    reg.close()
 
 
 async def _lint(tool: LintTool, ctx: ToolContext, **raw: object) -> dict[str, Any]:

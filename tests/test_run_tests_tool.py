@@ -82,7 +82,7 @@ def _bytecode_on_plugins_off(monkeypatch: pytest.MonkeyPatch) -> None:
 def registry(tmp_path: Path, pycache: Path) -> Iterator[ShadowRegistry]:
     reg = ShadowRegistry(base_dir=tmp_path / "shadows", pycache_dir=pycache)
     yield reg
-    reg.close_all()
+    reg.close()
 
 
 async def _run(tool: RunTestsTool, ctx: ToolContext, **raw: object) -> dict[str, Any]:

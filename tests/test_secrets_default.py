@@ -19,7 +19,7 @@ from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.tools import builtin_tools
 from agentls.tools.run_command import RunCommand
 from agentls.workspace import Workspace
-from agentls.workspace.secrets import Redactor, SecretMatcher, secrets_for
+from agentls.workspace.secrets import Redactor, SecretMatcher, secrets_for, use_secrets
 from agentls.workspace.shadow import ShadowRegistry
 from tests.shadow_support import make_ctx
 
@@ -133,8 +133,11 @@ def test_user_settings_replace_patterns_a_project_can_only_add(tmp_path: Path) -
         [tmp_path], home=home, section={"secrets": {"patterns": ["vault/**"], "exceptions": []}}
     )
     assert not user.secrets.is_secret(".env") and user.secrets.is_secret("vault/x")
-    # the tools' view of this workspace follows the loaded settings
-    assert secrets_for(Workspace([tmp_path])) is user.secrets
+    # the tools' view of a workspace follows the settings the host loaded for it
+    workspace, other = Workspace([tmp_path]), Workspace([tmp_path])
+    use_secrets(workspace, user.secrets)
+    assert secrets_for(workspace) is user.secrets
+    assert secrets_for(other).is_secret(".env")  # another workspace keeps the defaults
 
 
 def test_redactor_and_env_scrub_by_value() -> None:
@@ -201,7 +204,9 @@ def test_folder_walks_skip_what_a_read_would_be_denied(tmp_path: Path) -> None:
         home=tmp_path / "home",
         section={"permissions": {"deny": ["Read(./private/**)", "read_file(*.sql)"]}},
     )
-    walker = secrets_for(Workspace([tmp_path]))  # what grep / list_files call per file
+    workspace = Workspace([tmp_path])
+    use_secrets(workspace, safety.secrets)  # what the server does when settings load
+    walker = secrets_for(workspace)  # what grep / list_files call per file
     assert walker.blocks_reading(tmp_path / "private" / "notes.md")
     assert walker.blocks_reading("dump.sql") and walker.blocks_reading(tmp_path / ".env")
     assert not walker.blocks_reading(tmp_path / "src" / "app.py")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +12,13 @@ import pytest
 
 from agentls.errors import WorkspaceError
 from agentls.workspace import ChangeSet, Workspace
-from agentls.workspace.shadow import ShadowRegistry, ShadowWorkspace, shadow_for
+from agentls.workspace.shadow import (
+    ShadowRegistry,
+    ShadowWorkspace,
+    prune_stale,
+    shadow_for,
+    shadows_of,
+)
 from tests.shadow_support import stage
 
 
@@ -189,9 +197,9 @@ def test_one_shadow_per_session_until_closed(project: Path, tmp_path: Path) -> N
     assert other is not first
     first.sync_blocking()
     directory = first.directory
-    registry.close("a")
+    registry.close_session("a")
     assert not directory.exists() and "a" not in registry and "b" in registry
-    registry.close_all()
+    registry.close()
 
 
 def test_a_planted_folder_symlink_is_replaced_not_followed(
@@ -211,3 +219,66 @@ def test_a_planted_folder_symlink_is_replaced_not_followed(
     assert not copy_pkg.is_symlink()
     assert (copy_pkg / "util.py").read_text() == "def f():\n    return 'staged'\n"
     assert list(outside.iterdir()) == []
+
+
+class _Session:
+    def __init__(self, session_id: str, workspace: Workspace) -> None:
+        self.session_id, self.workspace = session_id, workspace
+
+
+def test_idle_shadows_are_closed_once_too_many_exist(project: Path, tmp_path: Path) -> None:
+    ws = Workspace([project])
+    registry = ShadowRegistry(base_dir=tmp_path / "shadows", max_live=2, idle_seconds=0)
+    first = shadow_for(_Session("a", ws), registry)
+    first.sync_blocking()
+    kept = first.directory
+    shadow_for(_Session("b", ws), registry).sync_blocking()
+    assert "a" in registry and kept.exists()  # two live: within the limit
+    shadow_for(_Session("c", ws), registry).sync_blocking()
+    # the third closed the longest-unused idle one ("a"); it comes back as a fresh copy
+    assert "a" not in registry and not kept.exists()
+    assert "b" in registry and "c" in registry
+    again = shadow_for(_Session("a", ws), registry)
+    again.sync_blocking()
+    assert again.directory != kept and any((again.directory / "trees").rglob("util.py"))
+    busy = ShadowRegistry(base_dir=tmp_path / "busy", max_live=1, idle_seconds=3600)
+    shadow_for(_Session("a", ws), busy)
+    shadow_for(_Session("b", ws), busy)
+    assert "a" in busy and "b" in busy  # nothing idle long enough: none closed
+    registry.close()
+    busy.close()
+
+
+def test_shadows_of_dead_processes_are_pruned(project: Path, tmp_path: Path) -> None:
+    base = tmp_path / "shadows"
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    abandoned = base / "agentls-shadow-old-1234"
+    (abandoned / "trees").mkdir(parents=True)
+    (abandoned / "owner.pid").write_text(dead.stdout)
+    alive = base / "agentls-shadow-live-5678"
+    alive.mkdir()
+    (alive / "owner.pid").write_text(f"{os.getppid()}\n")
+    unrelated = base / "something-else"
+    unrelated.mkdir()
+    pycache = tmp_path / "pycache"
+    mirrored = pycache / abandoned.relative_to(abandoned.anchor) / "trees"
+    mirrored.mkdir(parents=True)
+
+    prune_stale([base], pycache)
+    assert not abandoned.exists() and not mirrored.exists()
+    assert alive.exists() and unrelated.exists()
+
+
+def test_closing_the_workspace_deletes_its_shadows(project: Path, tmp_path: Path) -> None:
+    ws = Workspace([project])
+    registry = shadows_of(ws)
+    assert shadows_of(ws) is registry and shadows_of(Workspace([project])) is not registry
+    shadow = registry.get("a", ws)
+    shadow.sync_blocking()
+    directory = shadow.directory
+    assert (directory / "owner.pid").read_text().strip() == str(os.getpid())
+    ws.close()
+    assert not directory.exists()
+    assert shadows_of(ws) is not registry  # a new registry on next use

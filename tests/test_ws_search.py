@@ -160,10 +160,8 @@ def test_candidate_lines_agree_with_whole_text(pattern: str, ignore_case: bool) 
         text = data.decode("utf-8", errors="replace")
         expected = matching_lines(regex, text)
         assert expected
-        haystack = prefilter.haystack(data)
-        needles = prefilter.raw_needles
-        assert candidate_lines(regex, text, data, haystack, needles) == expected
-        assert candidate_lines(regex, text, data, haystack, needles, 1) == expected[:1]
+        assert candidate_lines(regex, data, prefilter) == expected
+        assert candidate_lines(regex, data, prefilter, 1) == expected[:1]
 
 
 def test_starts_with_literal() -> None:

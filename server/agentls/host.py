@@ -524,10 +524,7 @@ class AgentHost:
                     await closer()
                 except Exception:
                     log.exception("closing tool source %r failed", source)
-        from agentls.workspace.shadow import close_shadow
-
-        for session_id in [*self.sessions, DIRECT_SESSION]:
-            close_shadow(session_id)
+        self.workspace.close()  # shadow copies deleted, the symbol index persisted
 
 
 def _source_status(source: ToolSource) -> list[dict[str, Any]]:

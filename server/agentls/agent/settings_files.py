@@ -42,7 +42,6 @@ from agentls.workspace.secrets import (
     DEFAULT_SECRET_PATTERNS,
     Redactor,
     SecretMatcher,
-    register_secrets,
 )
 
 if TYPE_CHECKING:
@@ -257,7 +256,6 @@ def load_safety(
     where, timeout = _run_command(ours_user, ours_project, problems)
     extra = [*credentials]
     redactor = Redactor.from_env(env, extra)
-    register_secrets(root_list, secrets)
     return Safety(
         roots=root_list,
         rules=rules,

@@ -47,6 +47,9 @@ def reload_safety(ls: AgentLanguageServer) -> list[str]:
             f"the permission settings could not be loaded ({exc}); calls that need approval "
             "are asked for, or denied where the editor cannot ask"
         ]
+    from agentls.workspace.secrets import use_secrets
+
+    use_secrets(ls.host.workspace, ls.safety.secrets)  # grep and list_files skip them too
     return list(ls.safety.problems)
 
 

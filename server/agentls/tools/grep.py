@@ -144,8 +144,8 @@ Example: {"pattern": "def (load|save)_config", "path": "src", "glob": "*.py", "c
         if input.output == "files":
             body = [ws.display(hit.path) for hit in outcome.hits]
         elif input.output == "count":
-            body = [f"{ws.display(hit.path)}:{len(hit.lines)}" for hit in outcome.hits]
-            total = sum(len(hit.lines) for hit in outcome.hits)
+            body = [f"{ws.display(hit.path)}:{hit.count}" for hit in outcome.hits]
+            total = sum(hit.count for hit in outcome.hits)
             body.append(f"[{total} matching lines in {len(outcome.hits)} files]")
         else:
             body = _content_lines(outcome, input.context or 0, ws.display)

@@ -9,12 +9,14 @@ staged edits > editor buffer > disk — that every tool reads through.
 from __future__ import annotations
 
 import difflib
+import logging
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Literal
+from typing import Any, Generic, Literal, TypeVar, cast
 
 from agentls.errors import WorkspaceError
 from agentls.workspace.buffers import Buffer, BufferStore, Listener
@@ -24,7 +26,10 @@ from agentls.workspace.paths import PathResolver
 from agentls.workspace.textio import DEFAULT_MAX_FILE_BYTES, read_disk_text
 from agentls.workspace.view import LayeredView, is_under
 
+log = logging.getLogger(__name__)
+
 TextSource = Literal["staged", "buffer", "disk"]
+T = TypeVar("T")
 
 _SUGGEST_SCAN_LIMIT = 20_000
 
@@ -40,6 +45,19 @@ class TextSnapshot:
     """The editor buffer version the text came from (None unless read from a buffer)."""
     lossy: bool = False
     """Undecodable bytes were replaced with U+FFFD (only when read with `lossy=True`)."""
+
+
+class Attachment(Generic[T]):
+    """The key of a per-workspace service (the symbol index, the secret rules, the shadow
+    copies); its type parameter is the type of what it holds. Modules that build on the
+    workspace keep their state on it through these keys, not in module-level registries,
+    so two workspaces (or two tests) never share it and closing the workspace ends it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Attachment({self.name!r})"
 
 
 class Workspace:
@@ -59,6 +77,43 @@ class Workspace:
         self.ignore = IgnoreRules(self.roots, extra_patterns=ignore_patterns, skip_dirs=skip_dirs)
         self.max_file_bytes = max_file_bytes
         self._buffers = BufferStore()
+        self._attachments: dict[Attachment[Any], Any] = {}
+        self._attach_lock = threading.Lock()
+
+    # -- attached services ----------------------------------------------------------------
+
+    def attached(self, key: Attachment[T], create: Callable[[], T]) -> T:
+        """The service under `key`, made by `create` on first use (once, even when several
+        threads ask at the same time)."""
+        with self._attach_lock:
+            if key not in self._attachments:
+                self._attachments[key] = create()
+            return cast(T, self._attachments[key])
+
+    def attach(self, key: Attachment[T], value: T) -> None:
+        """Set (or replace) the service under `key`."""
+        with self._attach_lock:
+            self._attachments[key] = value
+
+    def detach(self, key: Attachment[T]) -> T | None:
+        """Remove and return the service under `key` (None when there is none)."""
+        with self._attach_lock:
+            return cast("T | None", self._attachments.pop(key, None))
+
+    def close(self) -> None:
+        """Close every attached service that has a `close()` (server shutdown): the index
+        persists pending changes, shadow copies are deleted. The workspace stays usable;
+        services are made again on next use."""
+        with self._attach_lock:
+            services = list(self._attachments.values())
+            self._attachments.clear()
+        for service in services:
+            closer = getattr(service, "close", None)
+            if callable(closer):
+                try:
+                    closer()
+                except Exception:
+                    log.exception("closing %r failed", service)
 
     # -- paths --------------------------------------------------------------------------
 

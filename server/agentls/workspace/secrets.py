@@ -20,9 +20,13 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Final
 
+from agentls.workspace.core import Attachment
 from agentls.workspace.globs import GlobError, glob_regex
+
+if TYPE_CHECKING:
+    from agentls.workspace.core import Workspace
 
 __all__ = [
     "DEFAULT_SECRET_EXCEPTIONS",
@@ -30,8 +34,8 @@ __all__ = [
     "Redactor",
     "SecretMatcher",
     "credential_values",
-    "register_secrets",
     "secrets_for",
+    "use_secrets",
 ]
 
 DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
@@ -81,11 +85,6 @@ model needs those to configure a project, and they are committed on purpose."""
 
 _MIN_CREDENTIAL_CHARS = 8
 """Shorter values are not redacted: replacing e.g. "test" everywhere would garble output."""
-
-
-class _HasRoots(Protocol):
-    @property
-    def roots(self) -> list[Path]: ...
 
 
 def _compile(
@@ -224,30 +223,21 @@ def _suffixes(parts: list[str]) -> Iterable[str]:
         yield "/".join(parts[start:])
 
 
-_REGISTRY: dict[tuple[str, ...], SecretMatcher] = {}
+_SECRETS: Final = Attachment[SecretMatcher]("secret rules")
 
 
-def _key(roots: Iterable[Path | str]) -> tuple[str, ...]:
-    return tuple(os.path.normpath(str(r)) for r in roots)
+def use_secrets(workspace: Workspace, matcher: SecretMatcher) -> None:
+    """Make `matcher` the one tools use for `workspace` (when settings are (re)loaded)."""
+    workspace.attach(_SECRETS, matcher)
 
 
-def register_secrets(roots: Iterable[Path | str], matcher: SecretMatcher) -> None:
-    """Make `matcher` the one tools use for the workspace with these roots (host start-up)."""
-    _REGISTRY[_key(roots)] = matcher
-
-
-def secrets_for(workspace: _HasRoots) -> SecretMatcher:
-    """The configured matcher of a workspace (the defaults when none was registered).
+def secrets_for(workspace: Workspace) -> SecretMatcher:
+    """The configured matcher of a workspace (the defaults when none was set).
 
     Tools call this with `ctx.workspace`; e.g. grep skips files where
     `secrets_for(ctx.workspace).is_secret(path)` holds.
     """
-    key = _key(workspace.roots)
-    found = _REGISTRY.get(key)
-    if found is None:
-        found = SecretMatcher(roots=[Path(k) for k in key])
-        _REGISTRY[key] = found
-    return found
+    return workspace.attached(_SECRETS, lambda: SecretMatcher(roots=list(workspace.roots)))
 
 
 def credential_values(

@@ -14,18 +14,20 @@ so nothing a process does in the shadow can reach the user's tree.
 from __future__ import annotations
 
 import asyncio
-import atexit
+import logging
 import os
 import re
 import shutil
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import Final, Protocol
 
 from agentls.errors import WorkspaceError
 from agentls.workspace.changes import ChangeSet
-from agentls.workspace.core import Workspace
+from agentls.workspace.core import Attachment, Workspace
 from agentls.workspace.mirror import CopyFrom, Overlay, SyncStats, TreeMirror
 from agentls.workspace.view import LayeredView, OnDisk
 
@@ -36,8 +38,20 @@ __all__ = [
     "ShadowWorkspace",
     "SyncStats",
     "close_shadow",
+    "prune_stale",
     "shadow_for",
+    "shadows_of",
 ]
+
+log = logging.getLogger(__name__)
+
+SHADOW_PREFIX = "agentls-shadow-"
+OWNER_FILE = "owner.pid"
+"""In each shadow: the pid of the agentls process that made it (see `prune_stale`)."""
+MAX_LIVE_SHADOWS = 3
+SHADOW_IDLE_SECONDS = 900.0
+PYCACHE_MAX_BYTES = 1 << 30
+"""The shared bytecode cache is cleared beyond this size (checked once per process)."""
 
 CONFIG_FILES: tuple[str, ...] = (
     "pyproject.toml",
@@ -133,12 +147,13 @@ class ShadowWorkspace:
         if not roots:
             raise WorkspaceError("The workspace has no root folder; nothing to copy for lint/test.")
         slug = re.sub(r"[^A-Za-z0-9_.-]", "_", self.session_id)[:32] or "session"
-        for base in self._candidate_bases():
+        for base in self.candidate_bases():
             base = base.resolve()
             if any(base == r or base.is_relative_to(r) for r in roots):
                 continue
             base.mkdir(parents=True, exist_ok=True)
-            directory = Path(tempfile.mkdtemp(prefix=f"agentls-shadow-{slug}-", dir=base))
+            directory = Path(tempfile.mkdtemp(prefix=f"{SHADOW_PREFIX}{slug}-", dir=base))
+            (directory / OWNER_FILE).write_text(f"{os.getpid()}\n")
             break
         else:
             raise WorkspaceError(
@@ -158,7 +173,8 @@ class ShadowWorkspace:
         )
         return directory
 
-    def _candidate_bases(self) -> list[Path]:
+    def candidate_bases(self) -> list[Path]:
+        """Where shadow copies are made, first choice first."""
         if self._base_dir is not None:
             return [self._base_dir]
         import platformdirs
@@ -315,49 +331,176 @@ def _constant(value: str) -> Callable[[re.Match[str]], str]:
 
 
 class ShadowRegistry:
-    """One shadow per session, so sessions never see each other's staged edits."""
+    """One shadow per session, so sessions never see each other's staged edits.
 
-    def __init__(self, base_dir: Path | None = None, pycache_dir: Path | None = None) -> None:
+    A shadow is a full copy of the workspace, so they are not kept forever: once more than
+    `max_live` exist, a new one closes those unused for `idle_seconds` (a closed shadow is
+    made again, by a full copy, if its session comes back). A shadow in use is never closed
+    under a running lint or test. The first shadow also starts a clean-up of copies left
+    behind by agentls processes that died without closing theirs (see `prune_stale`).
+    """
+
+    def __init__(
+        self,
+        base_dir: Path | None = None,
+        pycache_dir: Path | None = None,
+        *,
+        max_live: int = MAX_LIVE_SHADOWS,
+        idle_seconds: float = SHADOW_IDLE_SECONDS,
+    ) -> None:
         self.base_dir = base_dir
         self.pycache_dir = pycache_dir
+        self.max_live = max_live
+        self.idle_seconds = idle_seconds
         self._shadows: dict[str, ShadowWorkspace] = {}
+        self._last_used: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self._pruned = False
 
     def get(self, session_id: str, workspace: Workspace) -> ShadowWorkspace:
-        shadow = self._shadows.get(session_id)
-        if shadow is None or shadow.workspace is not workspace:
-            if shadow is not None:
-                shadow.close()
-            shadow = ShadowWorkspace(
-                workspace,
-                session_id=session_id,
-                base_dir=self.base_dir,
-                pycache_dir=self.pycache_dir,
-            )
-            self._shadows[session_id] = shadow
-        return shadow
+        with self._lock:
+            shadow = self._shadows.get(session_id)
+            stale = shadow is not None and shadow.workspace is not workspace
+            if shadow is None or stale:
+                if shadow is not None:
+                    shadow.close()
+                shadow = ShadowWorkspace(
+                    workspace,
+                    session_id=session_id,
+                    base_dir=self.base_dir,
+                    pycache_dir=self.pycache_dir,
+                )
+                self._shadows[session_id] = shadow
+                self._evict_idle(keep=session_id)
+                self._start_pruning(shadow)
+            self._last_used[session_id] = time.monotonic()
+            return shadow
 
-    def close(self, session_id: str) -> None:
+    def _evict_idle(self, keep: str) -> None:
+        """Close the longest-unused shadows idle past the limit while there are too many."""
+        if len(self._shadows) <= self.max_live:
+            return
+        now = time.monotonic()
+        idle = sorted(
+            (used, sid)
+            for sid, used in self._last_used.items()
+            if sid != keep and now - used >= self.idle_seconds
+        )
+        for _, sid in idle[: len(self._shadows) - self.max_live]:
+            self._close(sid)
+
+    def _start_pruning(self, shadow: ShadowWorkspace) -> None:
+        if self._pruned:
+            return
+        self._pruned = True
+        bases = [self.base_dir] if self.base_dir is not None else shadow.candidate_bases()
+        threading.Thread(
+            target=prune_stale,
+            args=(bases, shadow.pycache_dir),
+            name="shadow-prune",
+            daemon=True,
+        ).start()
+
+    def close_session(self, session_id: str) -> None:
+        """Delete the session's shadow (it is made again if the session comes back)."""
+        with self._lock:
+            self._close(session_id)
+
+    def _close(self, session_id: str) -> None:
+        self._last_used.pop(session_id, None)
         shadow = self._shadows.pop(session_id, None)
         if shadow is not None:
             shadow.close()
 
-    def close_all(self) -> None:
-        for session_id in list(self._shadows):
-            self.close(session_id)
+    def close(self) -> None:
+        """Delete every shadow (server shutdown, via `Workspace.close`)."""
+        with self._lock:
+            for session_id in list(self._shadows):
+                self._close(session_id)
 
     def __contains__(self, session_id: object) -> bool:
         return session_id in self._shadows
 
 
-DEFAULT_REGISTRY = ShadowRegistry()
-atexit.register(DEFAULT_REGISTRY.close_all)
+_SHADOWS: Final = Attachment[ShadowRegistry]("shadow copies")
+
+
+def shadows_of(workspace: Workspace) -> ShadowRegistry:
+    """The workspace's shadow registry (made on first use, closed with the workspace)."""
+    return workspace.attached(_SHADOWS, ShadowRegistry)
 
 
 def shadow_for(session: SessionView, registry: ShadowRegistry | None = None) -> ShadowWorkspace:
     """The shadow of the calling session (e.g. `shadow_for(ctx)` in a tool)."""
-    return (registry or DEFAULT_REGISTRY).get(session.session_id, session.workspace)
+    return (registry or shadows_of(session.workspace)).get(session.session_id, session.workspace)
 
 
-def close_shadow(session_id: str, registry: ShadowRegistry | None = None) -> None:
+def close_shadow(
+    session_id: str, workspace: Workspace, registry: ShadowRegistry | None = None
+) -> None:
     """Delete a session's shadow; call when the session ends."""
-    (registry or DEFAULT_REGISTRY).close(session_id)
+    (registry or shadows_of(workspace)).close_session(session_id)
+
+
+def prune_stale(bases: Iterable[Path], pycache_dir: Path) -> None:
+    """Delete shadow copies whose agentls process is gone (it crashed or was killed before
+    it could close them), with their bytecode, and the shared bytecode cache when it has
+    grown past `PYCACHE_MAX_BYTES` (it is only a cache). Runs on a background thread."""
+    for base in bases:
+        try:
+            entries = list(os.scandir(base))
+        except OSError:
+            continue
+        for entry in entries:
+            is_shadow = entry.name.startswith(SHADOW_PREFIX) and entry.is_dir(follow_symlinks=False)
+            if is_shadow and _abandoned(Path(entry.path)):
+                _remove_shadow_dir(Path(entry.path), pycache_dir)
+    if _tree_size(pycache_dir, PYCACHE_MAX_BYTES) > PYCACHE_MAX_BYTES:
+        log.info("bytecode cache %s is over its size limit: clearing it", pycache_dir)
+        shutil.rmtree(pycache_dir, ignore_errors=True)
+
+
+def _abandoned(directory: Path) -> bool:
+    """The shadow's owner process no longer runs (no owner file: older than a day)."""
+    try:
+        pid = int((directory / OWNER_FILE).read_text().strip())
+    except (OSError, ValueError):
+        try:
+            return time.time() - directory.stat().st_mtime > 86_400
+        except OSError:
+            return False
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # exists, owned by someone else
+        return False
+    return False
+
+
+def _remove_shadow_dir(directory: Path, pycache_dir: Path) -> None:
+    log.info("removing the abandoned shadow copy %s", directory)
+    shutil.rmtree(directory, ignore_errors=True)
+    shutil.rmtree(pycache_dir / directory.relative_to(directory.anchor), ignore_errors=True)
+
+
+def _tree_size(top: Path, stop_at: int) -> int:
+    """Bytes of files under `top`, counting stops once past `stop_at`."""
+    total = 0
+    stack = [top]
+    while stack and total <= stop_at:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    total += entry.stat(follow_symlinks=False).st_size
+            except OSError:
+                continue
+    return total

@@ -26,7 +26,7 @@ _CHUNK = 1024 * 1024
 
 def looks_binary(head: bytes) -> bool:
     """A NUL byte near the start marks a binary file (UTF-16 text included, on purpose)."""
-    return b"\0" in head[:SNIFF_BYTES]
+    return head.find(b"\0", 0, SNIFF_BYTES) != -1  # no slice: no 8 KB copy per file
 
 
 def binary_reason(head: bytes) -> str:

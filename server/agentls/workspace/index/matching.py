@@ -33,8 +33,10 @@ def lower(name: str) -> str:
     return "".join(c if len(c.lower()) != 1 else c.lower() for c in name)
 
 
-def words(name: str) -> list[str]:
-    return [m.group().lower() for m in WORD_RE.finditer(name)]
+@lru_cache(maxsize=16_384)
+def words(name: str) -> tuple[str, ...]:
+    """The lowercase words of an identifier (cached: ranking asks for the same names)."""
+    return tuple(w.lower() for w in WORD_RE.findall(name))
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ def parse_query(query: str) -> ParsedQuery:
     return ParsedQuery(
         raw=text,
         lower=low,
-        words=tuple(words(text)) or ((low,) if low else ()),
+        words=words(text) or ((low,) if low else ()),
         fuzzy=_DROP_FOR_FUZZY.sub("", low),
         qualifier=qualifier,
     )

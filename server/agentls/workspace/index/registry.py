@@ -4,7 +4,7 @@ The index itself knows nothing about workspaces; this module wires them: the fir
 starts a background build over `workspace.iter_files()` (ignore rules applied, persistent
 cache reused), and a workspace listener re-indexes files whose buffer or disk content
 changes. Updates are queued and applied on a small thread, coalesced, so the editor's event
-loop never parses. Keyed weakly: dropping the workspace drops its index.
+loop never parses. The index is attached to the workspace (`Workspace.attached`).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from agentls.workspace.core import Attachment
 from agentls.workspace.index.languages import language_for
 from agentls.workspace.index.store import default_cache_path
 from agentls.workspace.index.symbol_index import SymbolIndex
@@ -35,9 +35,26 @@ DEFAULT_CACHE: Final = _Default()
 """`index_for(cache_path=DEFAULT_CACHE)`: the per-workspace file under the user cache dir."""
 
 _DEBOUNCE_S = 0.05
-_lock = threading.Lock()
-_indexes: weakref.WeakKeyDictionary[Workspace, SymbolIndex] = weakref.WeakKeyDictionary()
-_unsubscribe: weakref.WeakKeyDictionary[Workspace, Callable[[], None]] = weakref.WeakKeyDictionary()
+
+
+class _IndexService:
+    """What `index_for` attaches to a workspace: the index and its change feed."""
+
+    def __init__(self, workspace: Workspace, cache_path: Path | None) -> None:
+        self.index = SymbolIndex(cache_path)
+        self.updater = _Updater(workspace, self.index)
+        self._unsubscribe = workspace.add_listener(self.updater.changed)
+
+    def start(self, workspace: Workspace, workers: int) -> None:
+        self.index.start_build(workspace.iter_files(), workers=workers)  # workers read disk
+        self.updater.after_build(workspace)
+
+    def close(self) -> None:
+        self._unsubscribe()
+        self.index.close()
+
+
+_INDEX: Final = Attachment[_IndexService]("symbol index")
 
 
 def index_for(
@@ -49,23 +66,22 @@ def index_for(
     """The workspace's index, created and built in the background on first use.
 
     `cache_path` and `workers` only matter on that first call. The returned index may still
-    be building: check `is_ready`, or read `partial` on results.
+    be building: check `is_ready`, or read `partial` on results. It lives on the workspace
+    (closed by `Workspace.close`, or `forget`).
     """
-    with _lock:
-        index = _indexes.get(workspace)
-        if index is not None:
-            return index
-        if isinstance(cache_path, _Default):
-            cache_path = default_cache_path(workspace.roots)
-        index = SymbolIndex(cache_path)
-        _indexes[workspace] = index
-    updater = _Updater(workspace, index)
-    unsubscribe = workspace.add_listener(updater.changed)
-    with _lock:
-        _unsubscribe[workspace] = unsubscribe
-    index.start_build(workspace.iter_files(), workers=workers)  # workers read the disk
-    updater.after_build(workspace)
-    return index
+    created: list[_IndexService] = []
+
+    def create() -> _IndexService:
+        path = (
+            default_cache_path(workspace.roots) if isinstance(cache_path, _Default) else cache_path
+        )
+        created.append(_IndexService(workspace, path))
+        return created[0]
+
+    service = workspace.attached(_INDEX, create)
+    if created:
+        service.start(workspace, workers)
+    return service.index
 
 
 class _Updater:
@@ -136,10 +152,6 @@ class _Updater:
 
 def forget(workspace: Workspace) -> None:
     """Drop the workspace's index (tests, workspace reconfiguration) and close it."""
-    with _lock:
-        index = _indexes.pop(workspace, None)
-        unsubscribe = _unsubscribe.pop(workspace, None)
-    if unsubscribe is not None:
-        unsubscribe()
-    if index is not None:
-        index.close()
+    service = workspace.detach(_INDEX)
+    if service is not None:
+        service.close()

@@ -2,9 +2,9 @@
 
 Entries are sorted by (length, lowercase name), which serves every stage at once:
 - exact/prefix: a rare prefix is found with two bisects over the entries in plain
-  lowercase order (`_by_name`); a common one with one bisect per name length into `keys`
-  (each key is `chr(len) + lowercase`), so results come out shortest first and the scan
-  stops after a few hundred hits;
+  lowercase order (`_by_name`); a common one with one bisect per name length into the
+  lowercase names (`lows`, sorted within each length), so results come out shortest first
+  and the scan stops after a few hundred hits;
 - word/fuzzy: the names' word forms (`GetHttpCode`: capitals mark word starts) joined by
   newlines in the same order form one string that a regex scans in C; the first hits are
   again the shortest names, so a bounded scan keeps the best ones.
@@ -53,13 +53,14 @@ class Segment:
     __slots__ = (
         "_by_name",
         "_forms",
+        "_length_starts",
         "_memo_lock",
         "_merged",
         "_postings",
         "_sizes",
-        "keys",
         "kinds",
         "lengths",
+        "lows",
         "records",
         "recs",
         "rows",
@@ -88,30 +89,37 @@ class Segment:
         else:
             lows = [lower(n) for n in names]
         wordforms = "\n".join(forms).split("\n") if names else []
-        keys = [chr(len(low)) + low for low in lows]
-        order = sorted(range(len(keys)), key=keys.__getitem__)
-        self.keys: list[str] = _permute(keys, order)
+        # Name order first, then a stable sort by length: (length, name) order, and the
+        # name order comes for free for the rare-prefix lookup (`by_name`).
+        name_order = sorted(range(len(lows)), key=lows.__getitem__)
+        lengths = list(map(len, lows))
+        order = sorted(name_order, key=lengths.__getitem__)
+        self.lows: list[str] = _permute(lows, order)
         self.recs: list[FileRecord] = _permute(recs, order)
         self.rows = array("I", _permute(rows, order))
         self.kinds = bytes(_permute(kinds, order))
         sorted_forms: list[str] = _permute(wordforms, order)
         self.wordforms = "\n" + "\n".join(sorted_forms)
         self.wstarts = _line_starts(self.wordforms, len(sorted_forms))
-        self.lengths = sorted({len(k) - 1 for k in self.keys})
+        sorted_lengths: list[int] = _permute(lengths, order)
+        self.lengths = sorted(set(lengths))
+        self._length_starts = [bisect_left(sorted_lengths, n) for n in self.lengths]
+        self._length_starts.append(len(sorted_lengths))
+        entry_of = sorted(range(len(order)), key=order.__getitem__)  # inverse permutation
+        self._by_name = array("I", _permute(entry_of, name_order))
         self._postings: tuple[list[str], list[array[int]]] | None = None
-        self._by_name: array[int] | None = None
         self._forms: list[str] | None = None
         self._merged: dict[str, array[int]] = {}
         self._memo_lock = threading.Lock()
         self._sizes = array("I", [0])
 
     def __len__(self) -> int:
-        return len(self.keys)
+        return len(self.lows)
 
     def prefix(self, low: str, cap: int, accept: Accept) -> list[int]:
         """Entries whose lowercase name starts with `low` (equal ones first), shortest first."""
-        by_name = self.by_name()
-        key = self._name_key
+        by_name = self._by_name
+        key = self.lows.__getitem__
         lo = bisect_left(by_name, low, key=key)
         hi = bisect_left(by_name, low + _LAST_CHAR, lo, key=key)
         if hi - lo > _RARE_PREFIX:
@@ -125,26 +133,15 @@ class Segment:
                     break
         return out
 
-    def _name_key(self, entry: int) -> str:
-        return self.keys[entry][1:]
-
-    def by_name(self) -> array[int]:
-        """Entries in plain lowercase-name order (built on first use, like `postings`)."""
-        built = self._by_name
-        if built is None:
-            built = self._by_name = array("I", sorted(range(len(self.keys)), key=self._name_key))
-        return built
-
     def _prefix_by_length(self, low: str, cap: int, accept: Accept) -> list[int]:
         """`prefix` for a common prefix: per name length, shortest first, until `cap`."""
         out: list[int] = []
-        keys, n = self.keys, len(self.keys)
+        lows, starts = self.lows, self._length_starts
         recs, rows, kinds = self.recs, self.rows, self.kinds
-        lengths = self.lengths
-        for length in lengths[bisect_left(lengths, len(low)) :]:
-            key = chr(length) + low
-            i = bisect_left(keys, key)
-            while i < n and keys[i].startswith(key):
+        first = bisect_left(self.lengths, len(low))
+        for g in range(first, len(self.lengths)):
+            i, end = bisect_left(lows, low, starts[g], starts[g + 1]), starts[g + 1]
+            while i < end and lows[i].startswith(low):
                 if accept(recs[i], rows[i], kinds[i]):
                     out.append(i)
                     if len(out) >= cap:
@@ -292,7 +289,6 @@ class Segment:
         """Build the lazily built lookup structures now (the index calls this right after
         a build, off the query path)."""
         self.postings()
-        self.by_name()
         self.forms()
 
     def forms(self) -> list[str]:
