@@ -26,6 +26,7 @@ from agentls.workspace.index.languages import (
 )
 from agentls.workspace.index.model import SymbolKind, SyntaxProblem
 from agentls.workspace.index.python_walk import collect_python
+from agentls.workspace.index.toplevel import fast_query, toplevel
 
 MAX_FILE_BYTES = 2_000_000
 """Larger files are skipped: mostly generated, and a 9 MB bundle costs ~200 MB to parse."""
@@ -128,12 +129,35 @@ def _collect(spec: LanguageSpec, tree: ts.Tree) -> dict[int, Def]:
     return collect_by_query(spec, tree)
 
 
-def collect_by_query(spec: LanguageSpec, tree: ts.Tree) -> dict[int, Def]:
-    """Query matches keyed by name position; the earliest pattern wins a shared name."""
+def _add(
+    found: dict[int, Def], pattern: int, kind: SymbolKind, node: ts.Node, name_node: ts.Node
+) -> None:
+    """Record a plain identifier definition unless an earlier pattern has its name."""
+    key = name_node.start_byte
+    prev = found.get(key)
+    if prev is not None and prev.pattern <= pattern:
+        return
+    name = node_text(name_node)[:MAX_NAME_CHARS]
+    if name:
+        start, end = node.start_byte, node.end_byte
+        found[key] = Def(pattern, kind, node, node, name_node, name, "", name, start, end)
+
+
+def collect_by_query(
+    spec: LanguageSpec, tree: ts.Tree, *, reference: bool = False
+) -> dict[int, Def]:
+    """Query matches keyed by name position; the earliest pattern wins a shared name.
+
+    Patterns rooted at the program are matched by `toplevel` instead of the query (much
+    cheaper); `reference=True` runs the whole query instead (for tests)."""
     found: dict[int, Def] = {}
     wraps: dict[tuple[int, int], ts.Node] = {}
     plan = _pattern_plan(spec)
-    for pattern, caps in ts.QueryCursor(definition_query(spec)).matches(tree.root_node):
+    query = definition_query(spec) if reference else fast_query(spec)
+    if not reference:
+        for pattern, kind, node, name_node in toplevel(spec, tree.root_node):
+            _add(found, pattern, kind, node, name_node)
+    for pattern, caps in ts.QueryCursor(query).matches(tree.root_node):
         step = plan[pattern]
         if step is None:
             inner, outer = caps["wrapped"][0], caps["wrapper"][0]

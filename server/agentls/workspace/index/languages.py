@@ -204,7 +204,7 @@ def fingerprint() -> str:
     for spec in LANGUAGES.values():
         h.update(query_source(spec).encode())
     here = resources.files(__package__)
-    rules = ("extract.py", "python_walk.py", "defs.py", "records.py", "matching.py")
+    rules = ("extract.py", "python_walk.py", "toplevel.py", "defs.py", "records.py", "matching.py")
     for module in rules:  # the extraction rules and the row format
         h.update(here.joinpath(module).read_bytes())
     return h.hexdigest()[:16]
