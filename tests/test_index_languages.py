@@ -278,6 +278,16 @@ def test_columns_are_code_points_not_bytes() -> None:
     method = next(s for s in syms if s.name == "größe")
     assert method.selection_range.start == (2, 8)
     assert method.selection_range.end == (2, 13)
+    # ASCII lines of a file that has non-ASCII text elsewhere keep byte columns; lines
+    # with emoji/CJK count code points (the LSP edge converts to UTF-16 later).
+    ts_text = (
+        "// © 2024 😀\nexport interface Plain { field: number }\nconst 名前 = 1; let after = 2\n"
+    )
+    ts_syms = {s.name: s for s in flatten(outline(Path("u.ts"), ts_text) or [])}
+    assert ts_syms["Plain"].selection_range.start == (1, 17)
+    assert ts_syms["field"].selection_range.start == (1, 25)
+    assert ts_syms["名前"].selection_range.start == (2, 6)
+    assert ts_syms["after"].selection_range.start == (2, 18)  # 22 in bytes
 
 
 def test_typescript_variance_annotations_still_yield_definitions() -> None:

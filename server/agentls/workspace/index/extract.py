@@ -62,6 +62,7 @@ _VALUES = frozenset(
     {SymbolKind.VARIABLE, SymbolKind.CONSTANT, SymbolKind.FIELD, SymbolKind.PROPERTY}
 )
 _DEF_CAPTURE = re.compile(r"@def\.(\w+)")
+_NON_ASCII_RUN = re.compile(rb"[\x80-\xff]+")
 _QUALIFIED = frozenset({"qualified_identifier", "scope_resolution", "nested_namespace_specifier"})
 
 
@@ -265,11 +266,14 @@ def _refine(spec: LanguageSpec, d: Def, parent: Def | None) -> SymbolKind | None
 
 
 class _Columns:
-    """Byte columns → code-point columns (identity for ASCII files, the common case)."""
+    """Byte columns → code-point columns: the identity on lines that are pure ASCII, which
+    is every line of most files and most lines of the rest (a © in a licence header must
+    not make every column of a 40k-definition .d.ts file cost a decode)."""
 
     def __init__(self, source: bytes) -> None:
         self.source = source
         self.ascii = source.isascii()
+        self.wide_rows = frozenset() if self.ascii else _non_ascii_rows(source)
 
     def span(self, node: ts.Node) -> tuple[int, int, int, int]:
         """(start line, start column, end line, end column) of `node`."""
@@ -280,7 +284,7 @@ class _Columns:
 
     def point(self, byte: int, point: ts.Point) -> tuple[int, int]:
         row, col = point
-        if self.ascii or col == 0:
+        if col == 0 or row not in self.wide_rows:
             return row, col
         start = byte - col
         return row, len(self.source[start:byte].decode("utf-8", "replace"))
@@ -293,6 +297,17 @@ class _Columns:
         end = min(end, start + _LINE_TEXT_CHARS * 4)
         line = self.source[start:end].decode("utf-8", "replace").strip()
         return line[:_LINE_TEXT_CHARS]
+
+
+def _non_ascii_rows(source: bytes) -> frozenset[int]:
+    """Rows (0-based) holding a non-ASCII byte."""
+    rows: set[int] = set()
+    row = pos = 0
+    for match in _NON_ASCII_RUN.finditer(source):
+        row += source.count(b"\n", pos, match.start())
+        pos = match.start()
+        rows.add(row)
+    return frozenset(rows)
 
 
 def syntax_problems(
