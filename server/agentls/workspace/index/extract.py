@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from itertools import compress
+from operator import not_
 from typing import Final
 
 import tree_sitter as ts
@@ -62,7 +64,6 @@ _VALUES = frozenset(
     {SymbolKind.VARIABLE, SymbolKind.CONSTANT, SymbolKind.FIELD, SymbolKind.PROPERTY}
 )
 _DEF_CAPTURE = re.compile(r"@def\.(\w+)")
-_NON_ASCII_RUN = re.compile(rb"[\x80-\xff]+")
 _QUALIFIED = frozenset({"qualified_identifier", "scope_resolution", "nested_namespace_specifier"})
 
 
@@ -300,14 +301,9 @@ class _Columns:
 
 
 def _non_ascii_rows(source: bytes) -> frozenset[int]:
-    """Rows (0-based) holding a non-ASCII byte."""
-    rows: set[int] = set()
-    row = pos = 0
-    for match in _NON_ASCII_RUN.finditer(source):
-        row += source.count(b"\n", pos, match.start())
-        pos = match.start()
-        rows.add(row)
-    return frozenset(rows)
+    """Rows (0-based) holding a non-ASCII byte (whole-list operations: no loop per line)."""
+    lines = source.split(b"\n")
+    return frozenset(compress(range(len(lines)), map(not_, map(bytes.isascii, lines))))
 
 
 def syntax_problems(
