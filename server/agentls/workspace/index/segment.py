@@ -39,6 +39,9 @@ _MAX_CHUNK = 4_096
 """Word-index candidates whose word forms are joined and matched in one regex pass."""
 _MEMO_WORD = 3
 """Query words up to this long are merged even when they start very many words."""
+_PREMERGED_LENGTHS = (1, 2)
+"""Query words this short are merged when the segment is prepared: they start hundreds of
+words each, too many to merge while a query waits."""
 _MEMO_MERGES = 512
 """Merged postings a segment keeps (see `Segment.word_entries`)."""
 _RARE_PREFIX = 512
@@ -57,6 +60,7 @@ class Segment:
         "_memo_lock",
         "_merged",
         "_postings",
+        "_premerged",
         "_sizes",
         "kinds",
         "lengths",
@@ -110,6 +114,7 @@ class Segment:
         self._postings: tuple[list[str], list[array[int]]] | None = None
         self._forms: list[str] | None = None
         self._merged: dict[str, array[int]] = {}
+        self._premerged: dict[str, array[int]] = {}
         self._memo_lock = threading.Lock()
         self._sizes = array("I", [0])
 
@@ -198,21 +203,26 @@ class Segment:
         hi = bisect_left(keys, word + "\x7f", lo)
         return lo, hi, self._sizes[hi] - self._sizes[lo]
 
-    def word_entries(self, word: str) -> Sequence[int]:
-        """Entries (ascending: shortest names first) with a word starting with `word`.
+    def word_entries(self, word: str, first: int | None = None) -> Sequence[int]:
+        """Entries (ascending: shortest names first) with a word starting with `word`; only
+        the `first` ones when given.
 
-        Merges are kept (the oldest dropped past `_MEMO_MERGES`): typing a name issues the
-        same query words over and over.
+        Full merges are kept (the oldest dropped past `_MEMO_MERGES`): typing a name issues
+        the same query words over and over. The first few entries are merged from the
+        first few of each list, which costs far less than a full merge of a common word.
         """
         lo, hi, _ = self.word_range(word)
         lists = self.postings()[1]
         if hi - lo == 1:
-            return lists[lo]
-        memo = self._merged.get(word)
+            return lists[lo][:first] if first is not None else lists[lo]
+        memo = self._premerged.get(word) or self._merged.get(word)
         if memo is not None:
-            return memo
+            return memo[:first] if first is not None else memo
         # The lists are sorted runs, which `sorted` merges cheaply; an entry with two such
         # words appears twice, and `dict.fromkeys` drops the repeat keeping the order.
+        if first is not None:
+            heads = chain.from_iterable(ls[:first] for ls in lists[lo:hi])
+            return array("I", dict.fromkeys(sorted(heads)))[:first]
         merged = array("I", dict.fromkeys(sorted(chain.from_iterable(lists[lo:hi]))))
         with self._memo_lock:
             self._merged[word] = merged
@@ -239,9 +249,7 @@ class Segment:
         lo, hi, _ = ranges[best]
         if hi - lo > _MAX_WORDS and len(words[best]) > _MEMO_WORD:
             return None
-        candidates = self.word_entries(words[best])
-        if budget is not None:
-            candidates = candidates[:budget]
+        candidates = self.word_entries(words[best], budget)
         out: list[int] = []
         recs, rows, kinds = self.recs, self.rows, self.kinds
         start, size = 0, _FIRST_CHUNK
@@ -287,9 +295,15 @@ class Segment:
 
     def prepare(self) -> None:
         """Build the lazily built lookup structures now (the index calls this right after
-        a build, off the query path)."""
-        self.postings()
+        a build, off the query path), with the merged entries of the shortest query words
+        (see `_PREMERGED_LENGTHS`)."""
+        keys, lists = self.postings()
         self.forms()
+        for prefix in sorted({k[:n] for k in keys for n in _PREMERGED_LENGTHS}):
+            lo, hi, _ = self.word_range(prefix)
+            if hi - lo > 1:
+                merged = dict.fromkeys(sorted(chain.from_iterable(lists[lo:hi])))
+                self._premerged[prefix] = array("I", merged)
 
     def forms(self) -> list[str]:
         """Each entry's word form as its own string (built on first use)."""
