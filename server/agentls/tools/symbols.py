@@ -90,8 +90,8 @@ by name, across the whole workspace. Returns ranked definitions, best first, one
 `path:line: kind Container.name | first source line`.
 
 - Ranking: exact name, then prefix, then word matches ('user serv' or 'UserServ' find
-  UserService and user_service), then fuzzy (letters in order). 'Outer.name' finds `name`
-  only inside Outer.
+  UserService and user_service), then fuzzy (letters in order: only when no name starts
+  with the query and few words match). 'Outer.name' finds `name` only inside Outer.
 - Prefer this over grep to locate a definition: it skips comments, strings and call sites,
   and shows the kind and enclosing class. Use grep for usages/references, text, or
   languages without a grammar here (Python, JS, TS/TSX, Go, Rust, Java, C, C++, C#, Ruby,
