@@ -4,11 +4,15 @@ generated files, and syntax errors."""
 
 from __future__ import annotations
 
+import logging
 import random
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from agentls.workspace.index import SymbolIndex, outline, syntax_errors
 
@@ -81,6 +85,8 @@ def test_warm_start_loads_unchanged_files_without_parsing(tmp_path: Path) -> Non
     state = warm.build(files, read, workers=1)
     assert (state.cached_files, state.parsed_files, state.files) == (29, 1, 30)
     assert [s.name for s in warm.search("Changed").symbols] == ["Changed"]
+    # its entry in the saved structure is stale: only Model30..39 start with "Model3"
+    assert "Model3" not in {s.name for s in warm.search("Model3").symbols}
     assert warm.search("Model7").symbols[0].name == "Model7"
     outline = warm.document_symbols(files[7])
     assert [(s.name, [c.name for c in s.children]) for s in outline] == [("Model7", ["save_7"])]
@@ -243,3 +249,66 @@ def test_edits_reparse_incrementally_and_match_a_fresh_parse() -> None:
         index.update_file(path, text, -1, len(text))
         assert index.document_symbols(path) == outline(path, text)
     assert index.search("Café").symbols or "class Café" not in text
+
+
+def test_warm_start_reuses_the_saved_structure_and_answers_like_a_cold_build(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The second start reuses the saved search structure; files changed, deleted or added
+    since must still be answered exactly as a fresh build over the final tree would."""
+    src = tmp_path / "src"
+    files = write_tree(src, 40)
+    cache = tmp_path / "index.sqlite"
+    first = SymbolIndex(cache)
+    first.build(files, read, workers=1)
+    first.close()
+
+    files[3].write_text("class Changed:\n    def save_3(self): pass\n")  # same method name
+    files[5].unlink()
+    added = src / "pkg0" / "added.py"
+    added.write_text("class AddedModel:\n    pass\n")
+    final = [p for p in files if p.exists()] + [added]
+    with caplog.at_level(logging.INFO, logger="agentls.workspace.index.symbol_index"):
+        warm = SymbolIndex(cache)
+        warm.build(final, read, workers=1)
+    assert "reused the saved search structure" in caplog.text
+    cold = SymbolIndex(None)
+    cold.build(final, read, workers=1)
+
+    def answers(index: SymbolIndex, query: str) -> list[tuple[str, str, str]]:
+        return [(s.name, str(s.path), s.container) for s in index.search(query, limit=200).symbols]
+
+    for query in (
+        "Model3",
+        "Model5",
+        "Model",
+        "save_3",
+        "save",
+        "Changed",
+        "AddedModel",
+        "mdl",
+        "sv5",
+    ):
+        assert answers(warm, query) == answers(cold, query), query
+    assert "Model5" not in {name for name, _, _ in answers(warm, "Model5")}
+    assert answers(warm, "Changed")[0][0] == "Changed"
+    exact = [s.container for s in warm.search("save_3").symbols if s.name == "save_3"]
+    assert exact == ["Changed"]  # only the new one
+    warm.close()
+
+
+def test_an_unusable_saved_structure_is_rebuilt(tmp_path: Path) -> None:
+    files = write_tree(tmp_path / "src", 12)
+    cache = tmp_path / "index.sqlite"
+    first = SymbolIndex(cache)
+    first.build(files, read, workers=1)
+    first.close()
+    with sqlite3.connect(cache) as db:
+        db.execute("UPDATE segment SET data = ?", (b"\x00garbage",))
+    again = SymbolIndex(cache)
+    assert again.build(files, read, workers=1).parsed_files == 0
+    assert [s.name for s in again.search("Model11").symbols] == ["Model11"]
+    again.close()
+    with sqlite3.connect(cache) as db:  # the rebuilt structure was saved again
+        (data,) = db.execute("SELECT data FROM segment").fetchone()
+    assert data != b"\x00garbage"

@@ -16,18 +16,20 @@ no longer `alive`.
 
 from __future__ import annotations
 
+import marshal
 import re
 import threading
 import time
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import accumulate, chain
 from operator import itemgetter
+from pathlib import Path
 from typing import Any
 
 from agentls.workspace.index.matching import lower, word_pattern, words_in_order
-from agentls.workspace.index.records import FileRecord
+from agentls.workspace.index.records import FileRecord, pack
 
 _CHUNK = 65_536
 """Characters of word forms scanned between two looks at the clock (deadline scans)."""
@@ -39,6 +41,9 @@ _MAX_CHUNK = 4_096
 """Word-index candidates whose word forms are joined and matched in one regex pass."""
 _MEMO_WORD = 3
 """Query words up to this long are merged even when they start very many words."""
+SNAPSHOT_VERSION = 1
+"""Bump when the segment layout changes (older snapshots are then rebuilt)."""
+_EMPTY = pack([])
 _PREMERGED_LENGTHS = (1, 2)
 """Query words this short are merged when the segment is prepared: they start hundreds of
 words each, too many to merge while a query waits."""
@@ -111,6 +116,9 @@ class Segment:
         self._length_starts.append(len(sorted_lengths))
         entry_of = sorted(range(len(order)), key=order.__getitem__)  # inverse permutation
         self._by_name = array("I", _permute(entry_of, name_order))
+        self._init_lookups()
+
+    def _init_lookups(self) -> None:
         self._postings: tuple[list[str], list[array[int]]] | None = None
         self._forms: list[str] | None = None
         self._merged: dict[str, array[int]] = {}
@@ -120,6 +128,88 @@ class Segment:
 
     def __len__(self) -> int:
         return len(self.lows)
+
+    # -- persistence ------------------------------------------------------------------------
+
+    def snapshot(self) -> bytes:
+        """The prepared segment as one blob, to skip sorting and inverting every name on
+        the next start (see `from_snapshot`). Records are named by path and stat."""
+        self.prepare()
+        index_of = {id(r): i for i, r in enumerate(self.records)}
+        keys, lists = self.postings()
+        merged = list(self._premerged)
+        return marshal.dumps(
+            (
+                SNAPSHOT_VERSION,
+                [(r.path_str, r.mtime_ns, r.size, len(r)) for r in self.records],
+                "\n".join(self.lows),
+                array("I", map(index_of.__getitem__, map(id, self.recs))).tobytes(),
+                self.rows.tobytes(),
+                self.kinds,
+                self.wordforms,
+                self.wstarts.tobytes(),
+                self.lengths,
+                self._length_starts,
+                self._by_name.tobytes(),
+                "\n".join(keys),
+                *_pack_lists(lists),
+                "\n".join(merged),
+                *_pack_lists([self._premerged[k] for k in merged]),
+            )
+        )
+
+    @classmethod
+    def from_snapshot(
+        cls, data: bytes, current: Mapping[str, FileRecord]
+    ) -> tuple[Segment, set[int]] | None:
+        """The segment saved by `snapshot`, over the `current` records (by path). A record
+        whose stat differs from the saved one (changed since) is replaced by a dead stand-in,
+        so its entries are skipped. Also returns the ids of the records it covers; None when
+        `data` is not a usable snapshot."""
+        try:
+            fields = marshal.loads(data)
+            if fields[0] != SNAPSHOT_VERSION:
+                return None
+            seg = cls.__new__(cls)
+            covered = seg._load(fields, current)
+        except (EOFError, ValueError, TypeError, IndexError, KeyError):
+            return None
+        return seg, covered
+
+    def _load(self, fields: tuple[Any, ...], current: Mapping[str, FileRecord]) -> set[int]:
+        (_, saved, lows, rec_index, rows, kinds, wordforms, wstarts, lengths, starts, by_name,
+         keys, sizes, entries, merged, merged_sizes, merged_entries) = fields  # fmt: skip
+        records: list[FileRecord] = []
+        covered: set[int] = set()
+        for path, mtime_ns, size, count in saved:
+            rec = current.get(path)
+            if rec is None or (rec.mtime_ns, rec.size, len(rec)) != (mtime_ns, size, count):
+                rec = _stand_in(path)
+            else:
+                covered.add(id(rec))
+            records.append(rec)
+        self.records = records
+        self.lows = lows.split("\n") if lows else []
+        indices = array("I")
+        indices.frombytes(rec_index)
+        self.recs = _permute(records, list(indices))
+        self.rows = _array(rows)
+        self.kinds = kinds
+        self.wordforms = wordforms
+        self.wstarts = _array(wstarts)
+        self.lengths = lengths
+        self._length_starts = starts
+        self._by_name = _array(by_name)
+        if not len(self.lows) == len(self.recs) == len(self.rows) == len(kinds):
+            raise ValueError("inconsistent segment snapshot")
+        self._init_lookups()
+        key_list = keys.split("\n") if keys else []
+        lists = _unpack_lists(sizes, entries)
+        self._sizes = array("I", accumulate(map(len, lists), initial=0))
+        self._postings = (key_list, lists)
+        names = merged.split("\n") if merged else []
+        self._premerged = dict(zip(names, _unpack_lists(merged_sizes, merged_entries), strict=True))
+        return covered
 
     def prefix(self, low: str, cap: int, accept: Accept) -> list[int]:
         """Entries whose lowercase name starts with `low` (equal ones first), shortest first."""
@@ -333,6 +423,36 @@ class Segment:
             self._sizes = array("I", accumulate(map(len, lists), initial=0))
             built = self._postings = (keys, lists)
         return built
+
+
+def _stand_in(path: str) -> FileRecord:
+    """A dead record for a file whose saved entries are stale: `accept` skips them."""
+    rec = FileRecord(Path(path), -1, -1, _EMPTY)
+    rec.alive = False
+    return rec
+
+
+def _array(data: bytes) -> array[int]:
+    out = array("I")
+    out.frombytes(data)
+    return out
+
+
+def _pack_lists(lists: Sequence[array[int]]) -> tuple[bytes, bytes]:
+    """Many integer arrays as (their sizes, their concatenation), both as bytes."""
+    sizes = array("I", map(len, lists))
+    joined = array("I")
+    for part in lists:
+        joined.extend(part)
+    return sizes.tobytes(), joined.tobytes()
+
+
+def _unpack_lists(sizes: bytes, joined: bytes) -> list[array[int]]:
+    ends = list(accumulate(_array(sizes)))
+    flat = _array(joined)
+    if (ends[-1] if ends else 0) != len(flat):
+        raise ValueError("inconsistent segment snapshot")
+    return [flat[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
 
 
 def _permute(items: Sequence[Any], order: list[int]) -> list[Any]:

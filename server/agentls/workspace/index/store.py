@@ -1,8 +1,10 @@
 """The persistent cache: packed symbols per file, keyed by path and (mtime_ns, size).
 
 On a warm start the index loads every file whose stat still matches without reading or
-parsing it. The cache is disposable: a different schema or grammar fingerprint drops it, and
-any SQLite error disables persistence for this run (logged) instead of failing the index.
+parsing it, and the search structure saved over them (one `segment` row), so it need not
+sort and invert a hundred thousand names again. The cache is disposable: a different schema
+or grammar fingerprint drops it, and any SQLite error disables persistence for this run
+(logged) instead of failing the index.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from agentls.workspace.index.records import FileRecord, Packed
 
 log = logging.getLogger(__name__)
 
-SCHEMA = 3
+SCHEMA = 4
 """Bump when the row format, kinds or extraction rules change."""
 
 
@@ -62,12 +64,14 @@ class IndexStore:
             row = db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
             if row is None or row[0] != version:
                 db.execute("DROP TABLE IF EXISTS files")
+                db.execute("DROP TABLE IF EXISTS segment")
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (version,))
             db.execute(
                 "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER,"
                 " size INTEGER, skipped TEXT, names TEXT, kinds BLOB, offsets BLOB,"
                 " rows BLOB, wordforms TEXT)"
             )
+            db.execute("CREATE TABLE IF NOT EXISTS segment (id INTEGER PRIMARY KEY, data BLOB)")
             self._db = db
         except (sqlite3.Error, OSError) as exc:
             self._fail("open", exc)
@@ -114,6 +118,29 @@ class IndexStore:
                 )
                 db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in removed))
                 db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._fail("write", exc)
+
+    def load_segment(self) -> bytes | None:
+        """The saved search structure over the cached files (see `Segment.snapshot`)."""
+        with self._lock:
+            db = self._conn()
+            if db is None:
+                return None
+            try:
+                row = db.execute("SELECT data FROM segment WHERE id = 1").fetchone()
+            except sqlite3.Error as exc:
+                self._fail("load", exc)
+                return None
+            return bytes(row[0]) if row is not None else None
+
+    def write_segment(self, data: bytes) -> None:
+        with self._lock:
+            db = self._conn()
+            if db is None:
+                return
+            try:
+                db.execute("INSERT OR REPLACE INTO segment VALUES (1, ?)", (data,))
             except sqlite3.Error as exc:
                 self._fail("write", exc)
 
