@@ -21,6 +21,7 @@ from agentls.agent.events import (
     Notice,
     Retrying,
     RunStarted,
+    TextDelta,
     ToolFinished,
     ToolStarted,
     TurnUsage,
@@ -35,6 +36,9 @@ log = logging.getLogger(__name__)
 
 EVENT_METHOD = "agentls/event"
 CREATE_TIMEOUT = 5.0
+TEXT_FLUSH_SECONDS = 0.05
+"""Streamed text is sent at most this often: the model streams a few characters per event,
+and one JSON-RPC notification per event would keep the editor busy for nothing."""
 
 
 class LspRunReporter:
@@ -42,6 +46,8 @@ class LspRunReporter:
         self.ls = ls
         self.run = run
         self.token: str | None = None
+        self._text: list[str] = []
+        self._text_timer: asyncio.TimerHandle | None = None
 
     async def begin(self) -> None:
         self.ls.log_line(f"[{self.run.session_id}] run started ({self.run.mode}): {self.run.title}")
@@ -79,6 +85,10 @@ class LspRunReporter:
         self.ls.host.cancel(self.run.session_id)
 
     def on_event(self, event: AgentEvent) -> None:
+        if isinstance(event, TextDelta):
+            self._queue_text(event.text)
+            return
+        self._flush_text()  # text streamed before this event goes first
         self._notify(event)
         line = _log_line(event)
         if line:
@@ -88,6 +98,27 @@ class LspRunReporter:
                 self.token, types.WorkDoneProgressReport(message=event.summary)
             )
 
+    def _queue_text(self, text: str) -> None:
+        """Collect streamed text; one `text_delta` carries all of it every TEXT_FLUSH_SECONDS."""
+        self._text.append(text)
+        if self._text_timer is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on the server's loop: no timer to wait for
+            self._flush_text()
+            return
+        self._text_timer = loop.call_later(TEXT_FLUSH_SECONDS, self._flush_text)
+
+    def _flush_text(self) -> None:
+        if self._text_timer is not None:
+            self._text_timer.cancel()
+            self._text_timer = None
+        if self._text:
+            text = "".join(self._text)
+            self._text.clear()
+            self._notify(TextDelta(self.run.session_id, text))
+
     def _notify(self, event: AgentEvent) -> None:
         try:
             self.ls.protocol.notify(EVENT_METHOD, event_to_dict(event))
@@ -95,6 +126,7 @@ class LspRunReporter:
             log.exception("cannot send %s", EVENT_METHOD)
 
     async def end(self, result: dict[str, Any]) -> None:
+        self._flush_text()
         outcome = outcome_line(result)
         self.ls.log_line(f"[{self.run.session_id}] {outcome}")
         if self.token is not None:
