@@ -2,21 +2,33 @@
 
 Listing and searching must skip what the user never wants the agent to wade through
 (dependencies, build output, VCS metadata), and must do it fast: the walk prunes an
-ignored folder without entering it, and compiled rules are cached per folder until the
-ignore file's mtime or size changes. Semantics follow git: a deeper ignore file overrides
-a shallower one, `.ignore` overrides `.gitignore` in the same folder, later lines override
-earlier ones, and a file inside an ignored folder cannot be re-included.
+ignored folder without entering it, and compiled rules are cached per folder until an
+ignore file's mtime, size or inode changes. Semantics follow git: a deeper ignore file
+overrides a shallower one, `.ignore` overrides `.gitignore` in the same folder, later lines
+override earlier ones, and a file inside an ignored folder cannot be re-included.
+
+Repeated walks of an unchanged tree are cheap: folder listings come from a `DirCache`
+(one `stat` per folder re-validates them, see `dircache`), and each folder's ignore
+decisions are kept beside its listing together with the chain of compiled rules they were
+made with. Compiled rules are replaced by a new object whenever an ignore file that
+applies changes (its own folder's, an ancestor's, `.git/info/exclude`), so a decision made
+with another chain is made again; ignore files edited in place in the same mtime tick as
+they were read are caught by the same racy-timestamp rule as folders.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from pathspec import GitIgnoreSpec
+
+from agentls.workspace.dircache import RACY_WINDOW_NS, DirCache, Entry, Listing
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", ".jj", "_darcs"})
 """Version-control metadata: skipped even when the user asks for an ignored folder."""
@@ -58,9 +70,12 @@ IGNORE_FILES = (".gitignore", ".ignore")
 _GIT_EXCLUDE = os.path.join(".git", "info", "exclude")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Spec:
     """The rules of one folder's ignore files; patterns are relative to `base`.
+
+    Compared by identity (`eq=False`): the walk's cached decisions are valid for the exact
+    rule objects they were made with, and a chain of them compares with `==` in C.
 
     Most paths match no rule, and pathspec finds that out by trying every rule in turn (a
     typical 50-line .gitignore made a walk ten times slower). `quick` answers "might any
@@ -142,6 +157,35 @@ def _alternation(bodies: list[str], flags: int) -> re.Pattern[str] | None:
 
 _Chain = tuple[_Spec, ...]
 
+_Signature = tuple[tuple[str, int, int, int], ...]
+"""(name, mtime_ns, size, inode) of each ignore file of a folder."""
+
+
+@dataclass(frozen=True)
+class _RulesEntry:
+    """A folder's compiled rules and what they were compiled from."""
+
+    signature: _Signature
+    lines: tuple[str, ...]
+    spec: _Spec | None
+    trusted: bool
+    """False when a file was read in its mtime tick (an in-place edit could go unseen)."""
+
+
+class _Picked(NamedTuple):
+    """A folder's entries that survive the ignore rules of `chain` (the walk's decisions).
+
+    Valid for the listing it is stored with and for this chain: `chain` holds the rule
+    objects themselves, and a change to an ignore file makes a new rule object.
+    """
+
+    chain: _Chain
+    files: tuple[str, ...]
+    dirs: tuple[str, ...]
+    """Paths of the sub-folders to enter, last first (the walk's stack order)."""
+    virtualenvs: tuple[str, ...]
+    """Those of `dirs` whose name alone cannot say (a `venv`): checked on every walk."""
+
 
 class IgnoreRules:
     """Decides what listing and search skip, for a set of roots."""
@@ -159,7 +203,14 @@ class IgnoreRules:
         self._extra = {str(r): _Spec.of(str(r), lines) for r in self.roots}
         self._extra_on = bool(lines)
         self._root_strs = frozenset(str(r) for r in self.roots)
-        self._cache: dict[str, tuple[tuple[tuple[str, int, int], ...], _Spec | None]] = {}
+        self._marker_dirs = frozenset(name for name in self.skip_dirs if name in _MARKERS)
+        self._cache: dict[str, _RulesEntry] = {}
+        self._dirs: DirCache[_Picked] = DirCache(IGNORE_FILES, forgotten=self._forget_rules)
+
+    @property
+    def cached_dirs(self) -> int:
+        """How many folder listings the walk cache holds (bounded by the tree)."""
+        return len(self._dirs)
 
     def _root_of(self, path: str) -> str | None:
         for root in self.roots:
@@ -178,29 +229,42 @@ class IgnoreRules:
         markers = _MARKERS.get(name)
         return markers is None or any(os.path.exists(os.path.join(path, m)) for m in markers)
 
-    def _spec_of(self, folder: str, present: Callable[[str], bool] | None = None) -> _Spec | None:
-        """The compiled rules of `folder` (cached by the ignore files' mtime and size).
+    def _skips_by_name(self, name: str) -> bool:
+        """`skips_dir` for names whose answer does not depend on the folder's content."""
+        if name.endswith(".egg-info"):
+            return True
+        return name in self.skip_dirs and name not in _MARKERS
 
-        `present` says which names the folder has (the walk already listed it), which saves
-        a stat for each absent ignore file.
+    def _spec_of(self, folder: str, present: Callable[[str], bool] | None = None) -> _Spec | None:
+        """The compiled rules of `folder`, cached while its ignore files keep their mtime,
+        size and inode, and were not read in their mtime tick (racy: read them again).
+
+        The same `_Spec` object comes back as long as the rules are unchanged, which is
+        what keeps the walk's cached decisions valid. `present` says which names the folder
+        has (the walk already listed it), which saves a stat for each absent ignore file.
         """
         names = [n for n in IGNORE_FILES if present is None or present(n)]
         if folder in self._root_strs:
             names.insert(0, _GIT_EXCLUDE)
-        signature: list[tuple[str, int, int]] = []
-        for name in names:
-            try:
-                st = os.stat(os.path.join(folder, name))
-            except OSError:
-                continue
-            signature.append((name, st.st_mtime_ns, st.st_size))
-        key = tuple(signature)
+        signature = _signature(folder, names)
         cached = self._cache.get(folder)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        spec = _load_spec(folder, [name for name, _, _ in signature])
-        self._cache[folder] = (key, spec)
+        if cached is not None and cached.trusted and cached.signature == signature:
+            return cached.spec
+        if not signature and cached is None:
+            return None
+        read_at = time.time_ns()
+        lines = _read_lines(folder, [name for name, _, _, _ in signature])
+        if cached is not None and cached.lines == lines:
+            spec = cached.spec
+        else:
+            spec = _compile(folder, lines)
+        trusted = all(mtime < read_at - RACY_WINDOW_NS for _, mtime, _, _ in signature)
+        self._cache[folder] = _RulesEntry(signature, lines, spec, trusted)
         return spec
+
+    def _forget_rules(self, folder: str) -> None:
+        """The walk cache dropped `folder` (it is gone): drop its compiled rules too."""
+        self._cache.pop(folder, None)
 
     def _chain_above(self, folder: str, root: str) -> _Chain:
         """Specs of `root` down to the parent of `folder` (not `folder` itself)."""
@@ -244,9 +308,11 @@ class IgnoreRules:
     def walk(self, top: Path | str, *, respect: bool = True) -> Iterator[str]:
         """Files under `top`, depth first in name order; ignored folders are never entered.
 
-        Symbolic links are not followed (neither files nor folders), so a walk cannot leave
-        the workspace. With `respect=False` only VCS folders are skipped (the caller asked
-        for an ignored folder explicitly).
+        A folder's files come before its sub-folders' files. Symbolic links are not
+        followed (neither files nor folders), so a walk cannot leave the workspace. With
+        `respect=False` only VCS folders are skipped (the caller asked for an ignored folder
+        explicitly). Listings and decisions come from the walk cache when still valid; the
+        result is the same as without it.
         """
         top_str = str(top)
         root = self._root_of(top_str) or top_str
@@ -256,33 +322,55 @@ class IgnoreRules:
         stack: list[tuple[str, _Chain]] = [(top_str, chain)]
         while stack:
             folder, chain = stack.pop()
-            try:
-                with os.scandir(folder) as it:
-                    entries = sorted(it, key=lambda e: e.name)
-            except OSError:
+            entry = self._dirs.get(folder)
+            if entry is None:
                 continue
             if respect:
-                names = {e.name for e in entries}
-                spec = self._spec_of(folder, names.__contains__)
-                if spec is not None:
-                    chain = (*chain, spec)
-            subdirs: list[str] = []
-            for entry in entries:
-                if entry.is_symlink():
-                    continue
-                if entry.is_dir():
-                    if entry.name in VCS_DIRS:
-                        continue
-                    if respect and (
-                        self.skips_dir(entry.name, entry.path) or _decide(chain, entry.path, True)
-                    ):
-                        continue
-                    subdirs.append(entry.path)
-                elif entry.is_file():
-                    if respect and _decide(chain, entry.path, False):
-                        continue
-                    yield entry.path
-            stack.extend((sub, chain) for sub in reversed(subdirs))
+                if entry.listing.present or folder in self._root_strs:
+                    spec = self._spec_of(folder, entry.listing.present.__contains__)
+                    if spec is not None:
+                        chain = (*chain, spec)
+                picked = self._picked(entry, chain)
+                yield from picked.files
+                subdirs = picked.dirs
+                if picked.virtualenvs:
+                    subdirs = tuple(
+                        p for p in subdirs if p not in picked.virtualenvs or not self._is_venv(p)
+                    )
+            else:
+                yield from entry.listing.files
+                subdirs = tuple(p for n, p in reversed(entry.listing.dirs) if n not in VCS_DIRS)
+            stack.extend([(sub, chain) for sub in subdirs])
+
+    def _is_venv(self, path: str) -> bool:
+        """The part of `skips_dir` that looks inside the folder, so is never cached."""
+        return self.skips_dir(os.path.basename(path), path)
+
+    def _picked(self, entry: Entry[_Picked], chain: _Chain) -> _Picked:
+        """The folder's decisions under `chain`: the cached ones if made with this chain
+        (the same rule objects; `_Spec` compares by identity)."""
+        picked = entry.derived
+        if picked is not None and picked.chain == chain:
+            return picked
+        picked = self._decide_listing(entry.listing, chain)
+        entry.derived = picked
+        return picked
+
+    def _decide_listing(self, listing: Listing, chain: _Chain) -> _Picked:
+        """Apply the skip names and the ignore rules to every entry of a listing."""
+        files = listing.files
+        if chain:
+            kept = tuple(p for p in files if not _decide(chain, p, False))
+            files = files if len(kept) == len(files) else kept
+        dirs = [
+            (name, path)
+            for name, path in reversed(listing.dirs)
+            if name not in VCS_DIRS
+            and not self._skips_by_name(name)
+            and not (chain and _decide(chain, path, True))
+        ]
+        venvs = tuple([path for name, path in dirs if name in self._marker_dirs]) if dirs else ()
+        return _Picked(chain, files, tuple([path for _, path in dirs]), venvs)
 
 
 def _decide(chain: _Chain, path: str, is_dir: bool) -> bool:
@@ -307,7 +395,19 @@ def _decide(chain: _Chain, path: str, is_dir: bool) -> bool:
     return False
 
 
-def _load_spec(folder: str, names: list[str]) -> _Spec | None:
+def _signature(folder: str, names: list[str]) -> _Signature:
+    """(name, mtime_ns, size, inode) of those of `names` that exist in `folder`."""
+    signature: list[tuple[str, int, int, int]] = []
+    for name in names:
+        try:
+            st = os.stat(os.path.join(folder, name))
+        except OSError:
+            continue
+        signature.append((name, st.st_mtime_ns, st.st_size, st.st_ino))
+    return tuple(signature)
+
+
+def _read_lines(folder: str, names: list[str]) -> tuple[str, ...]:
     lines: list[str] = []
     for name in names:
         try:
@@ -315,6 +415,10 @@ def _load_spec(folder: str, names: list[str]) -> _Spec | None:
                 lines.extend(fh.read().splitlines())
         except OSError:
             continue
+    return tuple(lines)
+
+
+def _compile(folder: str, lines: tuple[str, ...]) -> _Spec | None:
     if not any(line.strip() and not line.startswith("#") for line in lines):
         return None
-    return _Spec.of(folder, lines)
+    return _Spec.of(folder, list(lines))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -111,16 +112,38 @@ class LayeredView:
         if top is not None and self.is_file(top):
             return [top]
         respect = top is None or ws.contains_root(top) or not ws.is_ignored(Path(top), True)
-        found: set[str] = set()
-        for path in ws.file_strs(top, respect_ignore=respect):
-            found.add(path)
-            if should_stop is not None and len(found) % 512 == 0 and should_stop():
-                return sorted(found)
+        walked, complete = _collect(ws.file_strs(top, respect_ignore=respect), should_stop)
+        once = len(ws.roots) == 1  # one walk lists each file once (several roots may overlap)
+        if not complete:
+            return sorted(walked if once else set(walked))
+        added: list[str] = []
         for path in self._overlay_files():
             inside = is_under(path, top) if top is not None else ws.contains(path)
             if inside and not (respect and ws.is_ignored(Path(path), is_dir=False)):
-                found.add(path)
-        for path, staged in self._staged.items():
-            if staged is DELETED:
-                found.discard(path)
-        return sorted(found)
+                added.append(path)
+        deleted = [path for path, staged in self._staged.items() if staged is DELETED]
+        if once and not added and not deleted:
+            return sorted(walked)  # a list in walk order sorts faster than a set
+        merged = set(walked)
+        merged.update(added)
+        merged.difference_update(deleted)
+        return sorted(merged)
+
+
+_CHUNK = 512
+"""Files taken from the walk between two `should_stop` checks."""
+
+
+def _collect(walk: Iterator[str], should_stop: Callable[[], bool] | None) -> tuple[list[str], bool]:
+    """The walk's files in walk order, and whether the walk finished (False when
+    `should_stop` said to stop; it is asked after every `_CHUNK` files)."""
+    if should_stop is None:
+        return list(walk), True
+    found: list[str] = []
+    while True:
+        chunk = list(islice(walk, _CHUNK))
+        found.extend(chunk)
+        if len(chunk) < _CHUNK:
+            return found, True
+        if should_stop():
+            return found, False
