@@ -128,6 +128,10 @@ class SecretMatcher:
         self._first_root = os.path.normpath(str(self.roots[0])) if self.roots else None
         self._any_pattern = _Combined(self._patterns)
         self._any_exception = _Combined(self._exceptions)
+        self._blocked: dict[str, bool] = {}
+        """`blocks_reading(path, resolve=False)` answers: they depend on the path string
+        alone (the rules never change; new settings make a new matcher), and grep asks
+        again for every file of the workspace on every search."""
 
     @property
     def enabled(self) -> bool:
@@ -173,7 +177,16 @@ class SecretMatcher:
 
     def blocks_reading(self, path: Path | str, *, resolve: bool = True) -> bool:
         """What grep and listing tools call per file: skip it when True."""
-        return self.reading_blocked_by(path, resolve=resolve) is not None
+        if resolve:
+            return self.reading_blocked_by(path, resolve=True) is not None
+        key = os.fspath(path)
+        known = self._blocked.get(key)
+        if known is None:
+            known = self.reading_blocked_by(key, resolve=False) is not None
+            if len(self._blocked) >= _MEMO_PATHS:
+                self._blocked.clear()
+            self._blocked[key] = known
+        return known
 
     def _match_one(self, text: str) -> str | None:
         parts = self._relevant_parts(text)
@@ -223,6 +236,8 @@ def _suffixes(parts: list[str]) -> Iterable[str]:
         yield "/".join(parts[start:])
 
 
+_MEMO_PATHS = 200_000
+"""Paths whose `blocks_reading` answer a matcher remembers (cleared when full)."""
 _SECRETS: Final = Attachment[SecretMatcher]("secret rules")
 
 
