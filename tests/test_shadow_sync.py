@@ -241,12 +241,19 @@ def test_idle_shadows_are_closed_once_too_many_exist(project: Path, tmp_path: Pa
     again = shadow_for(_Session("a", ws), registry)
     again.sync_blocking()
     assert again.directory != kept and any((again.directory / "trees").rglob("util.py"))
-    busy = ShadowRegistry(base_dir=tmp_path / "busy", max_live=1, idle_seconds=3600)
-    shadow_for(_Session("a", ws), busy)
-    shadow_for(_Session("b", ws), busy)
-    assert "a" in busy and "b" in busy  # nothing idle long enough: none closed
-    registry.close()
-    busy.close()
+    recent = ShadowRegistry(base_dir=tmp_path / "recent", max_live=1, idle_seconds=3600)
+    shadow_for(_Session("a", ws), recent)
+    shadow_for(_Session("b", ws), recent)
+    assert "a" in recent and "b" in recent  # nothing idle long enough: none closed
+    busy = ShadowRegistry(base_dir=tmp_path / "busy", max_live=1, idle_seconds=0)
+    with shadow_for(_Session("a", ws), busy).in_use() as running:
+        running.sync_blocking()
+        shadow_for(_Session("b", ws), busy)
+        assert "a" in busy and running.directory.exists()  # a test runs in it: kept
+    shadow_for(_Session("c", ws), busy)
+    assert "a" not in busy and "b" not in busy and "c" in busy  # idle ones closed once free
+    for reg in (registry, recent, busy):
+        reg.close()
 
 
 def test_shadows_of_dead_processes_are_pruned(project: Path, tmp_path: Path) -> None:

@@ -149,7 +149,12 @@ Example: {"paths": ["src/app/models.py", "tests/"]}"""
                 "Nothing to lint: no files changed in this session and none open in the editor. "
                 "Pass `paths`."
             )
-        shadow = shadow_for(ctx, self._shadows)
+        with shadow_for(ctx, self._shadows).in_use() as shadow:
+            return await self._lint(files, shadow, ctx)
+
+    async def _lint(
+        self, files: list[Path], shadow: ShadowWorkspace, ctx: ToolContext
+    ) -> dict[str, Any]:
         await shadow.sync(ctx.changes)
         found = _Findings()
         by_linter: dict[LinterSpec, list[Path]] = {}

@@ -26,7 +26,7 @@ from agentls.agent.tool import Tool, ToolError, ToolInput, ToolOutput
 from agentls.workspace.process import ProcessResult, ProcessStartError, scrub_env
 from agentls.workspace.process_guard import run_guarded
 from agentls.workspace.secrets import Redactor
-from agentls.workspace.shadow import ShadowRegistry, shadow_for
+from agentls.workspace.shadow import ShadowRegistry, ShadowWorkspace, shadow_for
 from agentls.workspace.toolchain import venv_env
 
 __all__ = ["RunCommand", "RunCommandConfig", "RunCommandInput"]
@@ -100,17 +100,21 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         roots = list(ctx.workspace.roots)
         if not roots:
             raise ToolError("The workspace has no root folder to run the command in.")
-        env = self.config.redactor.scrub_env(scrub_env())
-        env.update(venv_env(roots))
-        map_output = _identity
-        if self.config.where == "shadow":
-            shadow = shadow_for(ctx, self._shadows)
+        if self.config.where != "shadow":
+            return await self._run(input, ctx, Path(roots[0]), None)
+        with shadow_for(ctx, self._shadows).in_use() as shadow:
             await shadow.sync(ctx.changes)
-            cwd = shadow.shadow_root()
+            return await self._run(input, ctx, shadow.shadow_root(), shadow)
+
+    async def _run(
+        self, input: RunCommandInput, ctx: ToolContext, cwd: Path, shadow: ShadowWorkspace | None
+    ) -> ToolOutput:
+        env = self.config.redactor.scrub_env(scrub_env())
+        env.update(venv_env(list(ctx.workspace.roots)))
+        map_output = _identity
+        if shadow is not None:
             env.update(shadow.python_env())
             map_output = shadow.map_output
-        else:
-            cwd = Path(roots[0])
         timeout = min(input.timeout or self.config.timeout, self.config.max_timeout)
         ctx.report_progress(self.summary(input))
         try:

@@ -119,7 +119,12 @@ Example: {"target": "tests/test_parser.py::test_empty_input"}"""
         return f"Running tests: {input.target}" if input.target else "Running tests"
 
     async def call(self, input: RunTestsInput, ctx: ToolContext) -> dict[str, Any]:
-        shadow = shadow_for(ctx, self._shadows)
+        with shadow_for(ctx, self._shadows).in_use() as shadow:
+            return await self._run(input, ctx, shadow)
+
+    async def _run(
+        self, input: RunTestsInput, ctx: ToolContext, shadow: ShadowWorkspace
+    ) -> dict[str, Any]:
         await shadow.sync(ctx.changes)
         roots = list(ctx.workspace.roots)
         root = _root_of(input.target, ctx, shadow)

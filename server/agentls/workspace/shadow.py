@@ -14,6 +14,7 @@ so nothing a process does in the shadow can reach the user's tree.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import re
@@ -110,6 +111,24 @@ class ShadowWorkspace:
         self._roots: dict[Path, Path] = {}
         self._mirror: TreeMirror | None = None
         self._lock = asyncio.Lock()
+        self._users = 0
+        self._users_lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def in_use(self) -> Iterator[ShadowWorkspace]:
+        """Mark the shadow busy while a lint, test or command runs in it: a registry never
+        closes a busy shadow to make room."""
+        with self._users_lock:
+            self._users += 1
+        try:
+            yield self
+        finally:
+            with self._users_lock:
+                self._users -= 1
+
+    @property
+    def busy(self) -> bool:
+        return self._users > 0
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -335,9 +354,10 @@ class ShadowRegistry:
 
     A shadow is a full copy of the workspace, so they are not kept forever: once more than
     `max_live` exist, a new one closes those unused for `idle_seconds` (a closed shadow is
-    made again, by a full copy, if its session comes back). A shadow in use is never closed
-    under a running lint or test. The first shadow also starts a clean-up of copies left
-    behind by agentls processes that died without closing theirs (see `prune_stale`).
+    made again, by a full copy, if its session comes back). A shadow `in_use` (a lint, test
+    or command running in it) is never closed to make room. The first shadow also starts a
+    clean-up of copies left behind by agentls processes that died without closing theirs
+    (see `prune_stale`).
     """
 
     def __init__(
@@ -384,7 +404,7 @@ class ShadowRegistry:
         idle = sorted(
             (used, sid)
             for sid, used in self._last_used.items()
-            if sid != keep and now - used >= self.idle_seconds
+            if sid != keep and now - used >= self.idle_seconds and not self._shadows[sid].busy
         )
         for _, sid in idle[: len(self._shadows) - self.max_live]:
             self._close(sid)

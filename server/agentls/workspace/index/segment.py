@@ -5,13 +5,17 @@ Entries are sorted by (length, lowercase name), which serves every stage at once
   lowercase order (`_by_name`); a common one with one bisect per name length into the
   lowercase names (`lows`, sorted within each length), so results come out shortest first
   and the scan stops after a few hundred hits;
-- word/fuzzy: the names' word forms (`GetHttpCode`: capitals mark word starts) joined by
-  newlines in the same order form one string that a regex scans in C; the first hits are
-  again the shortest names, so a bounded scan keeps the best ones.
+- word: an inverted index from each capitalised word to its entries (`postings`); a query
+  takes the entries of its rarest word, shortest first, and checks the order of its other
+  words on their word forms (`GetHttpCode`: capitals mark word starts);
+- fuzzy: the word forms joined by newlines in entry order form one string that a regex
+  scans in C; the first hits are again the shortest names, so a bounded scan keeps the
+  best ones.
 
-Segments are never modified. The index adds new ones for changed files and merges them
-(LSM-style); a replaced file's entries stay in place but are skipped because its record is
-no longer `alive`.
+Segments are never modified (lookups they memoize aside). The index adds new ones for
+changed files and merges them (LSM-style); a replaced file's entries stay in place but are
+skipped because its record is no longer `alive`. A prepared segment is saved with the
+cache (`snapshot`) and loaded on the next start (`from_snapshot`).
 """
 
 from __future__ import annotations
@@ -200,7 +204,9 @@ class Segment:
         self.lengths = lengths
         self._length_starts = starts
         self._by_name = _array(by_name)
-        if not len(self.lows) == len(self.recs) == len(self.rows) == len(kinds):
+        n = len(self.lows)
+        parts = (self.recs, self.rows, kinds, self.wstarts, self._by_name)
+        if any(len(part) != n for part in parts) or (starts and starts[-1] != n):
             raise ValueError("inconsistent segment snapshot")
         self._init_lookups()
         key_list = keys.split("\n") if keys else []
