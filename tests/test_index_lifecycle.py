@@ -31,6 +31,16 @@ def read(path: Path) -> bytes:
     return path.read_bytes()
 
 
+def cached_tree(tmp_path: Path, count: int) -> tuple[list[Path], Path]:
+    """A tree of `count` modules indexed once into a cache file: (files, cache path)."""
+    files = write_tree(tmp_path / "src", count)
+    cache = tmp_path / "index.sqlite"
+    first = SymbolIndex(cache)
+    assert first.build(files, read, workers=1).parsed_files == count
+    first.close()
+    return files, cache
+
+
 def test_build_indexes_files_and_drops_vanished_ones(tmp_path: Path) -> None:
     files = write_tree(tmp_path, 20)
     index = SymbolIndex(None)
@@ -73,12 +83,7 @@ def test_each_edit_of_a_500_line_file_is_queryable_at_once(tmp_path: Path) -> No
 
 
 def test_warm_start_loads_unchanged_files_without_parsing(tmp_path: Path) -> None:
-    src = tmp_path / "src"
-    files = write_tree(src, 30)
-    cache = tmp_path / "cache" / "index.sqlite"
-    cold = SymbolIndex(cache)
-    assert cold.build(files, read, workers=1).parsed_files == 30
-    cold.close()
+    files, cache = cached_tree(tmp_path, 30)
 
     files[3].write_text("class Changed:\n    pass\n")
     warm = SymbolIndex(cache)
@@ -256,12 +261,8 @@ def test_warm_start_reuses_the_saved_structure_and_answers_like_a_cold_build(
 ) -> None:
     """The second start reuses the saved search structure; files changed, deleted or added
     since must still be answered exactly as a fresh build over the final tree would."""
+    files, cache = cached_tree(tmp_path, 40)
     src = tmp_path / "src"
-    files = write_tree(src, 40)
-    cache = tmp_path / "index.sqlite"
-    first = SymbolIndex(cache)
-    first.build(files, read, workers=1)
-    first.close()
 
     files[3].write_text("class Changed:\n    def save_3(self): pass\n")  # same method name
     files[5].unlink()
@@ -298,11 +299,7 @@ def test_warm_start_reuses_the_saved_structure_and_answers_like_a_cold_build(
 
 
 def test_an_unusable_saved_structure_is_rebuilt(tmp_path: Path) -> None:
-    files = write_tree(tmp_path / "src", 12)
-    cache = tmp_path / "index.sqlite"
-    first = SymbolIndex(cache)
-    first.build(files, read, workers=1)
-    first.close()
+    files, cache = cached_tree(tmp_path, 12)
     with sqlite3.connect(cache) as db:
         db.execute("UPDATE segment SET data = ?", (b"\x00garbage",))
     again = SymbolIndex(cache)

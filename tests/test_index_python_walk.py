@@ -14,6 +14,7 @@ import pytest
 from agentls.workspace.index.extract import collect_by_query, rows_from_tree
 from agentls.workspace.index.languages import LANGUAGES, parser
 from agentls.workspace.index.python_walk import collect_python
+from tests.index_support import definitions
 
 PYTHON = LANGUAGES["python"]
 REPO = Path(__file__).resolve().parents[1]
@@ -89,13 +90,6 @@ SOURCES = {
     ),
     "unicode": "class Ünïcode:\n    ñame = '😀'\n    def 函数(self): ...\n",
 }
-
-
-def definitions(found: dict[int, object]) -> set[tuple[object, ...]]:
-    return {
-        (d.kind, d.name, d.start, d.end, d.node.start_byte, d.name_node.start_byte, d.pattern)  # type: ignore[attr-defined]
-        for d in found.values()
-    }
 
 
 def assert_same(source: bytes) -> int:

@@ -14,6 +14,7 @@ import pytest
 from agentls.workspace.index.extract import collect_by_query
 from agentls.workspace.index.languages import LANGUAGES, parser
 from agentls.workspace.index.toplevel import toplevel_shapes
+from tests.index_support import definitions
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -48,13 +49,6 @@ SOURCES = {
     ),
     "tsx": "export const View = () => <div/>;\nconst count = 1;\nlet state = 2;\n",
 }
-
-
-def definitions(found: dict[int, object]) -> set[tuple[object, ...]]:
-    return {
-        (d.kind, d.name, d.start, d.end, d.name_node.start_byte, d.pattern)  # type: ignore[attr-defined]
-        for d in found.values()
-    }
 
 
 def assert_same(language: str, source: bytes) -> int:

@@ -124,18 +124,30 @@ def _decoded_needle_spans(
     limit: int | None,
 ) -> list[Span]:
     """Needle lines of `data` where the text regex matches the line's own decoding."""
-    found: list[Span] = []
     needles = prefilter.raw_needles
-    for start, end in _needle_lines(haystack, needles):
+
+    def matches(start: int, end: int) -> bool:
         line = data[start:end].decode("utf-8", errors="replace")
         if prefilter.anchored:
-            if not _decoded_anchored(regex, line, data, haystack, needles, start, end):
-                continue
-        elif regex.search(line) is None:
-            continue
-        found.append((start, end))
-        if limit is not None and len(found) >= limit:
-            break
+            return _decoded_anchored(regex, line, data, haystack, needles, start, end)
+        return regex.search(line) is not None
+
+    return _needle_spans(haystack, needles, matches, limit)
+
+
+def _needle_spans(
+    haystack: bytes,
+    needles: Sequence[bytes],
+    matches: Callable[[int, int], bool],
+    limit: int | None,
+) -> list[Span]:
+    """The lines holding a needle for which `matches(start, end)` holds, up to `limit`."""
+    found: list[Span] = []
+    for start, end in _needle_lines(haystack, needles):
+        if matches(start, end):
+            found.append((start, end))
+            if limit is not None and len(found) >= limit:
+                break
     return found
 
 
@@ -175,18 +187,14 @@ def _ascii_needle_spans(
 ) -> list[Span]:
     """Needle lines of pure-ASCII `data` where the bytes twin matches, searched in place
     (so even a lookbehind sees the text before the line, as in `matching_lines`)."""
-    found: list[Span] = []
     needles = prefilter.raw_needles
-    for start, end in _needle_lines(haystack, needles):
+
+    def matches(start: int, end: int) -> bool:
         if prefilter.anchored:
-            if not _ascii_anchored(regex, data, haystack, needles, start, end):
-                continue
-        elif regex.search(data, start, end) is None:
-            continue
-        found.append((start, end))
-        if limit is not None and len(found) >= limit:
-            break
-    return found
+            return _ascii_anchored(regex, data, haystack, needles, start, end)
+        return regex.search(data, start, end) is not None
+
+    return _needle_spans(haystack, needles, matches, limit)
 
 
 def _ascii_anchored(

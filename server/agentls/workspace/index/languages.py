@@ -177,6 +177,17 @@ def definition_query(spec: LanguageSpec) -> ts.Query:
     return ts.Query(grammar(spec), query_source(spec))
 
 
+def kind_id(spec: LanguageSpec, name: str) -> int:
+    """The grammar's id of the named node kind `name` (-1 when it has none): walks compare
+    ids, which is cheaper than comparing type names."""
+    return grammar(spec).id_for_node_kind(name, True) or -1
+
+
+def field_id(spec: LanguageSpec, name: str) -> int:
+    """The grammar's id of the field `name` (-1 when it has none)."""
+    return grammar(spec).field_id_for_name(name) or -1
+
+
 _local = threading.local()
 
 

@@ -11,12 +11,12 @@ the "earliest pattern wins" rule means the same.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 
 import tree_sitter as ts
 
 from agentls.workspace.index.defs import MAX_NAME_CHARS, Def, node_text
-from agentls.workspace.index.languages import LanguageSpec, grammar
+from agentls.workspace.index.languages import LanguageSpec, field_id, kind_id
 from agentls.workspace.index.model import SymbolKind
 
 _CLASS, _FUNCTION, _MODULE_VAR, _IF_VAR, _TRY_VAR, _FIELD = range(6)
@@ -63,14 +63,7 @@ class _Ids:
 
 @cache
 def _ids(spec: LanguageSpec) -> _Ids:
-    lang = grammar(spec)
-
-    def kind(name: str) -> int:
-        return lang.id_for_node_kind(name, True) or -1
-
-    def field(name: str) -> int:
-        return lang.field_id_for_name(name) or -1
-
+    kind, field = partial(kind_id, spec), partial(field_id, spec)
     return _Ids(
         frozenset(kind(n) for n in _CONTAINERS) - {-1},
         kind("class_definition"),

@@ -16,11 +16,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 
 import tree_sitter as ts
 
-from agentls.workspace.index.languages import LanguageSpec, definition_query, grammar, query_source
+from agentls.workspace.index.languages import (
+    LanguageSpec,
+    definition_query,
+    field_id,
+    grammar,
+    kind_id,
+    query_source,
+)
 from agentls.workspace.index.model import SymbolKind
 
 _DEF_CAPTURE = re.compile(r"@def\.(\w+)")
@@ -84,14 +91,7 @@ class _Ids:
 
 @cache
 def _ids(spec: LanguageSpec) -> _Ids:
-    lang = grammar(spec)
-
-    def kind(name: str) -> int:
-        return lang.id_for_node_kind(name, True) or -1
-
-    def field(name: str) -> int:
-        return lang.field_id_for_name(name) or -1
-
+    kind, field = partial(kind_id, spec), partial(field_id, spec)
     return _Ids(
         kind("export_statement"),
         kind("ambient_declaration"),
