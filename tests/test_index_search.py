@@ -4,6 +4,7 @@ overlay; and that results stay right once the search structures are segmented.""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -194,3 +195,19 @@ def test_word_matches_found_far_down_a_common_word() -> None:
         "a_really_long_prefix_then_get_green_apples",
     ]
     assert names(index, "get_val", limit=3) == ["get_value_0", "get_value_1", "get_value_2"]
+
+
+def test_results_stay_right_while_dead_entries_are_compacted_away(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Re-indexing a large file over and over leaves dead entries behind; past a limit the
+    structure is rebuilt on a background thread while queries keep answering correctly."""
+    index = make_index({"other.py": "class Stable: pass\n"})
+    with caplog.at_level(logging.INFO, logger="agentls.workspace.index.symbol_index"):
+        for version in range(25):
+            body = "".join(f"def fn_{version}_{i}(): pass\n" for i in range(600))
+            index.update_file(ROOT / "big.py", body, version, len(body))
+            assert names(index, f"fn_{version}_599") == [f"fn_{version}_599"]
+            assert names(index, f"fn_{version - 1}_599") == []  # the old version is gone
+            assert names(index, "Stable") == ["Stable"]
+    assert "compacting in the background" in caplog.text
