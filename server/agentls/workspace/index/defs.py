@@ -7,6 +7,7 @@ into rows.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import tree_sitter as ts
@@ -14,6 +15,8 @@ import tree_sitter as ts
 from agentls.workspace.index.model import SymbolKind
 
 MAX_NAME_CHARS = 200
+DEF_CAPTURE = re.compile(r"@def\.(\w+)")
+"""A query pattern's definition capture, `@def.<kind>` (see queries/*.scm)."""
 
 
 @dataclass(slots=True)
@@ -42,3 +45,25 @@ def node_text(node: ts.Node) -> str:
     if text.isidentifier():  # most names: nothing to collapse
         return text
     return " ".join(text.split())
+
+
+def add_plain(
+    found: dict[int, Def],
+    pattern: int,
+    kind: SymbolKind,
+    node: ts.Node,
+    name_node: ts.Node,
+    span: ts.Node | None = None,
+) -> None:
+    """Record a definition named by a plain identifier, keyed by its name's position,
+    unless an earlier pattern found that name. `span` is what its full range covers
+    (default: `node`)."""
+    key = name_node.start_byte
+    prev = found.get(key)
+    if prev is not None and prev.pattern <= pattern:
+        return
+    name = node_text(name_node)[:MAX_NAME_CHARS]
+    if name:
+        span = span if span is not None else node
+        start, end = span.start_byte, span.end_byte
+        found[key] = Def(pattern, kind, node, span, name_node, name, "", name, start, end)

@@ -11,7 +11,6 @@ can persist them without an object model.
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from itertools import compress
 from operator import not_
@@ -19,7 +18,7 @@ from typing import Final
 
 import tree_sitter as ts
 
-from agentls.workspace.index.defs import MAX_NAME_CHARS, Def, node_text
+from agentls.workspace.index.defs import DEF_CAPTURE, MAX_NAME_CHARS, Def, add_plain, node_text
 from agentls.workspace.index.languages import (
     LanguageSpec,
     definition_query,
@@ -63,7 +62,6 @@ _FUNCLIKE = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD, SymbolKind.CONSTR
 _VALUES = frozenset(
     {SymbolKind.VARIABLE, SymbolKind.CONSTANT, SymbolKind.FIELD, SymbolKind.PROPERTY}
 )
-_DEF_CAPTURE = re.compile(r"@def\.(\w+)")
 _QUALIFIED = frozenset({"qualified_identifier", "scope_resolution", "nested_namespace_specifier"})
 
 
@@ -131,20 +129,6 @@ def _collect(spec: LanguageSpec, tree: ts.Tree) -> dict[int, Def]:
     return collect_by_query(spec, tree)
 
 
-def _add(
-    found: dict[int, Def], pattern: int, kind: SymbolKind, node: ts.Node, name_node: ts.Node
-) -> None:
-    """Record a plain identifier definition unless an earlier pattern has its name."""
-    key = name_node.start_byte
-    prev = found.get(key)
-    if prev is not None and prev.pattern <= pattern:
-        return
-    name = node_text(name_node)[:MAX_NAME_CHARS]
-    if name:
-        start, end = node.start_byte, node.end_byte
-        found[key] = Def(pattern, kind, node, node, name_node, name, "", name, start, end)
-
-
 def collect_by_query(
     spec: LanguageSpec, tree: ts.Tree, *, reference: bool = False
 ) -> dict[int, Def]:
@@ -158,7 +142,7 @@ def collect_by_query(
     query = definition_query(spec) if reference else fast_query(spec)
     if not reference:
         for pattern, kind, node, name_node in toplevel(spec, tree.root_node):
-            _add(found, pattern, kind, node, name_node)
+            add_plain(found, pattern, kind, node, name_node)
     for pattern, caps in ts.QueryCursor(query).matches(tree.root_node):
         step = plan[pattern]
         if step is None:
@@ -206,7 +190,7 @@ def _pattern_plan(spec: LanguageSpec) -> tuple[tuple[str, SymbolKind] | None, ..
     plan: list[tuple[str, SymbolKind] | None] = []
     for i in range(query.pattern_count):
         text = source[query.start_byte_for_pattern(i) : query.end_byte_for_pattern(i)]
-        found = _DEF_CAPTURE.search(text)
+        found = DEF_CAPTURE.search(text)
         if found is None:
             if "@wrapper" not in text:
                 raise ValueError(f"{spec.name} query pattern {i} has no @def.<kind> capture")

@@ -48,11 +48,12 @@ class SymbolKind(StrEnum):
 
     @classmethod
     def from_code(cls, code: int) -> SymbolKind:
-        return _KINDS[code]
+        return KINDS_BY_CODE[code]
 
 
-_KINDS: tuple[SymbolKind, ...] = tuple(SymbolKind)
-_KIND_CODE: dict[SymbolKind, int] = {k: i for i, k in enumerate(_KINDS)}
+KINDS_BY_CODE: tuple[SymbolKind, ...] = tuple(SymbolKind)
+"""Kinds by storage code (see `SymbolKind.code`)."""
+_KIND_CODE: dict[SymbolKind, int] = {k: i for i, k in enumerate(KINDS_BY_CODE)}
 _LSP_KIND: dict[SymbolKind, int] = {
     SymbolKind.MODULE: 2,
     SymbolKind.NAMESPACE: 3,

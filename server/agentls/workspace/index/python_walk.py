@@ -15,7 +15,7 @@ from functools import cache, partial
 
 import tree_sitter as ts
 
-from agentls.workspace.index.defs import MAX_NAME_CHARS, Def, node_text
+from agentls.workspace.index.defs import Def, add_plain
 from agentls.workspace.index.languages import LanguageSpec, field_id, kind_id
 from agentls.workspace.index.model import SymbolKind
 
@@ -88,18 +88,6 @@ class _Walk:
         self.ids = ids
         self.found: dict[int, Def] = {}
 
-    def add(
-        self, pattern: int, kind: SymbolKind, node: ts.Node, name_node: ts.Node, span: ts.Node
-    ) -> None:
-        key = name_node.start_byte
-        prev = self.found.get(key)
-        if prev is not None and prev.pattern <= pattern:
-            return
-        name = node_text(name_node)[:MAX_NAME_CHARS]
-        if name:
-            start, end = span.start_byte, span.end_byte
-            self.found[key] = Def(pattern, kind, node, span, name_node, name, "", name, start, end)
-
     def assignments(self, block: ts.Node, pattern: int, kind: SymbolKind) -> None:
         """`x = ...` statements directly in `block` (the assignment is the definition)."""
         ids = self.ids
@@ -111,7 +99,7 @@ class _Walk:
                 continue
             left = assignment.child_by_field_id(ids.left)
             if left is not None and left.kind_id == ids.identifier:
-                self.add(pattern, kind, assignment, left, assignment)
+                add_plain(self.found, pattern, kind, assignment, left, assignment)
 
     def module_level(self, root: ts.Node) -> None:
         ids = self.ids
@@ -146,9 +134,9 @@ class _Walk:
             wrapped = decorator is not None and decorator.child_by_field_id(ids.definition) == node
             span = decorator if wrapped and decorator is not None else node
             if is_class:
-                self.add(_CLASS, SymbolKind.CLASS, node, name, span)
+                add_plain(self.found, _CLASS, SymbolKind.CLASS, node, name, span)
             else:
-                self.add(_FUNCTION, SymbolKind.FUNCTION, node, name, span)
+                add_plain(self.found, _FUNCTION, SymbolKind.FUNCTION, node, name, span)
         body = node.child_by_field_id(ids.body)
         if body is not None:
             if is_class:

@@ -16,9 +16,7 @@ from typing import NamedTuple
 
 from agentls.workspace.index.extract import R_KIND, R_NAME, R_PARENT, Row
 from agentls.workspace.index.matching import wordform
-from agentls.workspace.index.model import Position, Range, Symbol, SymbolKind
-
-_KINDS = tuple(SymbolKind.from_code(code) for code in range(len(SymbolKind)))
+from agentls.workspace.index.model import KINDS_BY_CODE, Position, Range, Symbol
 
 _MARSHAL_VERSION = 4
 
@@ -133,4 +131,4 @@ def _symbol(path: Path, row: Row, children: tuple[Symbol, ...]) -> Symbol:
     new = tuple.__new__
     full = new(Range, (new(Position, (sl, sc)), new(Position, (el, ec))))
     sel = new(Range, (new(Position, (nsl, nsc)), new(Position, (nel, nec))))
-    return new(Symbol, (name, _KINDS[kind], path, container, full, sel, line, children))
+    return new(Symbol, (name, KINDS_BY_CODE[kind], path, container, full, sel, line, children))

@@ -14,12 +14,12 @@ compares the two on real code.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cache, partial
 
 import tree_sitter as ts
 
+from agentls.workspace.index.defs import DEF_CAPTURE
 from agentls.workspace.index.languages import (
     LanguageSpec,
     definition_query,
@@ -30,7 +30,6 @@ from agentls.workspace.index.languages import (
 )
 from agentls.workspace.index.model import SymbolKind
 
-_DEF_CAPTURE = re.compile(r"@def\.(\w+)")
 _DECLARATIONS = ("lexical_declaration", "variable_declaration")
 
 
@@ -57,7 +56,7 @@ def toplevel_shapes(spec: LanguageSpec) -> tuple[Shape, ...]:
         text = source[query.start_byte_for_pattern(i) : query.end_byte_for_pattern(i)]
         if not text.lstrip().startswith("(program"):
             continue
-        capture = _DEF_CAPTURE.search(text)
+        capture = DEF_CAPTURE.search(text)
         declaration = next((d for d in _DECLARATIONS if d in text), None)
         if capture is None or declaration is None or "variable_declarator" not in text:
             raise ValueError(f"{spec.name}: unsupported top-level pattern {i}: {text!r}")
