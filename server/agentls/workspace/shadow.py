@@ -38,7 +38,6 @@ __all__ = [
     "ShadowRegistry",
     "ShadowWorkspace",
     "SyncStats",
-    "close_shadow",
     "prune_stale",
     "shadow_for",
     "shadows_of",
@@ -453,13 +452,6 @@ def shadows_of(workspace: Workspace) -> ShadowRegistry:
 def shadow_for(session: SessionView, registry: ShadowRegistry | None = None) -> ShadowWorkspace:
     """The shadow of the calling session (e.g. `shadow_for(ctx)` in a tool)."""
     return (registry or shadows_of(session.workspace)).get(session.session_id, session.workspace)
-
-
-def close_shadow(
-    session_id: str, workspace: Workspace, registry: ShadowRegistry | None = None
-) -> None:
-    """Delete a session's shadow; call when the session ends."""
-    (registry or shadows_of(workspace)).close_session(session_id)
 
 
 def prune_stale(bases: Iterable[Path], pycache_dir: Path) -> None:

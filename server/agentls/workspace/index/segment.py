@@ -384,11 +384,6 @@ class Segment:
             line += 1
         return hits
 
-    def wordform(self, e: int) -> str:
-        start = self.wstarts[e]
-        end = self.wstarts[e + 1] - 1 if e + 1 < len(self.wstarts) else len(self.wordforms)
-        return self.wordforms[start:end]
-
     def prepare(self) -> None:
         """Build the lazily built lookup structures now (the index calls this right after
         a build, off the query path), with the merged entries of the shortest query words
