@@ -31,7 +31,7 @@ import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
-from agentls.workspace.index import SymbolIndex, language_for, outline
+from agentls.index import SymbolIndex, language_for, outline
 
 DEFAULT_CORPUS = Path.home() / ".cache" / "agentls-bench" / "corpus"
 CTAGS_LANGUAGES = "Python,JavaScript,TypeScript,Go,Rust,Java,C,C++,C#,Ruby,PHP"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentls.workspace.index.defs import Def
+from agentls.index.defs import Def
 
 
 def definitions(found: dict[int, Def]) -> set[tuple[object, ...]]:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from agentls.index import Symbol, SymbolIndex, SymbolKind, outline
 from agentls.tools.symbols import KindName
-from agentls.workspace.index import Symbol, SymbolIndex, SymbolKind, outline
 
 FIXTURES = Path(__file__).parent / "fixtures" / "index"
 

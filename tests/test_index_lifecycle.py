@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentls.workspace.index import SymbolIndex, outline, syntax_errors
+from agentls.index import SymbolIndex, outline, syntax_errors
 
 
 def write_tree(root: Path, count: int, header: str = "") -> list[Path]:
@@ -269,7 +269,7 @@ def test_warm_start_reuses_the_saved_structure_and_answers_like_a_cold_build(
     added = src / "pkg0" / "added.py"
     added.write_text("class AddedModel:\n    pass\n")
     final = [p for p in files if p.exists()] + [added]
-    with caplog.at_level(logging.INFO, logger="agentls.workspace.index.symbol_index"):
+    with caplog.at_level(logging.INFO, logger="agentls.index.symbol_index"):
         warm = SymbolIndex(cache)
         warm.build(final, read, workers=1)
     assert "reused the saved search structure" in caplog.text

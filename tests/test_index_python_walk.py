@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from agentls.workspace.index.extract import collect_by_query, rows_from_tree
-from agentls.workspace.index.languages import LANGUAGES, parser
-from agentls.workspace.index.python_walk import collect_python
+from agentls.index.extract import collect_by_query, rows_from_tree
+from agentls.index.languages import LANGUAGES, parser
+from agentls.index.python_walk import collect_python
 from tests.index_support import definitions
 
 PYTHON = LANGUAGES["python"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentls.workspace.index import SymbolIndex
+from agentls.index import SymbolIndex
 
 ROOT = Path("/ws")
 
@@ -203,7 +203,7 @@ def test_results_stay_right_while_dead_entries_are_compacted_away(
     """Re-indexing a large file over and over leaves dead entries behind; past a limit the
     structure is rebuilt on a background thread while queries keep answering correctly."""
     index = make_index({"other.py": "class Stable: pass\n"})
-    with caplog.at_level(logging.INFO, logger="agentls.workspace.index.symbol_index"):
+    with caplog.at_level(logging.INFO, logger="agentls.index.symbol_index"):
         for version in range(25):
             body = "".join(f"def fn_{version}_{i}(): pass\n" for i in range(600))
             index.update_file(ROOT / "big.py", body, version, len(body))

@@ -12,10 +12,10 @@ import pytest
 
 from agentls.agent.context import ToolContext
 from agentls.errors import ToolError, WorkspaceError
+from agentls.index import index_for
+from agentls.index.registry import forget
 from agentls.tools.symbols import DocumentSymbols, SearchSymbols
 from agentls.workspace import ChangeSet, Workspace
-from agentls.workspace.index import index_for
-from agentls.workspace.index.registry import forget
 
 FILES = {
     "app/users.py": (

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from agentls.workspace.index.extract import collect_by_query
-from agentls.workspace.index.languages import LANGUAGES, parser
-from agentls.workspace.index.toplevel import toplevel_shapes
+from agentls.index.extract import collect_by_query
+from agentls.index.languages import LANGUAGES, parser
+from agentls.index.toplevel import toplevel_shapes
 from tests.index_support import definitions
 
 REPO = Path(__file__).resolve().parents[1]

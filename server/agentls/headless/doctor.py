@@ -204,7 +204,7 @@ def check_editors() -> list[Check]:
 
 def check_index(workspace: Path) -> list[Check]:
     try:
-        from agentls.workspace.index.store import default_cache_path
+        from agentls.index.store import default_cache_path
 
         path = default_cache_path([workspace])
     except Exception as exc:

@@ -38,7 +38,7 @@ HOST_IMPORTS = (
     "agentls.workspace",
 )
 WARM_IMPORTS = (
-    "agentls.workspace.index",
+    "agentls.index",
     "anthropic",
     "agentls.agent.session",
     "agentls.agent.loop",

@@ -1,6 +1,6 @@
 """`workspace/symbol` and `textDocument/documentSymbol` from the agent's symbol index.
 
-The index (`agentls.workspace.index`) is the same one behind the `search_symbols` tool; it
+The index (`agentls.index`) is the same one behind the `search_symbols` tool; it
 keeps code-point columns, converted here to the negotiated encoding. An open document's
 outline is extracted from the exact text the editor has (the index's own extractor), so
 its positions match the client's version even while the index catches up.
@@ -22,7 +22,7 @@ from agentls.lsp.server import AgentLanguageServer
 from agentls.lsp.sync import uri_to_path
 
 if TYPE_CHECKING:
-    from agentls.workspace.index import Symbol, SymbolIndex
+    from agentls.index import Symbol, SymbolIndex
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ WORKSPACE_SYMBOL_LIMIT = 100
 
 
 def index_of(ls: AgentLanguageServer) -> SymbolIndex:
-    from agentls.workspace.index import index_for
+    from agentls.index import index_for
 
     return index_for(ls.agent_workspace)
 
@@ -109,7 +109,7 @@ def workspace_symbols(ls: AgentLanguageServer, query: str) -> list[types.Workspa
 
 
 def document_symbols(ls: AgentLanguageServer, uri: str) -> list[types.DocumentSymbol]:
-    from agentls.workspace.index import outline
+    from agentls.index import outline
 
     raw = uri_to_path(uri)
     if raw is None:

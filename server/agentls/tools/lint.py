@@ -346,9 +346,9 @@ def _as_dict(diag: RawDiagnostic, path: str, source: str) -> dict[str, Any]:
 
 
 def _index_syntax_checker() -> SyntaxChecker | None:
-    """`agentls.workspace.index.syntax_errors` when the index module exists (built elsewhere)."""
+    """`agentls.index.syntax_errors` when the index module exists (built elsewhere)."""
     try:
-        module = importlib.import_module("agentls.workspace.index")
+        module = importlib.import_module("agentls.index")
     except ImportError:
         return None
     checker = getattr(module, "syntax_errors", None)

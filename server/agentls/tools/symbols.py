@@ -17,9 +17,7 @@ from pydantic import Field
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import Tool, ToolInput
 from agentls.errors import ToolError
-from agentls.tools._files import path_problem
-from agentls.workspace.changes import DELETED
-from agentls.workspace.index import (
+from agentls.index import (
     SearchResult,
     Symbol,
     SymbolIndex,
@@ -28,6 +26,8 @@ from agentls.workspace.index import (
     language_for,
     outline,
 )
+from agentls.tools._files import path_problem
+from agentls.workspace.changes import DELETED
 
 DEFAULT_LIMIT = 30
 MAX_LIMIT = 200

@@ -18,11 +18,11 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
-from agentls.workspace.index.extract import MAX_FILE_BYTES, TOO_LARGE
-from agentls.workspace.index.languages import language_for
-from agentls.workspace.index.matching import parse_query
-from agentls.workspace.index.model import IndexState, SearchResult, Symbol
-from agentls.workspace.index.ranking import (
+from agentls.index.extract import MAX_FILE_BYTES, TOO_LARGE
+from agentls.index.languages import language_for
+from agentls.index.matching import parse_query
+from agentls.index.model import IndexState, SearchResult, Symbol
+from agentls.index.ranking import (
     KindFilter,
     Ranker,
     acceptor,
@@ -30,11 +30,11 @@ from agentls.workspace.index.ranking import (
     listing,
     overlay_records,
 )
-from agentls.workspace.index.records import FileRecord, pack
-from agentls.workspace.index.reparse import RecentTrees
-from agentls.workspace.index.segment import Segment
-from agentls.workspace.index.store import IndexStore
-from agentls.workspace.index.worker import Batch, Results, parse_batch, parse_file, run_pool
+from agentls.index.records import FileRecord, pack
+from agentls.index.reparse import RecentTrees
+from agentls.index.segment import Segment
+from agentls.index.store import IndexStore
+from agentls.index.worker import Batch, Results, parse_batch, parse_file, run_pool
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from functools import cache, partial
 
 import tree_sitter as ts
 
-from agentls.workspace.index.defs import DEF_CAPTURE
-from agentls.workspace.index.languages import (
+from agentls.index.defs import DEF_CAPTURE
+from agentls.index.languages import (
     LanguageSpec,
     definition_query,
     field_id,
@@ -28,7 +28,7 @@ from agentls.workspace.index.languages import (
     kind_id,
     query_source,
 )
-from agentls.workspace.index.model import SymbolKind
+from agentls.index.model import SymbolKind
 
 _DECLARATIONS = ("lexical_declaration", "variable_declaration")
 

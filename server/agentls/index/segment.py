@@ -32,8 +32,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from agentls.workspace.index.matching import lower, word_pattern, words_in_order
-from agentls.workspace.index.records import FileRecord, pack
+from agentls.index.matching import lower, word_pattern, words_in_order
+from agentls.index.records import FileRecord, pack
 
 _CHUNK = 65_536
 """Characters of word forms scanned between two looks at the clock (deadline scans)."""

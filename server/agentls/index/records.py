@@ -14,9 +14,9 @@ from array import array
 from pathlib import Path
 from typing import NamedTuple
 
-from agentls.workspace.index.extract import R_KIND, R_NAME, R_PARENT, Row
-from agentls.workspace.index.matching import wordform
-from agentls.workspace.index.model import KINDS_BY_CODE, Position, Range, Symbol
+from agentls.index.extract import R_KIND, R_NAME, R_PARENT, Row
+from agentls.index.matching import wordform
+from agentls.index.model import KINDS_BY_CODE, Position, Range, Symbol
 
 _MARSHAL_VERSION = 4
 

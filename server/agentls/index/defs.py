@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import tree_sitter as ts
 
-from agentls.workspace.index.model import SymbolKind
+from agentls.index.model import SymbolKind
 
 MAX_NAME_CHARS = 200
 DEF_CAPTURE = re.compile(r"@def\.(\w+)")

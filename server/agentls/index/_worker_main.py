@@ -1,4 +1,4 @@
-"""Entry point of a symbol-index worker process (`python -m agentls.workspace.index._worker_main`).
+"""Entry point of a symbol-index worker process (`python -m agentls.index._worker_main`).
 
 Separate from `worker.py` so running it does not re-execute a module the package already
 imported.
@@ -6,6 +6,6 @@ imported.
 
 import sys
 
-from agentls.workspace.index.worker import serve
+from agentls.index.worker import serve
 
 serve(sys.stdin.buffer, sys.stdout.buffer)

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
-from agentls.workspace.index.extract import R_CONTAINER
-from agentls.workspace.index.languages import language_for
-from agentls.workspace.index.matching import (
+from agentls.index.extract import R_CONTAINER
+from agentls.index.languages import language_for
+from agentls.index.matching import (
     EXACT,
     FUZZY,
     PREFIX,
@@ -25,10 +25,10 @@ from agentls.workspace.index.matching import (
     lower,
     word_pattern,
 )
-from agentls.workspace.index.model import Symbol, SymbolKind
-from agentls.workspace.index.records import FileRecord, Packed
-from agentls.workspace.index.segment import Accept, Segment
-from agentls.workspace.index.worker import parse_file
+from agentls.index.model import Symbol, SymbolKind
+from agentls.index.records import FileRecord, Packed
+from agentls.index.segment import Accept, Segment
+from agentls.index.worker import parse_file
 
 KindFilter = str | SymbolKind | Iterable[str | SymbolKind] | None
 _Key = tuple[int, int, int, int, int, int, str, str, int]

@@ -5,8 +5,8 @@ later, the editor's `workspace/symbol` and `textDocument/documentSymbol`. See
 `symbol_index.py` for the structure and `queries/*.scm` for what counts as a definition.
 """
 
-from agentls.workspace.index.languages import language_for, supported_extensions
-from agentls.workspace.index.model import (
+from agentls.index.languages import language_for, supported_extensions
+from agentls.index.model import (
     IndexState,
     Position,
     Range,
@@ -15,10 +15,10 @@ from agentls.workspace.index.model import (
     SymbolKind,
     SyntaxProblem,
 )
-from agentls.workspace.index.oneshot import outline, syntax_errors
-from agentls.workspace.index.registry import index_for
-from agentls.workspace.index.store import default_cache_path
-from agentls.workspace.index.symbol_index import SymbolIndex
+from agentls.index.oneshot import outline, syntax_errors
+from agentls.index.registry import index_for
+from agentls.index.store import default_cache_path
+from agentls.index.symbol_index import SymbolIndex
 
 __all__ = [
     "IndexState",

@@ -22,10 +22,10 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import IO
 
-from agentls.workspace.index.extract import extract_rows, rows_from_tree, skip_reason
-from agentls.workspace.index.languages import language_for
-from agentls.workspace.index.records import Packed, pack
-from agentls.workspace.index.reparse import RecentTrees
+from agentls.index.extract import extract_rows, rows_from_tree, skip_reason
+from agentls.index.languages import language_for
+from agentls.index.records import Packed, pack
+from agentls.index.reparse import RecentTrees
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ def run_pool(
 def _start() -> subprocess.Popen[bytes] | None:
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "agentls.workspace.index._worker_main"],
+            [sys.executable, "-m", "agentls.index._worker_main"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

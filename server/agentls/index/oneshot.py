@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentls.workspace.index.extract import extract_rows, skip_reason
-from agentls.workspace.index.extract import syntax_problems as _syntax_problems
-from agentls.workspace.index.languages import language_for
-from agentls.workspace.index.model import Symbol, SyntaxProblem
-from agentls.workspace.index.records import FileRecord, pack
+from agentls.index.extract import extract_rows, skip_reason
+from agentls.index.extract import syntax_problems as _syntax_problems
+from agentls.index.languages import language_for
+from agentls.index.model import Symbol, SyntaxProblem
+from agentls.index.records import FileRecord, pack
 
 
 def syntax_errors(path: Path | str, text: str | bytes) -> list[SyntaxProblem]:

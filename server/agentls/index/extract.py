@@ -18,16 +18,16 @@ from typing import Final
 
 import tree_sitter as ts
 
-from agentls.workspace.index.defs import DEF_CAPTURE, MAX_NAME_CHARS, Def, add_plain, node_text
-from agentls.workspace.index.languages import (
+from agentls.index.defs import DEF_CAPTURE, MAX_NAME_CHARS, Def, add_plain, node_text
+from agentls.index.languages import (
     LanguageSpec,
     definition_query,
     parser,
     query_source,
 )
-from agentls.workspace.index.model import SymbolKind, SyntaxProblem
-from agentls.workspace.index.python_walk import collect_python
-from agentls.workspace.index.toplevel import fast_query, toplevel
+from agentls.index.model import SymbolKind, SyntaxProblem
+from agentls.index.python_walk import collect_python
+from agentls.index.toplevel import fast_query, toplevel
 
 MAX_FILE_BYTES = 2_000_000
 """Larger files are skipped: mostly generated, and a 9 MB bundle costs ~200 MB to parse."""

@@ -20,8 +20,8 @@ from typing import NamedTuple
 
 import platformdirs
 
-from agentls.workspace.index.languages import fingerprint
-from agentls.workspace.index.records import FileRecord, Packed
+from agentls.index.languages import fingerprint
+from agentls.index.records import FileRecord, Packed
 
 log = logging.getLogger(__name__)
 

@@ -16,10 +16,10 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from agentls.index.languages import language_for
+from agentls.index.store import default_cache_path
+from agentls.index.symbol_index import SymbolIndex
 from agentls.workspace.core import Attachment
-from agentls.workspace.index.languages import language_for
-from agentls.workspace.index.store import default_cache_path
-from agentls.workspace.index.symbol_index import SymbolIndex
 
 if TYPE_CHECKING:
     from agentls.workspace.core import Workspace

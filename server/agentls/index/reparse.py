@@ -17,7 +17,7 @@ from collections import OrderedDict
 
 import tree_sitter as ts
 
-from agentls.workspace.index.languages import LanguageSpec, parser
+from agentls.index.languages import LanguageSpec, parser
 
 KEEP_TREES = 16
 """Files whose last tree is kept: the ones being edited right now, not the workspace."""

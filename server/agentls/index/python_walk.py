@@ -15,9 +15,9 @@ from functools import cache, partial
 
 import tree_sitter as ts
 
-from agentls.workspace.index.defs import Def, add_plain
-from agentls.workspace.index.languages import LanguageSpec, field_id, kind_id
-from agentls.workspace.index.model import SymbolKind
+from agentls.index.defs import Def, add_plain
+from agentls.index.languages import LanguageSpec, field_id, kind_id
+from agentls.index.model import SymbolKind
 
 _CLASS, _FUNCTION, _MODULE_VAR, _IF_VAR, _TRY_VAR, _FIELD = range(6)
 """Pattern numbers, in the order of python.scm."""
