@@ -1,9 +1,83 @@
-"""The host and the core stay editor-agnostic; the server starts without the heavy SDKs."""
+"""The layers of `server/agentls`, checked statically and at run time.
+
+The core (`agent/`, `tools/`, `workspace/`, `index/`) is editor-agnostic: it never imports
+the LSP libraries or a host, not even lazily inside a function or under `TYPE_CHECKING`, so
+every host (LSP, CLI, ACP) gets the same agent. The static check reads every import
+statement of every module (`ast`), which a run-time probe cannot: a lazy import in a rarely
+taken branch would slip past it.
+"""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "server" / "agentls"
+
+CORE = ("agent", "tools", "workspace", "index")
+"""Subpackages that make up the editor-agnostic core."""
+
+BANNED_IN_CORE = ("pygls", "lsprotocol", "agentls.lsp", "agentls.headless", "agentls.host")
+"""What the core may never import: the LSP libraries and the hosts built on the core."""
+
+
+def _imports(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, module) for every absolute import in a file, lazy ones included."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.lineno, node.module
+            for alias in node.names:  # `from agentls import lsp` imports agentls.lsp
+                yield node.lineno, f"{node.module}.{alias.name}"
+
+
+def _banned(module: str) -> str | None:
+    for banned in BANNED_IN_CORE:
+        if module == banned or module.startswith(banned + "."):
+            return banned
+    return None
+
+
+def _core_files() -> list[Path]:
+    return sorted(f for sub in CORE for f in (PACKAGE / sub).rglob("*.py"))
+
+
+def test_every_core_package_exists() -> None:
+    assert [sub for sub in CORE if not (PACKAGE / sub / "__init__.py").is_file()] == []
+
+
+@pytest.mark.parametrize("path", _core_files(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_the_core_never_imports_the_lsp_libraries_or_a_host(path: Path) -> None:
+    found = [
+        f"{path.relative_to(PACKAGE)}:{line} imports {module}"
+        for line, module in _imports(path)
+        if _banned(module)
+    ]
+    assert found == []
+
+
+def test_the_static_check_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from lsprotocol import types\n"
+        "def f():\n"
+        "    import pygls.server\n"
+        "    from agentls import host\n",
+        encoding="utf-8",
+    )
+    banned = sorted({b for _, m in _imports(sample) if (b := _banned(m))})
+    assert banned == ["agentls.host", "lsprotocol", "pygls"]
+
 
 PROBE = """
 import sys
