@@ -2,11 +2,12 @@
 
 Logs go to a file or stderr, never stdout (stdout is the LSP channel under `--stdio`).
 
-When stdin is a pipe (how editors start language servers), it is read with an asyncio
-stream instead of pygls's default reader, which hands every header line and body to a
-worker thread: on a busy machine each of those thread hops costs a scheduling delay, and
-they add up to milliseconds per request. Anything else (a TTY, a file, a socket shared
-with stdout) uses pygls's reader unchanged.
+stdio is read by our own loop (`start_stdio`) rather than pygls's: its frame reader
+(`agentls.lsp.framing`) survives any input, where pygls's raised out of the loop on an
+overlong header line and never recovered from a short `Content-Length`. When stdin is a pipe
+(how editors start language servers) it is read on the event loop instead of in a worker
+thread: on a busy machine each thread hop costs a scheduling delay, and they add up to
+milliseconds per request.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 import stat
 import sys
 import threading
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -67,10 +69,8 @@ def serve(args: argparse.Namespace) -> int:
             )
             return 2
         server.start_ws(*ws)
-    elif stdin_is_private_pipe():
-        start_stdio_pipe(server)
     else:
-        server.start_io()
+        start_stdio(server)
     return 0
 
 
@@ -84,47 +84,58 @@ def stdin_is_private_pipe() -> bool:
     return stat.S_ISFIFO(stdin.st_mode) and not same
 
 
-class _PipeReader:
-    """pygls's `AsyncReader` over an asyncio stream (EOF reads as b"", as pygls expects)."""
-
-    def __init__(self, stream: asyncio.StreamReader) -> None:
-        self.stream = stream
-
-    async def readline(self) -> bytes:
-        return await self.stream.readline()
-
-    async def readexactly(self, n: int) -> bytes:
-        try:
-            return await self.stream.readexactly(n)
-        except asyncio.IncompleteReadError:
-            return b""
+CHUNK = 1 << 16
 
 
-def start_stdio_pipe(server: AgentLanguageServer) -> None:
-    """`server.start_io()`, reading stdin on the event loop instead of in a thread."""
-    from pygls.io_ import StdoutWriter, run_async
+def start_stdio(server: AgentLanguageServer) -> None:
+    """Serve LSP on stdin/stdout until `exit`, end of input, or a lost client.
+
+    Frames are read by `agentls.lsp.framing` (no input can end the loop); a private pipe
+    (how editors start language servers) is read on the event loop, anything else (a TTY, a
+    file) in a thread.
+    """
+    from pygls.io_ import StdoutWriter
+
+    from agentls.lsp.protocol import set_stop_event
 
     stop = threading.Event()
-    server._stop_event = stop  # what pygls's own start_io sets, so shutdown() stops the loop
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        stream = asyncio.StreamReader(limit=1 << 20)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), sys.stdin)
-        server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
-        await run_async(
-            stop_event=stop,
-            reader=_PipeReader(stream),
-            protocol=server.protocol,
-            logger=log,
-            error_handler=server.report_server_error,
-        )
-
+    set_stop_event(server, stop)
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
     try:
-        asyncio.run(main())
+        asyncio.run(_read_loop(server, stop))
     except BrokenPipeError:
         log.error("the connection to the client is lost; shutting down")
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         server.shutdown()  # type: ignore[no-untyped-call]
+
+
+async def _read_loop(server: AgentLanguageServer, stop: threading.Event) -> None:
+    from agentls.lsp.framing import BadFrame, FrameParser
+
+    read = await _chunk_reader()
+    parser = FrameParser()
+    while not stop.is_set():
+        chunk = await read()
+        if not chunk:
+            log.info("end of input; shutting down")
+            return
+        for frame in parser.feed(chunk):
+            if isinstance(frame, BadFrame):
+                log.warning("dropped %d bytes of input: %s", frame.dropped, frame.reason)
+            else:
+                server.protocol.handle_body(frame.data)
+            if stop.is_set():
+                return
+
+
+async def _chunk_reader() -> Callable[[], Awaitable[bytes]]:
+    """A function returning the next bytes of stdin (b"" at its end)."""
+    loop = asyncio.get_running_loop()
+    if stdin_is_private_pipe():
+        stream = asyncio.StreamReader(limit=CHUNK)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), sys.stdin)
+        return lambda: stream.read(CHUNK)
+    fd = sys.stdin.fileno()
+    return lambda: loop.run_in_executor(None, os.read, fd, CHUNK)

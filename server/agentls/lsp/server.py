@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from agentls.agent.settings_files import Safety
     from agentls.host import AgentHost
     from agentls.lsp.config import ConfigState
+    from agentls.lsp.protocol import AgentProtocol
     from agentls.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -37,8 +38,12 @@ class NotReady(RuntimeError):
 class AgentLanguageServer(LanguageServer):
     """pygls server plus the state one connection needs."""
 
+    protocol: AgentProtocol
+
     def __init__(self) -> None:
-        super().__init__("agentls", __version__)
+        from agentls.lsp.protocol import AgentProtocol
+
+        super().__init__("agentls", __version__, protocol_cls=AgentProtocol)
         self._config: ConfigState | None = None
         self.features = ClientFeatures()
         self._host: AgentHost | None = None
