@@ -33,6 +33,27 @@ def test_serve_over_tcp_answers_initialize(tmp_path: Path) -> None:
         proc.wait()
 
 
+def test_serve_over_tcp_survives_an_overlong_header_line(tmp_path: Path) -> None:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentls", "serve", "--tcp", f"127.0.0.1:{port}"],
+        env=server_env(None, tmp_path),
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        conn = _connect(port)
+        body = json.dumps(INITIALIZE).encode()
+        junk = b"X-Junk: " + b"a" * (2 << 20) + b"\r\n"
+        conn.sendall(junk + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        reply = _read_message(conn)
+        assert reply["id"] == 1 and "result" in reply
+        assert proc.poll() is None
+        conn.close()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_serve_rejects_a_bad_address(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "agentls", "serve", "--tcp", "nowhere"],

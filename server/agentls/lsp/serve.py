@@ -61,7 +61,7 @@ def serve(args: argparse.Namespace) -> int:
 
     server = create_server()
     if tcp is not None:
-        server.start_tcp(*tcp)
+        start_tcp(server, *tcp)
     elif ws is not None:
         if importlib.util.find_spec("websockets") is None:
             sys.stderr.write(
@@ -102,7 +102,7 @@ def start_stdio(server: AgentLanguageServer) -> None:
     set_stop_event(server, stop)
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
     try:
-        asyncio.run(_read_loop(server, stop))
+        asyncio.run(_read_stdin(server, stop))
     except BrokenPipeError:
         log.error("the connection to the client is lost; shutting down")
     except (KeyboardInterrupt, SystemExit):
@@ -111,10 +111,46 @@ def start_stdio(server: AgentLanguageServer) -> None:
         server.shutdown()  # type: ignore[no-untyped-call]
 
 
-async def _read_loop(server: AgentLanguageServer, stop: threading.Event) -> None:
+def start_tcp(server: AgentLanguageServer, host: str, port: int) -> None:
+    """Serve one client on a TCP socket (as pygls's `start_tcp`), with our frame reader."""
+    from agentls.lsp.protocol import set_stop_event
+
+    stop = threading.Event()
+    set_stop_event(server, stop)
+
+    async def main() -> None:
+        done = asyncio.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            server.protocol.set_writer(writer)
+            try:
+                await _read_loop(server, stop, lambda: reader.read(CHUNK))
+            finally:
+                done.set()
+
+        listener = await asyncio.start_server(connection, host, port)
+        log.info("serving on %s", ", ".join(str(s.getsockname()) for s in listener.sockets))
+        async with listener:
+            await done.wait()
+
+    try:
+        asyncio.run(main())
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()  # type: ignore[no-untyped-call]
+
+
+async def _read_stdin(server: AgentLanguageServer, stop: threading.Event) -> None:
+    await _read_loop(server, stop, await _chunk_reader())
+
+
+async def _read_loop(
+    server: AgentLanguageServer, stop: threading.Event, read: Callable[[], Awaitable[bytes]]
+) -> None:
+    """Feed the frames of a byte stream to the protocol until `exit` or the stream ends."""
     from agentls.lsp.framing import BadFrame, FrameParser
 
-    read = await _chunk_reader()
     parser = FrameParser()
     while not stop.is_set():
         chunk = await read()
