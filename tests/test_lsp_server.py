@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import stat
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -202,8 +204,13 @@ async def test_ask_opens_a_long_answer_as_a_markdown_document(
     result = await command(editor, "agentls.ask", {"prompt": "explain", "wait": True})
     shown = editor.client.shown_documents[-1]
     assert shown.uri == result["answer"] and shown.uri.endswith(".md")
-    saved = await asyncio.to_thread(Path(shown.uri.removeprefix("file://")).read_text)
+    saved_path = Path(shown.uri.removeprefix("file://"))
+    saved = await asyncio.to_thread(saved_path.read_text)
     assert saved == answer + "\n"
+    # the answer may hold the user's code: only its owner can read it
+    assert stat.S_IMODE(saved_path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(saved_path.parent.stat().st_mode) == 0o700
+    assert saved_path.parent.parent.name == f"agentls-{os.getuid()}"
 
 
 async def test_selection_context_reaches_the_prompt(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -83,11 +82,10 @@ async def _show_answer(
 
 
 def _answer_file(session_id: str, text: str) -> Path:
-    folder = Path(tempfile.gettempdir()) / "agentls-answers"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{session_id}.md"
-    path.write_text(text + "\n", encoding="utf-8")
-    return path
+    """The answer as a Markdown file the editor opens (private: 0600 in a 0700 folder)."""
+    from agentls.privatefiles import user_temp_dir, write_private
+
+    return write_private(user_temp_dir("answers") / f"{session_id}.md", text + "\n")
 
 
 def prompt_with_context(ls: AgentLanguageServer, args: RunArgs) -> str:
