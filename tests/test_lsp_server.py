@@ -208,8 +208,8 @@ async def test_ask_opens_a_long_answer_as_a_markdown_document(
     saved = await asyncio.to_thread(saved_path.read_text)
     assert saved == answer + "\n"
     # the answer may hold the user's code: only its owner can read it
-    assert stat.S_IMODE(saved_path.stat().st_mode) == 0o600
-    assert stat.S_IMODE(saved_path.parent.stat().st_mode) == 0o700
+    modes = await asyncio.to_thread(lambda: [saved_path.stat(), saved_path.parent.stat()])
+    assert [stat.S_IMODE(m.st_mode) for m in modes] == [0o600, 0o700]
     assert saved_path.parent.parent.name == f"agentls-{os.getuid()}"
 
 
