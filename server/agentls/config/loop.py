@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, WithJsonSchema, field_validator, model_validator
 
 from agentls.config.base import SettingsModel, meta
 
@@ -45,6 +45,25 @@ class PriceSetting(SettingsModel):
             "a price must be {'input': N, 'output': N[, 'cache_read': N, 'cache_write': N]} "
             "or a list [input, output(, cache_read, cache_write)]"
         )
+
+
+PriceEntry = Annotated[
+    PriceSetting,
+    WithJsonSchema(
+        {
+            "anyOf": [
+                PriceSetting.model_json_schema(),
+                {
+                    "type": "array",
+                    "items": {"type": "number", "minimum": 0},
+                    "minItems": 2,
+                    "maxItems": 4,
+                },
+            ]
+        }
+    ),
+]
+"""A price: the object, or the list form `[input, output(, cache_read, cache_write)]`."""
 
 
 class LoopSettings(SettingsModel):
@@ -117,7 +136,7 @@ class LoopSettings(SettingsModel):
         default=2000, ge=0, json_schema_extra=meta(env="AGENTLS_STUB_MIN_CHARS")
     )
     """Tool results shorter than this are never stubbed."""
-    prices: dict[str, PriceSetting] = Field(
+    prices: dict[str, PriceEntry] = Field(
         default_factory=dict, json_schema_extra=meta(env="AGENTLS_PRICES")
     )
     """Price overrides by model-id prefix, on top of the built-in table (USD per million

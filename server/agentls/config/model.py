@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from agentls.config.base import PermissionMode, RunMode, meta
@@ -14,6 +16,12 @@ from agentls.config.safety import (
     SecretsSettings,
 )
 from agentls.config.tool_search import ToolSearchSettings
+
+
+def _or_list_of_strings(schema: dict[str, Any]) -> None:
+    """The schema of an object that may also be written as a list (`secrets: [...]`)."""
+    shape = {k: schema.pop(k) for k in list(schema) if k not in ("description", "default")}
+    schema["anyOf"] = [shape, {"type": "array", "items": {"type": "string"}}]
 
 
 class AgentlsSettings(LoopSettings):
@@ -51,7 +59,9 @@ class AgentlsSettings(LoopSettings):
     `bypassPermissions`); same as `permissions.defaultMode`."""
     hooks: HooksSettings = Field(default_factory=dict, json_schema_extra=meta(restricted=True))
     """Commands run around tool calls and prompts, in Claude Code's format and protocol."""
-    secrets: SecretsSettings = Field(default_factory=SecretsSettings)
+    secrets: SecretsSettings = Field(
+        default_factory=SecretsSettings, json_schema_extra=_or_list_of_strings
+    )
     """Files that hold secrets: never read by a tool, never shown to the model."""
     read_claude_settings: bool = Field(default=True, json_schema_extra=meta(user_only=True))
     """Also read Claude Code's `~/.claude/settings.json` and `.claude/settings*.json`."""

@@ -112,13 +112,12 @@ def _vscode_property(prop: dict[str, Any]) -> dict[str, Any]:
     }
     server_default = prop.pop("default", None)
     description = prop.pop("description", "")
-    kind = prop.get("type")
-    kinds = kind if isinstance(kind, list) else [kind]
+    kinds = [k for k in _types(prop) if k != "null"]
     keeps_default = "enum" in prop and server_default is not None
     result: dict[str, Any] = {}
     if keeps_default:
         result["default"] = server_default
-    elif kinds[0] in _UNSET and "enum" not in prop:
+    elif len(kinds) == 1 and kinds[0] in _UNSET and "enum" not in prop:
         prop["type"] = kinds[0]
         prop.pop("minLength", None)  # empty means "not set"
         result["default"] = _UNSET[kinds[0]]
@@ -129,7 +128,8 @@ def _vscode_property(prop: dict[str, Any]) -> dict[str, Any]:
         result["default"] = None
     notes = []
     if server_default not in (None, "", [], {}) and not keeps_default:
-        notes.append(f"Default: `{json.dumps(server_default)}`.")
+        shown = server_default if isinstance(server_default, str) else json.dumps(server_default)
+        notes.append(f"Default: `{shown}`.")
     if "env" in meta:
         notes.append(f"Environment: `{meta['env']}`.")
     if meta.get("userOnly"):
@@ -139,7 +139,28 @@ def _vscode_property(prop: dict[str, Any]) -> dict[str, Any]:
         result["scope"] = "machine"
     if meta.get("restricted"):
         result["restricted"] = True
-    return {**_without_meta(prop), **result}
+    return _ordered({**_without_meta(prop), **result})
+
+
+_FIRST = ("type", "enum", "enumDescriptions", "items", "default")
+_LAST = ("markdownDescription", "scope", "restricted")
+
+
+def _ordered(prop: dict[str, Any]) -> dict[str, Any]:
+    """Type and default first, description and scope last (easier to read)."""
+    middle = [k for k in prop if k not in _FIRST and k not in _LAST]
+    return {k: prop[k] for k in (*_FIRST, *middle, *_LAST) if k in prop}
+
+
+def _types(prop: dict[str, Any]) -> list[str]:
+    """The JSON types a property allows (from `type`, else from its `anyOf` options)."""
+    kind = prop.get("type")
+    if isinstance(kind, str):
+        return [kind]
+    if isinstance(kind, list):
+        return [str(k) for k in kind]
+    found = [o.get("type") for o in prop.get("anyOf", []) if isinstance(o, dict)]
+    return list(dict.fromkeys(str(k) for k in found if isinstance(k, str)))
 
 
 def _nullable_as_type(prop: dict[str, Any]) -> dict[str, Any]:

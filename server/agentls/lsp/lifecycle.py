@@ -111,7 +111,8 @@ def start_agent(ls: AgentLanguageServer) -> None:
     roots = ls.roots()
     problems = ls.config.set_environment()
     problems += ls.config.set_project(load_project_config(roots[0]))
-    problems += ls.config.set_editor(ls.initialization_options, "initializationOptions")
+    if "editor" not in ls.config.layers:  # else a configuration change came while starting
+        problems += ls.config.set_editor(ls.initialization_options, "initializationOptions")
     options = HostOptions(
         settings=lambda: agent_settings(ls),
         instructions=lambda: ls.config.current.instructions,
