@@ -248,6 +248,8 @@ def _descend(annotation: Any, part: PathPart) -> Any:
     if cls is not None:
         name = field_name(cls, part)
         return cls.model_fields[name].annotation if name is not None else None
+    if hasattr(annotation, "__metadata__"):  # Annotated[X, ...]
+        annotation = annotation.__origin__
     for candidate in (annotation, *getattr(annotation, "__args__", ())):
         origin = getattr(candidate, "__origin__", None)
         args: tuple[Any, ...] = getattr(candidate, "__args__", ())
@@ -260,6 +262,8 @@ def _descend(annotation: Any, part: PathPart) -> Any:
 
 def model_class(annotation: Any) -> type[BaseModel] | None:
     """The settings class an annotation names (also through `X | None`), else None."""
+    if hasattr(annotation, "__metadata__"):  # Annotated[X, ...]
+        annotation = annotation.__origin__
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     if getattr(annotation, "__origin__", None) is not None and not _is_union(annotation):

@@ -125,6 +125,8 @@ def _vscode_property(prop: dict[str, Any]) -> dict[str, Any]:
         prop["type"] = [k for k in kinds if k != "null"] + ["null"]
         if "enum" in prop and None not in prop["enum"]:
             prop["enum"] = [*prop["enum"], None]
+        if "anyOf" in prop:
+            prop["anyOf"] = [*prop["anyOf"], {"type": "null"}]
         result["default"] = None
     notes = []
     if server_default not in (None, "", [], {}) and not keeps_default:
