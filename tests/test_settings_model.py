@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -378,3 +380,15 @@ def test_the_agent_settings_are_the_loop_fields_plus_credentials() -> None:
     assert (settings.max_turns, settings.model, settings.auth_token) == (3, "m", "tok")
     with pytest.raises(ConfigError, match="max_turns"):
         AgentSettings.resolve(merged, None, max_turns=0)
+
+
+def test_the_settings_package_is_core_level() -> None:
+    """Importable from agent/, tools/, workspace/ and every host: pydantic only."""
+    code = (
+        "import sys, agentls.config, agentls.config.environment, agentls.config.schema, "
+        "agentls.config.project\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('agentls.', 'pygls', "
+        "'lsprotocol', 'anthropic')) and not m.startswith('agentls.config')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

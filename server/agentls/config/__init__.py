@@ -43,10 +43,18 @@ Adding settings for a feature
        sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
        \"\"\"Command sandboxing.\"\"\"
 
-3. Read it where it is used from the host's current settings (`settings.sandbox.enabled`),
-   and regenerate the schema files: `python -m agentls.config.schema --write` (or
-   `bash scripts/settings-schema.sh`); `tests/test_settings_schema.py` fails until they
-   are current.
+   Lists and maps of entries are one field too, and each entry is validated on its own
+   (a bad one is dropped and reported, the others apply)::
+
+       lint: list[LintCommandSettings] = Field(default_factory=list)
+       language_servers: dict[str, LanguageServerSettings] = Field(default_factory=dict)
+
+3. The host hands the part to the code that uses it (`ls.config.current.sandbox` in the
+   LSP host; core code takes the model as a parameter and never reads settings itself).
+   A project file, `[tool.agentls]` and the environment then work with no more code.
+4. Regenerate the schema files: `python -m agentls.config.schema --write` (or
+   `bash scripts/settings-schema.sh`, or `agentls settings-schema --write`);
+   `tests/test_settings_schema.py` fails until they are current.
 """
 
 from agentls.config.base import (
