@@ -392,3 +392,27 @@ def test_the_settings_package_is_core_level() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_null_or_empty_text_means_not_set() -> None:
+    """How editors write an unset setting (VS Code's defaults are "" and null)."""
+    stack = SettingsStack()
+    stack.set("project", load_layer({"maxTurns": 7, "model": "m-project"}, "p", "project"))
+    problems = stack.set(
+        "editor",
+        load_layer(
+            {"maxTurns": None, "model": "", "endpoint": None, "toolSearch": {"mode": None}},
+            "workspace/configuration",
+            "user",
+        ),
+    )
+    assert problems == [
+        "workspace/configuration: unknown setting `endpoint` (known: "
+        + ", ".join(sorted(f.alias or n for n, f in AgentlsSettings.model_fields.items()))
+        + "); ignored"
+    ]
+    assert (stack.current.max_turns, stack.current.model) == (7, "m-project")
+    # inside a map an empty value is a value
+    servers = {"a": {"command": "x", "env": {"EMPTY": ""}}}
+    layer = load_layer({"mcp": {"mcpServers": servers}}, "editor", "user")
+    assert layer.settings.mcp.mcp_servers == servers

@@ -3,7 +3,7 @@
 Precedence, lowest first; a later layer overrides the fields it sets, object by object
 (a project's `toolSearch.maxTools` and the editor's `toolSearch.mode` both apply):
 
-1. the defaults of the model;
+1. the defaults of the model (`null` or empty text in a source means "not set");
 2. the environment (`ANTHROPIC_BASE_URL`, `AGENTLS_*`);
 3. the project file (`.agentls.toml`, else `[tool.agentls]` of `pyproject.toml`);
 4. the editor (`initializationOptions`, then `workspace/didChangeConfiguration` or the
@@ -62,10 +62,27 @@ class Layer:
 def load_layer(raw: object, source: str, level: Level) -> Layer:
     """Validate one source (each invalid part dropped and reported)."""
     problems: list[Problem] = []
+    if isinstance(raw, Mapping):
+        raw = _without_unset(AgentlsSettings, raw)
     if level == "project" and isinstance(raw, Mapping):
         raw = _without_user_only(AgentlsSettings, dict(raw), source, (), problems)
     checked = validate_leniently(AgentlsSettings, raw, source)
     return Layer(source, level, checked.values, problems + checked.problems)
+
+
+def _without_unset(model: type[BaseModel], data: Mapping[str, Any]) -> dict[str, Any]:
+    """`null` or empty text means "not set" (editors write settings that way), in
+    settings objects; the values of maps (an MCP server's `env`) are left alone."""
+    kept: dict[str, Any] = {}
+    for key, value in data.items():
+        name = field_name(model, key)
+        if name is not None and (value is None or value == ""):
+            continue
+        inner = model_class(model.model_fields[name].annotation) if name else None
+        if inner is not None and isinstance(value, Mapping):
+            value = _without_unset(inner, value)
+        kept[key] = value
+    return kept
 
 
 def _without_user_only(
