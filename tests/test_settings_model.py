@@ -406,11 +406,7 @@ def test_null_or_empty_text_means_not_set() -> None:
             "user",
         ),
     )
-    assert problems == [
-        "workspace/configuration: unknown setting `endpoint` (known: "
-        + ", ".join(sorted(f.alias or n for n, f in AgentlsSettings.model_fields.items()))
-        + "); ignored"
-    ]
+    assert len(problems) == 1 and "unknown setting `endpoint`" in problems[0]
     assert (stack.current.max_turns, stack.current.model) == (7, "m-project")
     # inside a map an empty value is a value
     servers = {"a": {"command": "x", "env": {"EMPTY": ""}}}
