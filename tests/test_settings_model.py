@@ -382,6 +382,26 @@ def test_the_agent_settings_are_the_loop_fields_plus_credentials() -> None:
         AgentSettings.resolve(merged, None, max_turns=0)
 
 
+def test_the_settings_package_imports_only_pydantic_and_itself() -> None:
+    """Static: every import of every module, lazy ones included."""
+    import ast
+
+    allowed = ("agentls.config", "pydantic", "pydantic_core", "pydantic_settings")
+    package = Path(__file__).resolve().parents[1] / "server" / "agentls" / "config"
+    found = []
+    for path in sorted(package.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            for name in names:
+                top = name.split(".")[0]
+                if top in sys.stdlib_module_names or name.startswith(allowed):
+                    continue
+                found.append(f"{path.name}: {name}")
+    assert found == []
+
+
 def test_the_settings_package_is_core_level() -> None:
     """Importable from agent/, tools/, workspace/ and every host: pydantic only."""
     code = (
