@@ -162,11 +162,12 @@ def test_settings_choose_where_and_how_long(tmp_path: Path, root: Path) -> None:
         section={"runCommand": {"where": "workspace", "timeout": 5}},
         project_section={"runCommand": {"where": "everywhere"}},
     )
-    tool = safety.run_command_tool()
+    tool = RunCommand.from_settings(safety.run_command, safety.redactor)
     assert isinstance(tool, RunCommand)
     assert tool.always_ask() and tool.config.timeout == 5
     assert any("runCommand.where" in p for p in safety.problems)
-    assert not load_safety([root], home=tmp_path / "home").run_command_tool().always_ask()  # type: ignore[attr-defined]
+    default = load_safety([root], home=tmp_path / "home")
+    assert not RunCommand.from_settings(default.run_command, default.redactor).always_ask()
 
 
 async def test_a_descendant_that_left_the_process_group_is_killed_too(

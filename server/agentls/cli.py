@@ -30,6 +30,13 @@ def _serve(args: argparse.Namespace) -> int:
     return serve(args)
 
 
+def _settings_schema(args: argparse.Namespace) -> int:
+    from agentls.config.schema import main as schema_main
+
+    flags = ["--root", str(args.root)] + (["--write"] if args.write else [])
+    return schema_main(flags + (["--check"] if args.check else []))
+
+
 def build_parser() -> argparse.ArgumentParser:
     from agentls import __version__
 
@@ -59,6 +66,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="log level (default WARNING)",
     )
     serve.set_defaults(handler=_serve)
+    schema = commands.add_parser(
+        "settings-schema", help="print the JSON Schema of the settings (or update/check the repo's)"
+    )
+    schema.add_argument("--root", default=".", help="repository root for --write/--check")
+    schema_action = schema.add_mutually_exclusive_group()
+    schema_action.add_argument(
+        "--write",
+        action="store_true",
+        help="regenerate docs/settings.schema.json and the VS Code extension's settings",
+    )
+    schema_action.add_argument("--check", action="store_true", help="exit 1 if they are stale")
+    schema.set_defaults(handler=_settings_schema)
     from agentls.headless.cli import add_commands
 
     add_commands(commands)

@@ -5,12 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Literal
 
+from agentls.config.base import RunMode as RunMode
 from agentls.workspace import ChangeSet, Workspace
-
-RunMode = Literal["review", "auto", "plan"]
-"""How edits reach the user: staged for review, applied as they happen, or not at all."""
 
 
 def _ignore_progress(message: str) -> None:

@@ -44,7 +44,8 @@ class ModelRequest:
         if self.tools:
             params["tools"] = self.tools
         if self.temperature is not None:
-            params["temperature"] = self.temperature
+            # The SDK's `messages.stream` no longer takes `temperature`; the API still does.
+            params["extra_body"] = {"temperature": self.temperature}
         return params
 
 
@@ -144,7 +145,7 @@ class AnthropicModelClient:
             return None
         params = request.params()
         params.pop("max_tokens", None)
-        params.pop("temperature", None)
+        params.pop("extra_body", None)  # the temperature: not a count_tokens field
         try:
             counted = await self._client.messages.count_tokens(**params)
         except anthropic.APIStatusError as exc:

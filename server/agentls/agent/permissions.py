@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentls.agent.tool import PermissionDecision
+from agentls.config.base import PERMISSION_MODES as PERMISSION_MODES
+from agentls.config.base import PermissionMode as PermissionMode
 
 if TYPE_CHECKING:
     from agentls.agent.context import ToolContext
@@ -51,16 +53,6 @@ class AllowAll:
             return tool_opinion
         return PermissionDecision.allow()
 
-
-PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
-"""Claude Code's permission modes (see `agentls.agent.policy` for what each allows)."""
-
-PERMISSION_MODES: tuple[PermissionMode, ...] = (
-    "default",
-    "acceptEdits",
-    "plan",
-    "bypassPermissions",
-)
 
 ApprovalChoice = Literal["allow_once", "allow_session", "deny"]
 

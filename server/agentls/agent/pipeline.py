@@ -28,6 +28,7 @@ from agentls.agent.tool import (
     ToolOutput,
     output_to_content,
 )
+from agentls.config import describe_validation_error as describe_errors
 
 log = logging.getLogger(__name__)
 
@@ -207,11 +208,7 @@ def _parse(tool: AnyTool, raw: dict[str, Any]) -> Any:
 
 def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
     """Name each bad field and why, the way a person would fix it."""
-    problems = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "(input)"
-        problems.append(f"`{where}`: {err['msg']}")
-    return f"InputValidationError: {tool_name} input is invalid: " + "; ".join(problems)
+    return f"InputValidationError: {tool_name} input is invalid: {describe_errors(exc)}"
 
 
 async def _call(tool: AnyTool, parsed: Any, ctx: ToolContext) -> ToolOutput:

@@ -14,7 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from agentls.agent.usage import Usage
+from agentls.config import PriceSetting, describe_validation_error
 
 PER_MILLION = 1_000_000
 
@@ -32,6 +35,17 @@ class ModelPrice:
     def of(cls, input: float, output: float) -> ModelPrice:
         """Anthropic's usual ratios: cache reads 0.1×, 5-minute cache writes 1.25× input."""
         return cls(input, output, round(input * 0.1, 6), round(input * 1.25, 6))
+
+    @classmethod
+    def from_setting(cls, setting: PriceSetting) -> ModelPrice:
+        """A validated price setting; cache prices default to Anthropic's ratios."""
+        base = cls.of(setting.input, setting.output)
+        return cls(
+            base.input,
+            base.output,
+            base.cache_read if setting.cache_read is None else setting.cache_read,
+            base.cache_write if setting.cache_write is None else setting.cache_write,
+        )
 
     def cost(self, usage: Usage) -> float:
         return (
@@ -79,8 +93,12 @@ class CostEstimate:
 
 
 class PriceTable:
-    def __init__(self, overrides: Mapping[str, ModelPrice] | None = None) -> None:
-        self.prices: dict[str, ModelPrice] = {**DEFAULT_PRICES, **(overrides or {})}
+    def __init__(self, overrides: Mapping[str, ModelPrice | PriceSetting] | None = None) -> None:
+        extra = {
+            prefix: price if isinstance(price, ModelPrice) else ModelPrice.from_setting(price)
+            for prefix, price in (overrides or {}).items()
+        }
+        self.prices: dict[str, ModelPrice] = {**DEFAULT_PRICES, **extra}
 
     def lookup(self, model: str) -> ModelPrice | None:
         name = model.strip().lower()
@@ -105,31 +123,9 @@ def parse_prices(raw: str | Mapping[str, Any]) -> dict[str, ModelPrice]:
         raise ValueError("prices must be a JSON object of model prefix → price")
     result: dict[str, ModelPrice] = {}
     for prefix, value in data.items():
-        result[str(prefix)] = _price(str(prefix), value)
+        try:
+            setting = PriceSetting.model_validate(value)
+        except ValidationError as exc:
+            raise ValueError(f"price for {prefix!r}: {describe_validation_error(exc)}") from None
+        result[str(prefix)] = ModelPrice.from_setting(setting)
     return result
-
-
-def _price(prefix: str, value: Any) -> ModelPrice:
-    if isinstance(value, ModelPrice):
-        return value
-    if isinstance(value, list | tuple) and len(value) in (2, 4):
-        numbers = [_number(prefix, v) for v in value]
-        return ModelPrice.of(*numbers[:2]) if len(numbers) == 2 else ModelPrice(*numbers)
-    if isinstance(value, Mapping) and "input" in value and "output" in value:
-        base = ModelPrice.of(_number(prefix, value["input"]), _number(prefix, value["output"]))
-        return ModelPrice(
-            base.input,
-            base.output,
-            _number(prefix, value.get("cache_read", base.cache_read)),
-            _number(prefix, value.get("cache_write", base.cache_write)),
-        )
-    raise ValueError(
-        f"price for {prefix!r} must be {{'input': N, 'output': N[, 'cache_read': N, "
-        "'cache_write': N]}} or a list [input, output(, cache_read, cache_write)]"
-    )
-
-
-def _number(prefix: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise ValueError(f"price for {prefix!r}: {value!r} is not a non-negative number")
-    return float(value)

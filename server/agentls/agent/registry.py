@@ -14,15 +14,17 @@ discovered set from its history and hands it to `set_discovered` before each req
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-from agentls.agent.tool import Tool
+from agentls.agent.tool_search import TOOL_SEARCH_NAME as TOOL_SEARCH_NAME
+from agentls.agent.tool_search import AnyTool as AnyTool
+from agentls.agent.tool_search import ToolSearch
+from agentls.agent.tool_search import discovered_tool_names as discovered_tool_names
+from agentls.config import ToolSearchSettings as ToolSearchSettings
 
-AnyTool = Tool[Any]
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
-TOOL_SEARCH_NAME = "tool_search"
 SERVER_SIDE_SEARCH_TOOLS: dict[str, dict[str, str]] = {
     "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
     "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
@@ -37,49 +39,6 @@ class ToolSource(Protocol):
     """
 
     async def tools(self) -> Sequence[AnyTool]: ...
-
-
-@dataclass(frozen=True)
-class ToolSearchSettings:
-    """When tools are deferred and how the model finds them.
-
-    `mode`: `auto` defers `defer_when_large` tools once the pool has more than `max_tools`
-    tools or more than `max_schema_chars` characters of definitions; `always` defers them
-    regardless; `never` sends every tool (even `should_defer` ones) and offers no search.
-    `server_side`: send deferred tools with `defer_loading: true` plus Anthropic's own tool
-    search tool instead of our client-side `tool_search` (only for endpoints that support it).
-    """
-
-    mode: Literal["auto", "always", "never"] = "auto"
-    max_tools: int = 30
-    max_schema_chars: int = 40_000
-    server_side: bool = False
-    server_side_variant: Literal["bm25", "regex"] = "bm25"
-    max_results: int = 5
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> ToolSearchSettings:
-        """From editor/CLI settings (`{"mode": "auto", "maxTools": 30, "serverSide": false}`);
-        unknown keys and wrongly typed values are ignored so a typo never disables the agent."""
-        if not data:
-            return cls()
-        values: dict[str, Any] = {}
-        if data.get("mode") in ("auto", "always", "never"):
-            values["mode"] = data["mode"]
-        for key, attr in (
-            ("maxTools", "max_tools"),
-            ("maxSchemaChars", "max_schema_chars"),
-            ("maxResults", "max_results"),
-        ):
-            value = data.get(key, data.get(attr))
-            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-                values[attr] = value
-        server_side = data.get("serverSide", data.get("server_side"))
-        if isinstance(server_side, bool):
-            values["server_side"] = server_side
-        if data.get("serverSideVariant") in SERVER_SIDE_SEARCH_TOOLS:
-            values["server_side_variant"] = data["serverSideVariant"]
-        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -135,9 +94,6 @@ class ToolPool:
         tools = list(chosen.values())
         deferred = _deferred_names(tools, settings)
         if deferred and not settings.server_side:
-            # Imported here: the agent core must not import the tools package at import time.
-            from agentls.tools.tool_search import ToolSearch
-
             catalog = [t for t in sorted(tools, key=lambda t: t.name) if t.name in deferred]
             tools.append(ToolSearch(catalog, settings.max_results))
         return cls(tools, settings)
@@ -237,43 +193,3 @@ def tool_to_api_schema(tool: AnyTool, *, defer_loading: bool = False) -> dict[st
     if defer_loading:
         schema["defer_loading"] = True
     return schema
-
-
-def discovered_tool_names(messages: Sequence[dict[str, Any]]) -> set[str]:
-    """Names loaded by `tool_search` calls anywhere in the history.
-
-    A `tool_search` result is a JSON object whose `loaded` list names the tools it loaded
-    (see `agentls.tools.tool_search`); the history is the only state, so resume keeps them.
-    """
-    search_ids: set[str] = set()
-    found: set[str] = set()
-    for message in messages:
-        content = message.get("content")
-        if not isinstance(content, list):
-            continue
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "tool_use" and block.get("name") == TOOL_SEARCH_NAME:
-                search_ids.add(str(block.get("id")))
-            elif block.get("type") == "tool_result" and str(block.get("tool_use_id")) in search_ids:
-                found.update(_loaded_names(block.get("content")))
-    return found
-
-
-def _loaded_names(content: object) -> list[str]:
-    """`loaded` from a tool_search result, which may carry text a post-hook appended."""
-    if isinstance(content, list):
-        content = "".join(
-            str(b.get("text", ""))
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text"
-        )
-    if not isinstance(content, str):
-        return []
-    try:
-        data, _ = json.JSONDecoder().raw_decode(content.lstrip())
-    except ValueError:
-        return []
-    loaded = data.get("loaded") if isinstance(data, dict) else None
-    return [str(n) for n in loaded] if isinstance(loaded, list) else []

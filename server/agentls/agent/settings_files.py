@@ -12,13 +12,10 @@ Sources (all optional), with what each may do:
   it cannot weaken the secret protection or enable bypass. With
   `trustProjectSettings: false` only its deny/ask rules and secret patterns are used.
 
-Claude Code's shape is used for both: `{"permissions": {"allow": [], "ask": [], "deny": [],
-"defaultMode": "acceptEdits"}, "hooks": {...}}`; our section also accepts
-`permissionMode`, `secrets: {"patterns": [...], "extraPatterns": [...],
-"exceptions": [...]}` and `readClaudeSettings: false`.
-
-Every problem (unreadable file, bad JSON, unparseable rule, bad hook) is collected in
-`Safety.problems` for the host to show; the offending part is ignored, never widened.
+Every source is validated by the typed settings models of `agentls.config` (Claude Code's
+files by `ClaudeSettingsFile`, which ignores their other keys). Every problem (unreadable
+file, bad JSON, invalid value, unparseable rule) is collected in `Safety.problems` for the
+host to show; the offending part is ignored, never widened.
 """
 
 from __future__ import annotations
@@ -28,15 +25,26 @@ import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 from agentls.agent.hook_commands import CommandHooks, HookConfig
 from agentls.agent.hooks import HookVerdicts
-from agentls.agent.permissions import PERMISSION_MODES, Approver, PermissionMode
+from agentls.agent.permissions import Approver, PermissionMode
 from agentls.agent.policy import RulePolicy, check_mode
 from agentls.agent.registry import PoolFilter
 from agentls.agent.rules import RuleSet, parse_rules
 from agentls.agent.settings import ConfigError
+from agentls.config import (
+    ClaudeSettingsFile,
+    Layer,
+    Level,
+    PermissionsSettings,
+    RunCommandSettings,
+    SecretsSettings,
+    load_layer,
+    merge_values,
+    validate_leniently,
+)
 from agentls.workspace.secrets import (
     DEFAULT_SECRET_EXCEPTIONS,
     DEFAULT_SECRET_PATTERNS,
@@ -44,25 +52,54 @@ from agentls.workspace.secrets import (
     SecretMatcher,
 )
 
-if TYPE_CHECKING:
-    from agentls.agent.tool import Tool
-    from agentls.workspace.shadow import ShadowRegistry
-
 __all__ = ["Safety", "SettingsSource", "claude_settings_files", "load_safety"]
 
 log = logging.getLogger(__name__)
 
 MAX_SETTINGS_BYTES = 1024 * 1024
+USER_LABEL = "agentls settings"
+PROJECT_LABEL = "project agentls settings"
 
 
 @dataclass(frozen=True)
 class SettingsSource:
-    """One settings object and where it came from."""
+    """The safety parts of one validated settings source, and where it came from."""
 
     label: str
-    data: Mapping[str, Any]
     user_level: bool
     root: Path
+    permissions: PermissionsSettings = field(default_factory=PermissionsSettings)
+    mode: PermissionMode | None = None
+    """`permissions.defaultMode`, else our `permissionMode`."""
+    hooks: Mapping[str, Any] = field(default_factory=dict)
+    """Validated hooks in Claude Code's shape (camelCase), for `HookConfig.parse`."""
+    secrets: SecretsSettings | None = None
+
+    @classmethod
+    def of_claude_file(
+        cls, label: str, data: ClaudeSettingsFile, user_level: bool, root: Path
+    ) -> SettingsSource:
+        permissions = data.permissions or PermissionsSettings()
+        hooks: dict[str, Any] = {
+            event: [m.model_dump(by_alias=True) for m in groups]
+            for event, groups in (data.hooks or {}).items()
+        }
+        return cls(label, user_level, root, permissions, permissions.default_mode, hooks)
+
+    @classmethod
+    def of_section(cls, layer: Layer, root: Path) -> SettingsSource:
+        """Our `agentls` section: the `allowedTools`/`askTools` shorthands become rules."""
+        settings = layer.settings
+        permissions = settings.permissions.model_copy(
+            update={
+                "allow": [*settings.permissions.allow, *settings.allowed_tools],
+                "ask": [*settings.permissions.ask, *settings.ask_tools],
+            }
+        )
+        hooks = layer.values.get("hooks", {})
+        secrets = settings.secrets if layer.sets("secrets") else None
+        mode = settings.permissions.default_mode or settings.permission_mode
+        return cls(layer.source, layer.level == "user", root, permissions, mode, hooks, secrets)
 
 
 def claude_settings_files(roots: Sequence[Path], home: Path) -> list[tuple[Path, bool, Path]]:
@@ -95,6 +132,17 @@ def _read_json(path: Path, problems: list[str]) -> Mapping[str, Any] | None:
     return data
 
 
+def _claude_source(
+    path: Path, user_level: bool, root: Path, problems: list[str]
+) -> SettingsSource | None:
+    data = _read_json(path, problems)
+    if data is None:
+        return None
+    checked = validate_leniently(ClaudeSettingsFile, data, str(path))
+    problems.extend(str(p) for p in checked.problems)
+    return SettingsSource.of_claude_file(str(path), checked.model, user_level, root)
+
+
 @dataclass
 class Safety:
     """Everything the host needs: build a policy per session and one hook runner."""
@@ -110,20 +158,8 @@ class Safety:
     verdicts: HookVerdicts = field(default_factory=HookVerdicts)
     mode_error: str | None = None
     """Set when the configured default mode cannot be used (bypass not enabled)."""
-    run_command_where: Literal["shadow", "workspace"] = "shadow"
-    run_command_timeout: float = 120.0
-
-    def run_command_tool(self, shadows: ShadowRegistry | None = None) -> Tool[Any]:
-        """The `run_command` tool as configured (`runCommand: {"where", "timeout"}`), with
-        this configuration's credential redaction."""
-        from agentls.tools.run_command import RunCommand, RunCommandConfig
-
-        config = RunCommandConfig(
-            where=self.run_command_where,
-            timeout=self.run_command_timeout,
-            redactor=self.redactor,
-        )
-        return RunCommand(config, shadows=shadows)
+    run_command: RunCommandSettings = field(default_factory=RunCommandSettings)
+    """`runCommand`: the host builds the `run_command` tool from it (and `redactor`)."""
 
     def check_mode(self, mode: str | None = None) -> PermissionMode:
         """The mode to use (default: the configured one); raises `ConfigError` — e.g.
@@ -169,8 +205,8 @@ class Safety:
 def load_safety(
     roots: Sequence[Path],
     *,
-    section: Mapping[str, Any] | None = None,
-    project_section: Mapping[str, Any] | None = None,
+    section: Layer | Mapping[str, Any] | None = None,
+    project_section: Layer | Mapping[str, Any] | None = None,
     home: Path | None = None,
     known_tools: Collection[str] | None = None,
     credentials: Sequence[str | None] = (),
@@ -179,175 +215,122 @@ def load_safety(
     """Read and merge every safety source; never raises for bad content (see `problems`).
 
     `section` is our settings section at user level (the editor's), `project_section` the
-    one from the project file. `credentials` adds key values to redact besides the
-    `ANTHROPIC_*` variables of `env` (default: the process environment).
+    one from the project file: validated layers (whose problems the host has shown), or
+    raw objects validated here (their problems join `problems`). `credentials` adds key
+    values to redact besides the `ANTHROPIC_*` variables of `env` (default: the process
+    environment).
     """
     root_list = [Path(r) for r in roots]
     home = home or Path.home()
     problems: list[str] = []
-    ours_user = dict(section or {})
-    ours_project = dict(project_section or {})
-    read_claude = _flag(ours_user, "readClaudeSettings", True, problems, "agentls settings")
-    trust = _flag(ours_user, "trustProjectSettings", True, problems, "agentls settings")
+    user = _layer(section, USER_LABEL, "user", problems)
+    project = _layer(project_section, PROJECT_LABEL, "project", problems)
+    ours = user.settings
     first = root_list[0] if root_list else home
     sources: list[SettingsSource] = []
-    if read_claude:
+    if ours.read_claude_settings:
         for path, user_level, root in claude_settings_files(root_list, home):
-            data = _read_json(path, problems)
-            if data is not None:
-                sources.append(SettingsSource(str(path), data, user_level, root))
-    if ours_project:
-        for key in ("allowBypassPermissions", "trustProjectSettings", "readClaudeSettings"):
-            if key in ours_project:
-                problems.append(f"project settings: `{key}` can only be set in user settings")
-        sources.append(SettingsSource("project agentls settings", ours_project, False, first))
-    if ours_user:
-        sources.append(SettingsSource("agentls settings", ours_user, True, first))
-
-    rules = RuleSet()
-    hook_config = HookConfig()
-    mode: PermissionMode = "default"
-    mode_source = ""
-    bypass_disabled = False
-    patterns = list(DEFAULT_SECRET_PATTERNS)
-    exceptions = list(DEFAULT_SECRET_EXCEPTIONS)
-    for source in sources:
-        trusted = source.user_level or trust
-        permissions = source.data.get("permissions")
-        if permissions is not None and not isinstance(permissions, Mapping):
-            problems.append(f"{source.label}: `permissions` must be an object; ignored")
-            permissions = None
-        lists = dict(permissions or {})
-        if not trusted:
-            lists.pop("allow", None)
-        found, rule_problems = parse_rules(
-            lists, source.label, root=source.root, home=home, known_tools=known_tools
-        )
-        rules.extend(found)
-        problems.extend(rule_problems)
-        requested = (permissions or {}).get("defaultMode") or source.data.get("permissionMode")
-        if requested is not None and trusted:
-            if requested in PERMISSION_MODES:
-                mode, mode_source = requested, source.label
-            else:
-                problems.append(
-                    f"{source.label}: unknown permission mode {requested!r} "
-                    f"(use one of {', '.join(PERMISSION_MODES)}); ignored"
-                )
-        if (permissions or {}).get("disableBypassPermissionsMode") == "disable":
-            bypass_disabled = True
-        if "hooks" in source.data and trusted:
-            hook_config.merge(HookConfig.parse(source.data["hooks"], source.label))
-        patterns, exceptions = _secrets(source, patterns, exceptions, problems)
-    bypass = bool(ours_user.get("allowBypassPermissions") is True) and not bypass_disabled
+            found = _claude_source(path, user_level, root, problems)
+            if found is not None:
+                sources.append(found)
+    if project.values:
+        sources.append(SettingsSource.of_section(project, first))
+    if user.values:
+        sources.append(SettingsSource.of_section(user, first))
+    merged = _merge_sources(sources, ours.trust_project_settings, root_list, home, known_tools)
+    problems.extend(merged.problems)
+    bypass = ours.allow_bypass_permissions and not merged.bypass_disabled
     secrets = SecretMatcher(
-        patterns=patterns, exceptions=exceptions, roots=root_list, deny_reads=rules.read_denial
+        patterns=merged.patterns,
+        exceptions=merged.exceptions,
+        roots=root_list,
+        deny_reads=merged.rules.read_denial,
     )
     problems.extend(secrets.problems)
-    problems.extend(hook_config.problems)
+    problems.extend(merged.hooks.problems)
     mode_error = None
-    if mode == "bypassPermissions" and not bypass:
+    if merged.mode == "bypassPermissions" and not bypass:
         mode_error = (
-            f"{mode_source} selects bypassPermissions mode, which is not enabled: set "
+            f"{merged.mode_source} selects bypassPermissions mode, which is not enabled: set "
             "`allowBypassPermissions: true` in your user-level agentls settings. Nothing was "
             "started"
         )
         problems.append(mode_error)
-    where, timeout = _run_command(ours_user, ours_project, problems)
-    extra = [*credentials]
-    redactor = Redactor.from_env(env, extra)
+    run_command = RunCommandSettings.model_validate(
+        merge_values(project.values.get("runCommand", {}), user.values.get("runCommand", {}))
+    )
     return Safety(
         roots=root_list,
-        rules=rules,
-        hook_config=hook_config,
+        rules=merged.rules,
+        hook_config=merged.hooks,
         secrets=secrets,
-        mode=mode,
+        mode=merged.mode,
         bypass_enabled=bypass,
         problems=problems,
-        redactor=redactor,
+        redactor=Redactor.from_env(env, [*credentials]),
         mode_error=mode_error,
-        run_command_where=where,
-        run_command_timeout=timeout,
+        run_command=run_command,
     )
 
 
-def _run_command(
-    user: Mapping[str, Any], project: Mapping[str, Any], problems: list[str]
-) -> tuple[Literal["shadow", "workspace"], float]:
-    """`runCommand: {"where": "shadow" | "workspace", "timeout": seconds}` (user wins)."""
-    where: Literal["shadow", "workspace"] = "shadow"
-    timeout = 120.0
-    for label, data in (("project agentls settings", project), ("agentls settings", user)):
-        raw = data.get("runCommand")
-        if raw is None:
-            continue
-        if not isinstance(raw, Mapping):
-            problems.append(f"{label}: `runCommand` must be an object; ignored")
-            continue
-        value = raw.get("where", where)
-        if value in ("shadow", "workspace"):
-            where = "workspace" if value == "workspace" else "shadow"
-        else:
-            problems.append(f'{label}: runCommand.where must be "shadow" or "workspace"')
-        seconds = raw.get("timeout", timeout)
-        if (
-            isinstance(seconds, int | float)
-            and not isinstance(seconds, bool)
-            and 0 < seconds <= 600
-        ):
-            timeout = float(seconds)
-        else:
-            problems.append(f"{label}: runCommand.timeout must be 1–600 seconds; using {timeout:g}")
-    return where, timeout
+def _layer(
+    raw: Layer | Mapping[str, Any] | None, label: str, level: Level, problems: list[str]
+) -> Layer:
+    if isinstance(raw, Layer):
+        return raw
+    layer = load_layer(raw, label, level)
+    problems.extend(str(p) for p in layer.problems)
+    return layer
 
 
-def _flag(
-    data: Mapping[str, Any], key: str, default: bool, problems: list[str], where: str
-) -> bool:
-    value = data.get(key, default)
-    if isinstance(value, bool):
-        return value
-    problems.append(f"{where}: `{key}` must be true or false; using {default}")
-    return default
+@dataclass
+class _Merged:
+    """The sources combined: rules and hooks accumulate, the last mode wins."""
+
+    rules: RuleSet = field(default_factory=RuleSet)
+    hooks: HookConfig = field(default_factory=HookConfig)
+    mode: PermissionMode = "default"
+    mode_source: str = ""
+    bypass_disabled: bool = False
+    patterns: list[str] = field(default_factory=lambda: list(DEFAULT_SECRET_PATTERNS))
+    exceptions: list[str] = field(default_factory=lambda: list(DEFAULT_SECRET_EXCEPTIONS))
+    problems: list[str] = field(default_factory=list)
 
 
-def _secrets(
-    source: SettingsSource,
-    patterns: list[str],
-    exceptions: list[str],
-    problems: list[str],
-) -> tuple[list[str], list[str]]:
-    raw = source.data.get("secrets")
-    if raw is None:
-        return patterns, exceptions
-    if isinstance(raw, list):
-        raw = {"extraPatterns": raw}
-    if not isinstance(raw, Mapping):
-        problems.append(f"{source.label}: `secrets` must be an object or a list; ignored")
-        return patterns, exceptions
-    for key in ("patterns", "exceptions"):
-        if key in raw and not source.user_level:
-            problems.append(
-                f"{source.label}: `secrets.{key}` can only be changed in user settings "
-                "(a project may only add patterns, with `extraPatterns`); ignored"
-            )
-    if source.user_level:
-        replaced = _strings(raw.get("patterns"), source.label, "secrets.patterns", problems)
-        if replaced is not None:
-            patterns = replaced
-        allowed = _strings(raw.get("exceptions"), source.label, "secrets.exceptions", problems)
-        if allowed is not None:
-            exceptions = allowed
-    extra = _strings(raw.get("extraPatterns"), source.label, "secrets.extraPatterns", problems)
-    if extra:
-        patterns = [*patterns, *extra]
-    return patterns, exceptions
+def _merge_sources(
+    sources: Sequence[SettingsSource],
+    trust_project: bool,
+    roots: Sequence[Path],
+    home: Path,
+    known_tools: Collection[str] | None,
+) -> _Merged:
+    merged = _Merged()
+    for source in sources:
+        trusted = source.user_level or trust_project
+        lists: dict[str, object] = {"ask": source.permissions.ask, "deny": source.permissions.deny}
+        if trusted:
+            lists["allow"] = source.permissions.allow
+        found, rule_problems = parse_rules(
+            lists, source.label, root=source.root, home=home, known_tools=known_tools
+        )
+        merged.rules.extend(found)
+        merged.problems.extend(rule_problems)
+        if source.mode is not None and trusted:
+            merged.mode, merged.mode_source = source.mode, source.label
+        if source.permissions.disable_bypass_permissions_mode == "disable":
+            merged.bypass_disabled = True
+        if source.hooks and trusted:
+            merged.hooks.merge(HookConfig.parse(source.hooks, source.label))
+        if source.secrets is not None:
+            _add_secrets(merged, source.secrets, source.user_level)
+    return merged
 
 
-def _strings(value: object, label: str, key: str, problems: list[str]) -> list[str] | None:
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        problems.append(f"{label}: `{key}` must be a list of strings; ignored")
-        return None
-    return list(value)
+def _add_secrets(merged: _Merged, secrets: SecretsSettings, user_level: bool) -> None:
+    """A user may replace the patterns and exceptions; anyone may add patterns (a project's
+    replacements never get here: they are dropped, and reported, when its layer loads)."""
+    if user_level and secrets.patterns is not None:
+        merged.patterns = list(secrets.patterns)
+    if user_level and secrets.exceptions is not None:
+        merged.exceptions = list(secrets.exceptions)
+    merged.patterns = [*merged.patterns, *secrets.extra_patterns]

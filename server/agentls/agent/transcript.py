@@ -12,7 +12,6 @@ elsewhere.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -22,9 +21,12 @@ import platformdirs
 
 
 def transcript_dir() -> Path:
-    configured = os.environ.get("AGENTLS_TRANSCRIPT_DIR")
-    if configured:
-        return Path(configured).expanduser()
+    """`AGENTLS_TRANSCRIPT_DIR`, else the user's cache directory."""
+    from agentls.config.environment import environment
+
+    configured = environment()[0].transcript_dir
+    if configured is not None:
+        return configured.expanduser()
     return Path(platformdirs.user_cache_dir("agentls")) / "transcripts"
 
 

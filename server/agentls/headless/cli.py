@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
 
 def _quiet_logging() -> None:
     """The CLI's own output is the UI; library warnings go nowhere unless asked for."""
-    level = os.environ.get("AGENTLS_CLI_LOG_LEVEL")
+    from agentls.config.environment import environment
+
+    level = environment()[0].cli_log_level
     root = logging.getLogger()
     if level:
         logging.basicConfig(level=level.upper())

@@ -154,6 +154,7 @@ async def status(ls: AgentLanguageServer, args: StatusArgs) -> dict[str, Any]:
 
     result = ls.host.status()
     result["mode"] = ls.config.current.mode
+    result["settings"] = ls.config.current.model_dump(by_alias=True, mode="json")
     result["permission_mode"] = ls.safety.mode if ls.safety is not None else None
     result["index"] = index_state(ls)
     return result

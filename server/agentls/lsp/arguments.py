@@ -6,12 +6,14 @@ to import, and `initialize` should answer as fast as a bare pygls server.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
 
-Mode = Literal["review", "auto", "plan"]
+from agentls.config import RunMode as Mode
+from agentls.config import describe_validation_error
+
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -82,17 +84,5 @@ def parse_args(command: str, model: type[M], args: tuple[Any, ...]) -> M:
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        raise JsonRpcInvalidParams(f"{command}: {describe(exc)}") from None
-
-
-def describe(exc: ValidationError) -> str:
-    problems = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "(argument)"
-        if err["type"] == "missing":
-            problems.append(f"`{where}` is required")
-        elif err["type"] == "extra_forbidden":
-            problems.append(f"`{where}` is not a known argument")
-        else:
-            problems.append(f"`{where}`: {err['msg']}")
-    return "; ".join(problems)
+        problems = describe_validation_error(exc, unknown="a known argument")
+        raise JsonRpcInvalidParams(f"{command}: {problems}") from None

@@ -36,6 +36,7 @@ HOST_IMPORTS = (
     "agentls.lsp.approvals",
     "agentls.lsp.port",
     "agentls.workspace",
+    "agentls.config.environment",
 )
 WARM_IMPORTS = (
     "agentls.index",
@@ -108,8 +109,10 @@ def start_agent(ls: AgentLanguageServer) -> None:
     from agentls.workspace import Workspace
 
     roots = ls.roots()
-    problems = ls.config.set_project(load_project_config(roots[0]))
-    problems += ls.config.set_editor(ls.initialization_options, "initializationOptions")
+    problems = ls.config.set_environment()
+    problems += ls.config.set_project(load_project_config(roots[0]))
+    if "editor" not in ls.config.layers:  # else a configuration change came while starting
+        problems += ls.config.set_editor(ls.initialization_options, "initializationOptions")
     options = HostOptions(
         settings=lambda: agent_settings(ls),
         instructions=lambda: ls.config.current.instructions,
@@ -139,25 +142,13 @@ async def pull_configuration(ls: AgentLanguageServer) -> object:
 
 
 def agent_settings(ls: AgentLanguageServer) -> AgentSettings:
-    """Settings for a new session: environment, then the layered configuration.
+    """Settings for a new session: the layered settings plus the environment's credentials
+    (every part is valid already: invalid ones were reported and dropped)."""
+    from agentls.agent.settings import AgentSettings
+    from agentls.config.environment import environment
 
-    An invalid environment variable is reported and the loop settings fall back to their
-    defaults (credentials and endpoint still come from the environment).
-    """
-    from agentls.agent.settings import AgentSettings, ConfigError
-
-    overrides = ls.config.current.settings_overrides()
-    try:
-        return AgentSettings.from_env(**overrides)
-    except ConfigError as exc:
-        ls.message(types.MessageType.Warning, f"agentls: {exc}; using safe defaults")
-        import os
-
-        env = {k: v for k, v in os.environ.items() if k.startswith("ANTHROPIC_")}
-        try:
-            return AgentSettings.from_env(env, **overrides)
-        except ConfigError:
-            return AgentSettings.from_env(env)
+    credentials, _ = environment()
+    return AgentSettings.resolve(ls.config.current, credentials)
 
 
 def report_problems(ls: AgentLanguageServer, problems: list[str]) -> None:

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from agentls.lsp.approvals import PromptPolicy, approver_for
-from agentls.lsp.config import safety_section
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -23,7 +22,8 @@ if TYPE_CHECKING:
 
     from agentls.agent.hooks import HookRunner
     from agentls.agent.permissions import PermissionPolicy
-    from agentls.agent.registry import AnyTool, PoolFilter, ToolSearchSettings
+    from agentls.agent.registry import AnyTool, PoolFilter
+    from agentls.config import ToolSearchSettings
     from agentls.lsp.server import AgentLanguageServer
     from agentls.mcp import McpManager
 
@@ -36,9 +36,7 @@ def reload_safety(ls: AgentLanguageServer) -> list[str]:
         from agentls.agent.settings_files import load_safety
 
         ls.safety = load_safety(
-            ls.host.workspace.roots,
-            section=safety_section(ls.config.editor),
-            project_section=safety_section(ls.config.project),
+            ls.host.workspace.roots, section=ls.config.editor, project_section=ls.config.project
         )
     except Exception as exc:
         log.exception("cannot load the permission settings")
@@ -79,9 +77,11 @@ def session_pool_filter(ls: AgentLanguageServer) -> PoolFilter:
 
 def session_tools(ls: AgentLanguageServer) -> list[Any]:
     """The built-in tools, with `run_command` configured by the safety settings."""
-    from agentls.tools import builtin_tools
+    from agentls.tools import RunCommand, builtin_tools
 
-    run_command = ls.safety.run_command_tool() if ls.safety is not None else None
+    run_command = None
+    if ls.safety is not None:
+        run_command = RunCommand.from_settings(ls.safety.run_command, ls.safety.redactor)
     return builtin_tools(run_command=run_command)
 
 
@@ -121,6 +121,4 @@ class LazyMcpSource:
 
 
 def tool_search_settings(ls: AgentLanguageServer) -> ToolSearchSettings:
-    from agentls.agent.registry import ToolSearchSettings
-
-    return ToolSearchSettings.from_dict(ls.config.current.tool_search)
+    return ls.config.current.tool_search

@@ -83,11 +83,10 @@ async def _poll(ls: AgentLanguageServer) -> None:
 
 
 def _poll_seconds() -> float:
-    try:
-        return max(0.05, float(os.environ.get("AGENTLS_DISK_POLL_SECONDS", POLL_SECONDS)))
-    except ValueError:
-        log.warning("AGENTLS_DISK_POLL_SECONDS is not a number; polling every %ss", POLL_SECONDS)
-        return POLL_SECONDS
+    """`AGENTLS_DISK_POLL_SECONDS` (an invalid value was reported at start-up)."""
+    from agentls.config.environment import environment
+
+    return environment()[0].disk_poll_seconds or POLL_SECONDS
 
 
 def snapshot(ls: AgentLanguageServer) -> Snapshot:

@@ -2,12 +2,12 @@
 
 Wiring for a host (the LSP server, the CLI)::
 
-    manager = McpManager.from_config(workspace_root, settings.get("mcp"),
+    manager = McpManager.from_config(workspace_root, settings.mcp,   # agentls.config
                                      approve_project_file=ask_the_user)
     if manager.options.startup == "eager":
         asyncio.create_task(manager.start())
     SessionConfig(..., tool_sources=[manager],
-                  tool_search=ToolSearchSettings.from_dict(settings.get("toolSearch")))
+                  tool_search=settings.tool_search)
     ...
     status["mcp"] = manager.status()
     await manager.aclose()          # on shutdown

@@ -24,9 +24,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import platformdirs
+
+from agentls.config import McpSettings
 
 Source = Literal["config", "project", "user"]
 PROJECT_FILE = ".mcp.json"
@@ -83,43 +85,8 @@ class ConfigProblem:
     message: str
 
 
-@dataclass(frozen=True)
-class McpOptions:
-    """How the manager runs servers. From the `mcp` settings object (camelCase keys)."""
-
-    startup: Literal["lazy", "eager"] = "lazy"
-    startup_timeout: float = 30.0
-    tool_timeout: float = 300.0
-    project_config: bool = True
-    user_config: bool = True
-    claude_code_user_config: bool = False
-    disabled: frozenset[str] = frozenset()
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> McpOptions:
-        if not data:
-            return cls()
-        values: dict[str, Any] = {}
-        if data.get("startup") in ("lazy", "eager"):
-            values["startup"] = data["startup"]
-        for key, attr in (
-            ("startupTimeoutSeconds", "startup_timeout"),
-            ("toolTimeoutSeconds", "tool_timeout"),
-        ):
-            value = data.get(key)
-            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-                values[attr] = float(value)
-        for key, attr in (
-            ("projectConfig", "project_config"),
-            ("userConfig", "user_config"),
-            ("claudeCodeUserConfig", "claude_code_user_config"),
-        ):
-            if isinstance(data.get(key), bool):
-                values[attr] = data[key]
-        disabled = data.get("disabledServers")
-        if isinstance(disabled, list):
-            values["disabled"] = frozenset(str(n) for n in disabled)
-        return cls(**values)
+McpOptions = McpSettings
+"""How the manager runs servers: the `mcp` settings object (`agentls.config.McpSettings`)."""
 
 
 @dataclass

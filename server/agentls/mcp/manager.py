@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls.agent.registry import AnyTool
+from agentls.config import McpSettings, validate_leniently
 from agentls.mcp.approval import (
     ApprovalStore,
     ProjectFileApprover,
@@ -91,7 +92,7 @@ class McpManager:
     def from_config(
         cls,
         workspace_root: Path | None,
-        config: Mapping[str, Any] | None = None,
+        config: McpSettings | Mapping[str, Any] | None = None,
         *,
         approve_project_file: ProjectFileApprover | None = None,
         approvals: ApprovalStore | None = None,
@@ -105,9 +106,8 @@ class McpManager:
         `claudeCodeUserConfig`, `disabledServers`). `user_config` overrides the user file's
         path (tests); `environ` the environment used for `${VAR}` expansion.
         """
-        options = McpOptions.from_dict(config)
+        options, problems = _options(config)
         env = os.environ if environ is None else environ
-        problems: list[ConfigProblem] = []
         merged: dict[str, ServerSpec] = {}
 
         def add(parsed_servers: Mapping[str, ServerSpec], found: list[ConfigProblem]) -> None:
@@ -115,10 +115,8 @@ class McpManager:
             for name, spec in parsed_servers.items():
                 merged.setdefault(name, spec)
 
-        if config:
-            parsed = parse_servers(
-                {"mcpServers": config.get("mcpServers", {})}, "config", env, "settings"
-            )
+        if options.mcp_servers:
+            parsed = parse_servers({"mcpServers": options.mcp_servers}, "config", env, "settings")
             add(parsed.servers, parsed.problems)
         project: ProjectFile | None = None
         if options.project_config and workspace_root is not None:
@@ -332,6 +330,16 @@ def _read_project(
         return None, [ConfigProblem("*", "project", problem)]
     parsed = parse_servers(data, "project", env, str(path))
     return ProjectFile(path, raw, parsed.servers), parsed.problems
+
+
+def _options(
+    config: McpSettings | Mapping[str, Any] | None,
+) -> tuple[McpSettings, list[ConfigProblem]]:
+    """Our `mcp` settings object, validated (each invalid part reported and dropped)."""
+    if isinstance(config, McpSettings):
+        return config, []
+    checked = validate_leniently(McpSettings, config, "settings")
+    return checked.model, [ConfigProblem("*", "config", str(p)) for p in checked.problems]
 
 
 def _user_files(user_config: Path | None, options: McpOptions) -> list[Path]:

@@ -23,6 +23,7 @@ from pydantic import Field
 
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import Tool, ToolError, ToolInput, ToolOutput
+from agentls.config import RunCommandSettings
 from agentls.workspace.process import ProcessResult, ProcessStartError, scrub_env
 from agentls.workspace.process_guard import run_guarded
 from agentls.workspace.secrets import Redactor
@@ -88,6 +89,18 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
     ) -> None:
         self.config = config or RunCommandConfig()
         self._shadows = shadows
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: RunCommandSettings,
+        redactor: Redactor,
+        *,
+        shadows: ShadowRegistry | None = None,
+    ) -> RunCommand:
+        """The tool as the `runCommand` settings say, redacting the agent's credentials."""
+        config = RunCommandConfig(where=settings.where, timeout=settings.timeout, redactor=redactor)
+        return cls(config, shadows=shadows)
 
     def summary(self, input: RunCommandInput) -> str:
         return f"Running: {input.description or _one_line(input.command)}"

@@ -1,0 +1,153 @@
+"""The model and the agent loop: which model, how much it may do, retries, compaction."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field, WithJsonSchema, field_validator, model_validator
+
+from agentls.config.base import SettingsModel, meta
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+
+
+def _non_negative(value: float) -> float:
+    if value < 0:
+        raise ValueError(f"{value!r} is not a non-negative number")
+    return value
+
+
+Price = Annotated[float, AfterValidator(_non_negative)]
+
+
+class PriceSetting(SettingsModel):
+    """USD per million tokens for the models whose id starts with a prefix. Written as
+    `{"input": 3, "output": 15}` (cache prices optional) or `[input, output]` /
+    `[input, output, cache_read, cache_write]`."""
+
+    input: Price
+    output: Price
+    cache_read: Price | None = Field(default=None, alias="cache_read")
+    """Default: 0.1 × input."""
+    cache_write: Price | None = Field(default=None, alias="cache_write")
+    """Default: 1.25 × input (5-minute cache writes)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_list(cls, value: Any) -> Any:
+        if isinstance(value, list | tuple) and len(value) in (2, 4):
+            names = ("input", "output", "cache_read", "cache_write")
+            return dict(zip(names, value, strict=False))
+        if isinstance(value, dict) and "input" in value and "output" in value:
+            return value
+        raise ValueError(
+            "a price must be {'input': N, 'output': N[, 'cache_read': N, 'cache_write': N]} "
+            "or a list [input, output(, cache_read, cache_write)]"
+        )
+
+
+PriceEntry = Annotated[
+    PriceSetting,
+    WithJsonSchema(
+        {
+            "anyOf": [
+                PriceSetting.model_json_schema(),
+                {
+                    "type": "array",
+                    "items": {"type": "number", "minimum": 0},
+                    "minItems": 2,
+                    "maxItems": 4,
+                },
+            ]
+        }
+    ),
+]
+"""A price: the object, or the list form `[input, output(, cache_read, cache_write)]`."""
+
+
+class LoopSettings(SettingsModel):
+    """Model and loop settings: each can also come from its environment variable."""
+
+    model: str = Field(
+        default=DEFAULT_MODEL, min_length=1, json_schema_extra=meta(env="AGENTLS_MODEL")
+    )
+    """Model id sent to the Messages API."""
+    max_tokens: int = Field(
+        default=16_000, ge=1, le=1_000_000, json_schema_extra=meta(env="AGENTLS_MAX_TOKENS")
+    )
+    """`max_tokens` of each model request."""
+    max_turns: int = Field(
+        default=50, ge=1, le=1_000, json_schema_extra=meta(env="AGENTLS_MAX_TURNS")
+    )
+    """Model turns per run at most."""
+    temperature: float | None = Field(
+        default=None, ge=0.0, le=1.0, json_schema_extra=meta(env="AGENTLS_TEMPERATURE")
+    )
+    """Sampling temperature (empty: the endpoint's default)."""
+    request_timeout: float = Field(
+        default=600.0, gt=0, json_schema_extra=meta(env="AGENTLS_REQUEST_TIMEOUT")
+    )
+    """Seconds one model request may take."""
+    base_url: str | None = Field(
+        default=None,
+        min_length=1,
+        json_schema_extra=meta(env="ANTHROPIC_BASE_URL", user_only=True),
+    )
+    """Messages-API endpoint (empty: ANTHROPIC_BASE_URL, else api.anthropic.com). Works with
+    Ollama, llama.cpp's server, LiteLLM, vLLM. Not from a project file: a cloned repository
+    must not redirect your key."""
+    max_retries: int = Field(
+        default=4, ge=0, le=100, json_schema_extra=meta(env="AGENTLS_MAX_RETRIES")
+    )
+    """Retries of a transient API failure (429, 529, 5xx, a dropped stream)."""
+    retry_base_delay: float = Field(
+        default=1.0, ge=0, json_schema_extra=meta(env="AGENTLS_RETRY_BASE_DELAY")
+    )
+    """Seconds before the first retry (doubling each time)."""
+    retry_max_delay: float = Field(
+        default=30.0, ge=0, json_schema_extra=meta(env="AGENTLS_RETRY_MAX_DELAY")
+    )
+    """Longest wait between retries (also caps an honoured `retry-after`)."""
+    max_continuations: int = Field(default=3, ge=0, le=100)
+    """Continuations when a reply stops at `max_tokens` in the middle of its text."""
+    context_window: int | None = Field(
+        default=None, ge=1000, json_schema_extra=meta(env="AGENTLS_CONTEXT_WINDOW")
+    )
+    """Tokens the model reads at most (empty: the model's known window, else 200000)."""
+    compact_threshold: float = Field(
+        default=0.8, ge=0.1, le=1.0, json_schema_extra=meta(env="AGENTLS_COMPACT_THRESHOLD")
+    )
+    """Compact when the next request would use more than this share of the window."""
+    auto_compact: bool = Field(default=True, json_schema_extra=meta(env="AGENTLS_AUTO_COMPACT"))
+    """Summarise older turns automatically when the context fills up."""
+    compact_keep_turns: int = Field(
+        default=4, ge=0, json_schema_extra=meta(env="AGENTLS_COMPACT_KEEP_TURNS")
+    )
+    """Assistant turns a compaction keeps verbatim (with their tool results)."""
+    compact_summary_tokens: int = Field(default=4096, ge=256, le=100_000)
+    """`max_tokens` of the summary request of a compaction."""
+    stub_after_turns: int = Field(
+        default=6, ge=0, json_schema_extra=meta(env="AGENTLS_STUB_AFTER_TURNS")
+    )
+    """Old tool results longer than `stubMinChars` become a re-read stub after this many
+    turns (0: never)."""
+    stub_min_chars: int = Field(
+        default=2000, ge=0, json_schema_extra=meta(env="AGENTLS_STUB_MIN_CHARS")
+    )
+    """Tool results shorter than this are never stubbed."""
+    prices: dict[str, PriceEntry] = Field(
+        default_factory=dict, json_schema_extra=meta(env="AGENTLS_PRICES")
+    )
+    """Price overrides by model-id prefix, on top of the built-in table (USD per million
+    tokens), e.g. `{"qwen": [0.5, 1]}`. In the environment: the same as JSON text."""
+
+    @field_validator("prices", mode="before")
+    @classmethod
+    def _prices_from_json(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except ValueError as exc:
+                raise ValueError(f"not valid JSON ({exc})") from None
+        return value

@@ -1,0 +1,61 @@
+"""MCP: which servers to start (Claude Code's `mcpServers` shape) and how (docs/mcp.md)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from agentls.config.base import SettingsModel
+
+
+class McpServerConfig(SettingsModel):
+    """One server, as in Claude Code's `.mcp.json`. `${VAR}` and `${VAR:-default}` are
+    expanded from the environment. This class documents the shape (the JSON Schema); the
+    entries themselves are checked by `agentls.mcp.config.parse_servers`, which also reads
+    `.mcp.json` files, so a bad entry shows in `agentls.status` like any failed server."""
+
+    type: Literal["stdio", "http", "sse", "streamable-http"] | None = None
+    """Transport (default: stdio with `command`, http with `url`)."""
+    command: str | None = None
+    """The program of a stdio server."""
+    args: list[str] = Field(default_factory=list)
+    """Its arguments."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment variables for it."""
+    cwd: str | None = None
+    """Its working directory (default: the workspace root)."""
+    url: str | None = None
+    """The http(s) URL of a remote server."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """HTTP headers for a remote server."""
+
+
+McpServerEntry = dict[str, Any]
+"""An entry is only checked to be an object here (see `McpServerConfig`)."""
+
+
+class McpSettings(SettingsModel):
+    """MCP servers and how they are run. Editor or user settings only: a project's servers
+    come from its `.mcp.json`, after the user approved that file."""
+
+    mcp_servers: dict[str, McpServerEntry] = Field(
+        default_factory=dict,
+        json_schema_extra={"additionalProperties": McpServerConfig.model_json_schema()},
+    )
+    """Servers by name: `{"files": {"command": "npx", "args": [...]}, "remote": {"type":
+    "http", "url": "https://…"}}`."""
+    startup: Literal["lazy", "eager"] = "lazy"
+    """`lazy`: start the servers on the first agent run; `eager`: when the server starts."""
+    startup_timeout: float = Field(default=30.0, gt=0, alias="startupTimeoutSeconds")
+    """Seconds a server may take to start."""
+    tool_timeout: float = Field(default=300.0, gt=0, alias="toolTimeoutSeconds")
+    """Seconds one MCP tool call may take."""
+    project_config: bool = True
+    """Read the workspace's `.mcp.json` (each version needs your approval once)."""
+    user_config: bool = True
+    """Read your `~/.config/agentls/mcp.json`."""
+    claude_code_user_config: bool = False
+    """Also read Claude Code's user-scope servers from `~/.claude.json`."""
+    disabled: frozenset[str] = Field(default_factory=frozenset, alias="disabledServers")
+    """Names of servers not to start, wherever they are defined."""

@@ -1,0 +1,82 @@
+"""`AgentlsSettings`: the `agentls` settings section, the root of the settings tree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from agentls.config.base import PermissionMode, RunMode, meta
+from agentls.config.loop import LoopSettings
+from agentls.config.mcp import McpSettings
+from agentls.config.safety import (
+    HooksSettings,
+    PermissionsSettings,
+    RunCommandSettings,
+    SecretsSettings,
+)
+from agentls.config.tool_search import ToolSearchSettings
+
+
+def _or_list_of_strings(schema: dict[str, Any]) -> None:
+    """The schema of an object that may also be written as a list (`secrets: [...]`)."""
+    shape = {k: schema.pop(k) for k in list(schema) if k not in ("description", "default")}
+    schema["anyOf"] = [shape, {"type": "array", "items": {"type": "string"}}]
+
+
+class AgentlsSettings(LoopSettings):
+    """The `agentls` section: editor settings, `.agentls.toml`, `[tool.agentls]`, and (for the
+    fields that name a variable) the environment. The model and loop fields are inherited
+    from `LoopSettings`."""
+
+    mode: RunMode = Field(
+        default="review",
+        json_schema_extra={
+            **meta(restricted=True),
+            "enumDescriptions": [
+                "Edits arrive at the end of a run in the refactor preview.",
+                "Edits are applied as the agent makes them.",
+                "Read-only: no write tools.",
+            ],
+        },
+    )
+    """How a run's edits reach you when the command does not say: `review` (staged, shown at
+    the end), `auto` (applied as the agent makes them), `plan` (read-only tools)."""
+    instructions: str = ""
+    """Extra instructions appended to the system prompt."""
+    allowed_tools: tuple[str, ...] = Field(default=(), json_schema_extra=meta(restricted=True))
+    """Tools that run without asking (shorthand for `permissions.allow` rules)."""
+    ask_tools: tuple[str, ...] = ()
+    """Tools that always ask (shorthand for `permissions.ask` rules)."""
+    permissions: PermissionsSettings = Field(
+        default_factory=PermissionsSettings, json_schema_extra=meta(restricted=True)
+    )
+    """Permission rules in Claude Code's format (also read from `.claude/settings*.json`)."""
+    permission_mode: PermissionMode | None = Field(
+        default=None, json_schema_extra=meta(restricted=True)
+    )
+    """The permission mode of new sessions (`default`, `acceptEdits`, `plan`,
+    `bypassPermissions`); same as `permissions.defaultMode`."""
+    hooks: HooksSettings = Field(default_factory=dict, json_schema_extra=meta(restricted=True))
+    """Commands run around tool calls and prompts, in Claude Code's format and protocol."""
+    secrets: SecretsSettings = Field(
+        default_factory=SecretsSettings, json_schema_extra=_or_list_of_strings
+    )
+    """Files that hold secrets: never read by a tool, never shown to the model."""
+    read_claude_settings: bool = Field(default=True, json_schema_extra=meta(user_only=True))
+    """Also read Claude Code's `~/.claude/settings.json` and `.claude/settings*.json`."""
+    trust_project_settings: bool = Field(default=True, json_schema_extra=meta(user_only=True))
+    """`false`: of a project's settings, use only what tightens safety (deny and ask rules,
+    secret patterns)."""
+    allow_bypass_permissions: bool = Field(
+        default=False, json_schema_extra=meta(user_only=True, restricted=True)
+    )
+    """Allow the `bypassPermissions` mode (every call runs without asking)."""
+    run_command: RunCommandSettings = Field(
+        default_factory=RunCommandSettings, json_schema_extra=meta(restricted=True)
+    )
+    """Where the `run_command` tool runs and its default timeout."""
+    mcp: McpSettings = Field(default_factory=McpSettings, json_schema_extra=meta(user_only=True))
+    """MCP servers and how they are run (docs/mcp.md)."""
+    tool_search: ToolSearchSettings = Field(default_factory=ToolSearchSettings)
+    """When MCP tools are deferred behind `tool_search` (docs/mcp.md)."""

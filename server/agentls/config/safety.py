@@ -1,0 +1,125 @@
+"""Safety settings in Claude Code's shapes: permission rules, hooks, secrets, run_command.
+
+The same classes validate our `agentls` section and Claude Code's own `settings.json`
+files (`ClaudeSettingsFile`, which ignores the many keys of theirs we do not use).
+How the sources combine (what a project may do, trust) is `agentls.agent.settings_files`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from agentls.config.base import PermissionMode, SettingsModel, meta
+from agentls.config.problems import entry_error
+
+HookEvent = Literal["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"]
+
+
+class PermissionsSettings(SettingsModel):
+    """Claude Code's permission rules, e.g. `{"allow": ["run_command(npm test:*)"],
+    "deny": ["read_file(./.env)"], "defaultMode": "acceptEdits"}`."""
+
+    allow: list[str] = Field(default_factory=list)
+    """Calls that run without asking (`tool`, `tool(specifier)`, Claude Code's names too)."""
+    ask: list[str] = Field(default_factory=list)
+    """Calls that always ask."""
+    deny: list[str] = Field(default_factory=list)
+    """Calls that are refused; a tool-wide rule (`run_command`) hides the tool."""
+    default_mode: PermissionMode | None = None
+    """The permission mode of new sessions."""
+    disable_bypass_permissions_mode: Literal["disable"] | None = None
+    """`"disable"`: bypassPermissions cannot be used, whatever else enables it."""
+
+
+class HookCommandSettings(SettingsModel):
+    """One command a hook runs (Claude Code's protocol: JSON on stdin, exit code 2 blocks)."""
+
+    type: str = "command"
+    """Only `command` hooks are supported."""
+    command: str
+    """A shell command line (run with /bin/sh)."""
+    timeout: float = Field(default=60.0, gt=0)
+    """Seconds before the hook is killed (at most 3600)."""
+
+    @field_validator("type")
+    @classmethod
+    def _command_only(cls, value: str) -> str:
+        if value != "command":
+            raise entry_error(f'only type "command" is supported, not {value!r}')
+        return value
+
+    @field_validator("command")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise entry_error("`command` must be a non-empty string")
+        return value
+
+
+class HookMatcherSettings(SettingsModel):
+    """Hooks for the tools whose name matches `matcher` (a regex; empty or `*`: all)."""
+
+    matcher: str = ""
+    """Tool names as a regular expression, ours or Claude Code's (`Edit|Write`)."""
+    hooks: list[HookCommandSettings] = Field(min_length=1)
+    """The commands to run."""
+
+    @field_validator("matcher")
+    @classmethod
+    def _valid_regex(cls, value: str) -> str:
+        if value.strip() not in ("", "*"):
+            try:
+                re.compile(value.strip())
+            except re.error as exc:
+                raise entry_error(f"matcher {value!r} is not a valid regex ({exc})") from None
+        return value
+
+
+HooksSettings = dict[HookEvent, list[HookMatcherSettings]]
+"""`{"PreToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", ...}]}]}`."""
+
+
+class SecretsSettings(SettingsModel):
+    """Which files hold secrets (never read, never sent to the model). A list is short for
+    `{"extraPatterns": [...]}`."""
+
+    patterns: list[str] | None = Field(default=None, json_schema_extra=meta(user_only=True))
+    """Replace the built-in patterns (`.env*`, keys, cloud credentials). User settings only."""
+    exceptions: list[str] | None = Field(default=None, json_schema_extra=meta(user_only=True))
+    """Replace the built-in exceptions (`.env.example`, …). User settings only."""
+    extra_patterns: list[str] = Field(default_factory=list)
+    """Patterns added to the built-in (or your) list; a project may add them too."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _list_is_extra(cls, value: Any) -> Any:
+        return {"extraPatterns": value} if isinstance(value, list) else value
+
+
+class RunCommandSettings(SettingsModel):
+    """Where the `run_command` tool runs commands and for how long."""
+
+    where: Literal["shadow", "workspace"] = "shadow"
+    """`shadow`: a private copy of the workspace with the staged edits; `workspace`: your
+    real tree (every command then asks)."""
+    timeout: float = Field(default=120.0, gt=0, le=600)
+    """Default seconds before a command and its children are killed (the model may ask for
+    up to 600)."""
+
+
+class ClaudePermissions(PermissionsSettings):
+    """`permissions` of Claude Code's settings files: their other keys are theirs."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class ClaudeSettingsFile(SettingsModel):
+    """The parts of Claude Code's `settings.json` we use; its other keys are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    permissions: ClaudePermissions | None = None
+    hooks: HooksSettings | None = None
