@@ -1,6 +1,6 @@
 """The layers of `server/agentls`, checked statically and at run time.
 
-The core (`agent/`, `tools/`, `workspace/`, `index/`) is editor-agnostic: it never imports
+The core (`agent/`, `tools/`, `workspace/`, `index/`, `config/`) is editor-agnostic: it never imports
 the LSP libraries or a host, not even lazily inside a function or under `TYPE_CHECKING`, so
 every host (LSP, CLI, ACP) gets the same agent. The static check reads every import
 statement of every module (`ast`), which a run-time probe cannot: a lazy import in a rarely
@@ -19,7 +19,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "server" / "agentls"
 
-CORE = ("agent", "tools", "workspace", "index")
+CORE = ("agent", "tools", "workspace", "index", "config")
 """Subpackages that make up the editor-agnostic core."""
 
 BANNED_IN_CORE = ("pygls", "lsprotocol", "agentls.lsp", "agentls.headless", "agentls.host")
