@@ -33,6 +33,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "agentls.status": ("StatusArgs", "status"),
     "agentls.compact": ("CompactArgs", "compact"),
     "agentls.sessions": ("StatusArgs", "sessions"),
+    "agentls.staged": ("StagedArgs", "staged"),
+    "agentls.toolResult": ("ToolResultArgs", "tool_result"),
 }
 """Command name → (argument model in `arguments`, function in `actions`)."""
 
