@@ -3,6 +3,7 @@
 -- Env: AGENTLS_E2E_CASE (edit | cancel), AGENTLS_E2E_WORKSPACE (a copy of fixture/),
 -- AGENTLS_E2E_RESULT (JSON written here), AGENTLS_E2E_CMD (server command, JSON list).
 -- The scripted model's URL arrives in ANTHROPIC_BASE_URL, inherited by the server.
+vim.cmd("filetype on") -- as in any user config (vim.lsp.enable attaches on FileType)
 local case = os.getenv("AGENTLS_E2E_CASE")
 local workspace = os.getenv("AGENTLS_E2E_WORKSPACE")
 local result_path = os.getenv("AGENTLS_E2E_RESULT")
@@ -118,7 +119,7 @@ local function run_case()
   vim.cmd("edit " .. vim.fn.fnameescape(file))
   wait_for("client initialized", 30000, function()
     local c = agentls.client()
-    return c ~= nil and c.initialized ~= false and not c.is_stopped() and c.server_capabilities ~= nil
+    return c ~= nil and c.initialized ~= false and not require("agentls.compat").is_stopped(c) and c.server_capabilities ~= nil
   end)
   local log = agentls.log
   if not same(buffer_lines(), ORIGINAL) then
