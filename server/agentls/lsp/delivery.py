@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from agentls.host import EditOutcome
-from agentls.lsp.edits import DocState, EditBuilder, EditPlan, match_line_endings
+from agentls.lsp.edits import DocState, EditBuilder, EditPlan, match_line_endings, shows_edit
 from agentls.lsp.sync import uri_to_path
 from agentls.workspace.changes import Change, ChangeSet
 
@@ -185,8 +185,9 @@ def _versions(ls: AgentLanguageServer, uris: Iterable[str]) -> dict[str, tuple[i
 def _confirmed(
     ls: AgentLanguageServer, uri: str, text: str, before: dict[str, tuple[int | None, str]]
 ) -> bool | None:
-    """True: the document shows the edit (its text, or a newer version with changed text,
-    when the user typed along); None: no didChange has arrived since the edit was sent."""
+    """True: the document shows the edit (its text, or a newer version that contains the
+    edit's lines, when the user typed along); False: a newer version without them (the
+    editor skipped the edit); None: no didChange has arrived since the edit was sent."""
     doc = ls.workspace.text_documents.get(uri)
     if doc is None:
         return True  # not open in the editor: nothing to check against
@@ -195,9 +196,9 @@ def _confirmed(
     if uri not in before:
         return None  # opened by the edit itself: wait for its text
     version, old_text = before[uri]
-    if doc.version != version:
-        return bool(doc.source != old_text)
-    return None
+    if doc.version == version:
+        return None
+    return shows_edit(old_text, text, doc.source)
 
 
 async def _unconfirmed(
@@ -208,17 +209,16 @@ async def _unconfirmed(
 ) -> list[str]:
     """URIs of open documents that do not show the applied edit.
 
-    Decided by each document's version and text: a document whose version moved on with the
-    new text is applied; one with its old text is not. Clients that sync before they answer
-    are judged at once; for the others the wait ends at the first didChange of each
-    document, or after `seconds` when none comes (the editor did not change it)."""
+    Decided by each document's version and text (`_confirmed`). Clients that sync before
+    they answer are judged at once; for the others a document is confirmed as soon as a
+    didChange shows the edit, and counted as unchanged when none has after `seconds`."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + (0.0 if ls.features.syncs_before_apply_reply else seconds)
     while True:
         states = {uri: _confirmed(ls, uri, text, before) for uri, text in expected.items()}
-        pending = [uri for uri, state in states.items() if state is None]
-        if not pending or loop.time() >= deadline:
-            return [uri for uri, state in states.items() if state is not True]
+        missing = [uri for uri, state in states.items() if state is not True]
+        if not missing or loop.time() >= deadline:
+            return missing
         await asyncio.sleep(0.02)
 
 

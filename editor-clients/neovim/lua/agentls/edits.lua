@@ -98,6 +98,36 @@ function M.settle(edit, before)
   end
 end
 
+--- Neovim 0.7-0.9 cannot create a file or rename one into a folder that does not exist
+--- yet (io.open fails): make the parent folders first.
+local function make_parent_folders(edit)
+  for _, change in ipairs(edit.documentChanges or {}) do
+    local target = (change.kind == "create" and change.uri) or (change.kind == "rename" and change.newUri)
+    if target then
+      local dir = vim.fn.fnamemodify(vim.uri_to_fname(target), ":h")
+      if vim.fn.isdirectory(dir) == 0 then
+        vim.fn.mkdir(dir, "p")
+      end
+    end
+  end
+end
+
+--- A created file's content arrives as an insert into an empty buffer, which already has
+--- one empty line: with 'fixeol' that line would become an extra blank line at the end.
+local function trim_created(edit)
+  for _, change in ipairs(edit.documentChanges or {}) do
+    if change.kind == "create" then
+      local bufnr = vim.uri_to_bufnr(change.uri)
+      if vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].fixeol then
+        local count = vim.api.nvim_buf_line_count(bufnr)
+        if count > 1 and vim.api.nvim_buf_get_lines(bufnr, count - 1, count, false)[1] == "" then
+          vim.api.nvim_buf_set_lines(bufnr, count - 1, count, false, {})
+        end
+      end
+    end
+  end
+end
+
 --- Handler for the server's workspace/applyEdit request.
 function M.apply_edit_handler(_, params, ctx)
   local client = vim.lsp.get_client_by_id(ctx.client_id)
@@ -105,14 +135,18 @@ function M.apply_edit_handler(_, params, ctx)
     return { applied = false, failureReason = "agentls: malformed workspace/applyEdit" }
   end
   local before = M.snapshot()
+  make_parent_folders(params.edit)
   local ok, err = pcall(vim.lsp.util.apply_workspace_edit, params.edit, client.offset_encoding or "utf-16")
+  if ok then
+    pcall(trim_created, params.edit)
+    local settled, problem = pcall(M.settle, params.edit, before)
+    if not settled then
+      compat.notify("agentls: " .. tostring(problem), vim.log.levels.WARN)
+    end
+  end
   compat.flush_changes(client) -- the server sees the new text before the answer
   if not ok then
     return { applied = false, failureReason = tostring(err) }
-  end
-  local settled, problem = pcall(M.settle, params.edit, before)
-  if not settled then
-    compat.notify("agentls: " .. tostring(problem), vim.log.levels.WARN)
   end
   return { applied = true }
 end

@@ -53,6 +53,7 @@ function M.append(text, new_line)
     chunks[1] = last .. chunks[1]
     vim.api.nvim_buf_set_lines(buf, count - 1, count, false, chunks)
   end
+  vim.bo[buf].modified = false -- a log, not a file: never "unsaved"
   scroll_windows(buf)
 end
 

@@ -33,28 +33,29 @@ end
 --- The message for an edit outcome `{files, applied, reason, left_out}`, or nil when there
 --- is nothing to say. `what`: "run" or "accept".
 function M.describe_edit(edit, session, what)
-  if type(edit) ~= "table" or #(edit.files or {}) == 0 then
+  edit = type(edit) == "table" and edit or {}
+  local files, left = edit.files or {}, edit.left_out or {}
+  if #files == 0 and #left == 0 then
     if what == "accept" then
       return ("agentls: nothing staged in session %s"):format(session), nil
     end
     return nil
   end
-  local count = #edit.files
   if edit.applied == true then
-    local message = ("agentls: applied %d file(s) of session %s: %s"):format(count, session, names(edit.files))
-    if edit.left_out and #edit.left_out > 0 then
-      return message .. "\nleft out (still staged): " .. left_out(edit.left_out) .. "\n" .. M.ACTIONS, WARN
+    local message = ("agentls: applied %d file(s) of session %s: %s"):format(#files, session, names(files))
+    if #left > 0 then
+      return message .. "\nleft out (still staged): " .. left_out(left) .. "\n" .. M.ACTIONS, WARN
     end
     return message, nil
   end
   if edit.applied == false then
-    local why = edit.left_out and #edit.left_out > 0 and left_out(edit.left_out) or (edit.reason or "refused")
+    local why = #left > 0 and left_out(left) or (edit.reason or "refused")
     return ("agentls: nothing was applied (session %s) — %s\n%s"):format(session, why, M.ACTIONS), WARN
   end
   local staged = ("agentls: %d file(s) staged for review in session %s: %s\n%s"):format(
-    count,
+    #files,
     session,
-    names(edit.files),
+    names(files),
     M.ACTIONS
   )
   return staged, nil
