@@ -11,12 +11,14 @@ local function server_cmd()
 end
 
 local function version_of(cmd)
-  local argv = vim.deepcopy(cmd)
-  if argv[#argv] == "serve" then
-    argv[#argv] = "--version"
-  else
-    table.insert(argv, "--version")
+  local argv = {}
+  for _, arg in ipairs(cmd) do
+    if arg == "serve" then
+      break -- `agentls serve --log-file …` → `agentls --version`
+    end
+    table.insert(argv, arg)
   end
+  table.insert(argv, "--version")
   local out = vim.fn.system(argv)
   if vim.v.shell_error ~= 0 then
     return nil, vim.trim(out)
