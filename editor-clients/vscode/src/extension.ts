@@ -173,7 +173,8 @@ class Agentls implements vscode.Disposable {
 
   /** What a prompt sends along: the active file (and its selected lines). */
   contextLabel(): string | undefined {
-    const editor = vscode.window.activeTextEditor;
+    const active = vscode.window.activeTextEditor;
+    const editor = active?.document.uri.scheme === "file" ? active : this.lastEditor;
     if (!editor || editor.document.uri.scheme !== "file") {
       return undefined;
     }
@@ -205,7 +206,8 @@ class Agentls implements vscode.Disposable {
   }
 
   async startRun(kind: "run" | "ask", prompt: string, range?: vscode.Range, session?: string): Promise<void> {
-    const editor = vscode.window.activeTextEditor ?? this.lastEditor;
+    const active = vscode.window.activeTextEditor;
+    const editor = active?.document.uri.scheme === "file" ? active : this.lastEditor;
     await this.ensureClient();
     const args = { prompt, ...this.editorContext(editor, range), ...(session ? { session } : {}) };
     const result = await this.execute<{ session: string }>(kind === "run" ? "agentls.run" : "agentls.ask", args);
