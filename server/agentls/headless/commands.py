@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import signal
 import sys
 import time
@@ -23,6 +24,7 @@ from rich.markup import escape
 from agentls.headless.client import ServerConnection, ServerError
 from agentls.headless.edits import EditLedger
 from agentls.headless.ui import (
+    LiveAnswer,
     RunView,
     files_table,
     is_interactive,
@@ -93,7 +95,9 @@ class _Interrupts:
     """Ctrl-C (and SIGTERM) while a run is in flight: the first cancels the run cleanly,
     the second kills the server."""
 
-    def __init__(self, conn: ServerConnection, ledger: EditLedger, view: RunView) -> None:
+    def __init__(
+        self, conn: ServerConnection, ledger: EditLedger, view: RunView | LiveAnswer
+    ) -> None:
         self.conn = conn
         self.ledger = ledger
         self.view = view
@@ -293,20 +297,32 @@ async def ask(
 ) -> int:
     workspace = check_workspace(workspace)
     console = make_console(sys.stdout)
-    view = RunView(make_console(sys.stderr), quiet=as_json)
-    view.on_message = lambda kind, message: None  # type: ignore[method-assign]
+    live = is_interactive(console) and not as_json
+    view: RunView | LiveAnswer
+    if live:
+        # on a terminal: the answer is rendered once, live, as it streams
+        view = LiveAnswer(console)
+    else:
+        # elsewhere: progress on stderr, the answer alone on stdout at the end
+        view = RunView(make_console(sys.stderr), quiet=as_json)
+        view.on_message = lambda kind, message: None  # type: ignore[method-assign]
     ledger = EditLedger(workspace, apply=False)
     conn = ServerConnection(workspace, env=env, ledger=ledger, listener=view)
     interrupts = _Interrupts(conn, ledger, view)
     interrupts.install()
-    view.start(prompt)
-    ticker = asyncio.get_running_loop().create_task(view.tick())
+    if isinstance(view, LiveAnswer):
+        view.start()
+        ticker = None
+    else:
+        view.start(prompt)
+        ticker = asyncio.get_running_loop().create_task(view.tick())
     try:
         result = await _drive_command(
             conn, "agentls.ask", {"prompt": prompt, "wait": True}, interrupts
         )
     finally:
-        ticker.cancel()
+        if ticker is not None:
+            ticker.cancel()
         view.stop()
         interrupts.uninstall()
     if as_json:
@@ -316,7 +332,7 @@ async def ask(
 
     text = str(result.get("text") or "").strip()
     status = str(result.get("status"))
-    if text:
+    if text and not live:
         console.print(Markdown(text))
     if status != "completed":
         err = make_console(sys.stderr)
@@ -371,10 +387,21 @@ async def list_tools(
     table.add_column("name", style="bold", no_wrap=True)
     table.add_column("description")
     for tool in tools:
-        description = str(tool.get("description") or "").strip().splitlines()
-        table.add_row(str(tool.get("name")), description[0] if description else "")
+        table.add_row(str(tool.get("name")), first_sentence(str(tool.get("description") or "")))
     console.print(table)
+    console.print(
+        "[dim]agentls tools --json: the full definitions, exactly as the model gets them[/dim]"
+    )
     return 0
+
+
+def first_sentence(text: str) -> str:
+    """The description's first sentence (wrapped by the table), "…" when more follows."""
+    flat = " ".join(text.split())
+    match = re.search(r"(?<=[.!?])\s+(?=[A-Z`(\"'])", flat)
+    if match is None:
+        return flat
+    return flat[: match.start()] + " …"
 
 
 async def run_tool(

@@ -201,3 +201,63 @@ def print_diff(console: Console, diff: str) -> None:
     else:
         console.file.write(diff)
         console.file.flush()
+
+
+class LiveAnswer:
+    """A `Listener` for `agentls ask` on a terminal: the answer rendered as Markdown while
+    it streams, in one place, with the current step under it (no raw text first and the
+    rendered answer again after)."""
+
+    def __init__(self, console: Console) -> None:
+        from rich.live import Live
+
+        self.console = console
+        self.text = ""
+        self.step = "Thinking…"
+        self.session: str | None = None
+        self.tool_calls = 0
+        self._live = Live(self._render(), console=console, refresh_per_second=8, transient=False)
+
+    def _render(self, final: bool = False) -> Any:
+        from rich.console import Group
+        from rich.markdown import Markdown
+
+        answer = Markdown(self.text) if self.text.strip() else Text("")
+        if final:
+            return answer
+        return Group(answer, Text(f"… {self.step}", style="dim"))
+
+    def start(self) -> None:
+        self._live.start()
+
+    def stop(self) -> None:
+        self._live.update(self._render(final=True))
+        self._live.stop()
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if event.get("session_id"):
+            self.session = str(event["session_id"])
+        if kind == "text_delta":
+            self.text += str(event.get("text") or "")
+        elif kind == "tool_started":
+            self.tool_calls += 1
+            self.step = str(event.get("summary") or event.get("name"))
+        elif kind in ("tool_finished", "turn_usage"):
+            self.step = "Thinking…"
+        elif kind == "retrying":
+            self.text = ""  # the failed attempt's text is discarded, as the server does
+            self.step = f"model request failed ({event.get('error')}); retrying"
+        else:
+            return
+        self._live.update(self._render())
+
+    def note(self, message: str) -> None:
+        self.step = message
+        self._live.update(self._render())
+
+    def on_progress(self, kind: str, message: str) -> None:
+        return None
+
+    def on_message(self, kind: int, message: str) -> None:
+        return None
