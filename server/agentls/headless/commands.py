@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import re
+import shlex
 import signal
 import sys
 import time
@@ -57,8 +58,42 @@ class RunOptions:
     """With `json`: print the result (a caller that adds to it prints it itself)."""
 
 
+WRITE_TOOLS = frozenset({"edit_file", "write_file", "rename_file", "delete_file"})
+REFUSAL_MARKERS = ("approval", "denied", "not allowed", "permission")
+
+
 def exit_code(result: Mapping[str, Any]) -> int:
+    if result.get("all_edits_refused"):
+        return 1  # "completed", but nothing the run set out to change was allowed
     return EXIT_CODES.get(str(result.get("status")), 1)
+
+
+async def refused_edits(conn: ServerConnection, view: RunView) -> list[dict[str, str]]:
+    """The run's write calls that the permission policy refused, with the reason and the
+    rule that would allow each (from the tool result the model got)."""
+    refused = []
+    for tool_use_id in sorted(view.failed):
+        name, summary = view.calls.get(tool_use_id, ("", ""))
+        if name not in WRITE_TOOLS or view.session is None:
+            continue
+        try:
+            out = await conn.command(
+                "agentls.toolResult", {"session": view.session, "tool_use_id": tool_use_id}
+            )
+        except ServerError:
+            continue
+        reason = str(out.get("content") or "")
+        if any(marker in reason.lower() for marker in REFUSAL_MARKERS):
+            rule = re.search(r"`([^`]+\([^`]*\))`", reason)
+            refused.append(
+                {
+                    "tool": name,
+                    "summary": summary,
+                    "reason": reason,
+                    "rule": rule.group(1) if rule else name,
+                }
+            )
+    return refused
 
 
 def initialization_options(allow: list[str], permission_mode: str | None) -> dict[str, Any] | None:
@@ -235,6 +270,13 @@ async def _drive(
             return _failed(str(exc), interrupts.view.session)
         if not isinstance(result, dict):
             return _failed(f"unexpected result from the server: {result!r}")
+        view = interrupts.view
+        if isinstance(view, RunView) and view.failed:
+            refused = await refused_edits(conn, view)
+            if refused:
+                writes = [c for c in view.calls.values() if c[0] in WRITE_TOOLS]
+                result["refused_edits"] = refused
+                result["all_edits_refused"] = len(refused) == len(writes)
         return result
     except ServerError as exc:
         if interrupts.count:
@@ -274,6 +316,7 @@ def summarize(
             console.print(f"[yellow]edits:[/yellow] {escape(str(reason))}")
         if edit.get("conflicts"):
             console.print(f"[yellow]conflicts:[/yellow] {escape(', '.join(edit['conflicts']))}")
+    _print_refused(console, result, options)
     usage = result.get("usage")
     if isinstance(usage, dict) and usage:
         console.print(usage_table(usage, usage.get("cost_usd", result.get("cost_usd"))))
@@ -287,6 +330,27 @@ def summarize(
         console.print("[dim]nothing was written: run again with --apply to write the changes[/dim]")
     if result.get("transcript") and options.show_transcript:
         console.print(f"[dim]transcript: {escape(str(result['transcript']))}[/dim]")
+
+
+def _print_refused(console: Console, result: Mapping[str, Any], options: RunOptions) -> None:
+    """Why the run's edits were refused, and the exact flag or rule that allows them."""
+    refused = result.get("refused_edits") or []
+    if not refused:
+        return
+    for item in refused:
+        console.print(f"[red]refused:[/red] {escape(item['summary'])} — {escape(item['reason'])}")
+    rules = sorted({item["rule"] for item in refused})
+    tools = sorted({item["tool"] for item in refused})
+    flags = " ".join(f"--allow {shlex.quote(rule)}" for rule in rules)
+    console.print(
+        "To allow these edits in a script, run again with "
+        + escape(flags)
+        + " (or --allow "
+        + escape(" --allow ".join(tools))
+        + " for any file, or --permission-mode acceptEdits); on a terminal you are asked."
+    )
+    if result.get("all_edits_refused"):
+        console.print("[red]Every edit the run asked for was refused: exit code 1.[/red]")
 
 
 # -- ask ---------------------------------------------------------------------------------

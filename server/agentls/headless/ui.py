@@ -52,6 +52,10 @@ class RunView:
         self.session: str | None = None
         self.started = time.monotonic()
         self.tool_calls = 0
+        self.calls: dict[str, tuple[str, str]] = {}
+        """tool_use_id → (tool name, summary) of every call."""
+        self.failed: set[str] = set()
+        """tool_use_ids of the calls that ended with an error."""
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -122,6 +126,7 @@ class RunView:
             self._flush_text()
             summary = str(event.get("summary") or event.get("name"))
             self._summaries[str(event.get("tool_use_id"))] = summary
+            self.calls[str(event.get("tool_use_id"))] = (str(event.get("name")), summary)
             self.tool_calls += 1
             self.set_status(summary)
             if not self.live:
@@ -130,6 +135,7 @@ class RunView:
             summary = self._summaries.get(str(event.get("tool_use_id")), str(event.get("name")))
             ms = float(event.get("duration_ms") or 0)
             if event.get("is_error"):
+                self.failed.add(str(event.get("tool_use_id")))
                 self.line(
                     f"[red]✗[/red] {escape(summary)} [dim]({ms:.0f} ms)[/dim]",
                     plain=f"✗ {summary} ({ms:.0f} ms, failed)",
