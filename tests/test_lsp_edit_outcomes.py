@@ -196,3 +196,14 @@ async def test_staged_files_and_tool_results_for_the_agent_view(
             await command(
                 editor, "agentls.toolResult", {"session": session, "tool_use_id": "toolu_nope"}
             )
+
+
+def test_shows_edit_tells_an_applied_edit_from_a_skipped_one_while_the_user_types() -> None:
+    from agentls.lsp.edits import shows_edit
+
+    before = "a\nb\nc\nd\ne\n"
+    expected = "A\nb\nc\nd\ne\n"  # the agent changes line 1
+    assert shows_edit(before, expected, expected)
+    assert shows_edit(before, expected, "A\nb\nc\nd\ntyped\ne\n")  # applied; typing below
+    assert not shows_edit(before, expected, "a\nb\nc\nd\ntyped\ne\n")  # skipped; typing below
+    assert not shows_edit(before, expected, before)
