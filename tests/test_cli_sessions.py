@@ -27,10 +27,37 @@ def test_sessions_lists_and_resume_continues_in_a_new_process(
     assert entries[0]["first_prompt"] == "Note that the sky is green."
     assert json.loads(run_cli("sessions", "-w", str(other), "--json", env=env).stdout) == []
     table = run_cli("sessions", "-w", str(workspace), env=env)
-    assert session in table.stdout and "completed" in table.stdout
+    assert session[:6] in table.stdout and "completed" in table.stdout
+    assert session not in table.stdout  # a short unique prefix, never cut by the table
 
-    resumed = run_cli("resume", session, "What did I say?", "-w", str(workspace), "--json", env=env)
+    # any unique prefix names the session
+    resumed = run_cli(
+        "resume", session[:6], "What did I say?", "-w", str(workspace), "--json", env=env
+    )
     assert resumed.code == 0, resumed.stdout + resumed.stderr
     assert json.loads(resumed.stdout)["text"] == "You said: the sky is green."
     history = str(api.message_requests[-1].messages)
     assert "Note that the sky is green." in history and "What did I say?" in history
+
+
+def test_resume_of_an_unknown_session_says_so_without_a_traceback(tmp_path: Path) -> None:
+    workspace = write_tree(tmp_path / "ws", {"README.md": "hello\n"})
+    env = cli_env("http://127.0.0.1:9", tmp_path / "state")
+    result = run_cli("resume", "deadbeef", "hi", "-w", str(workspace), env=env)
+    assert result.code == 2
+    assert "no saved session 'deadbeef'" in result.stderr and "agentls sessions" in result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_an_ambiguous_prefix_is_refused_with_the_candidates(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    transcripts = state
+    transcripts.mkdir(parents=True)
+    for sid in ("abc123000001", "abc123000002"):
+        (transcripts / f"{sid}.jsonl").write_text("")
+    env = cli_env("http://127.0.0.1:9", state)
+    result = run_cli("transcript", "abc123", env=env)
+    assert result.code == 2
+    assert "ambiguous" in result.stderr and "abc123000001" in result.stderr
+    single = run_cli("transcript", "abc123000002", env=env)
+    assert single.code == 0, single.stderr

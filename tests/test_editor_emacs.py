@@ -2,9 +2,11 @@
 
 It byte-compiles with warnings as errors, registers its commands, and runs end to end:
 eglot starts `agentls serve`, `agentls-run` against the scripted model, `agentls-accept`,
-buffer text checked (editor-clients/emacs/test/e2e.el). Skips when `emacs` or a loadable
-`eglot` is missing (Emacs 29+ has it built in; on Debian 12's Emacs 28:
-`apt-get install emacs-nox elpa-eglot`, which `scripts/editor-deps.sh emacs` does).
+buffer text checked (editor-clients/emacs/test/e2e.el); an accept right after typing
+with eglot's didChange held back, and a conflict reported with its reason. Fails, naming
+the install script, when `emacs` or a loadable `eglot` is missing (Emacs 29+ has it built
+in; on Debian 12's Emacs 28: `scripts/editor-deps.sh emacs` installs emacs-nox and
+elpa-eglot).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,11 +39,13 @@ def _has_eglot() -> bool:
     return probe.returncode == 0
 
 
-pytestmark = pytest.mark.skipif(
-    not _has_eglot(),
-    reason="emacs with eglot not installed (scripts/editor-deps.sh emacs installs "
-    "Debian's emacs-nox and elpa-eglot)",
-)
+@pytest.fixture(autouse=True)
+def _emacs_with_eglot() -> None:
+    if not _has_eglot():
+        pytest.fail(
+            "emacs with eglot is not installed: run `bash scripts/editor-deps.sh emacs` "
+            "(Debian's emacs-nox and elpa-eglot)"
+        )
 
 
 def test_agentls_el_byte_compiles_without_warnings(tmp_path: Path) -> None:
@@ -88,20 +93,18 @@ def test_agentls_el_loads_and_registers_with_eglot(tmp_path: Path) -> None:
     assert proc.stdout.strip().endswith("ok")
 
 
-def test_eglot_run_then_accept_changes_the_buffer(tmp_path: Path) -> None:
+def _e2e(tmp_path: Path, scenario: Path, case: str = "edit") -> dict[str, Any]:
     assert EMACS is not None
     workspace = tmp_path / "workspace"
     shutil.copytree(ROOT / "editor-clients" / "neovim" / "test" / "fixture", workspace)
-    scenario = Scenario.from_file(
-        ROOT / "editor-clients" / "neovim" / "test" / "scenario-edit.json"
-    )
     result_file = tmp_path / "result.json"
     agentls = str(Path(sys.executable).with_name("agentls"))
-    with ScriptedMessagesServer(scenario) as model:
+    with ScriptedMessagesServer(Scenario.from_file(scenario)) as model:
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")},
             "ANTHROPIC_BASE_URL": model.base_url,
             "ANTHROPIC_API_KEY": "test",
+            "AGENTLS_E2E_CASE": case,
             "AGENTLS_E2E_WORKSPACE": str(workspace),
             "AGENTLS_E2E_RESULT": str(result_file),
             "AGENTLS_E2E_CMD": json.dumps(
@@ -118,7 +121,37 @@ def test_eglot_run_then_accept_changes_the_buffer(tmp_path: Path) -> None:
             cwd=workspace,
         )
     assert result_file.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
-    result = json.loads(result_file.read_text())
+    result: dict[str, Any] = json.loads(result_file.read_text())
     assert result["ok"] is True, json.dumps(result, indent=1) + proc.stderr[-3000:]
+    result["disk"] = (workspace / "hello.py").read_text()
+    return result
+
+
+def test_eglot_run_then_accept_changes_the_buffer(tmp_path: Path) -> None:
+    scenario = ROOT / "editor-clients" / "neovim" / "test" / "scenario-edit.json"
+    result = _e2e(tmp_path, scenario)
     assert "-> Editing hello.py" in result["log"]
-    assert (workspace / "hello.py").read_text().startswith("def welcome(name):")
+    assert result["disk"].startswith("def welcome(name):")
+    assert "agentls: 1 file(s) staged for review" in result["log"]
+    assert "M-x agentls-accept" in result["log"] and "agentls.accept" not in result["log"]
+    assert "agentls: applied 1 file(s)" in result["log"]
+
+
+def test_accept_right_after_typing_and_a_conflict_are_reported_truly(tmp_path: Path) -> None:
+    """Bug 2: eglot held the typing back, the edit was refused for its version, and the
+    client still said "accepted"; and the server gave up before eglot's late didChange."""
+    result = _e2e(
+        tmp_path, ROOT / "editor-clients" / "emacs" / "test" / "scenario-typing.json", "typing"
+    )
+    assert result["staged_message"].startswith("agentls: 1 file(s) staged for review")
+    assert result["accept_message"].startswith("agentls: applied 1 file(s)"), result
+    buffer = result["buffer"].splitlines()
+    assert buffer[0] == "def welcome(name):"  # the agent's rename, applied…
+    assert "# typed just before accepting" in buffer  # …onto the user's newer text
+    conflict = result["conflict_message"]
+    assert conflict.startswith("agentls: nothing was applied"), conflict
+    assert "changes overlap" in conflict and "M-x agentls-diff" in conflict
+    assert "applied 1 file" not in conflict and "accepted" not in conflict
+    assert buffer[1] == '    return "Hey, " + name'  # the user's line is kept
+    assert '+    return "Hi, " + name' in result["diff"]  # agentls-diff: the agent's version
+    assert {"[Show diff]", "[Accept staged]", "[Reject]"} <= set(result["buttons"])

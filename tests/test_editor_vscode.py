@@ -2,10 +2,14 @@
 
 `editor-clients/vscode/e2e/run.mjs` installs the .vsix into a headless code-server, drives
 it with Playwright (Debian's chromium), runs "agentls: Run Task…" against the scripted
-model, accepts the refactor preview, checks the live view and "agentls: Show Status", and
-cancels a second run by clicking the status-bar item. Skips, naming what is missing, when
-the extension's npm dependencies, code-server or chromium are not installed
-(`scripts/editor-deps.sh vscode` installs all three).
+model, accepts the refactor preview, checks the live view and "agentls: Show Status"; then
+drives the agent view (a webview in the activity bar): a prompt sent from it streams in,
+the preview is discarded (a notification with Show Diff / Accept Staged / Reject says the
+edits stay staged), a tool call's output is expanded, a file opens in VS Code's diff
+editor, one file is accepted and the other rejected in the view; and cancels a third run
+by clicking the status-bar item. Fails, naming the install script, when the extension's
+npm dependencies, code-server or chromium are not installed (`scripts/editor-deps.sh
+vscode` installs all three).
 """
 
 from __future__ import annotations
@@ -49,13 +53,13 @@ def _npm(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     )
 
 
-needs_extension_deps = pytest.mark.skipif(
-    _missing_extension_deps() is not None, reason=str(_missing_extension_deps())
-)
+def _require(missing: str | None) -> None:
+    if missing is not None:
+        pytest.fail(missing)
 
 
-@needs_extension_deps
 def test_extension_lint_and_unit_tests() -> None:
+    _require(_missing_extension_deps())
     lint = _npm("run", "--silent", "lint")
     assert lint.returncode == 0, lint.stdout + lint.stderr
     unit = _npm("test")
@@ -63,12 +67,12 @@ def test_extension_lint_and_unit_tests() -> None:
     assert "# fail 0" in unit.stdout
 
 
-@needs_extension_deps
-@pytest.mark.skipif(
-    not CODE_SERVER.exists(), reason=f"code-server not installed at {CODE_SERVER} ({INSTALL_HINT})"
-)
-@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"chromium not installed ({INSTALL_HINT})")
-def test_code_server_run_task_and_accept_refactor_preview(tmp_path: Path) -> None:
+def test_code_server_run_task_agent_view_and_cancel(tmp_path: Path) -> None:
+    _require(_missing_extension_deps())
+    if not CODE_SERVER.exists():
+        pytest.fail(f"code-server is not installed at {CODE_SERVER}: {INSTALL_HINT}")
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"chromium is not installed: {INSTALL_HINT}")
     package = _npm("run", "--silent", "package")
     assert package.returncode == 0, package.stdout + package.stderr
     node = shutil.which("node")
@@ -86,6 +90,8 @@ def test_code_server_run_task_and_accept_refactor_preview(tmp_path: Path) -> Non
             CHROMIUM,
             "--screenshot",
             str(tmp_path / "e2e.png"),
+            "--view-screenshot",
+            str(tmp_path / "view.png"),
         ],
         cwd=EXT,
         env=env,
@@ -103,5 +109,19 @@ def test_code_server_run_task_and_accept_refactor_preview(tmp_path: Path) -> Non
     assert result["uncheckedAtStart"] >= 1  # the preview really needed the user's tick
     assert "→ Editing hello.py" in result["liveView"]  # output channel fed by agentls/event
     assert result["status"].startswith("agentls — 1 session(s)")
-    assert "== cancelled" in result["cancelView"]  # status-bar click cancelled run 2
+    assert "== cancelled" in result["cancelView"]  # status-bar click cancelled run 3
     assert (tmp_path / "e2e.png").stat().st_size > 10_000
+    # the agent view
+    assert result["viewContext"] == "Context: hello.py"  # the prompt box sends the file
+    assert result["discardNotice"].startswith("agentls: nothing was applied")
+    assert "The edits stay staged." in result["discardNotice"]
+    assert result["discardActions"] == ["Show Diff", "Accept Staged", "Reject"]
+    assert any(
+        line.startswith("✓Reading hello.py") and line.endswith(" ms")
+        for line in result["toolLines"]
+    )
+    assert "def welcome(name):" in result["toolOutput"]  # collapsible output, fetched on open
+    assert result["usageLine"].endswith(tuple("0123456789")) and " in · " in result["usageLine"]
+    assert result["viewFiles"] == ["hello.pyrejected", "greeting.txtapplied"]
+    assert "Let me polish the greeting." in result["viewText"]  # Markdown rendered
+    assert (tmp_path / "view.png").stat().st_size > 10_000

@@ -144,7 +144,7 @@ async def test_progress_log_and_events_follow_the_run(
     assert isinstance(end, types.WorkDoneProgressEnd) and end.message.startswith("completed")
     assert "tokens, $" in end.message  # the run's token count and cost
     kinds = [e["type"] for e in events if e.get("session_id") == result["session"]]
-    assert kinds[0] == "run_started" and kinds[-1] == "run_finished"
+    assert kinds[0] == "run_started" and kinds[-2:] == ["run_finished", "run_result"]
     assert {"tool_started", "tool_finished", "text_delta", "turn_usage"} <= set(kinds)
     logs = [m.message for m in editor.client.log_messages if result["session"] in m.message]
     assert any("→ Reading progress/notes.txt" in line for line in logs)

@@ -16,6 +16,7 @@
 ;;   M-x agentls-cancel      cancel the running run(s)
 ;;   M-x agentls-accept      apply a session's staged edits (C-u: this file only)
 ;;   M-x agentls-reject      discard a session's staged edits (C-u: this file only)
+;;   M-x agentls-diff        the staged edits of the last session as a diff
 ;;   M-x agentls-transcript  the live log (C-u: the last run's transcript file)
 ;;   M-x agentls-status      sessions, model, endpoint, index
 ;;
@@ -29,9 +30,12 @@
 ;;
 ;; eglot runs one server per major mode and project, so with agentls registered for a
 ;; mode it replaces that mode's usual server in eglot.  eglot does not implement change
-;; annotations, so review-mode edits stay staged: accept or reject them with the commands
-;; above or the "Accept/Reject agentls changes" code actions (M-x eglot-code-actions).
-;; Approval prompts (window/showMessageRequest) are answered in the minibuffer.
+;; annotations, so review-mode edits stay staged: review them with `agentls-diff', accept
+;; or reject them with the commands above or the "Accept/Reject agentls changes" code
+;; actions (M-x eglot-code-actions).  What became of a run's or an accept's edits is
+;; shown in the echo area and, with [Show diff] [Accept staged] [Reject] buttons, in
+;; the log buffer.  Approval prompts (window/showMessageRequest) are answered in the
+;; minibuffer.
 
 ;;; Code:
 
@@ -40,6 +44,7 @@
 (require 'eglot)
 (require 'jsonrpc)
 (require 'flymake)
+(require 'diff)
 
 (defgroup agentls nil
   "The agentls coding agent, through eglot."
@@ -82,6 +87,30 @@ ANTHROPIC_API_KEY from the environment."
   "Send `agentls-settings' as initializationOptions."
   (or agentls-settings (make-hash-table)))
 
+(cl-defmethod eglot-client-capabilities :around ((_server agentls-server))
+  "eglot's capabilities plus the agentls flags.
+This client shows run results itself, and sends the didChange of every
+buffer an edit changed before it answers workspace/applyEdit."
+  (let ((caps (cl-call-next-method)))
+    (plist-put caps :experimental
+               '(:agentls (:runResults t :syncBeforeApplyReply t)))))
+
+(defun agentls--flush (server)
+  "Send SERVER the didChange eglot holds back for its idle timer, in every buffer.
+Without it the server works on stale text (and versions): an accept right after
+typing is refused with \"Edits on ... require version N\"."
+  (dolist (buffer (eglot--managed-buffers server))
+    (when (buffer-live-p buffer)
+      (with-current-buffer buffer
+        (eglot--signal-textDocument/didChange)))))
+
+(cl-defmethod eglot-handle-request
+  ((server agentls-server) (_method (eql workspace/applyEdit)) &rest _args)
+  "Apply the edit as eglot does, then send its didChanges before answering.
+The server confirms the edit from the buffers' versions and text at the answer."
+  (prog1 (cl-call-next-method)
+    (agentls--flush server)))
+
 ;;;###autoload
 (defun agentls-setup ()
   "Register agentls with eglot for `agentls-major-modes'."
@@ -118,7 +147,9 @@ and accepting edits waits while eglot asks you to confirm them."
 
 (defun agentls--execute (command args &optional on-result)
   "Send workspace/executeCommand COMMAND with the one argument object ARGS.
+Pending buffer changes go first, so the server sees what you see.
 Call ON-RESULT with the result when it arrives."
+  (agentls--flush (agentls--server))
   (jsonrpc-async-request
    (agentls--server) :workspace/executeCommand
    `(:command ,command :arguments ,(vector (or args (make-hash-table))))
@@ -217,35 +248,31 @@ argument, edits are applied as they happen (mode \"auto\")."
                         (message "agentls: %s" (if ids (format "cancelling %s" ids)
                                                  "nothing to cancel"))))))
 
-(defun agentls--edit-command (command verb this-file)
-  "Run COMMAND (accept or reject; VERB for messages) on the last session.
-With THIS-FILE, only the current buffer's file."
-  (unless agentls-last-session
-    (user-error "agentls: no session yet; start one with M-x agentls-run"))
-  (let ((session agentls-last-session))
+(defun agentls--edit-command (command this-file &optional session)
+  "Run COMMAND (agentls.accept or agentls.reject) on SESSION or the last one.
+With THIS-FILE, only the current buffer's file.  What was applied, left out
+or discarded is reported from the server's edit_result event."
+  (let ((session (or session agentls-last-session)))
+    (unless session
+      (user-error "agentls: no session yet; start one with M-x agentls-run"))
     (agentls--execute
      command
      (append (list :session session)
-             (when this-file (list :uris (vector (agentls--uri (buffer-file-name))))))
-     (lambda (result)
-       (message "agentls: %s %d file(s) of session %s%s" verb
-                (length (plist-get result :files)) session
-                (if-let ((reason (plist-get result :reason)))
-                    (format " - %s" reason) ""))))))
+             (when this-file (list :uris (vector (agentls--uri (buffer-file-name)))))))))
 
 ;;;###autoload
 (defun agentls-accept (&optional this-file)
   "Apply the last session's staged edits.
 With a prefix argument (THIS-FILE), only those to the current file."
   (interactive "P")
-  (agentls--edit-command "agentls.accept" "accepted" this-file))
+  (agentls--edit-command "agentls.accept" this-file))
 
 ;;;###autoload
 (defun agentls-reject (&optional this-file)
   "Discard the last session's staged edits.
 With a prefix argument (THIS-FILE), only those to the current file."
   (interactive "P")
-  (agentls--edit-command "agentls.reject" "rejected" this-file))
+  (agentls--edit-command "agentls.reject" this-file))
 
 ;;;###autoload
 (defun agentls-status ()
@@ -273,6 +300,166 @@ With a prefix argument (FILE), open the last run's transcript file."
                                   transcript)))
     (display-buffer (get-buffer-create agentls-log-buffer))))
 
+;;;; Reviewing staged edits
+
+;;;###autoload
+(defun agentls-diff (&optional session)
+  "Show the staged edits of SESSION (default: the last one) as a diff.
+Each staged file: what the editor has now against the agent's version."
+  (interactive)
+  (let ((session (or session agentls-last-session)))
+    (unless session
+      (user-error "agentls: no session yet; start one with M-x agentls-run"))
+    (agentls--execute
+     "agentls.staged" (list :session session)
+     (lambda (result)
+       (let ((files (append (plist-get result :files) nil)))
+         (if (null files)
+             (message "agentls: nothing staged in session %s" session)
+           (agentls--show-diff session files)))))))
+
+(defun agentls--text (value)
+  "VALUE as text (JSON null and false are empty)."
+  (if (stringp value) value ""))
+
+(defun agentls--show-diff (session files)
+  "Render the staged FILES of SESSION as unified diffs in *agentls-diff*."
+  (let ((out (get-buffer-create "*agentls-diff*")))
+    (with-current-buffer out
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert (format "agentls: staged edits of session %s (M-x agentls-accept / agentls-reject)\n\n"
+                        session))
+        (dolist (file files)
+          (let ((name (file-relative-name (agentls--path (plist-get file :uri))))
+                (old (generate-new-buffer " *agentls-old*"))
+                (new (generate-new-buffer " *agentls-new*")))
+            (unwind-protect
+                (progn
+                  (with-current-buffer old (insert (agentls--text (plist-get file :current))))
+                  (with-current-buffer new (insert (agentls--text (plist-get file :staged))))
+                  (insert (format "=== %s (%s)\n" name (plist-get file :kind)))
+                  (let ((diff-buffer (diff-no-select old new '("-u") t)))
+                    (insert (with-current-buffer diff-buffer
+                              (buffer-substring-no-properties (point-min) (point-max))))
+                    (kill-buffer diff-buffer))
+                  (insert "\n"))
+              (kill-buffer old)
+              (kill-buffer new)))))
+      (diff-mode)
+      (goto-char (point-min)))
+    (display-buffer out)))
+
+;;;; What became of the edits
+
+(defconst agentls--actions
+  "M-x agentls-diff to review, M-x agentls-accept to apply, M-x agentls-reject to discard"
+  "The commands that act on staged edits, as the messages name them.")
+
+(defun agentls--name (uri)
+  "A short name for URI."
+  (file-relative-name (agentls--path uri)))
+
+(defun agentls--left-out (items)
+  "\"file: reason\" for each left-out ITEM."
+  (mapconcat (lambda (item) (format "%s: %s" (agentls--name (plist-get item :uri))
+                                    (or (plist-get item :reason) "not applied")))
+             items "; "))
+
+(defun agentls--describe-edit (edit session what)
+  "The message for EDIT (files, applied, left_out) of SESSION, or nil.
+WHAT is `run' or `accept'.  Returns (MESSAGE . NEEDS-ACTION)."
+  (let* ((files (append (plist-get edit :files) nil))
+         (left (append (plist-get edit :left_out) nil))
+         (applied (plist-get edit :applied))
+         (names (mapconcat #'agentls--name files ", ")))
+    (cond
+     ((and (null files) (null left))
+      (when (eq what 'accept)
+        (cons (format "agentls: nothing staged in session %s" session) nil)))
+     ((eq applied t)
+      (if left
+          (cons (format "agentls: applied %d file(s) of session %s: %s; left out (still staged): %s — %s"
+                        (length files) session names (agentls--left-out left) agentls--actions)
+                t)
+        (cons (format "agentls: applied %d file(s) of session %s: %s" (length files) session names)
+              nil)))
+     ((eq applied :json-false)
+      (cons (format "agentls: nothing was applied (session %s) — %s — %s" session
+                    (if left (agentls--left-out left) (or (plist-get edit :reason) "refused"))
+                    agentls--actions)
+            t))
+     (t
+      (cons (format "agentls: %d file(s) staged for review in session %s: %s — %s"
+                    (length files) session names agentls--actions)
+            t)))))
+
+(defun agentls--outcome (message needs-action session)
+  "Show MESSAGE in the echo area and the log.
+With NEEDS-ACTION, add buttons that act on SESSION's staged edits."
+  (message "%s" message)
+  (agentls--log (concat message "\n"))
+  (when needs-action
+    (with-current-buffer (get-buffer-create agentls-log-buffer)
+      (let ((inhibit-read-only t))
+        (goto-char (point-max))
+        (insert "  ")
+        (insert-text-button "[Show diff]" 'action (lambda (_) (agentls-diff session))
+                            'follow-link t 'help-echo "M-x agentls-diff")
+        (insert " ")
+        (insert-text-button "[Accept staged]"
+                            'action (lambda (_) (agentls--edit-command "agentls.accept" nil session))
+                            'follow-link t 'help-echo "M-x agentls-accept")
+        (insert " ")
+        (insert-text-button "[Reject]"
+                            'action (lambda (_) (agentls--edit-command "agentls.reject" nil session))
+                            'follow-link t 'help-echo "M-x agentls-reject")
+        (insert "\n")))))
+
+(defvar agentls-last-outcome nil
+  "The last outcome message shown (for tests and `agentls-status').")
+
+(defun agentls--on-run-result (event)
+  "Tell what became of a run's edits (the run_result EVENT)."
+  (let* ((session (plist-get event :session_id))
+         (status (plist-get event :status))
+         (edit (plist-get event :edit))
+         (described (and (listp edit) edit (agentls--describe-edit edit session 'run))))
+    (puthash session (list :status status :running nil
+                           :transcript (plist-get event :transcript))
+             agentls--sessions)
+    (when (and described (equal status "cancelled") (not (memq (plist-get edit :applied) '(t :json-false))))
+      (setcar described (replace-regexp-in-string
+                         "\\`agentls: " "agentls: the cancelled run left " (car described))))
+    (cond
+     ((equal status "failed")
+      (agentls--outcome (format "agentls: run %s failed: %s" session
+                                (or (plist-get event :error) "unknown error"))
+                        nil session))
+     ((and (not described) (not (equal status "completed")))
+      (agentls--outcome (format "agentls: session %s %s" session
+                                (or (plist-get event :outcome) status))
+                        nil session)))
+    (when described
+      (setq agentls-last-outcome (car described))
+      (agentls--outcome (car described) (cdr described) session))))
+
+(defun agentls--on-edit-result (event)
+  "Tell what an accept or reject did (the edit_result EVENT)."
+  (let* ((session (plist-get event :session_id))
+         (files (append (plist-get event :files) nil))
+         (described
+          (if (equal (plist-get event :action) "reject")
+              (cons (if files
+                        (format "agentls: rejected %d file(s) of session %s: %s" (length files)
+                                session (mapconcat #'agentls--name files ", "))
+                      (format "agentls: nothing staged in session %s" session))
+                    nil)
+            (agentls--describe-edit event session 'accept))))
+    (when described
+      (setq agentls-last-outcome (car described))
+      (agentls--outcome (car described) (cdr described) session))))
+
 ;;;; The live log
 
 (defun agentls--log (text &optional continue)
@@ -292,15 +479,29 @@ With a prefix argument (FILE), open the last run's transcript file."
       ("run_started" (agentls--log (format "## %s\n" session)))
       ("text_delta" (agentls--log (plist-get event :text) t))
       ("tool_started" (agentls--log (format "-> %s\n" (plist-get event :summary))))
-      ("tool_finished" (agentls--log (format "%s %s\n" (if (eq (plist-get event :is_error) t) "x" "ok")
-                                             (plist-get event :name))))
+      ("tool_finished" (agentls--log (format "%s %s (%d ms)\n"
+                                             (if (eq (plist-get event :is_error) t) "x" "ok")
+                                             (plist-get event :name)
+                                             (round (or (plist-get event :duration_ms) 0)))))
       ("notice" (agentls--log (format "! %s\n" (plist-get event :message))))
+      ("todos" (agentls--log
+                (concat "todo:\n"
+                        (mapconcat (lambda (todo)
+                                     (format "  %s %s"
+                                             (pcase (plist-get todo :status)
+                                               ("completed" "[x]") ("in_progress" "[~]") (_ "[ ]"))
+                                             (if (equal (plist-get todo :status) "in_progress")
+                                                 (or (plist-get todo :active_form) (plist-get todo :content))
+                                               (plist-get todo :content))))
+                                   (append (plist-get event :todos) nil) "\n")
+                        "\n")))
       ("run_finished"
-       (puthash session (list :status (plist-get event :status) :running nil
+       (puthash session (list :status (plist-get event :status) :running t
                               :transcript (plist-get event :transcript))
                 agentls--sessions)
-       (agentls--log (format "== %s\n" (plist-get event :status)))
-       (message "agentls: session %s %s" session (plist-get event :status))))))
+       (agentls--log (format "== %s\n" (plist-get event :status))))
+      ("run_result" (agentls--on-run-result event))
+      ("edit_result" (agentls--on-edit-result event)))))
 
 (cl-defmethod eglot-handle-notification
   ((_server agentls-server) (_method (eql agentls/event)) &rest event)
@@ -317,6 +518,7 @@ With a prefix argument (FILE), open the last run's transcript file."
     (define-key map "c" #'agentls-cancel)
     (define-key map "y" #'agentls-accept)
     (define-key map "n" #'agentls-reject)
+    (define-key map "d" #'agentls-diff)
     (define-key map "t" #'agentls-transcript)
     (define-key map "s" #'agentls-status)
     map)

@@ -15,6 +15,13 @@ export default tseslint.config(
     },
   },
   {
+    files: ["media/**/*.js"],
+    languageOptions: {
+      sourceType: "script",
+      globals: { acquireVsCodeApi: "readonly", document: "readonly", window: "readonly" },
+    },
+  },
+  {
     files: ["**/*.mjs"],
     languageOptions: {
       globals: {

@@ -6,13 +6,19 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 
 def _transcript(args: argparse.Namespace) -> int:
     from agentls.agent.transcript import read_records, render_tree, resolve_transcript
+    from agentls.headless.sessions import resolve_id
 
     try:
-        path = resolve_transcript(args.transcript)
+        name = args.transcript if Path(args.transcript).exists() else resolve_id(args.transcript)
+        path = resolve_transcript(name)
+    except ValueError as exc:  # an ambiguous session id prefix
+        sys.stderr.write(f"agentls: {exc}\n")
+        return 2
     except FileNotFoundError as exc:
         sys.stderr.write(f"agentls: {exc}\n")
         return 2
@@ -48,7 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     transcript = commands.add_parser(
         "transcript", help="show a session transcript as a tree of turns and tool calls"
     )
-    transcript.add_argument("transcript", help="a transcript .jsonl file or a session id")
+    transcript.add_argument(
+        "transcript", help="a transcript .jsonl file or a session id (an id prefix will do)"
+    )
     transcript.add_argument("--tree", action="store_true", help="tree view (the default)")
     transcript.add_argument("--json", action="store_true", help="print the records as JSON")
     transcript.set_defaults(handler=_transcript)

@@ -60,6 +60,8 @@ class EditOutcome:
     """True = the editor applied them; False = it refused; None = still staged."""
     reason: str | None = None
     conflicts: list[str] = field(default_factory=list)
+    left_out: list[tuple[str, str]] = field(default_factory=list)
+    """(uri, reason) of each file that was not applied and stays staged."""
 
     def to_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {"files": self.files, "applied": self.applied}
@@ -67,6 +69,8 @@ class EditOutcome:
             result["reason"] = self.reason
         if self.conflicts:
             result["conflicts"] = self.conflicts
+        if self.left_out:
+            result["left_out"] = [{"uri": uri, "reason": why} for uri, why in self.left_out]
         return result
 
 
@@ -459,7 +463,8 @@ class AgentHost:
         if result.status == "cancelled":
             # A cancelled run must not pop up a preview; its edits wait for accept/reject.
             files = [p.as_uri() for p in session.changes.changed_paths()]
-            return EditOutcome(files, None, "the run was cancelled; edits stay staged")
+            reason = "the run was cancelled; its edits stay staged"
+            return EditOutcome(files, None, reason, left_out=[(f, reason) for f in files])
         return await self.port.deliver(
             session.id, session.changes, handle.mode, handle.title, final=True
         )

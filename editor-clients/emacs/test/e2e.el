@@ -78,12 +78,86 @@
       (unless (equal (with-temp-buffer (insert-file-contents file) (buffer-string)) e2e-expected)
         (error "File on disk differs after save"))
       (e2e-step "saved")
+      (e2e-wait "accept reported" 10
+                (lambda () (string-prefix-p "agentls: applied" (or agentls-last-outcome ""))))
       (list :session session
             :accepted (if accepted t :json-false)
             :log (with-current-buffer (get-buffer-create agentls-log-buffer) (buffer-string))))))
 
+(defun e2e-outcome-after (what seconds before)
+  "Wait (WHAT, at most SECONDS) for an outcome message other than BEFORE."
+  (e2e-wait what seconds (lambda () (and agentls-last-outcome
+                                         (not (eq agentls-last-outcome before)))))
+  agentls-last-outcome)
+
+(defun e2e-run-and-wait (prompt)
+  "Start a run with PROMPT; return its session once its result arrived."
+  (let ((before agentls-last-session))
+    (agentls-run prompt)
+    (e2e-wait "session started" 60 (lambda () (and agentls-last-session
+                                                   (not (equal agentls-last-session before)))))
+    (let ((session agentls-last-session))
+      (e2e-wait "run result" 60
+                (lambda () (let ((s (gethash session agentls--sessions)))
+                             (and s (not (plist-get s :running))))))
+      session)))
+
+(defun e2e-typing ()
+  "Bug 2: accept right after typing, with eglot's idle timer slow (under load);
+then a same-line conflict, reported with its reason, reviewed with `agentls-diff'."
+  (let* ((workspace (file-name-as-directory (getenv "AGENTLS_E2E_WORKSPACE")))
+         (file (expand-file-name "hello.py" workspace))
+         (json-array-type 'list)
+         (command (json-read-from-string (getenv "AGENTLS_E2E_CMD")))
+         staged-message accept-message conflict-message diff-text)
+    (setq agentls-server-command command
+          agentls-major-modes '(python-mode)
+          agentls-settings '(:mode "review")
+          eglot-confirm-server-initiated-edits nil
+          eglot-send-changes-idle-time 3.0) ; a busy Emacs: didChange goes out late
+    (agentls-setup)
+    (add-hook 'project-find-functions (lambda (_dir) (cons 'transient workspace)))
+    (find-file file)
+    (python-mode)
+    (eglot '(python-mode) (project-current) 'agentls-server command "python")
+    (e2e-wait "eglot connected" 60 (lambda () (eglot-current-server)))
+    (e2e-run-and-wait "Rename greet to welcome")
+    (setq staged-message agentls-last-outcome)
+    (let ((before agentls-last-outcome))
+      (with-current-buffer (find-buffer-visiting file)
+        (goto-char (point-min))
+        (forward-line 2)
+        (insert "# typed just before accepting\n")
+        (agentls-accept))              ; at once: no idle time for eglot's timer
+      (setq accept-message (e2e-outcome-after "accept reported" 30 before)))
+    (let ((session2 (e2e-run-and-wait "Shorten the greeting"))
+          (before agentls-last-outcome))
+      (with-current-buffer (find-buffer-visiting file)
+        (goto-char (point-min))
+        (forward-line 1)
+        (delete-region (point) (line-end-position))
+        (insert "    return \"Hey, \" + name")
+        (agentls-accept))
+      (setq conflict-message (e2e-outcome-after "conflict reported" 30 before))
+      (agentls-diff session2)
+      (e2e-wait "diff shown" 20 (lambda () (get-buffer "*agentls-diff*")))
+      (setq diff-text (with-current-buffer "*agentls-diff*" (buffer-string))))
+    (list :staged_message staged-message
+          :accept_message accept-message
+          :conflict_message conflict-message
+          :diff diff-text
+          :buffer (with-current-buffer (find-buffer-visiting file) (buffer-string))
+          :log (with-current-buffer (get-buffer-create agentls-log-buffer) (buffer-string))
+          :buttons (with-current-buffer (get-buffer-create agentls-log-buffer)
+                     (let (found)
+                       (goto-char (point-min))
+                       (while (next-button (point))
+                         (goto-char (next-button (point)))
+                         (push (button-label (button-at (point))) found))
+                       (vconcat (nreverse found)))))))
+
 (condition-case err
-    (apply #'e2e-finish t (e2e-run))
+    (apply #'e2e-finish t (if (equal (getenv "AGENTLS_E2E_CASE") "typing") (e2e-typing) (e2e-run)))
   (error (e2e-finish nil :error (error-message-string err)
                      :log (with-current-buffer (get-buffer-create agentls-log-buffer)
                             (buffer-string)))))

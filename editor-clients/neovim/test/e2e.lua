@@ -3,6 +3,7 @@
 -- Env: AGENTLS_E2E_CASE (edit | cancel), AGENTLS_E2E_WORKSPACE (a copy of fixture/),
 -- AGENTLS_E2E_RESULT (JSON written here), AGENTLS_E2E_CMD (server command, JSON list).
 -- The scripted model's URL arrives in ANTHROPIC_BASE_URL, inherited by the server.
+vim.cmd("filetype on") -- as in any user config (vim.lsp.enable attaches on FileType)
 local case = os.getenv("AGENTLS_E2E_CASE")
 local workspace = os.getenv("AGENTLS_E2E_WORKSPACE")
 local result_path = os.getenv("AGENTLS_E2E_RESULT")
@@ -23,6 +24,8 @@ local RENAMED = {
   'print(welcome("world"))',
 }
 
+local server_messages = {} -- window/showMessage texts from the server
+local notifications = {} -- everything vim.notify showed
 local steps = {}
 local function step(name)
   table.insert(steps, { name = name, t = vim.loop.hrtime() / 1e6 })
@@ -39,6 +42,7 @@ local function finish(ok, err, extra)
     steps = steps,
     log = agentls and agentls.log.lines() or {},
     messages = vim.split(vim.fn.execute("messages"), "\n"),
+    all_notifications = notifications,
   }
   for k, v in pairs(extra or {}) do
     out[k] = v
@@ -107,19 +111,317 @@ local function unit_case()
   return { checks = checks }
 end
 
+
+-- Shared by the cases below ----------------------------------------------------------------
+
+local original_notify = vim.notify
+vim.notify = function(msg, level, opts)
+  table.insert(notifications, tostring(msg))
+  return original_notify(msg, level, opts)
+end
+local show_message = vim.lsp.handlers["window/showMessage"]
+vim.lsp.handlers["window/showMessage"] = function(err, result, ctx, config)
+  if type(result) == "table" then
+    table.insert(server_messages, tostring(result.message))
+  end
+  return show_message(err, result, ctx, config)
+end
+
+function wait_client()
+  local agentls = require("agentls")
+  wait_for("client initialized", 30000, function()
+    local c = agentls.client()
+    return c ~= nil
+      and c.initialized ~= false
+      and not require("agentls.compat").is_stopped(c)
+      and c.server_capabilities ~= nil
+      and next(c.server_capabilities) ~= nil
+  end)
+end
+
+local function settle(ms)
+  vim.wait(ms or 200, function()
+    return false
+  end, 20)
+end
+
+--- Start a run with :AgentlsRun and wait until its result (edits delivered) arrived.
+local function run(prompt)
+  local log = require("agentls.log")
+  local before = log.last_session
+  vim.cmd("AgentlsRun " .. prompt)
+  wait_for("session started", 45000, function()
+    return log.last_session ~= nil and log.last_session ~= before
+  end)
+  local session = log.last_session
+  wait_for("run result", 60000, function()
+    return log.sessions[session] and log.sessions[session].running == false
+  end)
+  return session
+end
+
+local function modified_buffers()
+  local names = {}
+  for _, info in ipairs(vim.fn.getbufinfo({ bufmodified = 1 })) do
+    if vim.bo[info.bufnr].buftype == "" then -- what :qa would refuse to abandon (E37)
+      table.insert(names, info.name)
+    end
+  end
+  return names
+end
+
+local function notified(pattern)
+  for _, text in ipairs(notifications) do
+    if text:find(pattern, 1, true) then
+      return text
+    end
+  end
+  return nil
+end
+
+local function start(settings)
+  local agentls = require("agentls")
+  agentls.setup({ cmd = cmd, settings = settings or { mode = "review" }, root_dir = workspace })
+  vim.cmd("edit " .. vim.fn.fnameescape(workspace .. "/hello.py"))
+  wait_client()
+  return agentls
+end
+
+local function health_lines()
+  vim.cmd("checkhealth agentls")
+  local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  vim.cmd("bwipeout!")
+  return lines
+end
+
+NEW_CASES = {}
+
+-- Bug 1: files the agent creates, renames or deletes can be accepted; accepted files are
+-- saved, so no hidden modified buffer is left (:qa would fail with E37).
+NEW_CASES.resource = function()
+  vim.fn.writefile({ "OLD = 1" }, workspace .. "/old.py")
+  vim.fn.writefile({ "GONE = 1" }, workspace .. "/gone.py")
+  local agentls = start({ mode = "review", allowedTools = { "write_file", "rename_file", "delete_file", "edit_file" } })
+  local session = run("Reorganise the files")
+  local staged = require("agentls.log").sessions[session].edit
+  settle(100)
+  local accepted = nil
+  agentls.accept(session, nil, function(r)
+    accepted = r
+  end)
+  wait_for("accept answered", 15000, function()
+    return accepted ~= nil
+  end)
+  wait_for("accept reported", 5000, function()
+    return notified("agentls: applied") ~= nil or notified("nothing was applied") ~= nil
+  end)
+  return {
+    staged = staged,
+    accepted = accepted,
+    disk = {
+      new = vim.fn.filereadable(workspace .. "/pkg/new.py") == 1 and vim.fn.readfile(workspace .. "/pkg/new.py") or false,
+      moved = vim.fn.filereadable(workspace .. "/moved.py") == 1 and vim.fn.readfile(workspace .. "/moved.py") or false,
+      old = vim.fn.filereadable(workspace .. "/old.py") == 1,
+      gone = vim.fn.filereadable(workspace .. "/gone.py") == 1,
+      hello = vim.fn.readfile(workspace .. "/hello.py"),
+    },
+    buffer = buffer_lines(),
+    modified = modified_buffers(),
+    notifications = notifications,
+  }
+end
+
+-- The session side buffer, :AgentlsDiff (reject one file, accept the other), saving, and
+-- :checkhealth agentls with a running server.
+NEW_CASES.review = function()
+  vim.fn.writefile({ "VERSION = 1" }, workspace .. "/version.py")
+  local agentls = start({ mode = "review" })
+  local session = run("Rename greet and bump the version")
+  local view = require("agentls.view")
+  -- the todo tool comes later: its event is rendered as the server will send it
+  require("agentls.log").on_event(nil, {
+    type = "todos",
+    session_id = session,
+    todos = {
+      { content = "Rename greet", status = "completed", active_form = "Renaming greet" },
+      { content = "Bump the version", status = "in_progress", active_form = "Bumping the version" },
+      { content = "Run the tests", status = "pending", active_form = "Running the tests" },
+    },
+  })
+  local view_lines = view.lines(session)
+  local view_open = false
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win)):find("agentls://session/" .. session, 1, true) then
+      view_open = true
+    end
+  end
+  -- <CR> on the read_file line shows its output (fetched with agentls.toolResult)
+  local view_buf = vim.fn.bufnr("agentls://session/" .. session)
+  local view_win = vim.fn.bufwinid(view_buf)
+  local tool_row = nil
+  for i, line in ipairs(view_lines) do
+    if line:find("Reading hello.py", 1, true) then
+      tool_row = i
+    end
+  end
+  local current_win = vim.api.nvim_get_current_win()
+  vim.api.nvim_set_current_win(view_win)
+  vim.api.nvim_win_set_cursor(view_win, { tool_row, 0 })
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)
+  wait_for("tool output shown", 10000, function()
+    for _, line in ipairs(view.lines(session)) do
+      if line:find("│ .*def greet") then
+        return true
+      end
+    end
+    return false
+  end)
+  local expanded = view.lines(session)
+  vim.api.nvim_set_current_win(current_win)
+
+  -- :AgentlsDiff opens at the current file (hello.py)
+  vim.cmd("AgentlsDiff")
+  local diff = require("agentls.diff")
+  wait_for("diff open", 10000, function()
+    return diff.state ~= nil and diff.state.scratch ~= nil and vim.api.nvim_get_current_buf() == diff.state.scratch
+  end)
+  local first = {
+    name = vim.api.nvim_buf_get_name(0),
+    lines = buffer_lines(),
+    diff_windows = #vim.tbl_filter(function(win)
+      return vim.wo[win].diff
+    end, vim.api.nvim_tabpage_list_wins(0)),
+  }
+  vim.api.nvim_feedkeys("gr", "x", false) -- reject hello.py
+  wait_for("next file shown", 10000, function()
+    return diff.state ~= nil and vim.api.nvim_buf_get_name(0):find("version.py", 1, true) ~= nil
+  end)
+  local second = { name = vim.api.nvim_buf_get_name(0), lines = buffer_lines() }
+  vim.api.nvim_feedkeys("ga", "x", false) -- accept version.py
+  wait_for("review closed", 10000, function()
+    return diff.state == nil
+  end)
+  wait_for("version.py saved", 10000, function()
+    return vim.deep_equal(vim.fn.readfile(workspace .. "/version.py"), { "VERSION = 2" })
+  end)
+  settle(300)
+  return {
+    session = session,
+    view_open = view_open,
+    view = view_lines,
+    expanded = expanded,
+    first = first,
+    second = second,
+    hello_disk = vim.fn.readfile(workspace .. "/hello.py"),
+    modified = modified_buffers(),
+    tabs = #vim.api.nvim_list_tabpages(),
+    health = health_lines(),
+    notifications = notifications,
+  }
+end
+
+-- No silent outcomes: an edit Neovim skips while answering applied: true (a stale
+-- version), and a same-line conflict with the user's typing.
+NEW_CASES.stale = function()
+  local agentls = start({ mode = "review" })
+  local session = run("Rename greet to welcome")
+  local bufnr = vim.api.nvim_get_current_buf()
+  -- the buffer has a version the server knows (>0: Neovim checks only those)…
+  vim.api.nvim_buf_set_lines(bufnr, 2, 2, false, { "# a note" })
+  settle(400)
+  -- …and the user types between the server building the edit and Neovim applying it
+  local util = vim.lsp.util
+  local apply = util.apply_workspace_edit
+  util.apply_workspace_edit = function(...)
+    util.apply_workspace_edit = apply
+    vim.api.nvim_buf_set_lines(bufnr, 3, 3, false, { "# typed meanwhile" })
+    return apply(...)
+  end
+  local skipped = nil
+  agentls.accept(session, nil, function(r)
+    skipped = r
+  end)
+  wait_for("stale accept answered", 15000, function()
+    return skipped ~= nil
+  end)
+  local ok_report = pcall(wait_for, "stale accept reported", 5000, function()
+    return notified("nothing was applied") ~= nil
+  end)
+  if not ok_report then
+    error("stale accept not reported; result " .. vim.inspect(skipped), 0)
+  end
+  local stale_message = notified("nothing was applied")
+  -- now a same-line conflict: the user changes line 1, which the agent's edit also changes
+  vim.api.nvim_buf_set_lines(bufnr, 0, 1, false, { "def greet(person):" })
+  settle(200)
+  local before = #notifications
+  local conflict = nil
+  agentls.accept(session, nil, function(r)
+    conflict = r
+  end)
+  wait_for("conflict answered", 15000, function()
+    return conflict ~= nil and #notifications > before
+  end)
+  return {
+    session = session,
+    skipped = skipped,
+    stale_message = stale_message,
+    conflict = conflict,
+    conflict_message = notifications[#notifications],
+    buffer = buffer_lines(),
+    notifications = notifications,
+  }
+end
+
+-- 0.11+: lsp/agentls.lua + vim.lsp.enable('agentls'), no setup(); progress through
+-- LspProgress / vim.lsp.status(); no settings given.
+NEW_CASES.enable = function()
+  local progress = {}
+  vim.api.nvim_create_autocmd("LspProgress", {
+    callback = function(ev)
+      local value = ev.data and ev.data.params and ev.data.params.value or {}
+      table.insert(progress, { kind = value.kind, title = value.title, message = value.message, status = vim.lsp.status() })
+    end,
+  })
+  vim.cmd("runtime plugin/agentls.lua") -- what a plugin manager sources (-u NONE does not)
+  vim.lsp.config("agentls", { cmd = cmd, root_markers = { "hello.py" } })
+  vim.lsp.enable("agentls")
+  vim.cmd("edit " .. vim.fn.fnameescape(workspace .. "/hello.py"))
+  wait_client()
+  local session = run("Rename greet to welcome")
+  vim.cmd("AgentlsAccept")
+  wait_for("buffer shows the edit", 10000, function()
+    return vim.deep_equal(buffer_lines(), RENAMED)
+  end)
+  settle(300)
+  return {
+    session = session,
+    progress = progress,
+    disk = vim.fn.readfile(workspace .. "/hello.py"),
+    modified = modified_buffers(),
+    server_messages = server_messages,
+    notifications = notifications,
+  }
+end
+
 local function run_case()
   if case == "unit" then
     return unit_case()
   end
+  if NEW_CASES[case] then
+    return NEW_CASES[case]()
+  end
   step("start")
   local agentls = require("agentls")
-  agentls.setup({ cmd = cmd, settings = { mode = "review" }, root_dir = workspace })
+  if case == "ask" then
+    -- no `settings` at all: must not make the server warn (an empty table is a JSON list)
+    agentls.setup({ cmd = cmd, root_dir = workspace })
+  else
+    agentls.setup({ cmd = cmd, settings = { mode = "review" }, root_dir = workspace })
+  end
   local file = workspace .. "/hello.py"
   vim.cmd("edit " .. vim.fn.fnameescape(file))
-  wait_for("client initialized", 30000, function()
-    local c = agentls.client()
-    return c ~= nil and c.initialized ~= false and not c.is_stopped() and c.server_capabilities ~= nil
-  end)
+  wait_client()
   local log = agentls.log
   if not same(buffer_lines(), ORIGINAL) then
     error("fixture not as expected: " .. vim.inspect(buffer_lines()), 0)
@@ -185,7 +487,7 @@ local function run_case()
     if not same(buffer_lines(), ORIGINAL) then
       error("an ask run changed the buffer", 0)
     end
-    return { session = session, status = log.sessions[session].status }
+    return { session = session, status = log.sessions[session].status, server_messages = server_messages }
   elseif case == "cancel" then
     vim.cmd("AgentlsRun Rename greet to welcome")
     wait_for("session started", 45000, function()

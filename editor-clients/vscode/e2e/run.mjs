@@ -34,6 +34,7 @@ const codeServer = option(
 const chromiumPath = option("chromium", process.env.CHROMIUM ?? "/usr/bin/chromium");
 const vsix = option("vsix", path.join(EXT, "agentls.vsix"));
 const screenshot = option("screenshot", path.join(EXT, "e2e-screenshot.png"));
+const viewScreenshot = option("view-screenshot", path.join(EXT, "agent-view.png"));
 const keep = process.argv.includes("--keep");
 
 const STATUS_LABEL = "agentls run in progress, click to cancel"; // src/extension.ts
@@ -221,7 +222,7 @@ async function main() {
       "--disable-sync", "--no-first-run", "--disable-quic"],
   });
   try {
-    const page = await browser.newPage({ viewport: { width: 1200, height: 760 } });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
     await page.locator(".monaco-workbench").waitFor({ timeout: 60000 });
     step("workbench loaded");
@@ -321,8 +322,69 @@ async function main() {
     result.status = await toast.first().textContent();
     step("status shown");
 
-    // A second run hangs on the model; clicking the status-bar item cancels it.
-    await page.locator(".editor-instance .monaco-editor .view-lines").first().click();
+    // The agent view: a run started from its prompt box streams into it; the preview is
+    // discarded (both files stay staged, and a notification says so with its actions);
+    // one file is accepted and the other rejected from the view.
+    await runCommand(page, "Notifications: Clear All Notifications");
+    await runCommand(page, "View: Hide Panel");
+    await runCommand(page, "View: Close All Editors");
+    await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "hello.py" }).first().dblclick();
+    await waitFor("hello.py open again", 20000, async () => (await editorText(page))?.[0] === "def welcome(name):");
+    await runCommand(page, "agentls: Open Agent View");
+    const view = page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+    const promptBox = view.locator("#prompt");
+    await promptBox.waitFor({ state: "visible", timeout: 30000 });
+    result.viewContext = await view.locator("#context").textContent();
+    await promptBox.fill("Polish the greeting");
+    await view.locator("#send").click();
+    step("prompt sent from the view");
+    await view.locator(".markdown strong", { hasText: "polish" }).first().waitFor({ timeout: 30000 });
+    step("streamed Markdown in the view");
+    const preview2 = page.locator(".bulk-edit-panel, .refactor-preview, [id='workbench.panel.refactorPreview']").first();
+    await preview2.waitFor({ state: "visible", timeout: 60000 });
+    await page.locator(".monaco-button", { hasText: /^Discard$/ }).first().click();
+    step("preview discarded");
+    const discarded = page.locator(".notifications-toasts .notification-list-item", { hasText: "nothing was applied" }).first();
+    await discarded.waitFor({ state: "visible", timeout: 30000 });
+    result.discardNotice = await discarded.locator(".notification-list-item-message").textContent();
+    result.discardActions = await discarded.locator(".monaco-button").allTextContents();
+    step("discard reported");
+    const toolHead = view.locator(".tool-head", { hasText: "Reading hello.py" }).first();
+    result.toolLines = await view.locator(".tool-head").allTextContents();
+    await toolHead.click();
+    await view.locator(".tool-output", { hasText: "def welcome(name):" }).first().waitFor({ timeout: 20000 });
+    result.toolOutput = await view.locator(".tool-output").first().textContent();
+    step("tool output expanded");
+    const greetingRow = view.locator(".file", { hasText: "greeting.txt" });
+    const helloRow = view.locator(".file", { hasText: "hello.py" });
+    await greetingRow.locator("button", { hasText: "Accept" }).waitFor({ timeout: 20000 });
+    result.usageLine = await view.locator(".usage").textContent();
+    await greetingRow.locator(".file-name").click(); // VS Code's diff editor for the file
+    await page.locator(".tab", { hasText: "↔ agentls" }).first().waitFor({ timeout: 20000 });
+    step("diff editor opened");
+    await view.locator("#session").evaluate((el) => el.scrollTo(0, el.scrollHeight));
+    await page.screenshot({ path: viewScreenshot });
+    step("view screenshot");
+    await greetingRow.locator("button", { hasText: "Accept" }).click();
+    await greetingRow.locator(".file-state", { hasText: "applied" }).waitFor({ timeout: 30000 });
+    step("one file accepted in the view");
+    await helloRow.locator("button", { hasText: "Reject" }).click();
+    await helloRow.locator(".file-state", { hasText: "rejected" }).waitFor({ timeout: 30000 });
+    step("one file rejected in the view");
+    result.viewFiles = await view.locator(".file").allTextContents();
+    result.viewText = await view.locator("#session").textContent();
+    await waitFor("greeting.txt written", 20000, async () => {
+      await runCommand(page, "File: Save All").catch(() => undefined);
+      return fs.readFileSync(path.join(workspace, "greeting.txt"), "utf8") === "Greetings from the fixture.\n";
+    });
+    if (!fs.readFileSync(file, "utf8").includes('"Hello, "')) {
+      throw new Error("the rejected change reached hello.py");
+    }
+    await runCommand(page, "Notifications: Clear All Notifications");
+    await runCommand(page, "View: Close All Editors");
+    await page.locator(".part.editor").click({ position: { x: 200, y: 150 } }); // focus out of the webview
+
+    // A third run hangs on the model; clicking the status-bar item cancels it.
     await runCommand(page, "agentls: Run Task");
     await page.locator(".quick-input-widget", { hasText: "What should the agent do" }).waitFor({ state: "visible", timeout: 30000 });
     await box.fill("Add a docstring");
@@ -333,6 +395,7 @@ async function main() {
     await item.click();
     await item.waitFor({ state: "hidden", timeout: 30000 });
     step("status-bar item gone after cancel");
+    await runCommand(page, "agentls: Show Transcript");
     result.cancelView = await waitFor("live view shows the cancel", 20000, async () => {
       const text = (await output.allTextContents()).join("\n").replace(/\u00a0/g, " ");
       return text.includes("== cancelled") ? text : null;

@@ -3,8 +3,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import {
+  type ClientCapabilities,
+  type FeatureState,
   LanguageClient,
   type LanguageClientOptions,
+  type StaticFeature,
   RevealOutputChannelOn,
   type ServerOptions,
   TransportKind,
@@ -75,5 +78,21 @@ export function createClient(options: StartOptions): LanguageClient {
     outputChannel: options.serverChannel,
     revealOutputChannelOn: RevealOutputChannelOn.Never,
   };
-  return new LanguageClient("agentls", "agentls", serverOptions, clientOptions);
+  const client = new LanguageClient("agentls", "agentls", serverOptions, clientOptions);
+  client.registerFeature(AGENTLS_FLAGS);
+  return client;
 }
+
+/** `experimental.agentls.runResults`: this extension shows run and accept outcomes itself
+ *  (from the server's run_result / edit_result events), so the server adds no messages. */
+const AGENTLS_FLAGS: StaticFeature = {
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
+    capabilities.experimental = { ...experimental, agentls: { runResults: true } };
+  },
+  initialize(): void {},
+  getState(): FeatureState {
+    return { kind: "static" };
+  },
+  clear(): void {},
+};

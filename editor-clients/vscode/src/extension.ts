@@ -3,8 +3,13 @@ import * as vscode from "vscode";
 import { type LanguageClient, DidChangeConfigurationNotification, ExecuteCommandRequest } from "vscode-languageclient/node";
 import { API_KEY_SECRET, createClient, findServer, serverEnv } from "./client";
 import { type AgentEvent, renderEvent, RunTracker } from "./events";
+import { type Outcome, describeEditResult, describeRunResult } from "./outcomes";
+import { RunStatus } from "./progress";
 import { fixPrompt, statusSummary } from "./prompts";
 import { RESTART_KEYS, serverSettings } from "./settings";
+import { type StagedFile, StagedDocuments, SCHEME, showStagedDiff } from "./staged";
+import { AgentView } from "./view";
+import { ViewModel } from "./viewModel";
 
 /** An error the user has already been shown (with its buttons); not shown twice. */
 class ShownError extends Error {}
@@ -18,14 +23,28 @@ class Agentls implements vscode.Disposable {
   private readonly log = vscode.window.createOutputChannel("agentls");
   private readonly serverChannel = vscode.window.createOutputChannel("agentls server");
   private readonly statusItem = vscode.window.createStatusBarItem("agentls.run", vscode.StatusBarAlignment.Left, 100);
+  private readonly runStatus = new RunStatus(this.statusItem, STATUS_LABEL);
   private readonly runs = new RunTracker();
+  readonly model = new ViewModel((uri) => vscode.workspace.asRelativePath(vscode.Uri.parse(uri)));
+  readonly stagedDocs = new StagedDocuments();
+  readonly view: AgentView;
   private textOpen = false;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.statusItem.command = "agentls.cancelRun";
     this.statusItem.name = "agentls run";
-    this.statusItem.tooltip = "agentls run in progress — click to cancel";
-    this.statusItem.accessibilityInformation = { label: STATUS_LABEL };
+    this.view = new AgentView(context.extensionUri, this.model, {
+      run: (prompt, session) => this.startRun("run", prompt, undefined, session),
+      accept: (session, uri) => this.decide("agentls.accept", session, uri),
+      reject: (session, uri) => this.decide("agentls.reject", session, uri),
+      diff: (session, uri) => this.showDiff(session, uri),
+      cancel: (session) => this.cancelSession(session),
+      toolOutput: async (session, id) => {
+        const out = await this.execute<{ content: string; is_error: boolean }>("agentls.toolResult", { session, tool_use_id: id });
+        return { content: out.content, isError: out.is_error };
+      },
+      context: () => this.contextLabel(),
+    });
   }
 
   private config(): vscode.WorkspaceConfiguration {
@@ -86,6 +105,7 @@ class Agentls implements vscode.Disposable {
       throw new ShownError(message);
     }
     client.onNotification("agentls/event", (event: AgentEvent) => this.onEvent(event));
+    this.runStatus.attach(client);
     this.client = client;
     return client;
   }
@@ -106,17 +126,65 @@ class Agentls implements vscode.Disposable {
     if (out.text) {
       this.log.append(out.text);
     }
-    this.updateStatus();
+    if (this.model.apply(event)) {
+      this.view.refresh();
+      this.updateContext();
+    }
+    const name = (uri: string): string => vscode.workspace.asRelativePath(vscode.Uri.parse(uri));
+    if (event.type === "run_result") {
+      this.notify(describeRunResult(event, name), String(event.session_id));
+    } else if (event.type === "edit_result") {
+      this.notify(describeEditResult(event, name), String(event.session_id));
+    }
   }
 
-  private updateStatus(): void {
-    const text = this.runs.statusText();
-    if (text) {
-      this.statusItem.text = text;
-      this.statusItem.show();
-    } else {
-      this.statusItem.hide();
+  /** The outcome as a notification whose buttons act on the session's staged edits. */
+  private notify(outcome: Outcome | undefined, session: string): void {
+    if (!outcome) {
+      return;
     }
+    const show =
+      outcome.severity === "error"
+        ? vscode.window.showErrorMessage
+        : outcome.severity === "warning"
+          ? vscode.window.showWarningMessage
+          : vscode.window.showInformationMessage;
+    void show(outcome.message, ...outcome.actions).then((choice) => {
+      if (choice === "Show Diff") {
+        void this.showDiff(session).catch((err: unknown) => this.showError(err));
+      } else if (choice === "Accept Staged") {
+        void this.decide("agentls.accept", session).catch((err: unknown) => this.showError(err));
+      } else if (choice === "Reject") {
+        void this.decide("agentls.reject", session).catch((err: unknown) => this.showError(err));
+      }
+    });
+  }
+
+  private showError(err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    void vscode.window.showErrorMessage(message.startsWith("agentls") ? message : `agentls: ${message}`);
+  }
+
+  /** Context keys for the `when` clauses of menus and key bindings. */
+  private updateContext(): void {
+    void vscode.commands.executeCommand("setContext", "agentls.running", this.model.anyRunning());
+    void vscode.commands.executeCommand("setContext", "agentls.hasStaged", this.model.anyPending());
+  }
+
+  /** What a prompt sends along: the active file (and its selected lines). */
+  contextLabel(): string | undefined {
+    const active = vscode.window.activeTextEditor;
+    const editor = active?.document.uri.scheme === "file" ? active : this.lastEditor;
+    if (!editor || editor.document.uri.scheme !== "file") {
+      return undefined;
+    }
+    const name = vscode.workspace.asRelativePath(editor.document.uri);
+    if (editor.selection.isEmpty) {
+      return name;
+    }
+    const first = editor.selection.start.line + 1;
+    const last = editor.selection.end.line + 1;
+    return first === last ? `${name}, line ${first}` : `${name}, lines ${first}-${last}`;
   }
 
   /** workspace/executeCommand with one argument object. */
@@ -137,14 +205,20 @@ class Agentls implements vscode.Disposable {
     };
   }
 
-  async startRun(kind: "run" | "ask", prompt: string, range?: vscode.Range): Promise<void> {
-    const editor = vscode.window.activeTextEditor;
+  async startRun(kind: "run" | "ask", prompt: string, range?: vscode.Range, session?: string): Promise<void> {
+    const active = vscode.window.activeTextEditor;
+    const editor = active?.document.uri.scheme === "file" ? active : this.lastEditor;
     await this.ensureClient();
-    const args = { prompt, ...this.editorContext(editor, range) };
+    const args = { prompt, ...this.editorContext(editor, range), ...(session ? { session } : {}) };
     const result = await this.execute<{ session: string }>(kind === "run" ? "agentls.run" : "agentls.ask", args);
     this.runs.started(result.session);
-    this.updateStatus();
+    this.model.started(result.session, prompt);
+    this.view.refresh();
+    this.updateContext();
   }
+
+  /** The last text editor the user was in (the view takes the focus from it). */
+  lastEditor: vscode.TextEditor | undefined;
 
   async runTask(kind: "run" | "ask"): Promise<void> {
     void this.ensureClient().catch(() => undefined); // start while the user types
@@ -183,6 +257,10 @@ class Agentls implements vscode.Disposable {
     await this.startRun("run", prompt, new vscode.Range(range.start.line, 0, range.end.line, doc.lineAt(range.end.line).text.length));
   }
 
+  async cancelSession(session: string): Promise<void> {
+    await this.execute<{ cancelled: string[] }>("agentls.cancel", { session });
+  }
+
   async cancel(): Promise<void> {
     const running = this.runs.running();
     let session: string | undefined;
@@ -204,17 +282,56 @@ class Agentls implements vscode.Disposable {
     );
   }
 
+  /** The session the staged-edit commands act on: the view's, else the last with staged files. */
+  private stagedSession(): string | undefined {
+    const current = this.model.current;
+    if (current && this.model.pending(current).length > 0) {
+      return current;
+    }
+    return this.model.order.find((id) => this.model.pending(id).length > 0) ?? this.runs.last;
+  }
+
   async staged(command: "agentls.accept" | "agentls.reject"): Promise<void> {
-    const session = this.runs.last;
+    const session = this.stagedSession();
     if (!session) {
       void vscode.window.showWarningMessage("agentls: no session yet — run a task first");
       return;
     }
-    const result = await this.execute<{ files?: string[]; applied?: boolean | null; reason?: string }>(command, { session });
-    const verb = command === "agentls.accept" ? "accepted" : "rejected";
-    const files = result.files?.length ?? 0;
-    const reason = result.reason ? ` — ${result.reason}` : "";
-    void vscode.window.showInformationMessage(`agentls: ${verb} ${files} file(s) of session ${session}${reason}`);
+    await this.decide(command, session);
+  }
+
+  /** Accept or reject a session's staged edits (one file, or all); the server's
+   *  edit_result event says what happened (also for code actions). */
+  async decide(command: "agentls.accept" | "agentls.reject", session: string, uri?: string): Promise<void> {
+    await this.execute(command, { session, ...(uri ? { uris: [uri] } : {}) });
+  }
+
+  /** VS Code's diff editor for a staged file (asks which when there are several). */
+  async showDiff(session?: string, uri?: string): Promise<void> {
+    const id = session ?? this.stagedSession();
+    if (!id) {
+      void vscode.window.showWarningMessage("agentls: no session yet — run a task first");
+      return;
+    }
+    const result = await this.execute<{ files: StagedFile[] }>("agentls.staged", { session: id });
+    let file = uri ? result.files.find((f) => f.uri === uri || f.old_uri === uri) : undefined;
+    if (!file && result.files.length === 1) {
+      file = result.files[0];
+    } else if (!file && result.files.length > 1) {
+      const pick = await vscode.window.showQuickPick(
+        result.files.map((f) => ({ label: vscode.workspace.asRelativePath(vscode.Uri.parse(f.uri)), description: f.kind, file: f })),
+        { title: `agentls: staged files of session ${id}` },
+      );
+      file = pick?.file;
+      if (!pick) {
+        return;
+      }
+    }
+    if (!file) {
+      void vscode.window.showInformationMessage(`agentls: nothing staged in session ${id}.`);
+      return;
+    }
+    await showStagedDiff(this.stagedDocs, id, file);
   }
 
   async showTranscript(): Promise<void> {
@@ -278,11 +395,21 @@ class Agentls implements vscode.Disposable {
     });
   }
 
+  /** Stop the server (awaited by `deactivate`, so it exits cleanly with the window). */
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client?.isRunning()) {
+      await client.stop().catch(() => undefined);
+    }
+  }
+
   dispose(): void {
+    this.runStatus.dispose();
     this.statusItem.dispose();
+    this.view.dispose();
     this.log.dispose();
     this.serverChannel.dispose();
-    void this.client?.stop();
   }
 }
 
@@ -318,18 +445,36 @@ export function activate(context: vscode.ExtensionContext): void {
     "agentls.setApiKey": () => agentls.setApiKey(),
     "agentls.clearApiKey": () => agentls.clearApiKey(),
     "agentls.restartServer": () => agentls.restart(),
+    "agentls.openView": () => Promise.resolve(void vscode.commands.executeCommand(`${AgentView.id}.focus`)),
+    "agentls.showDiff": () => agentls.showDiff(),
+    "agentls.newSession": async () => {
+      agentls.view.startNewSession();
+      await vscode.commands.executeCommand(`${AgentView.id}.focus`);
+    },
   };
   for (const [id, action] of Object.entries(commands)) {
     context.subscriptions.push(vscode.commands.registerCommand(id, guarded(action)));
   }
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => void agentls.onConfigurationChanged(e)),
+    vscode.window.registerWebviewViewProvider(AgentView.id, agentls.view, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.workspace.registerTextDocumentContentProvider(SCHEME, agentls.stagedDocs),
+    vscode.window.onDidChangeActiveTextEditor((editor) => {
+      if (editor && editor.document.uri.scheme === "file") {
+        agentls.lastEditor = editor;
+      }
+      agentls.view.refresh();
+    }),
+    vscode.window.onDidChangeTextEditorSelection(() => agentls.view.refresh()),
   );
+  agentls.lastEditor = vscode.window.activeTextEditor;
+  void vscode.commands.executeCommand("setContext", "agentls.running", false);
+  void vscode.commands.executeCommand("setContext", "agentls.hasStaged", false);
   void agentls.ensureClient().catch(() => undefined);
 }
 
-export function deactivate(): Thenable<void> | undefined {
+export async function deactivate(): Promise<void> {
   const current = instance;
   instance = undefined;
-  return current ? Promise.resolve(current.dispose()) : undefined;
+  await current?.stop();
 }

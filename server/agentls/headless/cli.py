@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +27,53 @@ def _quiet_logging() -> None:
         logging.getLogger("pygls").setLevel(logging.CRITICAL)
 
 
+CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
+NO_KEY = (
+    "agentls: no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or "
+    "ANTHROPIC_BASE_URL for a local endpoint (Ollama, llama.cpp, LiteLLM; with AGENTLS_MODEL "
+    "naming its model). `agentls doctor` checks the set-up; `agentls demo` runs offline "
+    "without a key.\n"
+)
+
+
+def _no_credentials() -> bool:
+    """Checked before anything starts: a run without them would only fail, slowly."""
+    if any(os.environ.get(name) for name in CREDENTIALS):
+        return False
+    sys.stderr.write(NO_KEY)
+    return True
+
+
+def _session_id(value: str | None) -> str | None:
+    """A full session id for an id prefix (`agentls sessions` shows short ones)."""
+    if not value:
+        return value
+    from agentls.headless.sessions import resolve_id
+
+    return resolve_id(value)
+
+
+def _saved(session: str | None) -> bool:
+    from agentls.headless.sessions import known_ids
+
+    return session in known_ids()
+
+
 def _run(args: argparse.Namespace) -> int:
     import asyncio
 
+    if _no_credentials():
+        return 1
+    try:
+        session = _session_id(args.session)
+    except ValueError as exc:
+        sys.stderr.write(f"agentls: {exc}\n")
+        return 2
+    if getattr(args, "command", None) == "resume" and not _saved(session):
+        sys.stderr.write(
+            f"agentls: no saved session {args.session!r}: `agentls sessions` lists them\n"
+        )
+        return 2
     _quiet_logging()
     from agentls.headless.commands import RunOptions, run_agent
 
@@ -36,7 +82,7 @@ def _run(args: argparse.Namespace) -> int:
         prompt=args.prompt,
         workspace=Path(args.workspace),
         mode=args.mode,
-        session=args.session,
+        session=session,
         output=output,  # type: ignore[arg-type]
         patch=Path(args.patch) if args.patch else None,
         json=args.json,
@@ -50,6 +96,8 @@ def _run(args: argparse.Namespace) -> int:
 def _ask(args: argparse.Namespace) -> int:
     import asyncio
 
+    if _no_credentials():
+        return 1
     _quiet_logging()
     from agentls.headless.commands import ask
 
@@ -139,10 +187,11 @@ def add_commands(commands: Any) -> None:
         help="run the agent on a prompt without an editor",
         description="Run the agent headless: starts `agentls serve` and drives it over LSP. "
         "Shows progress and the diff of the agent's changes; nothing is written without "
-        "--apply. Exit code: 0 completed, 1 failed, 2 cancelled.",
+        "--apply. Exit code: 0 completed, 1 failed (also: no API key, or every edit the run "
+        "asked for was refused), 2 cancelled.",
     )
     run.add_argument("prompt", help="what the agent should do")
-    run.add_argument("--session", metavar="ID", help="continue this session")
+    run.add_argument("--session", metavar="ID", help="continue this session (an id prefix will do)")
     _run_options(run)
     run.set_defaults(handler=_run)
 
@@ -151,7 +200,9 @@ def add_commands(commands: Any) -> None:
         help="continue a saved session (also after a server restart)",
         description="Same as `agentls run PROMPT --session ID`; `agentls sessions` lists ids.",
     )
-    resume.add_argument("session", metavar="ID", help="the session to continue")
+    resume.add_argument(
+        "session", metavar="ID", help="the session to continue (an id prefix will do)"
+    )
     resume.add_argument("prompt", help="the follow-up prompt")
     _run_options(resume)
     resume.set_defaults(handler=_run)
@@ -170,7 +221,10 @@ def add_commands(commands: Any) -> None:
     ask.add_argument("--json", action="store_true", help="print the result object as JSON")
     ask.set_defaults(handler=_ask)
 
-    tools = commands.add_parser("tools", help="list the tools as they are sent to the model")
+    tools = commands.add_parser(
+        "tools",
+        help="list the tools (--json: the definitions exactly as the model gets them)",
+    )
     _workspace(tools)
     tools.add_argument("--json", action="store_true", help="the tool definitions as JSON")
     tools.add_argument("--mode", choices=["review", "auto", "plan"], default="review")
@@ -195,11 +249,13 @@ def add_commands(commands: Any) -> None:
     doctor.set_defaults(handler=_doctor)
 
     demo = commands.add_parser(
-        "demo", help="offline demo: the agent fixes a bug in a sample project (no API key)"
+        "demo", help="offline demo: the agent fixes two bugs in a sample project (no API key)"
     )
     demo.add_argument(
         "--dir", metavar="DIR", help="copy the sample project here (default: a temp dir)"
     )
-    demo.add_argument("--keep", action="store_true", help="keep the temp dir afterwards")
+    demo.add_argument(
+        "--keep", action="store_true", help="keep the temp dir afterwards, to look at the result"
+    )
     demo.add_argument("--json", action="store_true", help="print the run result as JSON")
     demo.set_defaults(handler=_demo)

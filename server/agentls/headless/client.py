@@ -31,6 +31,7 @@ from agentls.headless.edits import EditLedger
 log = logging.getLogger(__name__)
 
 SHUTDOWN_SECONDS = 5.0
+INVALID_PARAMS = -32602
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -262,6 +263,10 @@ class ServerConnection:
             )
         except Exception as exc:
             message = getattr(exc, "message", None) or str(exc)
+            if getattr(exc, "code", None) == INVALID_PARAMS:
+                # the server's clear answer to a bad argument (an unknown session, …): its
+                # log holds only the same message with a traceback
+                raise ServerError(message) from exc
             raise ServerError(f"{message}{self._log_tail()}") from exc
         return plain(result)
 

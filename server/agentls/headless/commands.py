@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
+import shlex
 import signal
 import sys
 import time
@@ -23,6 +25,7 @@ from rich.markup import escape
 from agentls.headless.client import ServerConnection, ServerError
 from agentls.headless.edits import EditLedger
 from agentls.headless.ui import (
+    LiveAnswer,
     RunView,
     files_table,
     is_interactive,
@@ -55,8 +58,42 @@ class RunOptions:
     """With `json`: print the result (a caller that adds to it prints it itself)."""
 
 
+WRITE_TOOLS = frozenset({"edit_file", "write_file", "rename_file", "delete_file"})
+REFUSAL_MARKERS = ("approval", "denied", "not allowed", "permission")
+
+
 def exit_code(result: Mapping[str, Any]) -> int:
+    if result.get("all_edits_refused"):
+        return 1  # "completed", but nothing the run set out to change was allowed
     return EXIT_CODES.get(str(result.get("status")), 1)
+
+
+async def refused_edits(conn: ServerConnection, view: RunView) -> list[dict[str, str]]:
+    """The run's write calls that the permission policy refused, with the reason and the
+    rule that would allow each (from the tool result the model got)."""
+    refused = []
+    for tool_use_id in sorted(view.failed):
+        name, summary = view.calls.get(tool_use_id, ("", ""))
+        if name not in WRITE_TOOLS or view.session is None:
+            continue
+        try:
+            out = await conn.command(
+                "agentls.toolResult", {"session": view.session, "tool_use_id": tool_use_id}
+            )
+        except ServerError:
+            continue
+        reason = str(out.get("content") or "")
+        if any(marker in reason.lower() for marker in REFUSAL_MARKERS):
+            rule = re.search(r"`([^`]+\([^`]*\))`", reason)
+            refused.append(
+                {
+                    "tool": name,
+                    "summary": summary,
+                    "reason": reason,
+                    "rule": rule.group(1) if rule else name,
+                }
+            )
+    return refused
 
 
 def initialization_options(allow: list[str], permission_mode: str | None) -> dict[str, Any] | None:
@@ -93,7 +130,9 @@ class _Interrupts:
     """Ctrl-C (and SIGTERM) while a run is in flight: the first cancels the run cleanly,
     the second kills the server."""
 
-    def __init__(self, conn: ServerConnection, ledger: EditLedger, view: RunView) -> None:
+    def __init__(
+        self, conn: ServerConnection, ledger: EditLedger, view: RunView | LiveAnswer
+    ) -> None:
         self.conn = conn
         self.ledger = ledger
         self.view = view
@@ -231,6 +270,13 @@ async def _drive(
             return _failed(str(exc), interrupts.view.session)
         if not isinstance(result, dict):
             return _failed(f"unexpected result from the server: {result!r}")
+        view = interrupts.view
+        if isinstance(view, RunView) and view.failed:
+            refused = await refused_edits(conn, view)
+            if refused:
+                writes = [c for c in view.calls.values() if c[0] in WRITE_TOOLS]
+                result["refused_edits"] = refused
+                result["all_edits_refused"] = len(refused) == len(writes)
         return result
     except ServerError as exc:
         if interrupts.count:
@@ -270,6 +316,7 @@ def summarize(
             console.print(f"[yellow]edits:[/yellow] {escape(str(reason))}")
         if edit.get("conflicts"):
             console.print(f"[yellow]conflicts:[/yellow] {escape(', '.join(edit['conflicts']))}")
+    _print_refused(console, result, options)
     usage = result.get("usage")
     if isinstance(usage, dict) and usage:
         console.print(usage_table(usage, usage.get("cost_usd", result.get("cost_usd"))))
@@ -285,6 +332,27 @@ def summarize(
         console.print(f"[dim]transcript: {escape(str(result['transcript']))}[/dim]")
 
 
+def _print_refused(console: Console, result: Mapping[str, Any], options: RunOptions) -> None:
+    """Why the run's edits were refused, and the exact flag or rule that allows them."""
+    refused = result.get("refused_edits") or []
+    if not refused:
+        return
+    for item in refused:
+        console.print(f"[red]refused:[/red] {escape(item['summary'])} — {escape(item['reason'])}")
+    rules = sorted({item["rule"] for item in refused})
+    tools = sorted({item["tool"] for item in refused})
+    flags = " ".join(f"--allow {shlex.quote(rule)}" for rule in rules)
+    console.print(
+        "To allow these edits in a script, run again with "
+        + escape(flags)
+        + " (or --allow "
+        + escape(" --allow ".join(tools))
+        + " for any file, or --permission-mode acceptEdits); on a terminal you are asked."
+    )
+    if result.get("all_edits_refused"):
+        console.print("[red]Every edit the run asked for was refused: exit code 1.[/red]")
+
+
 # -- ask ---------------------------------------------------------------------------------
 
 
@@ -293,20 +361,32 @@ async def ask(
 ) -> int:
     workspace = check_workspace(workspace)
     console = make_console(sys.stdout)
-    view = RunView(make_console(sys.stderr), quiet=as_json)
-    view.on_message = lambda kind, message: None  # type: ignore[method-assign]
+    live = is_interactive(console) and not as_json
+    view: RunView | LiveAnswer
+    if live:
+        # on a terminal: the answer is rendered once, live, as it streams
+        view = LiveAnswer(console)
+    else:
+        # elsewhere: progress on stderr, the answer alone on stdout at the end
+        view = RunView(make_console(sys.stderr), quiet=as_json)
+        view.on_message = lambda kind, message: None  # type: ignore[method-assign]
     ledger = EditLedger(workspace, apply=False)
     conn = ServerConnection(workspace, env=env, ledger=ledger, listener=view)
     interrupts = _Interrupts(conn, ledger, view)
     interrupts.install()
-    view.start(prompt)
-    ticker = asyncio.get_running_loop().create_task(view.tick())
+    if isinstance(view, LiveAnswer):
+        view.start()
+        ticker = None
+    else:
+        view.start(prompt)
+        ticker = asyncio.get_running_loop().create_task(view.tick())
     try:
         result = await _drive_command(
             conn, "agentls.ask", {"prompt": prompt, "wait": True}, interrupts
         )
     finally:
-        ticker.cancel()
+        if ticker is not None:
+            ticker.cancel()
         view.stop()
         interrupts.uninstall()
     if as_json:
@@ -316,7 +396,7 @@ async def ask(
 
     text = str(result.get("text") or "").strip()
     status = str(result.get("status"))
-    if text:
+    if text and not live:
         console.print(Markdown(text))
     if status != "completed":
         err = make_console(sys.stderr)
@@ -371,10 +451,21 @@ async def list_tools(
     table.add_column("name", style="bold", no_wrap=True)
     table.add_column("description")
     for tool in tools:
-        description = str(tool.get("description") or "").strip().splitlines()
-        table.add_row(str(tool.get("name")), description[0] if description else "")
+        table.add_row(str(tool.get("name")), first_sentence(str(tool.get("description") or "")))
     console.print(table)
+    console.print(
+        "[dim]agentls tools --json: the full definitions, exactly as the model gets them[/dim]"
+    )
     return 0
+
+
+def first_sentence(text: str) -> str:
+    """The description's first sentence (wrapped by the table), "…" when more follows."""
+    flat = " ".join(text.split())
+    match = re.search(r"(?<=[.!?])\s+(?=[A-Z`(\"'])", flat)
+    if match is None:
+        return flat
+    return flat[: match.start()] + " …"
 
 
 async def run_tool(

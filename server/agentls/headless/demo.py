@@ -107,6 +107,20 @@ def _describe(result: dict[str, Any]) -> str:
     return f"{result.get('status')}" + (f" ({counts})" if counts else "")
 
 
+def agentls_command() -> str:
+    """How the user runs agentls from where they are: `agentls` when it is on PATH, else the
+    path of this installation's script (e.g. `.venv/bin/agentls`, relative when shorter)."""
+    script = Path(sys.executable).with_name("agentls")
+    found = shutil.which("agentls")
+    if found and Path(found).resolve() == script.resolve():
+        return "agentls"
+    try:
+        relative = os.path.relpath(script)
+    except ValueError:
+        relative = str(script)
+    return relative if len(relative) < len(str(script)) else str(script)
+
+
 def demo(*, keep: bool = False, directory: Path | None = None, as_json: bool = False) -> int:
     from agentls.testing import ScriptedMessagesServer
 
@@ -117,9 +131,12 @@ def demo(*, keep: bool = False, directory: Path | None = None, as_json: bool = F
         project = _copy_sample(base)
         scenario, test_ids = _scenario()
         if not as_json:
+            kept = keep or directory is not None
             console.print(
-                f"[bold]agentls demo[/bold] — offline: a recorded model session fixes a bug in "
-                f"a sample project.\nProject copied to {project}\n"
+                f"[bold]agentls demo[/bold] — offline: a recorded model session fixes two bugs "
+                f"in a sample project.\nProject copied to {project}"
+                + ("" if kept else " (deleted afterwards; --keep keeps it)")
+                + "\n"
             )
         with ScriptedMessagesServer(scenario) as api:
             options = RunOptions(
@@ -154,7 +171,9 @@ def demo(*, keep: bool = False, directory: Path | None = None, as_json: bool = F
             if code == 0 and green:
                 console.print(
                     "\nThat was a real agentls session against a scripted model. With an API "
-                    'key, run it on your project:\n  agentls run "fix the failing test" --apply'
+                    "key, run it on your project:\n"
+                    f"  export ANTHROPIC_API_KEY=...\n"
+                    f'  {agentls_command()} run "fix the failing test" -w /path/to/project --diff'
                 )
         else:
             sys.stdout.write(
@@ -169,6 +188,9 @@ def demo(*, keep: bool = False, directory: Path | None = None, as_json: bool = F
     finally:
         if keep or directory is not None:
             if not as_json:
-                console.print(f"[dim]kept {base}[/dim]")
+                console.print(
+                    f"[dim]kept {base}; try more on it with "
+                    f"{agentls_command()} run PROMPT -w {base / 'shop'} --diff[/dim]"
+                )
         else:
             shutil.rmtree(base, ignore_errors=True)

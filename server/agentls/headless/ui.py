@@ -52,6 +52,10 @@ class RunView:
         self.session: str | None = None
         self.started = time.monotonic()
         self.tool_calls = 0
+        self.calls: dict[str, tuple[str, str]] = {}
+        """tool_use_id → (tool name, summary) of every call."""
+        self.failed: set[str] = set()
+        """tool_use_ids of the calls that ended with an error."""
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -122,6 +126,7 @@ class RunView:
             self._flush_text()
             summary = str(event.get("summary") or event.get("name"))
             self._summaries[str(event.get("tool_use_id"))] = summary
+            self.calls[str(event.get("tool_use_id"))] = (str(event.get("name")), summary)
             self.tool_calls += 1
             self.set_status(summary)
             if not self.live:
@@ -130,6 +135,7 @@ class RunView:
             summary = self._summaries.get(str(event.get("tool_use_id")), str(event.get("name")))
             ms = float(event.get("duration_ms") or 0)
             if event.get("is_error"):
+                self.failed.add(str(event.get("tool_use_id")))
                 self.line(
                     f"[red]✗[/red] {escape(summary)} [dim]({ms:.0f} ms)[/dim]",
                     plain=f"✗ {summary} ({ms:.0f} ms, failed)",
@@ -201,3 +207,63 @@ def print_diff(console: Console, diff: str) -> None:
     else:
         console.file.write(diff)
         console.file.flush()
+
+
+class LiveAnswer:
+    """A `Listener` for `agentls ask` on a terminal: the answer rendered as Markdown while
+    it streams, in one place, with the current step under it (no raw text first and the
+    rendered answer again after)."""
+
+    def __init__(self, console: Console) -> None:
+        from rich.live import Live
+
+        self.console = console
+        self.text = ""
+        self.step = "Thinking…"
+        self.session: str | None = None
+        self.tool_calls = 0
+        self._live = Live(self._render(), console=console, refresh_per_second=8, transient=False)
+
+    def _render(self, final: bool = False) -> Any:
+        from rich.console import Group
+        from rich.markdown import Markdown
+
+        answer = Markdown(self.text) if self.text.strip() else Text("")
+        if final:
+            return answer
+        return Group(answer, Text(f"… {self.step}", style="dim"))
+
+    def start(self) -> None:
+        self._live.start()
+
+    def stop(self) -> None:
+        self._live.update(self._render(final=True))
+        self._live.stop()
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if event.get("session_id"):
+            self.session = str(event["session_id"])
+        if kind == "text_delta":
+            self.text += str(event.get("text") or "")
+        elif kind == "tool_started":
+            self.tool_calls += 1
+            self.step = str(event.get("summary") or event.get("name"))
+        elif kind in ("tool_finished", "turn_usage"):
+            self.step = "Thinking…"
+        elif kind == "retrying":
+            self.text = ""  # the failed attempt's text is discarded, as the server does
+            self.step = f"model request failed ({event.get('error')}); retrying"
+        else:
+            return
+        self._live.update(self._render())
+
+    def note(self, message: str) -> None:
+        self.step = message
+        self._live.update(self._render())
+
+    def on_progress(self, kind: str, message: str) -> None:
+        return None
+
+    def on_message(self, kind: int, message: str) -> None:
+        return None

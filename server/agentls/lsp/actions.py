@@ -23,8 +23,10 @@ if TYPE_CHECKING:
         CompactArgs,
         EditArgs,
         RunArgs,
+        StagedArgs,
         StatusArgs,
         ToolArgs,
+        ToolResultArgs,
         ToolsArgs,
     )
     from agentls.lsp.server import AgentLanguageServer
@@ -174,3 +176,17 @@ async def sessions(ls: AgentLanguageServer, args: StatusArgs) -> dict[str, Any]:
     """Saved sessions of this workspace, newest first (resumable with `agentls.run`)."""
     root = ls.host.workspace.roots[0]
     return {"sessions": [summary.to_dict() for summary in ls.host.store.list(root)]}
+
+
+async def staged(ls: AgentLanguageServer, args: StagedArgs) -> dict[str, Any]:
+    """A session's staged files with the texts a diff view needs."""
+    from agentls.lsp.review import staged_files
+
+    return staged_files(ls, args.session, args.uris)
+
+
+async def tool_result(ls: AgentLanguageServer, args: ToolResultArgs) -> dict[str, Any]:
+    """One tool call's output (`agentls/event` carries only its summary and status)."""
+    from agentls.lsp.review import tool_result as find
+
+    return find(ls, args.session, args.tool_use_id)

@@ -68,6 +68,16 @@ class CompactArgs(_Args):
     session: str
 
 
+class StagedArgs(_Args):
+    session: str
+    uris: list[str] | None = None
+
+
+class ToolResultArgs(_Args):
+    session: str
+    tool_use_id: str = Field(min_length=1)
+
+
 def parse_args(command: str, model: type[M], args: tuple[Any, ...]) -> M:
     """One argument object (or none, where every field is optional) → the model."""
     if len(args) > 1:

@@ -23,13 +23,23 @@ class ClientFeatures:
     watch_files: bool = False
     """The server may register a `workspace/didChangeWatchedFiles` watcher dynamically."""
     position_encoding: str = "utf-16"
+    shows_outcomes: bool = False
+    """The client renders run results itself (`experimental.agentls.runResults`), with its own
+    command names: the server does not add messages that repeat them."""
+    syncs_before_apply_reply: bool = False
+    """The client sends the didChange of every document it changed by `workspace/applyEdit`
+    before it answers (`experimental.agentls.syncBeforeApplyReply`): an applied edit is
+    confirmed from the documents' versions and text at the answer, without waiting."""
 
     @classmethod
     def of(cls, caps: types.ClientCapabilities, encoding: object) -> ClientFeatures:
         ops = get_capability(caps, "workspace.workspace_edit.resource_operations", None) or []
+        agentls = _experimental(caps)
         return cls(
+            # Resource operations only exist inside `documentChanges`: a client that lists
+            # them handles `documentChanges` (Neovim applies both but advertises only these).
             document_changes=bool(
-                get_capability(caps, "workspace.workspace_edit.document_changes", False)
+                get_capability(caps, "workspace.workspace_edit.document_changes", False) or ops
             ),
             resource_operations=frozenset(str(getattr(op, "value", op)) for op in ops),
             change_annotations=get_capability(
@@ -46,4 +56,13 @@ class ClientFeatures:
                 )
             ),
             position_encoding=str(getattr(encoding, "value", encoding) or "utf-16"),
+            shows_outcomes=agentls.get("runResults") is True,
+            syncs_before_apply_reply=agentls.get("syncBeforeApplyReply") is True,
         )
+
+
+def _experimental(caps: types.ClientCapabilities) -> dict[str, object]:
+    """`capabilities.experimental.agentls` (the agentls editor clients' own flags), or {}."""
+    experimental = caps.experimental  # LSPAny: plain JSON values
+    section = experimental.get("agentls") if isinstance(experimental, dict) else None
+    return dict(section) if isinstance(section, dict) else {}

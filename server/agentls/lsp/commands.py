@@ -33,14 +33,25 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "agentls.status": ("StatusArgs", "status"),
     "agentls.compact": ("CompactArgs", "compact"),
     "agentls.sessions": ("StatusArgs", "sessions"),
+    "agentls.staged": ("StagedArgs", "staged"),
+    "agentls.toolResult": ("ToolResultArgs", "tool_result"),
 }
 """Command name → (argument model in `arguments`, function in `actions`)."""
+
+
+FLUSH_NOTIFICATION = "$/agentls/flush"
+"""Sent by the Neovim client (0.7-0.9) only to make Neovim send its pending didChange
+notifications first (it flushes them before any other message); nothing to do here."""
 
 
 def setup(server: AgentLanguageServer) -> None:
     """Register every command; models and actions are imported on the first call."""
     for name, (model, action) in COMMANDS.items():
         _register(server, name, model, action)
+
+    @server.feature(FLUSH_NOTIFICATION)
+    def flushed(ls: AgentLanguageServer, params: Any) -> None:
+        del ls, params
 
 
 def _register(server: AgentLanguageServer, name: str, model_name: str, action: str) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from agentls.host import EditOutcome
-from agentls.lsp.edits import DocState, EditBuilder, EditPlan
+from agentls.lsp.edits import DocState, EditBuilder, EditPlan, match_line_endings, shows_edit
 from agentls.lsp.sync import uri_to_path
 from agentls.workspace.changes import Change, ChangeSet
 
@@ -29,8 +29,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-VERIFY_SECONDS = 1.0
-"""How long to wait for the didChange that shows an applied edit."""
+VERIFY_SECONDS = 5.0
+"""Longest wait for the didChange that shows an applied edit, for clients that may send it
+after answering `workspace/applyEdit`. It only bounds the wait: an edit is confirmed as soon
+as the document's version moves on with the new text (clients that declare
+`syncBeforeApplyReply` are judged at once, from their answer)."""
+
+NOT_CHANGED = (
+    "the editor reported success but did not change the file (unchecked in the preview, or a "
+    "stale version skipped); the change stays staged"
+)
 
 
 def uri_of(ls: AgentLanguageServer, path: Path) -> str:
@@ -54,7 +62,7 @@ def doc_state(ls: AgentLanguageServer, path: Path) -> DocState:
         return DocState(uri, "\0unreadable", None)
 
 
-def _paths(uris: Iterable[str] | None) -> set[Path] | None:
+def paths_of(uris: Iterable[str] | None) -> set[Path] | None:
     if uris is None:
         return None
     paths = set()
@@ -66,7 +74,7 @@ def _paths(uris: Iterable[str] | None) -> set[Path] | None:
     return paths
 
 
-def _select(changes: ChangeSet, paths: set[Path] | None) -> list[Change]:
+def select(changes: ChangeSet, paths: set[Path] | None) -> list[Change]:
     entries = changes.entries()
     if paths is None:
         return entries
@@ -91,30 +99,37 @@ async def apply(
     confirm: bool,
 ) -> EditOutcome:
     """Send one WorkspaceEdit for `entries`; drop them from `changes` once applied."""
+    entries, already = _already_applied(ls, changes, entries)
     plan = build_plan(ls, entries, label, confirm=confirm)
     conflicts = [p.uri for p in plan.conflicts]
+    left_out = [(p.uri, p.reason) for p in (*plan.conflicts, *plan.skipped)]
     problems = plan.reasons
-    for reason in problems:
-        ls.log_line(f"agentls: {reason}", types.MessageType.Warning)
+    if not ls.features.shows_outcomes:
+        for reason in problems:
+            ls.log_line(f"agentls: {reason}", types.MessageType.Warning)
     if plan.edit is None:
+        if already:
+            return EditOutcome(already, True, "; ".join(problems) or None, conflicts, left_out)
         reason = "; ".join(problems) or "nothing to apply"
-        return EditOutcome([], False if problems else None, reason, conflicts)
+        return EditOutcome([], False if problems else None, reason, conflicts, left_out)
+    before = _versions(ls, plan.expected)
     try:
         response = await ls.workspace_apply_edit_async(
             types.ApplyWorkspaceEditParams(edit=plan.edit, label=label)
         )
     except Exception as exc:
         log.info("applyEdit failed: %s", exc)
-        return EditOutcome(
-            plan.files, False, f"the editor answered applyEdit with an error: {exc}", conflicts
-        )
+        reason = f"the editor answered applyEdit with an error: {exc}"
+        left_out += [(uri, reason) for uri in plan.files]
+        return EditOutcome(plan.files, False, reason, conflicts, left_out)
     if not response.applied:
         reason = response.failure_reason or (
             "the editor did not apply the edit (no reason given: the user may have cancelled "
             "the preview, or a document changed since)"
         )
-        return EditOutcome(plan.files, False, reason, conflicts)
-    unchanged = await _unchanged_documents(ls, plan.expected)
+        left_out += [(uri, reason) for uri in plan.files]
+        return EditOutcome(plan.files, False, reason, conflicts, left_out)
+    unchanged = await _unconfirmed(ls, plan.expected, before)
     if unchanged:
         # e.g. entries unchecked in VS Code's preview, or Neovim 0.7 skipping a stale
         # versioned edit while answering applied: true — keep those changes staged
@@ -123,34 +138,87 @@ async def apply(
             + ", ".join(unchanged)
             + "; those changes stay staged"
         )
+        left_out += [(uri, NOT_CHANGED) for uri in unchanged]
     done = [
         change
         for change, uris in zip(plan.included, plan.uris_of, strict=True)
         if not set(uris) & set(unchanged)
     ]
     changes.discard(_touched(done))
-    files = [u for u, change in zip(plan.files, plan.included, strict=True) if change in done]
+    files = already + [
+        u for u, change in zip(plan.files, plan.included, strict=True) if change in done
+    ]
     if not files:
-        return EditOutcome(plan.files, False, "; ".join(problems), conflicts)
-    return EditOutcome(files, True, "; ".join(problems) or None, conflicts)
+        return EditOutcome(plan.files, False, "; ".join(problems), conflicts, left_out)
+    return EditOutcome(files, True, "; ".join(problems) or None, conflicts, left_out)
 
 
-async def _unchanged_documents(
-    ls: AgentLanguageServer, expected: dict[str, str], seconds: float = VERIFY_SECONDS
+def _already_applied(
+    ls: AgentLanguageServer, changes: ChangeSet, entries: list[Change]
+) -> tuple[list[Change], list[str]]:
+    """Modifications the editor's text already shows (an earlier accept whose didChange came
+    late): dropped from the staged set and reported as applied, not as conflicts."""
+    remaining: list[Change] = []
+    applied: list[Change] = []
+    for change in entries:
+        if change.kind == "modify" and change.new_text is not None:
+            doc = doc_state(ls, change.path)
+            wanted = match_line_endings(change.original_text, change.new_text)
+            if doc.text is not None and doc.text == wanted and doc.text != change.original_text:
+                applied.append(change)
+                continue
+        remaining.append(change)
+    changes.discard(_touched(applied))
+    return remaining, [uri_of(ls, c.path) for c in applied]
+
+
+def _versions(ls: AgentLanguageServer, uris: Iterable[str]) -> dict[str, tuple[int | None, str]]:
+    """Version and text of each open document, taken just before an edit is sent."""
+    found = {}
+    for uri in uris:
+        doc = ls.workspace.text_documents.get(uri)
+        if doc is not None:
+            found[uri] = (doc.version, doc.source)
+    return found
+
+
+def _confirmed(
+    ls: AgentLanguageServer, uri: str, text: str, before: dict[str, tuple[int | None, str]]
+) -> bool | None:
+    """True: the document shows the edit (its text, or a newer version that contains the
+    edit's lines, when the user typed along); False: a newer version without them (the
+    editor skipped the edit); None: no didChange has arrived since the edit was sent."""
+    doc = ls.workspace.text_documents.get(uri)
+    if doc is None:
+        return True  # not open in the editor: nothing to check against
+    if doc.source == text:
+        return True
+    if uri not in before:
+        return None  # opened by the edit itself: wait for its text
+    version, old_text = before[uri]
+    if doc.version == version:
+        return None
+    return shows_edit(old_text, text, doc.source)
+
+
+async def _unconfirmed(
+    ls: AgentLanguageServer,
+    expected: dict[str, str],
+    before: dict[str, tuple[int | None, str]],
+    seconds: float = VERIFY_SECONDS,
 ) -> list[str]:
-    """URIs of open documents that do not show the applied text (after the client's
-    didChange has had time to arrive); documents the editor has not opened can't be
-    checked and count as applied."""
+    """URIs of open documents that do not show the applied edit.
+
+    Decided by each document's version and text (`_confirmed`). Clients that sync before
+    they answer are judged at once; for the others a document is confirmed as soon as a
+    didChange shows the edit, and counted as unchanged when none has after `seconds`."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
+    deadline = loop.time() + (0.0 if ls.features.syncs_before_apply_reply else seconds)
     while True:
-        pending = [
-            uri
-            for uri, text in expected.items()
-            if (doc := ls.workspace.text_documents.get(uri)) is not None and doc.source != text
-        ]
-        if not pending or loop.time() >= deadline:
-            return pending
+        states = {uri: _confirmed(ls, uri, text, before) for uri, text in expected.items()}
+        missing = [uri for uri, state in states.items() if state is not True]
+        if not missing or loop.time() >= deadline:
+            return missing
         await asyncio.sleep(0.02)
 
 
@@ -163,14 +231,15 @@ def _touched(entries: list[Change]) -> list[Path]:
     return paths
 
 
+STAGED_REASON = (
+    "this editor shows no preview: review them, then accept or reject them (commands, or the "
+    "code actions in the affected files)"
+)
+
+
 def staged_outcome(ls: AgentLanguageServer, changes: ChangeSet) -> EditOutcome:
     files = [uri_of(ls, c.path) for c in changes.entries()]
-    return EditOutcome(
-        files,
-        None,
-        "staged for review: accept with agentls.accept or reject with agentls.reject "
-        "(also offered as code actions in the affected files)",
-    )
+    return EditOutcome(files, None, STAGED_REASON)
 
 
 async def deliver(
@@ -194,11 +263,13 @@ async def deliver(
     if ls.features.document_changes and ls.features.change_annotations:
         return await apply(ls, changes, changes.entries(), label, confirm=True)
     outcome = staged_outcome(ls, changes)
-    ls.message(
-        types.MessageType.Info,
-        f"agentls staged changes to {len(outcome.files)} file(s) in session {session_id}: "
-        "run agentls.accept to apply them or agentls.reject to discard them.",
-    )
+    if not ls.features.shows_outcomes:
+        ls.message(
+            types.MessageType.Info,
+            f"agentls staged changes to {len(outcome.files)} file(s) in session {session_id}: "
+            "accept or reject them with the code actions offered in those files (or the "
+            "commands agentls.accept / agentls.reject).",
+        )
     return outcome
 
 
@@ -206,23 +277,39 @@ async def accept_staged(
     ls: AgentLanguageServer, session_id: str, uris: list[str] | None
 ) -> dict[str, Any]:
     changes = ls.host.changes_of(session_id)
-    entries = _select(changes, _paths(uris))
+    entries = select(changes, paths_of(uris))
     if not entries:
         return {"session": session_id, "files": [], "applied": None, "reason": "nothing staged"}
     outcome = await apply(
         ls, changes, entries, f"agentls: accept session {session_id}", confirm=False
     )
-    if outcome.reason:
+    if outcome.reason and not ls.features.shows_outcomes:
         # accept often comes from a code action, whose result no editor shows
         kind = types.MessageType.Info if outcome.applied else types.MessageType.Warning
         ls.message(kind, f"agentls accept: {outcome.reason}")
-    return {"session": session_id, **outcome.to_dict()}
+    result = {"session": session_id, **outcome.to_dict()}
+    announce(ls, session_id, "accept", result)
+    return result
 
 
 def reject_staged(
     ls: AgentLanguageServer, session_id: str, uris: list[str] | None
 ) -> dict[str, Any]:
     changes = ls.host.changes_of(session_id)
-    paths = _paths(uris)
+    paths = paths_of(uris)
     restored = changes.discard(paths)
-    return {"session": session_id, "files": [uri_of(ls, p) for p in restored]}
+    result = {"session": session_id, "files": [uri_of(ls, p) for p in restored]}
+    announce(ls, session_id, "reject", result)
+    return result
+
+
+def announce(ls: AgentLanguageServer, session_id: str, action: str, result: dict[str, Any]) -> None:
+    """Tell the editor's agentls client what an accept or reject did, whoever asked for it
+    (its own command, or a code action whose result the editor drops): an `agentls/event`
+    `{"type": "edit_result", "session_id", "action", ...result}`."""
+    event = {**result, "type": "edit_result", "session_id": session_id, "action": action}
+    event.pop("session", None)
+    try:
+        ls.protocol.notify("agentls/event", event)
+    except Exception:
+        log.exception("cannot send the edit result")

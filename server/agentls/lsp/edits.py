@@ -86,6 +86,25 @@ def line_hunks(old: str, new: str) -> list[tuple[int, int, list[str]]]:
     return [(i1, i2, b[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 
 
+def shows_edit(before: str, expected: str, current: str) -> bool:
+    """Whether `current` contains the edit that turned `before` into `expected`, maybe with
+    other changes (the user typing along) that do not touch the edit's lines. An editor
+    that skipped the edit while the user typed has changed text that fails this."""
+    edited = _changed_spans(before, expected, side="new")
+    others = _changed_spans(expected, current, side="old")
+    return not any(a1 <= o2 and o1 <= a2 for a1, a2 in edited for o1, o2 in others)
+
+
+def _changed_spans(old: str, new: str, *, side: str) -> list[tuple[int, int]]:
+    """Line spans of the changed hunks between two texts, on the `old` or `new` side."""
+    matcher = difflib.SequenceMatcher(None, split_lines(old), split_lines(new), autojunk=False)
+    spans = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            spans.append((i1, i2) if side == "old" else (j1, j2))
+    return spans
+
+
 def rebase(base: str, ours: str, theirs: str) -> str | None:
     """Apply the base→ours line changes onto theirs; None when they touch theirs' changes.
 

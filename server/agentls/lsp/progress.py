@@ -119,6 +119,16 @@ class LspRunReporter:
             self._text.clear()
             self._notify(TextDelta(self.run.session_id, text))
 
+    def _notify_result(self, result: dict[str, Any], outcome: str) -> None:
+        """The run's result as one last `agentls/event` (`run_finished` comes from the loop,
+        before the edits are delivered): what was applied, staged or left out, and why."""
+        event = {k: v for k, v in result.items() if k not in ("session", "text")}
+        event.update(type="run_result", session_id=self.run.session_id, outcome=outcome)
+        try:
+            self.ls.protocol.notify(EVENT_METHOD, event)
+        except Exception:
+            log.exception("cannot send the run result")
+
     def _notify(self, event: AgentEvent) -> None:
         try:
             self.ls.protocol.notify(EVENT_METHOD, event_to_dict(event))
@@ -132,7 +142,8 @@ class LspRunReporter:
         if self.token is not None:
             self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=outcome))
             self.ls.work_done_progress.tokens.pop(self.token, None)
-        if result.get("status") == "failed":
+        self._notify_result(result, outcome)
+        if result.get("status") == "failed" and not self.ls.features.shows_outcomes:
             self.ls.message(
                 types.MessageType.Error,
                 f"agentls run failed: {result.get('error') or 'unknown error'}",

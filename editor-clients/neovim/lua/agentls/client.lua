@@ -11,12 +11,40 @@ local M = {}
 M.NAME = "agentls"
 M.ROOT_MARKERS = { ".agentls.toml", ".git", "pyproject.toml", "package.json", "Cargo.toml", "go.mod" }
 
---- The server command: the user's, else `agentls serve` from PATH.
+--- The server command: `agentls serve` from PATH, else from a `.venv` in the working
+--- directory or one of its parents.
 function M.default_cmd()
   if vim.fn.executable("agentls") == 1 then
     return { "agentls", "serve" }
   end
+  local root = compat.find_root(vim.fn.getcwd(), { ".venv/bin/agentls" })
+  if root then
+    return { root .. "/.venv/bin/agentls", "serve" }
+  end
   return nil
+end
+
+--- What this client can do: Neovim's own capabilities plus what it really handles but does
+--- not advertise (versioned documentChanges with create/rename/delete), minus change
+--- annotations, and the agentls flags: it renders run results itself and sends its
+--- didChanges before answering an edit.
+function M.capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.workspace = caps.workspace or {}
+  caps.workspace.workspaceEdit = vim.tbl_extend("force", caps.workspace.workspaceEdit or {}, {
+    documentChanges = true,
+    resourceOperations = { "create", "rename", "delete" },
+  })
+  -- 0.12 confirms annotated edits with a yes/no prompt that shows no diff: keep review-mode
+  -- edits staged instead, for :AgentlsDiff (a real diff, per file) on every version
+  -- (vim.NIL, not nil: 0.11+ deep-merges this table into its defaults)
+  if caps.workspace.workspaceEdit.changeAnnotationSupport ~= nil then
+    caps.workspace.workspaceEdit.changeAnnotationSupport = vim.NIL
+  end
+  caps.experimental = vim.tbl_extend("force", caps.experimental or {}, {
+    agentls = { runResults = true, syncBeforeApplyReply = true },
+  })
+  return caps
 end
 
 local function progress_handler(opts)
@@ -27,6 +55,9 @@ local function progress_handler(opts)
     end
     if opts.progress == false or type(result) ~= "table" or type(result.value) ~= "table" then
       return
+    end
+    if vim.lsp.status and result.value.kind ~= "end" then
+      return -- 0.10+: shown through LspProgress / vim.lsp.status(); the end is echoed
     end
     local value = result.value
     local text = value.title or value.message
@@ -45,21 +76,25 @@ function M.config(opts)
   local handlers = {
     ["agentls/event"] = log.on_event,
     ["$/progress"] = progress_handler(opts),
+    ["workspace/applyEdit"] = require("agentls.edits").apply_edit_handler,
   }
-  local settings = opts.settings or {}
+  -- an empty Lua table would go out as a JSON list; the server wants an object
+  local settings = opts.settings or vim.empty_dict()
   return {
     name = M.NAME,
     cmd = cmd,
     cmd_env = opts.cmd_env,
     filetypes = opts.filetypes,
     root_markers = opts.root_markers or M.ROOT_MARKERS,
+    capabilities = M.capabilities(),
     init_options = settings,
     settings = { agentls = settings },
     handlers = handlers,
     on_attach = opts.on_attach,
     on_init = function(client)
       -- Send the settings section once more as didChangeConfiguration (the contract accepts both).
-      compat.client_notify(client, "workspace/didChangeConfiguration", { settings = { agentls = settings } })
+      local current = client.config and client.config.settings or { agentls = settings }
+      compat.client_notify(client, "workspace/didChangeConfiguration", { settings = current })
     end,
   }
 end
@@ -133,7 +168,7 @@ function M.attach(bufnr, opts)
     return id
   end
   local id = clients_by_root[root]
-  if not id or not vim.lsp.get_client_by_id(id) or vim.lsp.get_client_by_id(id).is_stopped() then
+  if not id or not vim.lsp.get_client_by_id(id) or compat.is_stopped(vim.lsp.get_client_by_id(id)) then
     local ok, started = pcall(vim.lsp.start_client, config)
     if not ok or not started then
       report_once(failed .. tostring(started or "no client id"))

@@ -24,7 +24,7 @@ function M.execute(command, args, on_result, bufnr)
       return
     end
     if on_result then
-      on_result(result)
+      on_result(compat.denil(result))
     end
   end, bufnr)
   return true
@@ -81,7 +81,7 @@ local function started(kind)
       log.last_session = result.session
       log.sessions[result.session] = log.sessions[result.session]
         or { status = "starting", running = true, text = "" }
-      compat.notify(("agentls: %s started (session %s) — :AgentlsCancel to stop, :AgentlsTranscript to watch"):format(kind, result.session))
+      compat.notify(("agentls: %s started (session %s) — :AgentlsView to watch, :AgentlsCancel to stop"):format(kind, result.session))
     end
   end
 end
@@ -142,29 +142,21 @@ function M.cancel(session)
   end)
 end
 
-local function edit_command(command, verb)
+local function edit_command(command)
   return function(session, uris, on_result)
     session = session or log.last_session
     if not session then
       compat.notify("agentls: no session yet — start one with :AgentlsRun", ERROR)
       return false
     end
-    return M.execute(command, { session = session, uris = uris }, function(result)
-      local files = type(result) == "table" and result.files or {}
-      local message = ("agentls: %s %d file(s) of session %s"):format(verb, #files, session)
-      if type(result) == "table" and result.reason and result.reason ~= vim.NIL then
-        message = message .. " — " .. tostring(result.reason)
-      end
-      compat.notify(message)
-      if on_result then
-        on_result(result)
-      end
-    end)
+    -- what was applied, left out or discarded is told by the server's edit_result event
+    -- (outcomes.lua), also when a code action asked
+    return M.execute(command, { session = session, uris = uris }, on_result)
   end
 end
 
-M.accept = edit_command("agentls.accept", "accepted")
-M.reject = edit_command("agentls.reject", "rejected")
+M.accept = edit_command("agentls.accept")
+M.reject = edit_command("agentls.reject")
 
 M.last_status = nil
 
@@ -248,6 +240,12 @@ function M.create_user_commands()
   create("AgentlsStatus", function()
     M.status()
   end, { desc = "agentls: sessions, model, index" })
+  create("AgentlsDiff", function(opts)
+    require("agentls.diff").open(opts.args ~= "" and opts.args or nil)
+  end, { nargs = "?", desc = "agentls: review staged files in a diff (ga accept, gr reject)" })
+  create("AgentlsView", function(opts)
+    require("agentls.view").open(opts.args ~= "" and opts.args or nil, true)
+  end, { nargs = "?", desc = "agentls: the session side buffer (answer, tools, todos)" })
 end
 
 return M

@@ -32,6 +32,23 @@ function M.request(client, method, params, handler, bufnr)
   return client.request(method, params, handler, bufnr)
 end
 
+--- client:request_sync on 0.11+, client.request_sync before: (result, err).
+function M.request_sync(client, method, params, timeout_ms, bufnr)
+  local response, err
+  if has("0.11") then
+    response, err = client:request_sync(method, params, timeout_ms, bufnr)
+  else
+    response, err = client.request_sync(method, params, timeout_ms, bufnr)
+  end
+  if not response then
+    return nil, err or "no answer"
+  end
+  if response.err then
+    return nil, response.err.message or vim.inspect(response.err)
+  end
+  return M.denil(response.result), nil
+end
+
 --- client:notify on 0.11+, client.notify before.
 function M.client_notify(client, method, params)
   if has("0.11") then
@@ -74,6 +91,59 @@ function M.utf16_col(line, byte_col)
   end
   local _, utf16 = vim.str_utfindex(line, byte_col)
   return utf16
+end
+
+--- client:is_stopped() on 0.11+, client.is_stopped() before.
+function M.is_stopped(client)
+  if has("0.11") then
+    return client:is_stopped()
+  end
+  return client.is_stopped()
+end
+
+--- `value` with every vim.NIL (JSON null; 0.12 decodes notifications with it) made nil.
+function M.denil(value)
+  if value == vim.NIL then
+    return nil
+  end
+  if type(value) ~= "table" then
+    return value
+  end
+  local out = {}
+  for k, v in pairs(value) do
+    out[k] = M.denil(v)
+  end
+  return setmetatable(out, getmetatable(value))
+end
+
+--- Send the client's pending didChange notifications now (they are debounced). Neovim
+--- flushes them before any other message; 0.10+ exposes the flush itself.
+function M.flush_changes(client)
+  local tracking = vim.lsp._changetracking
+  if tracking and tracking.flush then
+    local ok = pcall(tracking.flush, client)
+    if ok then
+      return
+    end
+  end
+  -- 0.7-0.9: `client.notify` of any method but didChange flushes first; servers ignore
+  -- `$/` notifications they do not know.
+  pcall(M.client_notify, client, "$/agentls/flush", vim.empty_dict())
+end
+
+--- vim.health (0.10+) or the older `health` module, as one table of functions.
+function M.health()
+  if vim.health and vim.health.start then
+    return vim.health
+  end
+  local old = require("health")
+  return {
+    start = old.report_start,
+    ok = old.report_ok,
+    info = old.report_info,
+    warn = old.report_warn,
+    error = old.report_error,
+  }
 end
 
 function M.notify(message, level)

@@ -11,7 +11,11 @@
 --   autostart    start the server for matching buffers (default true)
 --   use_lsp_config  on 0.11+, register through vim.lsp.config/enable (default true)
 --   commands     create the :Agentls* commands (default true)
---   progress     echo $/progress messages (default true)
+--   progress     echo $/progress messages (default true; 0.10+ shows them through
+--                LspProgress / vim.lsp.status() and echoes only the outcome)
+--   view         open the session side buffer when a run starts (default true)
+--   save_edits   write files the agent's accepted edits changed, unless they had unsaved
+--                changes of yours (default true; false leaves them modified)
 --   on_attach    passed through to the client
 local M = {}
 
@@ -23,6 +27,8 @@ M.options = {}
 
 function M.setup(opts)
   M.options = vim.tbl_extend("force", {}, opts or {})
+  require("agentls.view").options.auto_open = M.options.view ~= false
+  require("agentls.edits").options.save = M.options.save_edits ~= false
   if M.options.commands ~= false then
     commands.create_user_commands()
   end
@@ -65,6 +71,12 @@ M.accept = commands.accept
 M.reject = commands.reject
 M.status = commands.status
 M.transcript = commands.transcript
+M.diff = function(session)
+  return require("agentls.diff").open(session)
+end
+M.view = function(session, focus)
+  return require("agentls.view").open(session, focus)
+end
 M.execute = commands.execute
 M.statusline = log.statusline
 M.log = log

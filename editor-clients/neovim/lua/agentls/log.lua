@@ -2,6 +2,8 @@
 --
 -- Streamed text is appended to the current line; each tool call gets its own line with
 -- its human summary and outcome; a run's end shows its status and transcript path.
+local compat = require("agentls.compat")
+
 local M = {}
 
 M.BUFNAME = "agentls://log"
@@ -51,6 +53,7 @@ function M.append(text, new_line)
     chunks[1] = last .. chunks[1]
     vim.api.nvim_buf_set_lines(buf, count - 1, count, false, chunks)
   end
+  vim.bo[buf].modified = false -- a log, not a file: never "unsaved"
   scroll_windows(buf)
 end
 
@@ -117,18 +120,42 @@ local renderers = {
     M.line("! " .. (e.message or ""))
   end,
   run_finished = function(e)
-    M.line(("== %s after %d turn(s)%s"):format(e.status, e.turns or 0, e.error and (": " .. e.error) or ""))
+    M.line(("== %s after %d turn(s)%s"):format(tostring(e.status), e.turns or 0, e.error and (": " .. tostring(e.error)) or ""))
     if e.transcript then
-      M.line("transcript: " .. e.transcript)
+      M.line("transcript: " .. tostring(e.transcript))
     end
   end,
+  run_result = function(e)
+    M.line("== " .. tostring(e.outcome or e.status))
+  end,
+  todos = function(e)
+    local done = 0
+    for _, todo in ipairs(e.todos or {}) do
+      done = done + (todo.status == "completed" and 1 or 0)
+    end
+    M.line(("todo: %d/%d done"):format(done, #(e.todos or {})))
+  end,
 }
+
+--- Where each event goes besides the log: the session view and the outcome messages.
+local function forward(event)
+  local ok, err = pcall(require("agentls.view").on_event, event)
+  if not ok then
+    compat.notify("agentls: session view: " .. tostring(err), vim.log.levels.DEBUG)
+  end
+  if event.type == "run_result" then
+    require("agentls.outcomes").on_run_result(event)
+  elseif event.type == "edit_result" then
+    require("agentls.outcomes").on_edit_result(event)
+  end
+end
 
 --- Handler for the `agentls/event` notification (signature of 0.5.1+ handlers).
 function M.on_event(_, event)
   if type(event) ~= "table" then
     return
   end
+  event = compat.denil(event) -- 0.12 decodes JSON null as vim.NIL
   table.insert(M.events, event)
   if #M.events > MAX_EVENTS then
     table.remove(M.events, 1)
@@ -142,9 +169,14 @@ function M.on_event(_, event)
     elseif event.type == "tool_started" then
       s.status = "running: " .. (event.summary or event.name or "tool")
     elseif event.type == "run_finished" then
-      s.running = false
       s.status = event.status
       s.transcript = event.transcript
+      s.error = event.error
+    elseif event.type == "run_result" then
+      -- the run is over once its edits are delivered (run_finished comes before that)
+      s.running = false
+      s.status = event.status
+      s.edit = event.edit
       s.error = event.error
     end
   end
@@ -157,7 +189,8 @@ function M.on_event(_, event)
       end)
     end
   end
-  if event.type == "run_finished" and vim.fn.exists("#User#AgentlsRunFinished") == 1 then
+  forward(event)
+  if event.type == "run_result" and vim.fn.exists("#User#AgentlsRunFinished") == 1 then
     vim.cmd("doautocmd <nomodeline> User AgentlsRunFinished")
   end
 end
