@@ -17,7 +17,7 @@ from agentls.agent.registry import ToolPool
 from agentls.agent.rules import RuleSet, parse_rules
 from agentls.agent.settings import ConfigError
 from agentls.agent.settings_files import load_safety
-from agentls.agent.tool import Tool
+from agentls.agent.tool import Tool, ToolOutput
 from agentls.tools import builtin_tools
 from agentls.tools.run_command import RunCommand
 from agentls.workspace import ChangeSet, Workspace
@@ -168,10 +168,14 @@ def test_a_hooks_denial_wins_in_every_mode(tmp_path: Path) -> None:
 class _Denies:
     """A PreToolUse hook that denies every call."""
 
-    async def pre_tool(self, tool_name: str, input: dict[str, Any], ctx: ToolContext) -> Any:
+    async def pre_tool(
+        self, tool_name: str, input: dict[str, Any], ctx: ToolContext
+    ) -> HookOutcome:
         return HookOutcome(permission=HookDecision("deny", "outside the workspace"))
 
-    async def post_tool(self, *args: Any) -> HookOutcome:
+    async def post_tool(
+        self, tool_name: str, input: dict[str, Any], output: ToolOutput, ctx: ToolContext
+    ) -> HookOutcome:
         return HookOutcome()
 
 
