@@ -195,3 +195,41 @@ def test_settings_from_env_and_invalid_values() -> None:
     with pytest.raises(ConfigError, match="temperature"):
         AgentSettings.from_env({"AGENTLS_TEMPERATURE": "3"})
     assert AgentSettings.from_env({}).max_turns == 50
+
+
+class RecordingSink:
+    """The host's side of auto delivery: records each hand-over and what was staged."""
+
+    def __init__(self) -> None:
+        self.delivered: list[list[str]] = []
+
+    async def staged(self, ctx: ToolContext) -> str:
+        self.delivered.append([p.name for p in ctx.changes.changed_paths()])
+        ctx.changes.discard(None)  # the editor applied everything
+        return "The editor applied this change."
+
+
+async def test_write_tools_hand_each_staged_change_to_the_edit_sink(tmp_path: Path) -> None:
+    from agentls.tools import builtin_tools
+
+    (tmp_path / "a.py").write_text("A = 1\n")
+    sink = RecordingSink()
+    ctx = ToolContext(
+        session_id="s",
+        workspace=Workspace([tmp_path]),
+        changes=ChangeSet(),
+        mode="auto",
+        edits=sink,
+    )
+    pipeline = Pipeline(ToolPool(builtin_tools()))
+    edit = {"path": "a.py", "old_string": "A = 1", "new_string": "A = 2"}
+    edited = await pipeline.execute(ToolCall("1", "edit_file", edit), ctx)
+    written = await pipeline.execute(
+        ToolCall("2", "write_file", {"path": "b.py", "content": ""}), ctx
+    )
+    read = await pipeline.execute(ToolCall("3", "read_file", {"path": "a.py"}), ctx)
+    assert sink.delivered == [["a.py"], ["b.py"]]  # one delivery per write, reads none
+    for result in (edited, written):
+        assert not result.is_error
+        assert str(result.content).endswith("\n\nThe editor applied this change.")
+    assert "The editor applied" not in str(read.content)

@@ -105,13 +105,14 @@ class Pipeline:
         self.events(
             ToolStarted(ctx.session_id, call.id, call.name, summary, call.input, time.time())
         )
+        redactor = Redactor.from_env()
         try:
-            output = await self._run_steps(tool, call, ctx.for_call(call.id))
+            output = await self._run_steps(tool, call, ctx.for_call(call.id), redactor)
         except asyncio.CancelledError:
             self._finish(call, ctx, started, is_error=True)
             raise
         # last: whatever a hook or an error message added never carries a credential
-        output = redact_output(output, Redactor.from_env())
+        output = redact_output(output, redactor)
         duration = self._finish(call, ctx, started, is_error=output.is_error)
         return ToolCallResult(call.id, output.content, output.is_error, duration)
 
@@ -133,7 +134,7 @@ class Pipeline:
         return duration_ms
 
     async def _run_steps(
-        self, tool: AnyTool | None, call: ToolCall, ctx: ToolContext
+        self, tool: AnyTool | None, call: ToolCall, ctx: ToolContext, redactor: Redactor
     ) -> ToolOutput:
         if tool is None:
             return _error(
@@ -168,7 +169,7 @@ class Pipeline:
             return denial
         output = await _call(tool, parsed, ctx)
         # before truncating: a cut must not leave half a key behind
-        output = redact_output(output, Redactor.from_env())
+        output = redact_output(output, redactor)
         output = truncate(output, tool.max_result_chars)
         return await self._post_hooks(tool, raw_input, output, ctx)
 
@@ -192,24 +193,21 @@ class Pipeline:
     ) -> PermissionDecision:
         """The policy's decision, abandoned the moment the run is cancelled.
 
-        Why a race: the policy may be waiting for the user. Cancel must end the run at once,
-        not when the prompt is answered; the pending question is cancelled (the approver
-        withdraws it) and an answer arriving later has no one to run for.
+        Why shielded: the policy may be waiting for the user. Cancel must end the run at
+        once, not when the prompt is answered — even with an approver that ignores the
+        cancellation of its task. The decision is then cancelled (the approver withdraws
+        its prompt) and an answer arriving later has no one to run for.
         """
         if ctx.cancelled.is_set():
             return PermissionDecision.deny(CANCELLED_WHILE_ASKING)
         deciding = asyncio.ensure_future(self.permissions.decide(tool, parsed, ctx, hook))
-        cancelled = asyncio.ensure_future(ctx.cancelled.wait())
         try:
-            await asyncio.wait({deciding, cancelled}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            cancelled.cancel()
+            return await asyncio.shield(deciding)
+        except asyncio.CancelledError:
             if not deciding.done():
                 deciding.cancel()
                 deciding.add_done_callback(_ignore_outcome)
-        if deciding.cancelled() or not deciding.done():
-            return PermissionDecision.deny(CANCELLED_WHILE_ASKING)
-        return deciding.result()
+            raise
 
     async def _post_hooks(
         self, tool: AnyTool, raw_input: dict[str, Any], output: ToolOutput, ctx: ToolContext
