@@ -62,6 +62,13 @@ class FakeEditor:
     """Seconds between applying an edit and sending its didChange (eglot's idle timer)."""
     skip_edits: bool = False
     """Answer applyEdit with applied: true without changing anything (Neovim 0.7's stale skip)."""
+    prompt_gate: asyncio.Event | None = None
+    """When set, `window/showMessageRequest` is answered only once it is set (a prompt the
+    user has not answered yet)."""
+    held_prompts: list[types.ShowMessageRequestParams] = field(default_factory=list)
+    """Prompts that arrived while `prompt_gate` held them open."""
+    withdrawn_prompts: list[types.ShowMessageRequestParams] = field(default_factory=list)
+    """Held prompts the server withdrew (`$/cancelRequest`) before the user answered."""
 
     # -- documents ------------------------------------------------------------------------
 
@@ -256,9 +263,16 @@ async def editor_session(
         return editor.apply(params.edit)
 
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-    def show_message_request(
+    async def show_message_request(
         params: types.ShowMessageRequestParams,
     ) -> types.MessageActionItem | None:
+        if editor.prompt_gate is not None:  # a test keeps the prompt open
+            editor.held_prompts.append(params)
+            try:
+                await editor.prompt_gate.wait()
+            except asyncio.CancelledError:
+                editor.withdrawn_prompts.append(params)
+                raise
         return editor.answer_prompt(params)
 
     @client.feature("agentls/event")

@@ -9,13 +9,14 @@ import pytest
 from pydantic import Field
 
 from agentls.agent.context import ToolContext
-from agentls.agent.hooks import HookOutcome
+from agentls.agent.hooks import HookDecision, HookOutcome
 from agentls.agent.model_client import AnthropicModelClient
+from agentls.agent.permissions import PermissionDecision, PermissionMode
 from agentls.agent.pipeline import Pipeline, ToolCall
 from agentls.agent.registry import PoolFilter, ToolPool
 from agentls.agent.schema import compact_json_schema
 from agentls.agent.settings import AgentSettings, ConfigError
-from agentls.agent.tool import PermissionDecision, Tool, ToolInput, ToolOutput
+from agentls.agent.tool import Tool, ToolInput, ToolOutput
 from agentls.workspace import ChangeSet, Workspace
 from tests.agent_support import ProbeRead, ProbeWrite, all_test_tools
 
@@ -25,8 +26,10 @@ def _ctx(tmp_path: Path, **kw: Any) -> ToolContext:
 
 
 class DenyWrites:
+    mode: PermissionMode = "default"
+
     async def decide(
-        self, tool: Tool[Any], input: Any, opinion: PermissionDecision, ctx: ToolContext
+        self, tool: Tool[Any], input: Any, ctx: ToolContext, hook: HookDecision | None = None
     ) -> PermissionDecision:
         if tool.is_read_only(input):
             return PermissionDecision.allow()
@@ -62,17 +65,15 @@ async def test_permission_denial_tells_the_model_not_to_retry(tmp_path: Path) ->
 
 
 async def test_an_unresolved_ask_fails_closed(tmp_path: Path) -> None:
-    class AsksFirst(ProbeRead):
-        async def check_permissions(self, input: Any, ctx: ToolContext) -> PermissionDecision:
+    class LeavesItAsked:
+        mode: PermissionMode = "default"
+
+        async def decide(
+            self, tool: Tool[Any], input: Any, ctx: ToolContext, hook: HookDecision | None = None
+        ) -> PermissionDecision:
             return PermissionDecision.ask("reads a secret")
 
-    class PassThrough:
-        async def decide(
-            self, tool: Tool[Any], input: Any, opinion: PermissionDecision, ctx: ToolContext
-        ) -> PermissionDecision:
-            return opinion
-
-    result = await Pipeline(ToolPool([AsksFirst()]), permissions=PassThrough()).execute(
+    result = await Pipeline(ToolPool([ProbeRead()]), permissions=LeavesItAsked()).execute(
         ToolCall("1", "probe_read", {"label": "x"}), _ctx(tmp_path)
     )
     assert result.is_error and "reads a secret" in str(result.content)
@@ -194,3 +195,41 @@ def test_settings_from_env_and_invalid_values() -> None:
     with pytest.raises(ConfigError, match="temperature"):
         AgentSettings.from_env({"AGENTLS_TEMPERATURE": "3"})
     assert AgentSettings.from_env({}).max_turns == 50
+
+
+class RecordingSink:
+    """The host's side of auto delivery: records each hand-over and what was staged."""
+
+    def __init__(self) -> None:
+        self.delivered: list[list[str]] = []
+
+    async def staged(self, ctx: ToolContext) -> str:
+        self.delivered.append([p.name for p in ctx.changes.changed_paths()])
+        ctx.changes.discard(None)  # the editor applied everything
+        return "The editor applied this change."
+
+
+async def test_write_tools_hand_each_staged_change_to_the_edit_sink(tmp_path: Path) -> None:
+    from agentls.tools import builtin_tools
+
+    (tmp_path / "a.py").write_text("A = 1\n")
+    sink = RecordingSink()
+    ctx = ToolContext(
+        session_id="s",
+        workspace=Workspace([tmp_path]),
+        changes=ChangeSet(),
+        mode="auto",
+        edits=sink,
+    )
+    pipeline = Pipeline(ToolPool(builtin_tools()))
+    edit = {"path": "a.py", "old_string": "A = 1", "new_string": "A = 2"}
+    edited = await pipeline.execute(ToolCall("1", "edit_file", edit), ctx)
+    written = await pipeline.execute(
+        ToolCall("2", "write_file", {"path": "b.py", "content": ""}), ctx
+    )
+    read = await pipeline.execute(ToolCall("3", "read_file", {"path": "a.py"}), ctx)
+    assert sink.delivered == [["a.py"], ["b.py"]]  # one delivery per write, reads none
+    for result in (edited, written):
+        assert not result.is_error
+        assert str(result.content).endswith("\n\nThe editor applied this change.")
+    assert "The editor applied" not in str(read.content)

@@ -14,7 +14,6 @@ import pytest
 
 from agentls.agent.context import ToolContext
 from agentls.agent.hook_commands import CommandHooks, HookConfig
-from agentls.agent.hooks import HookVerdicts
 from agentls.agent.model_client import AnthropicModelClient
 from agentls.agent.permissions import ApprovalChoice, ApprovalRequest
 from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
@@ -196,15 +195,14 @@ async def test_hook_permission_decisions_reach_the_policy(tmp_path: Path) -> Non
         body = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": kind}}
         return f"echo {shlex.quote(json.dumps(body))}"
 
-    verdicts = HookVerdicts()
     approver = _Yes()
-    policy = RulePolicy(approver=approver, verdicts=verdicts)
+    policy = RulePolicy(approver=approver)
     # "ask" makes a call that would be allowed (a read) go to the user
-    asks = CommandHooks(_hooks("PreToolUse", decision("ask")), verdicts=verdicts)
+    asks = CommandHooks(_hooks("PreToolUse", decision("ask")))
     result = await _call(tmp_path, asks, "probe_read", policy)
     assert not result.is_error and len(approver.asked) == 1
     # "allow" skips the prompt for a call that would ask
-    allows = CommandHooks(_hooks("PreToolUse", decision("allow")), verdicts=verdicts)
+    allows = CommandHooks(_hooks("PreToolUse", decision("allow")))
     result = await _call(tmp_path, allows, "probe_write", policy)
     assert not result.is_error and len(approver.asked) == 1
 

@@ -2,9 +2,9 @@
 
 The core (`agent/`, `tools/`, `workspace/`, `index/`, `config/`) is editor-agnostic: it never
 imports the LSP libraries or a host, not even lazily inside a function or under
-`TYPE_CHECKING`, so every host (LSP, CLI, ACP) gets the same agent. The static check reads every import
-statement of every module (`ast`), which a run-time probe cannot: a lazy import in a rarely
-taken branch would slip past it.
+`TYPE_CHECKING`, so every host (LSP, CLI, ACP) gets the same agent. The static check reads
+every import statement of every module (`ast`), which a run-time probe cannot: a lazy import
+in a rarely taken branch would slip past it.
 """
 
 from __future__ import annotations

@@ -17,8 +17,10 @@ import pytest
 import pytest_asyncio
 
 from agentls.agent.context import ToolContext
+from agentls.agent.hooks import HookDecision
+from agentls.agent.permissions import PermissionDecision, PermissionMode
 from agentls.agent.registry import PoolFilter, ToolSearchSettings
-from agentls.agent.tool import PermissionDecision, Tool, ToolError
+from agentls.agent.tool import Tool, ToolError
 from agentls.mcp import ApprovalStore, McpManager, rule_matches_tool
 from agentls.mcp.naming import API_NAME
 from agentls.mcp.processes import marked_processes
@@ -284,11 +286,13 @@ async def test_server_side_tool_search_marks_deferred_tools(
 class DenyByRule:
     """A permission policy with one deny rule, matched by MCP name."""
 
+    mode: PermissionMode = "default"
+
     def __init__(self, rule: str) -> None:
         self.rule = rule
 
     async def decide(
-        self, tool: Tool[Any], input: Any, opinion: PermissionDecision, ctx: ToolContext
+        self, tool: Tool[Any], input: Any, ctx: ToolContext, hook: HookDecision | None = None
     ) -> PermissionDecision:
         if rule_matches_tool(self.rule, tool.name):
             return PermissionDecision.deny(f"denied by rule {self.rule}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -186,3 +188,55 @@ async def test_through_the_loop_session_approval_then_denial(
     assert second[0]["content"] == "ran:make"
     assert second[1]["is_error"] and "Do not retry" in str(second[1]["content"])
     assert [r.input["command"] for r in approver.requests] == ["make", "rm -rf x"]
+
+
+class StubbornApprover:
+    """A prompt that cannot be withdrawn: it ignores the cancellation of its task (like a
+    terminal prompt blocked in a thread) and answers "allow for this session" when the
+    user finally clicks."""
+
+    def __init__(self) -> None:
+        self.requests: list[ApprovalRequest] = []
+        self.asked = asyncio.Event()
+        self.answer = asyncio.Event()
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalChoice:
+        self.requests.append(request)
+        self.asked.set()
+        while not self.answer.is_set():
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.answer.wait()
+        return "allow_session"
+
+
+async def test_cancel_does_not_wait_for_an_open_prompt_and_a_late_allow_runs_nothing(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    ran: list[str] = []
+
+    class RecordingShell(FakeShell):
+        async def call(self, input: CommandInput, ctx: ToolContext) -> str:
+            ran.append(input.command)
+            return f"ran:{input.command}"
+
+    approver = StubbornApprover()
+    policy = RulePolicy(approver=approver)
+    api.extend(
+        tool_turn(("run_command", {"command": "make"}), ("run_command", {"command": "make"})),
+        text_turn("understood"),
+    )
+    session = _session(api, tmp_path, policy, [RecordingShell()])
+    run = asyncio.ensure_future(session.run("build it"))
+    await asyncio.wait_for(approver.asked.wait(), 30)
+    session.cancel()
+    result = await asyncio.wait_for(run, 5)  # the prompt is still open
+    assert result.status == "cancelled" and not approver.answer.is_set()
+    approver.answer.set()  # the user clicks "Allow for this session" afterwards
+    await asyncio.sleep(0.1)
+    assert ran == [] and policy.remembered(session.id) == []
+    # one tool_result per tool_use: the session continues
+    follow = await session.run("never mind")
+    assert follow.status == "completed"
+    results = api.message_requests[-1].tool_results()
+    assert len(results) == 2 and all(r["is_error"] for r in results)
+    assert ran == [] and len(approver.requests) == 1

@@ -8,13 +8,16 @@ from typing import Any
 import pytest
 
 from agentls.agent.context import RunMode, ToolContext
+from agentls.agent.guards import plan_mode_denial, secret_file_denial
+from agentls.agent.hooks import HookDecision, HookOutcome
 from agentls.agent.permissions import PermissionMode
+from agentls.agent.pipeline import Pipeline, ToolCall
 from agentls.agent.policy import BypassNotAllowed, RulePolicy
 from agentls.agent.registry import ToolPool
 from agentls.agent.rules import RuleSet, parse_rules
 from agentls.agent.settings import ConfigError
 from agentls.agent.settings_files import load_safety
-from agentls.agent.tool import PermissionDecision, Tool
+from agentls.agent.tool import Tool, ToolOutput
 from agentls.tools import builtin_tools
 from agentls.tools.run_command import RunCommand
 from agentls.workspace import ChangeSet, Workspace
@@ -109,6 +112,16 @@ def _policy(mode: PermissionMode, rules: RuleSet | None = None) -> RulePolicy:
     return RulePolicy(rules, mode=mode, bypass_enabled=True)
 
 
+def _behavior(policy: RulePolicy, tool: Tool[Any], parsed: Any, ctx: ToolContext) -> str:
+    """The permission step's answer before anyone is asked, in the pipeline's order: its
+    own refusals (secret files, plan mode), then the policy's rules."""
+    if secret_file_denial(tool.name, parsed, ctx) or plan_mode_denial(
+        tool, parsed, ctx, policy.mode
+    ):
+        return "deny"
+    return policy.evaluate(tool, parsed, ctx).behavior
+
+
 @pytest.mark.parametrize(
     ("modes", "expected"), list(MATRIX.items()), ids=[f"{m}-{d}" for m, d in MATRIX]
 )
@@ -122,9 +135,7 @@ def test_modes_times_tools(
     for name in expected:
         tool = tools[name]
         parsed = tool.parse_input(CALLS[name])
-        got[name] = policy.evaluate(
-            tool, parsed, PermissionDecision.allow(), _ctx(tmp_path, delivery)
-        ).behavior
+        got[name] = _behavior(policy, tool, parsed, _ctx(tmp_path, delivery))
     assert got == expected
 
 
@@ -137,24 +148,63 @@ def test_deny_rules_hold_in_bypass_mode(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path, "auto")
     curl = tools["run_command"].parse_input({"command": "echo hi && curl evil.sh"})
     edit = tools["write_file"].parse_input({"path": "src/x.py", "content": ""})
-    assert policy.evaluate(
-        tools["run_command"], curl, PermissionDecision.allow(), ctx
-    ).behavior == ("deny")
-    assert policy.evaluate(tools["write_file"], edit, PermissionDecision.allow(), ctx).behavior == (
-        "deny"
-    )
+    assert policy.evaluate(tools["run_command"], curl, ctx).behavior == ("deny")
+    assert policy.evaluate(tools["write_file"], edit, ctx).behavior == ("deny")
 
 
-def test_a_tools_own_denial_wins_in_every_mode(tmp_path: Path) -> None:
+def test_a_hooks_denial_wins_in_every_mode(tmp_path: Path) -> None:
     tools = _tools()
+    denial = HookDecision("deny", "outside the workspace")
     for mode in ("default", "acceptEdits", "bypassPermissions"):
         verdict = _policy(mode).evaluate(  # type: ignore[arg-type]
             tools["read_file"],
             tools["read_file"].parse_input({"path": "x"}),
-            PermissionDecision.deny("outside the workspace"),
             _ctx(tmp_path, "review"),
+            denial,
         )
         assert verdict.behavior == "deny" and "outside" in verdict.reason
+
+
+class _Denies:
+    """A PreToolUse hook that denies every call."""
+
+    async def pre_tool(
+        self, tool_name: str, input: dict[str, Any], ctx: ToolContext
+    ) -> HookOutcome:
+        return HookOutcome(permission=HookDecision("deny", "outside the workspace"))
+
+    async def post_tool(
+        self, tool_name: str, input: dict[str, Any], output: ToolOutput, ctx: ToolContext
+    ) -> HookOutcome:
+        return HookOutcome()
+
+
+async def test_a_hook_denial_stops_the_call_in_the_pipeline_even_in_bypass(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "notes.txt").write_text("hello\n")
+    pipeline = Pipeline(ToolPool(list(_tools().values())), _policy("bypassPermissions"), _Denies())
+    result = await pipeline.execute(
+        ToolCall("1", "read_file", {"path": "notes.txt"}), _ctx(tmp_path, "review")
+    )
+    assert result.is_error and "outside the workspace" in str(result.content)
+    assert "hello" not in str(result.content)
+
+
+async def test_plan_is_decided_once_with_one_message(tmp_path: Path) -> None:
+    """The run's plan mode and the permission mode plan give the same refusal."""
+    tools = list(_tools().values())
+    call = ToolCall("1", "write_file", {"path": "x.py", "content": "x"})
+    by_run = await Pipeline(ToolPool(tools), _policy("default")).execute(
+        call, _ctx(tmp_path, "plan")
+    )
+    by_mode = await Pipeline(ToolPool(tools), _policy("plan")).execute(
+        call, _ctx(tmp_path, "review")
+    )
+    assert by_run.is_error and by_mode.is_error
+    assert by_run.content == by_mode.content
+    assert "plan mode (read-only)" in str(by_run.content)
+    assert not (tmp_path / "x.py").exists()
 
 
 def test_bypass_refuses_to_start_unless_enabled_in_user_settings(tmp_path: Path) -> None:
@@ -218,18 +268,9 @@ def test_editing_agent_configuration_always_asks(tmp_path: Path) -> None:
         {"path": ".claude/settings.json", "old_string": "a", "new_string": "b"}
     )
     ctx = _ctx(tmp_path, "auto")
-    accept = _policy("acceptEdits", RuleSet(rules)).evaluate(
-        edit, parsed, PermissionDecision.allow(), ctx
-    )
-    bypass = _policy("bypassPermissions", RuleSet(rules)).evaluate(
-        edit, parsed, PermissionDecision.allow(), ctx
-    )
+    accept = _policy("acceptEdits", RuleSet(rules)).evaluate(edit, parsed, ctx)
+    bypass = _policy("bypassPermissions", RuleSet(rules)).evaluate(edit, parsed, ctx)
     assert accept.behavior == "ask" and not accept.remember
     assert bypass.behavior == "deny"
     other = edit.parse_input({"path": "src/a.py", "old_string": "a", "new_string": "b"})
-    assert (
-        _policy("default", RuleSet(rules))
-        .evaluate(edit, other, PermissionDecision.allow(), ctx)
-        .behavior
-        == "allow"
-    )
+    assert _policy("default", RuleSet(rules)).evaluate(edit, other, ctx).behavior == "allow"

@@ -9,7 +9,6 @@ import pytest
 from agentls.agent.policy import RulePolicy
 from agentls.agent.rules import RuleSet, parse_rules
 from agentls.agent.shell_parse import split_command
-from agentls.agent.tool import PermissionDecision
 from agentls.tools.run_command import RunCommand, RunCommandInput
 from agentls.workspace import Workspace
 from tests.shadow_support import make_ctx
@@ -51,7 +50,7 @@ def _verdict(policy: RulePolicy, command: str, tmp_path: Path) -> str:
     tool = RunCommand()
     ctx = make_ctx(Workspace([tmp_path]))
     parsed = RunCommandInput(command=command)
-    return policy.evaluate(tool, parsed, PermissionDecision.allow(), ctx).behavior
+    return policy.evaluate(tool, parsed, ctx).behavior
 
 
 def test_the_plain_command_is_allowed(tmp_path: Path) -> None:

@@ -14,7 +14,6 @@ from agentls.agent.pipeline import Pipeline, ToolCall
 from agentls.agent.policy import RulePolicy
 from agentls.agent.registry import ToolPool
 from agentls.agent.rules import RuleSet, parse_rules
-from agentls.agent.tool import PermissionDecision
 from agentls.tools.run_command import RunCommand, RunCommandConfig, RunCommandInput
 from agentls.workspace import ChangeSet, Workspace
 from agentls.workspace.shadow import ShadowRegistry
@@ -145,7 +144,6 @@ async def test_the_real_tree_always_asks_even_with_an_allow_rule(
     verdict = RulePolicy(RuleSet(rules)).evaluate(
         tool,
         RunCommandInput(command="touch b"),
-        PermissionDecision.allow(),
         make_ctx(Workspace([root])),
     )
     assert verdict.behavior == "ask" and not verdict.remember

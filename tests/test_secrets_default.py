@@ -8,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from agentls.agent.guards import secret_file_denial
 from agentls.agent.model_client import AnthropicModelClient
 from agentls.agent.permissions import PermissionMode
+from agentls.agent.pipeline import Pipeline, ToolCall
 from agentls.agent.policy import RulePolicy
+from agentls.agent.registry import ToolPool
 from agentls.agent.session import AgentSession, SessionConfig
 from agentls.agent.settings import AgentSettings
 from agentls.agent.settings_files import load_safety
-from agentls.agent.tool import PermissionDecision
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.tools import builtin_tools
 from agentls.tools.run_command import RunCommand
@@ -76,31 +78,25 @@ def _tools() -> dict[str, object]:
         ("read_file", {"path": "notes.txt"}),  # a symlink to .env
     ],
 )
-def test_reading_secrets_is_denied_by_default_in_every_mode(
+async def test_reading_secrets_is_denied_by_default_in_every_mode(
     tmp_path: Path, mode: PermissionMode, tool: str, input: dict[str, str]
 ) -> None:
-    (tmp_path / ".env").write_text(f"ANTHROPIC_API_KEY={KEY}\n")
+    (tmp_path / ".env").write_text("DB_PASSWORD=hunter2-in-env\n")
     (tmp_path / "notes.txt").symlink_to(tmp_path / ".env")
     policy = RulePolicy(mode=mode, bypass_enabled=True)
-    instance = _tools()[tool]
-    verdict = policy.evaluate(
-        instance,  # type: ignore[arg-type]
-        instance.parse_input(input),  # type: ignore[attr-defined]
-        PermissionDecision.allow(),
-        make_ctx(Workspace([tmp_path])),
-    )
-    assert verdict.behavior == "deny" and "secret" in verdict.reason
+    pipeline = Pipeline(ToolPool(builtin_tools()), policy)
+    result = await pipeline.execute(ToolCall("1", tool, input), make_ctx(Workspace([tmp_path])))
+    assert result.is_error and "secret" in str(result.content)
+    assert "hunter2" not in str(result.content)
 
 
-def test_templates_stay_readable(tmp_path: Path) -> None:
-    tool = _tools()["read_file"]
-    verdict = RulePolicy().evaluate(
-        tool,  # type: ignore[arg-type]
-        tool.parse_input({"path": ".env.example"}),  # type: ignore[attr-defined]
-        PermissionDecision.allow(),
-        make_ctx(Workspace([tmp_path])),
+async def test_templates_stay_readable(tmp_path: Path) -> None:
+    (tmp_path / ".env.example").write_text("DB_PASSWORD=\n")
+    pipeline = Pipeline(ToolPool(builtin_tools()), RulePolicy())
+    result = await pipeline.execute(
+        ToolCall("1", "read_file", {"path": ".env.example"}), make_ctx(Workspace([tmp_path]))
     )
-    assert verdict.behavior == "allow"
+    assert not result.is_error and "DB_PASSWORD=" in str(result.content)
 
 
 def test_a_command_naming_a_secret_file_is_never_auto_allowed(tmp_path: Path) -> None:
@@ -110,12 +106,8 @@ def test_a_command_naming_a_secret_file_is_never_auto_allowed(tmp_path: Path) ->
     policy = rules_safety.policy()
     tool = RunCommand()
     ctx = make_ctx(Workspace([tmp_path]))
-    plain = policy.evaluate(
-        tool, tool.parse_input({"command": "cat README"}), PermissionDecision.allow(), ctx
-    )
-    secret = policy.evaluate(
-        tool, tool.parse_input({"command": "cat .env"}), PermissionDecision.allow(), ctx
-    )
+    plain = policy.evaluate(tool, tool.parse_input({"command": "cat README"}), ctx)
+    secret = policy.evaluate(tool, tool.parse_input({"command": "cat .env"}), ctx)
     assert plain.behavior == "allow"
     assert secret.behavior == "ask" and ".env" in secret.reason
 
@@ -218,7 +210,9 @@ def test_folder_walks_skip_what_a_read_would_be_denied(tmp_path: Path) -> None:
 
     def verdict(input: dict[str, str]) -> str:
         parsed = grep.parse_input(input)  # type: ignore[attr-defined]
-        return policy.evaluate(grep, parsed, PermissionDecision.allow(), ctx).behavior  # type: ignore[arg-type]
+        if secret_file_denial("grep", parsed, ctx):  # the pipeline's step, before the rules
+            return "deny"
+        return policy.evaluate(grep, parsed, ctx).behavior  # type: ignore[arg-type]
 
     assert verdict({"pattern": "x", "path": "private"}) == "deny"
     assert verdict({"pattern": "x", "path": ".ssh"}) == "deny"

@@ -20,13 +20,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agentls.agent.context import RunMode, ToolContext
 from agentls.agent.events import AgentEvent, ignore_event
-from agentls.agent.hooks import HookOutcome, HookRunner, NoHooks
-from agentls.agent.permissions import AllowAll, PermissionPolicy
+from agentls.agent.hooks import HookDecision, HookRunner, NoHooks
+from agentls.agent.permissions import (
+    AllowAll,
+    PermissionDecision,
+    PermissionMode,
+    PermissionPolicy,
+)
 from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.agent.registry import AnyTool, PoolFilter, ToolPool, ToolSearchSettings, ToolSource
 from agentls.agent.settings import AgentSettings, ConfigError
 from agentls.agent.store import SessionStateError, SessionStore
-from agentls.agent.tool import PermissionDecision, ToolOutput
 from agentls.agent.usage import Usage
 from agentls.workspace import ChangeSet, Workspace
 
@@ -157,40 +161,29 @@ class _FailingClient:
 class _DenyAll:
     """The policy of a session that could not start: nothing runs (fail closed)."""
 
+    mode: PermissionMode = "default"
+
     async def decide(
-        self, tool: AnyTool, input: Any, tool_opinion: PermissionDecision, ctx: ToolContext
+        self, tool: AnyTool, input: Any, ctx: ToolContext, hook: HookDecision | None = None
     ) -> PermissionDecision:
         return PermissionDecision.deny("this session could not start")
 
 
-class _AutoDeliveryHooks:
-    """Wraps the configured hooks: in auto mode, a successful write is delivered at once.
+class _HostEditSink:
+    """Auto delivery: a write tool's staged change goes to the editor before its result.
 
-    Delivery runs as a post-tool hook so the model hears in the tool result whether the
-    editor applied the change, and the next call starts only after it was delivered.
+    The write tool awaits this inside its call (see `agentls.agent.context.EditSink`), so
+    the model hears whether the editor applied the change and the next call starts only
+    after it was delivered. Review and plan runs deliver at the end (`_deliver_at_end`).
     """
 
-    def __init__(self, inner: HookRunner, host: AgentHost) -> None:
-        self.inner = inner
+    def __init__(self, host: AgentHost) -> None:
         self.host = host
 
-    async def pre_tool(
-        self, tool_name: str, input: dict[str, Any], ctx: ToolContext
-    ) -> HookOutcome:
-        return await self.inner.pre_tool(tool_name, input, ctx)
-
-    async def post_tool(
-        self, tool_name: str, input: dict[str, Any], output: ToolOutput, ctx: ToolContext
-    ) -> HookOutcome:
-        outcome = await self.inner.post_tool(tool_name, input, output, ctx)
-        if ctx.mode != "auto" or output.is_error or outcome.block or ctx.changes.is_empty():
-            return outcome
-        delivered = await self.host.deliver_now(ctx.session_id, ctx.changes, "auto")
-        note = _delivery_note(delivered)
-        if not note:
-            return outcome
-        extra = f"{outcome.additional_context}\n{note}".strip()
-        return HookOutcome(outcome.block, outcome.message, outcome.updated_input, extra)
+    async def staged(self, ctx: ToolContext) -> str:
+        if ctx.mode != "auto" or ctx.changes.is_empty():
+            return ""
+        return _delivery_note(await self.host.deliver_now(ctx.session_id, ctx.changes, "auto"))
 
 
 def _delivery_note(outcome: EditOutcome | None) -> str:
@@ -261,6 +254,8 @@ class AgentHost:
         self._tools: Sequence[AnyTool] | None = None
         self._tool_pools: dict[bool, ToolPool] = {}
         self._direct_permissions: PermissionPolicy | None = None
+        self.edit_sink = _HostEditSink(self)
+        """Where write tools hand their staged changes (delivered at once in auto mode)."""
 
     # --- tools ---------------------------------------------------------------------------
 
@@ -297,14 +292,13 @@ class AgentHost:
             permissions = self._direct_permissions
         except ConfigError as exc:
             return ToolCallResult("direct", f"Error: {exc}", is_error=True)
-        pipeline = Pipeline(
-            self.tool_pool(mode), permissions, _AutoDeliveryHooks(self.options.hooks(), self)
-        )
+        pipeline = Pipeline(self.tool_pool(mode), permissions, self.options.hooks())
         ctx = ToolContext(
             session_id=DIRECT_SESSION,
             workspace=self.workspace,
             changes=self.direct_changes,
             mode=mode,
+            edits=self.edit_sink,
         )
         return await pipeline.execute(ToolCall("direct_" + uuid.uuid4().hex[:12], name, input), ctx)
 
@@ -377,7 +371,8 @@ class AgentHost:
             workspace=self.workspace,
             tools=self.tools,
             permissions=permissions,
-            hooks=_AutoDeliveryHooks(self.options.hooks(), self),
+            hooks=self.options.hooks(),
+            edits=self.edit_sink,
             pool_filter=self.options.pool_filter(),
             tool_sources=self.options.tool_sources,
             tool_search=self.options.tool_search(),

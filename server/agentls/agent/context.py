@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from agentls.config.base import RunMode as RunMode
 from agentls.workspace import ChangeSet, Workspace
@@ -12,6 +13,27 @@ from agentls.workspace import ChangeSet, Workspace
 
 def _ignore_progress(message: str) -> None:
     del message
+
+
+class EditSink(Protocol):
+    """Where staged edits go as they happen: the host's side of a write tool.
+
+    Write tools call `staged` right after they staged a change, inside the call, so the
+    model hears in the tool result whether the editor applied it and the next call starts
+    only after delivery. The host decides: in auto delivery it hands the session's staged
+    changes to the editor now; in review (and plan) they wait for the end of the run.
+    """
+
+    async def staged(self, ctx: ToolContext) -> str:
+        """Deliver now if this run delivers as it goes; a line for the model, or ""."""
+        ...
+
+
+class KeepStaged:
+    """The default sink: nothing is delivered during the run (headless hosts, tests)."""
+
+    async def staged(self, ctx: ToolContext) -> str:
+        return ""
 
 
 @dataclass(frozen=True)
@@ -29,6 +51,7 @@ class ToolContext:
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     tool_use_id: str = ""
     report_progress: Callable[[str], None] = _ignore_progress
+    edits: EditSink = field(default_factory=KeepStaged)
 
     def for_call(self, tool_use_id: str) -> ToolContext:
         return replace(self, tool_use_id=tool_use_id)

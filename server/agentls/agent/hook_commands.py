@@ -22,8 +22,9 @@ Hooks run through the shared process runner (own process group, the whole group 
 timeout or cancel, capped output, scrubbed environment), guarded by `process_guard` so
 descendants that left the group die too. The input reaches the command on stdin.
 
-Every result passing through `post_tool` is also checked for the agent's own credentials:
-output that contains one is withheld and replaced by a redacted copy.
+What reaches a hook command (its JSON input, its environment) never carries the agent's
+credentials. Redacting them from tool results is not a hook's job: the pipeline does it
+for every call, with or without hooks.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentls.agent.hooks import HookOutcome, HookPermission, HookVerdicts
+from agentls.agent.hooks import HookDecision, HookOutcome, HookPermission
 from agentls.agent.rules import claude_names_for
 from agentls.workspace.process import ProcessStartError, scrub_env
 from agentls.workspace.process_guard import run_guarded
@@ -231,15 +232,14 @@ class CommandHooks:
     """Runs configured hook commands; a `HookRunner` and `LifecycleHooks`.
 
     `on_problem` receives a line for each crashing, hanging or unparsable hook (the host
-    shows it to the user); `verdicts` carries PreToolUse permission decisions to the
-    policy; `permission_mode` reports the current mode in the hook input.
+    shows it to the user); `permission_mode` reports the current mode in the hook input.
+    A PreToolUse permission decision is returned in the `HookOutcome`.
     """
 
     def __init__(
         self,
         config: HookConfig | None = None,
         *,
-        verdicts: HookVerdicts | None = None,
         redactor: Redactor | None = None,
         on_problem: Callable[[str], None] | None = None,
         transcript_dir: Path | None = None,
@@ -247,7 +247,6 @@ class CommandHooks:
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config or HookConfig()
-        self.verdicts = verdicts
         self.redactor = redactor if redactor is not None else Redactor.from_env()
         self.on_problem = on_problem
         self.transcript_dir = transcript_dir
@@ -269,44 +268,38 @@ class CommandHooks:
         combined = await self._run_all(commands, payload, ctx, "PreToolUse")
         if combined.block:
             return HookOutcome(block=True, message=self._reason(combined, "PreToolUse"))
-        if combined.permission is not None and self.verdicts is not None:
-            self.verdicts.put(
-                ctx.session_id, ctx.tool_use_id, combined.permission, combined.permission_reason
-            )
+        decision = None
+        if combined.permission is not None:
+            reason = self.redactor.redact(combined.permission_reason)
+            decision = HookDecision(combined.permission, reason)
+        if decision is not None and decision.behavior == "deny":
+            return HookOutcome(permission=decision)
         updated = None
         if combined.updated is not None:
             updated = _apply_update(input, sent, combined.updated)
-        return HookOutcome(updated_input=updated, additional_context="\n".join(combined.context))
+        return HookOutcome(
+            updated_input=updated,
+            additional_context="\n".join(combined.context),
+            permission=decision,
+        )
 
     async def post_tool(
         self, tool_name: str, input: dict[str, Any], output: ToolOutput, ctx: ToolContext
     ) -> HookOutcome:
-        text = _output_text(output)
-        leaked = self.redactor.contains(text)
         commands = self.config.commands("PostToolUse", tool_name)
-        combined = _Combined()
-        if commands:
-            payload = self._base(ctx, "PostToolUse")
-            payload.update(
-                tool_name=tool_name,
-                tool_input=_with_file_path(input, ctx),
-                tool_use_id=ctx.tool_use_id,
-                tool_response={"content": text, "is_error": output.is_error},
-            )
-            combined = await self._run_all(commands, payload, ctx, "PostToolUse")
-        context = "\n".join(combined.context)
-        if leaked:
-            redacted = self.redactor.redact(text)
-            note = (
-                "The tool's output contained the agent's API credential and was withheld. "
-                f"Redacted output follows.\n{redacted}"
-            )
-            if combined.block:
-                note = f"{self._reason(combined, 'PostToolUse')}\n\n{note}"
-            return HookOutcome(block=True, message=note)
+        if not commands:
+            return HookOutcome()
+        payload = self._base(ctx, "PostToolUse")
+        payload.update(
+            tool_name=tool_name,
+            tool_input=_with_file_path(input, ctx),
+            tool_use_id=ctx.tool_use_id,
+            tool_response={"content": _output_text(output), "is_error": output.is_error},
+        )
+        combined = await self._run_all(commands, payload, ctx, "PostToolUse")
         if combined.block:
             return HookOutcome(block=True, message=self._reason(combined, "PostToolUse"))
-        return HookOutcome(additional_context=context)
+        return HookOutcome(additional_context="\n".join(combined.context))
 
     # -- LifecycleHooks --------------------------------------------------------------------
 
@@ -438,10 +431,7 @@ def _apply_json(output: dict[str, Any], event: str, combined: _Combined) -> None
         permission = specific.get("permissionDecision")
         why = specific.get("permissionDecisionReason")
         why_text = why if isinstance(why, str) else reason_text
-        if permission == "deny":
-            combined.block = True
-            combined.reasons.append(why_text or "a PreToolUse hook denied this call")
-        elif permission in ("allow", "ask"):
+        if permission in ("allow", "ask", "deny"):
             _permission(combined, permission, why_text)
         updated = specific.get("updatedInput", output.get("updatedInput"))
         if isinstance(updated, dict):
@@ -451,9 +441,13 @@ def _apply_json(output: dict[str, Any], event: str, combined: _Combined) -> None
         combined.context.append(context.strip())
 
 
+_STRICTNESS: dict[HookPermission, int] = {"allow": 0, "ask": 1, "deny": 2}
+
+
 def _permission(combined: _Combined, decision: HookPermission, reason: str) -> None:
-    """Several hooks: "ask" wins over "allow" (a deny already blocked)."""
-    if combined.permission == "ask":
+    """Several hooks: the strictest decision wins (deny over ask over allow)."""
+    current = combined.permission
+    if current is not None and _STRICTNESS[current] >= _STRICTNESS[decision]:
         return
     combined.permission = decision
     combined.permission_reason = reason

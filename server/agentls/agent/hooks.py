@@ -1,19 +1,35 @@
 """Pre- and post-tool hooks, as a runner object the host supplies (default: no hooks).
 
-A pre-hook may block a call or rewrite its input; a post-hook may block (replace the
-result with an error the model sees) or append context. User-configured hook commands
-(Claude Code's format) are run by `agentls.agent.hook_commands.CommandHooks`, which also
-implements the prompt-level `LifecycleHooks` (UserPromptSubmit, Stop).
+A pre-hook may block a call, rewrite its input or give a permission decision; a post-hook
+may block (replace the result with an error the model sees) or append context. Hooks are
+configuration, not safety: secret files, credential redaction and plan mode are pipeline
+steps that hold whatever the hooks do. User-configured hook commands (Claude Code's format)
+are run by `agentls.agent.hook_commands.CommandHooks`, which also implements the
+prompt-level `LifecycleHooks` (UserPromptSubmit, Stop).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from agentls.agent.context import ToolContext
     from agentls.agent.tool import ToolOutput
+
+
+HookPermission = Literal["allow", "ask", "deny"]
+
+
+@dataclass(frozen=True)
+class HookDecision:
+    """A PreToolUse hook's say on permission (Claude Code's `permissionDecision` and
+    `permissionDecisionReason`). "deny" refuses the call; "ask" sends it to the user even
+    where a rule would allow it; "allow" skips the prompt. Deny rules, secret files and
+    plan mode hold whatever a hook says."""
+
+    behavior: HookPermission
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -22,6 +38,8 @@ class HookOutcome:
     message: str = ""
     updated_input: dict[str, Any] | None = None
     additional_context: str = ""
+    permission: HookDecision | None = None
+    """Pre-tool only: weighed with the rules in the pipeline's permission step."""
 
 
 class HookRunner(Protocol):
@@ -64,40 +82,5 @@ class LifecycleHooks(Protocol):
 
 
 def lifecycle_hooks(hooks: object) -> LifecycleHooks | None:
-    """The prompt-level hooks of a runner, looking through wrappers.
-
-    A wrapper that only forwards `pre_tool`/`post_tool` (such as a host's auto-delivery
-    wrapper) keeps the runner it wraps in `inner`; we look there so that wrapping a
-    runner never silently disables its prompt and stop hooks.
-    """
-    seen = 0
-    current: object | None = hooks
-    while current is not None and seen < 8:
-        if isinstance(current, LifecycleHooks):
-            return current
-        current = getattr(current, "inner", None)
-        seen += 1
-    return None
-
-
-HookPermission = Literal["allow", "ask"]
-
-
-@dataclass
-class HookVerdicts:
-    """Permission decisions PreToolUse hooks made, passed to the policy for the same call.
-
-    Why a side channel: the pipeline runs hooks and the permission check as separate
-    steps, and a hook's `permissionDecision: "allow" | "ask"` must reach the policy.
-    Keyed by (session id, tool_use id), taken once.
-    """
-
-    _items: dict[tuple[str, str], tuple[HookPermission, str]] = field(default_factory=dict)
-
-    def put(self, session_id: str, tool_use_id: str, decision: HookPermission, reason: str) -> None:
-        if len(self._items) > 10_000:  # calls whose permission step never ran (blocked)
-            self._items.clear()
-        self._items[(session_id, tool_use_id)] = (decision, reason)
-
-    def take(self, session_id: str, tool_use_id: str) -> tuple[HookPermission, str] | None:
-        return self._items.pop((session_id, tool_use_id), None)
+    """The prompt-level hooks of a runner, or None when it has none."""
+    return hooks if isinstance(hooks, LifecycleHooks) else None

@@ -1,12 +1,15 @@
-"""The permission step of the pipeline, as a policy object the host supplies.
+"""The permission step's types: the policy the host supplies and the "ask the user" port.
 
-The core only knows the interface; the safety work (modes, allow/ask/deny rules, the
-editor's approval prompt) plugs in as a `PermissionPolicy` (see `agentls.agent.policy`).
-The default allows all, which is what a test host or a fully trusted script wants.
+The pipeline decides whether a call runs (see `agentls.agent.pipeline`): hook denials,
+secret files and plan mode are its own steps; the rest — modes, allow/ask/deny rules,
+"allow for this session" — is the `PermissionPolicy`, whose one real implementation is
+`agentls.agent.policy.RulePolicy`. `AllowAll` is for hosts that trust every call (tests,
+scripts); it still gets the pipeline's own steps.
 
-An `Approver` is the one thing an editor must provide for "ask" decisions: it shows the
-request and returns the user's choice. Keeping it this small lets every host (LSP prompt,
-CLI, tests) share one rule engine and one "allow for this session" memory.
+An `Approver` is the one thing a host must provide for "ask" decisions: it shows the
+request and returns the user's choice. LSP: `window/showMessageRequest` (the headless CLI
+answers that request on its terminal); ACP: `session/request_permission`. Keeping it this
+small lets every host share one rule engine and one "allow for this session" memory.
 """
 
 from __future__ import annotations
@@ -14,47 +17,82 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from agentls.agent.tool import PermissionDecision
 from agentls.config.base import PERMISSION_MODES as PERMISSION_MODES
 from agentls.config.base import PermissionMode as PermissionMode
 
 if TYPE_CHECKING:
     from agentls.agent.context import ToolContext
+    from agentls.agent.hooks import HookDecision
     from agentls.agent.tool import Tool
 
 
+@dataclass(frozen=True)
+class PermissionDecision:
+    """The policy's final answer for one call. `ask` never reaches the pipeline's caller:
+    a policy resolves it by asking the user, and an unresolved `ask` is a denial."""
+
+    behavior: Literal["allow", "deny", "ask"]
+    message: str = ""
+
+    @classmethod
+    def allow(cls) -> PermissionDecision:
+        return cls("allow")
+
+    @classmethod
+    def deny(cls, message: str) -> PermissionDecision:
+        return cls("deny", message)
+
+    @classmethod
+    def ask(cls, message: str) -> PermissionDecision:
+        return cls("ask", message)
+
+
 class PermissionPolicy(Protocol):
+    """The rules part of the permission step, supplied by the host."""
+
+    @property
+    def mode(self) -> PermissionMode:
+        """The permission mode; the pipeline denies every change in "plan"."""
+        ...
+
     async def decide(
         self,
         tool: Tool[Any],
         input: Any,
-        tool_opinion: PermissionDecision,
         ctx: ToolContext,
+        hook: HookDecision | None = None,
     ) -> PermissionDecision:
-        """Final allow/deny for one call, given the tool's own `check_permissions` result.
+        """Allow or deny one call the pipeline's own steps let through.
 
-        An `ask` opinion must be resolved here (e.g. by asking the user); returning `ask`
-        is treated as deny, so a host without an approver fails closed.
+        `hook` is a PreToolUse hook's "allow" or "ask" for this call (a "deny" never
+        gets here: the pipeline refused the call). An `ask` must be
+        resolved here (by asking the user through an `Approver`); returning `ask` is
+        treated as deny, so a host without an approver fails closed.
         """
         ...
 
 
 class AllowAll:
-    """Allows everything the tool itself does not deny."""
+    """Allows every call the pipeline's own steps let through (no rules, never asks)."""
+
+    mode: PermissionMode = "default"
 
     async def decide(
         self,
         tool: Tool[Any],
         input: Any,
-        tool_opinion: PermissionDecision,
         ctx: ToolContext,
+        hook: HookDecision | None = None,
     ) -> PermissionDecision:
-        if tool_opinion.behavior == "deny":
-            return tool_opinion
         return PermissionDecision.allow()
 
 
-ApprovalChoice = Literal["allow_once", "allow_session", "deny"]
+ApprovalChoice = Literal["allow_once", "allow_session", "deny", "cancelled"]
+"""The user's answer. "cancelled": the prompt went away unanswered (the run was cancelled,
+the client withdrew it); treated like "deny", and nothing is remembered."""
+
+ApprovalKind = Literal["read", "edit", "delete", "move", "search", "execute", "other"]
+"""What the call does, in the words of ACP's tool-call kinds (a host may pick an icon)."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +102,7 @@ class ApprovalRequest:
     `remember` lists what "allow for this session" would remember (e.g.
     `["run_command(npm test)"]`); it is empty when the call can only be allowed once
     (an `ask` rule matched, or the tool always asks), so the host can hide that choice.
+    `paths` are the absolute paths the call names (ACP's tool-call `locations`).
     """
 
     session_id: str
@@ -73,6 +112,8 @@ class ApprovalRequest:
     input: dict[str, Any] = field(default_factory=dict)
     remember: tuple[str, ...] = ()
     tool_use_id: str = ""
+    kind: ApprovalKind = "other"
+    paths: tuple[str, ...] = ()
 
     @property
     def can_remember(self) -> bool:
@@ -80,6 +121,12 @@ class ApprovalRequest:
 
 
 class Approver(Protocol):
-    """Asks the user about one call. Must not raise for a dismissed prompt: return "deny"."""
+    """The "ask the user" port: one implementation per host (LSP, CLI through LSP, ACP).
+
+    Must not raise for a dismissed prompt: return "deny" (or "cancelled" when the client
+    dropped the question). When the run no longer needs the answer (cancel), the awaiting
+    task is cancelled: withdraw the prompt if the protocol can (LSP `$/cancelRequest`, ACP
+    `$/cancel_request`) and re-raise; an answer arriving later is ignored.
+    """
 
     async def ask(self, request: ApprovalRequest) -> ApprovalChoice: ...

@@ -1,8 +1,13 @@
-"""The per-call execution pipeline, in the seed's order.
+"""The per-call execution pipeline: the one path every tool call takes.
 
-lookup → cancelled? → schema validation → `validate_input` → pre-hooks → permission →
-call → format and truncate → post-hooks. Every failure becomes an `is_error` result with a
-message the model can act on; nothing here retries a call.
+lookup → cancelled? → deferred? → schema validation → `validate_input` → pre-hooks →
+permission (hook deny → secret files → plan mode → the host's policy, which may ask the
+user) → call → redact credentials → truncate → post-hooks → redact credentials.
+
+Secret files, plan mode and credential redaction are steps of their own
+(`agentls.agent.guards`): no host configuration — no policy, no hooks, a settings file that
+failed to load — can leave them out. Every failure becomes an `is_error` result with a
+message the model can act on; nothing here retries a call. See docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ from pydantic import ValidationError
 
 from agentls.agent.context import ToolContext
 from agentls.agent.events import EventSink, ToolFinished, ToolStarted, ignore_event
-from agentls.agent.hooks import HookRunner, NoHooks
-from agentls.agent.permissions import AllowAll, PermissionPolicy
+from agentls.agent.guards import plan_mode_denial, redact_output, secret_file_denial
+from agentls.agent.hooks import HookDecision, HookOutcome, HookRunner, NoHooks
+from agentls.agent.permissions import AllowAll, PermissionDecision, PermissionPolicy
 from agentls.agent.registry import AnyTool, ToolPool
 from agentls.agent.tool import (
     ContentBlock,
@@ -29,10 +35,14 @@ from agentls.agent.tool import (
     output_to_content,
 )
 from agentls.config import describe_validation_error as describe_errors
+from agentls.workspace.secrets import Redactor
 
 log = logging.getLogger(__name__)
 
 CANCELLED_MESSAGE = "Cancelled: the user cancelled the run; this call did not complete."
+CANCELLED_WHILE_ASKING = (
+    "the run was cancelled while the approval prompt was open, so this call was not made"
+)
 
 
 @dataclass(frozen=True)
@@ -68,7 +78,8 @@ def cancelled_result(call: ToolCall) -> ToolCallResult:
 
 @dataclass
 class Pipeline:
-    """Runs single calls against a pool with the host's permission policy and hooks."""
+    """Runs single calls against a pool with the host's permission policy and hooks;
+    secret files, plan mode and credential redaction are its own steps."""
 
     pool: ToolPool
     permissions: PermissionPolicy = field(default_factory=AllowAll)
@@ -95,11 +106,14 @@ class Pipeline:
         self.events(
             ToolStarted(ctx.session_id, call.id, call.name, summary, call.input, time.time())
         )
+        redactor = Redactor.from_env()
         try:
-            output = await self._run_steps(tool, call, ctx.for_call(call.id))
+            output = await self._run_steps(tool, call, ctx.for_call(call.id), redactor)
         except asyncio.CancelledError:
             self._finish(call, ctx, started, is_error=True)
             raise
+        # last: whatever a hook or an error message added never carries a credential
+        output = redact_output(output, redactor)
         duration = self._finish(call, ctx, started, is_error=output.is_error)
         return ToolCallResult(call.id, output.content, output.is_error, duration)
 
@@ -121,7 +135,7 @@ class Pipeline:
         return duration_ms
 
     async def _run_steps(
-        self, tool: AnyTool | None, call: ToolCall, ctx: ToolContext
+        self, tool: AnyTool | None, call: ToolCall, ctx: ToolContext, redactor: Redactor
     ) -> ToolOutput:
         if tool is None:
             return _error(
@@ -143,35 +157,58 @@ class Pipeline:
         if problem:
             return _error(problem)
         pre = await self.hooks.pre_tool(tool.name, raw_input, ctx)
-        if pre.block:
-            return _error(f"Blocked by hook: {pre.message or 'a pre-tool hook refused this call'}")
+        refusal = _hook_refusal(pre)
+        if refusal is not None:
+            return _error(f"Blocked by hook: {refusal or 'a pre-tool hook refused this call'}")
         if pre.updated_input is not None:
             raw_input = pre.updated_input
             parsed = _parse(tool, raw_input)
             if isinstance(parsed, ToolOutput):
                 return parsed
-        denial = await self._permission(tool, parsed, ctx)
+        denial = await self._permission(tool, parsed, pre.permission, ctx)
         if denial is not None:
             return denial
         output = await _call(tool, parsed, ctx)
+        # before truncating: a cut must not leave half a key behind
+        output = redact_output(output, redactor)
         output = truncate(output, tool.max_result_chars)
         return await self._post_hooks(tool, raw_input, output, ctx)
 
-    async def _permission(self, tool: AnyTool, parsed: Any, ctx: ToolContext) -> ToolOutput | None:
-        if ctx.mode == "plan" and not tool.is_read_only(parsed):
-            return _error(
-                f"Permission denied: {tool.name} changes files, and this run is in plan mode "
-                "(read-only). Do not retry; describe the change instead."
-            )
-        opinion = await tool.check_permissions(parsed, ctx)
-        decision = await self.permissions.decide(tool, parsed, opinion, ctx)
+    async def _permission(
+        self, tool: AnyTool, parsed: Any, hook: HookDecision | None, ctx: ToolContext
+    ) -> ToolOutput | None:
+        """The permission step: the pipeline's own refusals first, then the host's policy."""
+        secret = secret_file_denial(tool.name, parsed, ctx)
+        if secret is not None:
+            return _denied(tool, secret)
+        plan = plan_mode_denial(tool, parsed, ctx, self.permissions.mode)
+        if plan is not None:
+            return _error(plan)
+        decision = await self._decide(tool, parsed, hook, ctx)
         if decision.behavior == "allow":
             return None
-        reason = decision.message or "the user's permission settings do not allow this call"
-        return _error(
-            f"Permission denied for {tool.name}: {reason}. Do not retry the same call; "
-            "choose another approach or ask the user."
-        )
+        return _denied(tool, decision.message)
+
+    async def _decide(
+        self, tool: AnyTool, parsed: Any, hook: HookDecision | None, ctx: ToolContext
+    ) -> PermissionDecision:
+        """The policy's decision, abandoned the moment the run is cancelled.
+
+        Why shielded: the policy may be waiting for the user. Cancel must end the run at
+        once, not when the prompt is answered — even with an approver that ignores the
+        cancellation of its task. The decision is then cancelled (the approver withdraws
+        its prompt) and an answer arriving later has no one to run for.
+        """
+        if ctx.cancelled.is_set():
+            return PermissionDecision.deny(CANCELLED_WHILE_ASKING)
+        deciding = asyncio.ensure_future(self.permissions.decide(tool, parsed, ctx, hook))
+        try:
+            return await asyncio.shield(deciding)
+        except asyncio.CancelledError:
+            if not deciding.done():
+                deciding.cancel()
+                deciding.add_done_callback(_ignore_outcome)
+            raise
 
     async def _post_hooks(
         self, tool: AnyTool, raw_input: dict[str, Any], output: ToolOutput, ctx: ToolContext
@@ -195,6 +232,29 @@ def _summary(tool: AnyTool | None, call: ToolCall) -> str:
 
 def _error(message: str) -> ToolOutput:
     return ToolOutput(message, is_error=True)
+
+
+def _hook_refusal(pre: HookOutcome) -> str | None:
+    """Why a pre-tool hook refused the call ("" when it gave no reason), or None."""
+    if pre.block:
+        return pre.message
+    if pre.permission is not None and pre.permission.behavior == "deny":
+        return pre.permission.reason
+    return None
+
+
+def _denied(tool: AnyTool, reason: str) -> ToolOutput:
+    reason = reason or "the user's permission settings do not allow this call"
+    return _error(
+        f"Permission denied for {tool.name}: {reason}. Do not retry the same call; "
+        "choose another approach or ask the user."
+    )
+
+
+def _ignore_outcome(future: asyncio.Future[Any]) -> None:
+    """Retrieve an abandoned decision's outcome so asyncio does not log it as lost."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _parse(tool: AnyTool, raw: dict[str, Any]) -> Any:

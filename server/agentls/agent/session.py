@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls.agent import compaction as cx
-from agentls.agent.context import RunMode, ToolContext
+from agentls.agent.context import EditSink, KeepStaged, RunMode, ToolContext
 from agentls.agent.events import EventSink, RunStatus, ignore_event
 from agentls.agent.hooks import HookRunner, NoHooks
 from agentls.agent.model_client import (
@@ -107,6 +107,8 @@ class SessionConfig:
     tool_search: ToolSearchSettings = field(default_factory=ToolSearchSettings)
     permissions: PermissionPolicy = field(default_factory=AllowAll)
     hooks: HookRunner = field(default_factory=NoHooks)
+    edits: EditSink = field(default_factory=KeepStaged)
+    """Where write tools hand staged edits as they happen (the host delivers in auto mode)."""
     pool_filter: PoolFilter = field(default_factory=PoolFilter)
     instructions: str = ""
     """Extra instructions for the system prompt (editor settings); the workspace's
@@ -261,6 +263,7 @@ class AgentSession:
             changes=self.changes,
             mode=mode,
             cancelled=cancelled,
+            edits=self.config.edits,
         )
 
     async def run(

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from agentls.agent.hook_commands import CommandHooks, HookConfig
-from agentls.agent.hooks import HookVerdicts
 from agentls.agent.permissions import Approver, PermissionMode
 from agentls.agent.policy import RulePolicy, check_mode
 from agentls.agent.registry import PoolFilter
@@ -155,7 +154,6 @@ class Safety:
     bypass_enabled: bool = False
     problems: list[str] = field(default_factory=list)
     redactor: Redactor = field(default_factory=Redactor)
-    verdicts: HookVerdicts = field(default_factory=HookVerdicts)
     mode_error: str | None = None
     """Set when the configured default mode cannot be used (bypass not enabled)."""
     run_command: RunCommandSettings = field(default_factory=RunCommandSettings)
@@ -176,7 +174,6 @@ class Safety:
             approver=approver,
             secrets=self.secrets,
             bypass_enabled=self.bypass_enabled,
-            verdicts=self.verdicts,
         )
 
     def hooks(
@@ -186,10 +183,9 @@ class Safety:
         transcript_dir: Path | None = None,
         permission_mode: Callable[[], str] | None = None,
     ) -> CommandHooks:
-        """The hook runner (also redacts the agent's credentials from tool output)."""
+        """The hook runner (what it sends to hook commands never carries a credential)."""
         return CommandHooks(
             self.hook_config,
-            verdicts=self.verdicts,
             redactor=self.redactor,
             on_problem=on_problem,
             transcript_dir=transcript_dir,

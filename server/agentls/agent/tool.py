@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -19,7 +19,6 @@ from agentls.errors import ToolError
 __all__ = [
     "ContentBlock",
     "InvalidToolInput",
-    "PermissionDecision",
     "Tool",
     "ToolError",
     "ToolInput",
@@ -39,31 +38,6 @@ class ToolOutput:
 
     content: str | list[ContentBlock]
     is_error: bool = False
-
-
-@dataclass(frozen=True)
-class PermissionDecision:
-    """Outcome of a permission check.
-
-    `ask` is only ever returned by a tool's own check; the host's permission policy turns
-    it into allow or deny (by asking the user), so the pipeline only sees a final answer.
-    """
-
-    behavior: Literal["allow", "deny", "ask"]
-    message: str = ""
-    updated_input: dict[str, Any] | None = field(default=None)
-
-    @classmethod
-    def allow(cls) -> PermissionDecision:
-        return cls("allow")
-
-    @classmethod
-    def deny(cls, message: str) -> PermissionDecision:
-        return cls("deny", message)
-
-    @classmethod
-    def ask(cls, message: str) -> PermissionDecision:
-        return cls("ask", message)
 
 
 class InvalidToolInput(ValueError):
@@ -130,9 +104,11 @@ class Tool(ABC, Generic[InputT]):
         """Tool-specific checks beyond the schema; return an error message or None."""
         return None
 
-    async def check_permissions(self, input: InputT, ctx: ToolContext) -> PermissionDecision:
-        """The tool's own opinion (e.g. path outside the workspace); the host policy wraps it."""
-        return PermissionDecision.allow()
+    def always_ask(self, input: InputT | None = None) -> bool:
+        """Whether every call needs the user's approval, whatever the allow rules say (e.g.
+        `run_command` configured to run in the real tree). A fact about the tool, not a
+        decision: the pipeline's permission step decides (see `agentls.agent.policy`)."""
+        return False
 
     def summary(self, input: InputT) -> str:
         """A short human line for progress UI, e.g. "Reading server/app.py"."""

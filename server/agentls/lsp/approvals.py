@@ -1,29 +1,29 @@
 """Approval prompts: the editor's user answers the permission policy's "ask".
 
-`LspApprover` implements the core's `Approver` with `window/showMessageRequest` ("Allow
-once", "Allow for this session" when the policy can remember the call, "Deny"). The
-permission decisions themselves — modes, allow/ask/deny rules, secrets — are the core's
-`RulePolicy` (built from the settings in `lifecycle`), so the LSP, the CLI and the tests
-decide alike. A client without message-request support (Helix) gets no approver, and the
-policy denies with a message naming the allow rule that would permit the call.
+`LspApprover` implements the core's `Approver` port with `window/showMessageRequest`
+("Allow once", "Allow for this session" when the policy can remember the call, "Deny").
+The permission decisions themselves — modes, allow/ask/deny rules, secrets — are the
+core's pipeline and `RulePolicy`, so the LSP, the CLI and the tests decide alike. The
+headless CLI is an LSP client too: it answers these requests on its terminal. A client
+without message-request support (Helix) gets no approver, and the policy denies with a
+message naming the allow rule that would permit the call.
 
-`PromptPolicy` is the fallback when the safety settings cannot be loaded: reads and what a
-tool allows run, what it asks about goes to the same prompt, everything else fails closed.
+When the run is cancelled while a prompt is open, the request is withdrawn with
+`$/cancelRequest`; an answer that still arrives is dropped, never acted on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from agentls.agent.permissions import ApprovalChoice, ApprovalRequest
-from agentls.agent.tool import PermissionDecision
 
 if TYPE_CHECKING:
-    from agentls.agent.context import ToolContext
-    from agentls.agent.tool import Tool
     from agentls.lsp.server import AgentLanguageServer
 
 log = logging.getLogger(__name__)
@@ -53,61 +53,39 @@ class LspApprover:
             actions=[types.MessageActionItem(title=t) for t in titles],
         )
         self.ls.log_line(f"[{request.session_id}] asking: {request.summary}{reason}")
-        choice = await self.ls.window_show_message_request_async(params)
+        choice = await self._show(params, request)
         title = choice.title if choice is not None else DENY
         return _CHOICES.get(title, "deny")
+
+    async def _show(
+        self, params: types.ShowMessageRequestParams, request: ApprovalRequest
+    ) -> types.MessageActionItem | None:
+        """The request, withdrawn from the editor if the run stops waiting for it."""
+        msg_id = f"agentls-approval-{uuid.uuid4().hex}"
+        answer = self.ls.protocol.send_request_async(
+            types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id
+        )
+        answer.add_done_callback(_drop_late_answer)
+        try:
+            # shielded: cancelling us must not cancel pygls's own future, which the late
+            # response (or the client's "cancelled" error) still resolves
+            choice: types.MessageActionItem | None = await asyncio.shield(answer)
+        except asyncio.CancelledError:
+            self.ls.log_line(f"[{request.session_id}] approval withdrawn: the run was cancelled")
+            self.ls.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            raise
+        return choice
+
+
+def _drop_late_answer(future: asyncio.Future[Any]) -> None:
+    """Retrieve the outcome of a request nobody waits for any more (no "never retrieved")."""
+    if not future.cancelled() and future.exception() is not None:
+        log.debug("approval request ended: %s", future.exception())
 
 
 def approver_for(ls: AgentLanguageServer) -> LspApprover | None:
     """An approver where the client can show message requests, else None (fail closed)."""
     return LspApprover(ls) if ls.features.show_message_request else None
-
-
-class PromptPolicy:
-    """Fallback `PermissionPolicy`: the tool's own opinion, "ask" resolved by the user."""
-
-    def __init__(self, ls: AgentLanguageServer) -> None:
-        self.ls = ls
-        self.approver = approver_for(ls)
-        self.session_allowed: set[str] = set()
-
-    async def decide(
-        self,
-        tool: Tool[Any],
-        input: Any,
-        tool_opinion: PermissionDecision,
-        ctx: ToolContext,
-    ) -> PermissionDecision:
-        config = self.ls.config.current
-        if tool_opinion.behavior == "allow" and tool.name in config.ask_tools:
-            tool_opinion = PermissionDecision.ask("the agentls.askTools setting asks for approval")
-        if tool_opinion.behavior != "ask":
-            return tool_opinion
-        if tool.name in self.session_allowed or tool.name in config.allowed_tools:
-            return PermissionDecision.allow()
-        if self.approver is None:
-            return PermissionDecision.deny(
-                f"{tool.name} needs the user's approval, and this editor cannot show approval "
-                f'prompts. To allow it, add "{tool.name}" to the agentls.allowedTools setting '
-                "(or an allow rule to agentls.permissions.allow), or run in plan mode"
-            )
-        try:
-            summary = tool.summary(input)
-        except Exception:
-            summary = f"Run {tool.name}"
-        request = ApprovalRequest(
-            ctx.session_id, tool.name, summary, tool_opinion.message, remember=(tool.name,)
-        )
-        try:
-            choice = await self.approver.ask(request)
-        except Exception as exc:
-            log.info("approval prompt failed: %s", exc)
-            return PermissionDecision.deny(f"the approval prompt failed ({exc})")
-        if choice == "allow_session":
-            self.session_allowed.add(tool.name)
-        if choice in ("allow_once", "allow_session"):
-            return PermissionDecision.allow()
-        return PermissionDecision.deny("the user denied this call")
 
 
 ALLOW_SERVERS = "Allow"

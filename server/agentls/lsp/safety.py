@@ -3,8 +3,10 @@
 The rules engine is the core's (`agentls.agent.settings_files.load_safety` →
 `RulePolicy`, `CommandHooks`); this module only feeds it the editor's and the project's
 `agentls` sections, gives it the LSP approver, and reloads it when the settings change.
-If the safety settings cannot be loaded at all, sessions fall back to `PromptPolicy`
-(tool opinions, "ask" prompted) rather than to allowing everything.
+If the safety settings cannot be loaded at all, sessions get the same `RulePolicy` with no
+rules and no hooks: reads run, everything else is asked (or denied where the editor cannot
+ask). Secret files, plan mode and credential redaction do not depend on any of this: they
+are steps of the core's pipeline.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agentls.lsp.approvals import PromptPolicy, approver_for
+from agentls.lsp.approvals import approver_for
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -41,6 +43,10 @@ def reload_safety(ls: AgentLanguageServer) -> list[str]:
     except Exception as exc:
         log.exception("cannot load the permission settings")
         ls.safety = None
+        from agentls.workspace.secrets import SecretMatcher, use_secrets
+
+        workspace = ls.host.workspace
+        use_secrets(workspace, SecretMatcher(roots=list(workspace.roots)))  # the defaults
         return [
             f"the permission settings could not be loaded ({exc}); calls that need approval "
             "are asked for, or denied where the editor cannot ask"
@@ -52,9 +58,12 @@ def reload_safety(ls: AgentLanguageServer) -> list[str]:
 
 
 def session_policy(ls: AgentLanguageServer) -> PermissionPolicy:
-    """A new policy per session, so "allow for this session" stays with that session."""
+    """A new policy per session, so "allow for this session" stays with that session.
+    Without loaded settings: the same policy with no rules (fails closed)."""
     if ls.safety is None:
-        return PromptPolicy(ls)
+        from agentls.agent.policy import RulePolicy
+
+        return RulePolicy(approver=approver_for(ls))
     return ls.safety.policy(approver_for(ls))
 
 

@@ -1,7 +1,7 @@
 """Helpers shared by the file tools: path checks, the base state of a file, snippets.
 
-Kept in one place so every file tool refuses paths the same way and records the same
-base (text + buffer version) when it stages a change.
+Kept in one place so every file tool refuses paths the same way, records the same base
+(text + buffer version) when it stages a change, and hands it to the edit sink alike.
 """
 
 from __future__ import annotations
@@ -67,6 +67,14 @@ def file_state(ctx: ToolContext, path: Path) -> FileState:
     except WorkspaceError:
         return FileState(True, None, ws.version_of(path))
     return FileState(True, snap.text, snap.version)
+
+
+async def after_staging(ctx: ToolContext, result: str) -> str:
+    """A write tool's result once its change is staged: handed to the host's edit sink,
+    which delivers it now when the run delivers edits as they happen (auto mode), so the
+    model hears whether the editor applied it before its next call starts."""
+    note = await ctx.edits.staged(ctx)
+    return f"{result}\n\n{note}" if note else result
 
 
 def refuse_folder_conflicts(ctx: ToolContext, path: Path) -> None:

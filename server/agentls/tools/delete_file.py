@@ -7,7 +7,7 @@ from pydantic import Field
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import Tool, ToolInput
 from agentls.errors import ToolError
-from agentls.tools._files import file_state, write_problem
+from agentls.tools._files import after_staging, file_state, write_problem
 
 
 class DeleteFileInput(ToolInput):
@@ -48,4 +48,4 @@ Example: {"path": "src/legacy/old_parser.py"}
             raise ws.missing_error(path, ctx.changes)
         state = file_state(ctx, path)
         ctx.changes.stage_delete(path, state.text, state.version)
-        return f"Deleted {display} (staged in this session)."
+        return await after_staging(ctx, f"Deleted {display} (staged in this session).")

@@ -17,7 +17,7 @@ from pydantic import Field
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import Tool, ToolInput
 from agentls.errors import ToolError
-from agentls.tools._files import snippet, write_problem
+from agentls.tools._files import after_staging, snippet, write_problem
 from agentls.workspace.textio import newline_of, number_line, split_lines, with_newlines
 
 _NUMBERED = re.compile(r"^\s*\d+\t")
@@ -88,7 +88,9 @@ Example: {"path": "src/app.py", "old_string": "def load(path):\\n    return open
         if input.old_string == "" and not ws.exists(path, ctx.changes):
             ctx.changes.stage_write(path, input.new_string, None)
             count = len(split_lines(input.new_string))
-            return f"Created {display} ({count} lines; staged in this session)."
+            return await after_staging(
+                ctx, f"Created {display} ({count} lines; staged in this session)."
+            )
         snap = ws.load(path, ctx.changes)
         text = snap.text
         if input.old_string == "":
@@ -114,7 +116,7 @@ Example: {"path": "src/app.py", "old_string": "def load(path):\\n    return open
         if new_text == text:
             raise ToolError(f"The edit would not change {display}.")
         ctx.changes.stage_write(path, new_text, text, snap.version)
-        return _confirmation(display, new_text, plan)
+        return await after_staging(ctx, _confirmation(display, new_text, plan))
 
 
 def _plan(text: str, old: str, new: str) -> _Plan:

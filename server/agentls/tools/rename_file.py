@@ -7,7 +7,12 @@ from pydantic import Field
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import Tool, ToolInput
 from agentls.errors import ToolError
-from agentls.tools._files import file_state, refuse_folder_conflicts, write_problem
+from agentls.tools._files import (
+    after_staging,
+    file_state,
+    refuse_folder_conflicts,
+    write_problem,
+)
 
 
 class RenameFileInput(ToolInput):
@@ -63,4 +68,6 @@ Example: {"path": "src/utils.py", "new_path": "src/util/strings.py"}
         refuse_folder_conflicts(ctx, new)
         state = file_state(ctx, old)
         ctx.changes.stage_rename(old, new, state.text, state.version)
-        return f"Renamed {old_display} → {new_display} (staged in this session)."
+        return await after_staging(
+            ctx, f"Renamed {old_display} → {new_display} (staged in this session)."
+        )

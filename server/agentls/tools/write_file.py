@@ -6,7 +6,13 @@ from pydantic import Field
 
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import Tool, ToolInput
-from agentls.tools._files import count_lines, file_state, refuse_folder_conflicts, write_problem
+from agentls.tools._files import (
+    after_staging,
+    count_lines,
+    file_state,
+    refuse_folder_conflicts,
+    write_problem,
+)
 from agentls.workspace.textio import newline_of, with_newlines
 
 
@@ -59,8 +65,11 @@ Example: {"path": "src/util/slug.py", "content": "def slugify(text: str) -> str:
         ctx.changes.stage_write(path, content, state.text, state.version, existed=state.exists)
         lines = count_lines(content)
         if not state.exists:
-            return f"Created {display} ({lines} lines; staged in this session).{note}"
+            return await after_staging(
+                ctx, f"Created {display} ({lines} lines; staged in this session).{note}"
+            )
         before = f"{count_lines(state.text)} lines" if state.text is not None else "not text"
-        return (
-            f"Overwrote {display} (was {before}, now {lines} lines; staged in this session).{note}"
+        return await after_staging(
+            ctx,
+            f"Overwrote {display} (was {before}, now {lines} lines; staged in this session).{note}",
         )

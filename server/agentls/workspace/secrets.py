@@ -10,7 +10,8 @@ across segments). A pattern without `/` matches a file name at any depth; a patt
 with `/` matches any trailing run of path segments (so `.aws/credentials` matches
 `~/.aws/credentials` and `deploy/.aws/credentials`). Inside a workspace root only the
 part below the root is matched, so a project that happens to live under `~/.azure/`
-is not wholly secret.
+is not wholly secret. Matching ignores case: on macOS and Windows `.ENV` opens `.env`, and
+elsewhere a file named `.ENV` is no less secret.
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ def _compile(
         if not text or text == "/**":
             continue
         try:
-            compiled.append((str(raw), glob_regex(text)))
+            # case-blind: on macOS and Windows `.ENV` opens `.env`
+            compiled.append((str(raw), re.compile(glob_regex(text).pattern, re.IGNORECASE)))
         except GlobError as exc:
             problems.append(f"{what} pattern {raw!r} is invalid ({exc}); ignored")
     return compiled
@@ -218,8 +220,9 @@ class _Combined:
     def __init__(self, compiled: list[tuple[str, re.Pattern[str]]]) -> None:
         names = [rx.pattern.removesuffix("\\Z") for raw, rx in compiled if "/" not in raw]
         paths = [rx.pattern.removesuffix("\\Z") for raw, rx in compiled if "/" in raw]
-        self.names = re.compile(f"(?:{'|'.join(names)})\\Z") if names else None
-        self.paths = re.compile(f"(?:^|/)(?:{'|'.join(paths)})\\Z") if paths else None
+        flags = re.IGNORECASE
+        self.names = re.compile(f"(?:{'|'.join(names)})\\Z", flags) if names else None
+        self.paths = re.compile(f"(?:^|/)(?:{'|'.join(paths)})\\Z", flags) if paths else None
 
     def __bool__(self) -> bool:
         return self.names is not None or self.paths is not None
