@@ -52,7 +52,7 @@ def bwrap_args(layout: Layout, network: NetworkPlan) -> list[str]:
     for private in layout.private:
         args += ["--tmpfs", private]
     for folder in layout.hidden_dirs:
-        args += ["--tmpfs", str(folder), "--remount-ro", str(folder)]
+        args += ["--tmpfs", str(folder)]
     for file in layout.hidden_files:
         args += ["--ro-bind", "/dev/null", str(file)]
     for path in layout.reexposed:
@@ -63,6 +63,8 @@ def bwrap_args(layout: Layout, network: NetworkPlan) -> list[str]:
         args += ["--bind", str(source), str(target)]
     if network.folder is not None:
         args += ["--ro-bind", str(network.folder), INSIDE]
+    for folder in layout.hidden_dirs:  # last: mount points inside them are made by now
+        args += ["--remount-ro", str(folder)]
     args += ["--chdir", str(layout.cwd)]
     return args
 

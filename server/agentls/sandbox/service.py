@@ -102,7 +102,6 @@ class SandboxService:
             secrets=secrets_for(shadow.workspace),
             hidden=self.config.hidden,
         )
-        layout.env["PYTHONPYCACHEPREFIX"] = str(paths.pycache)
         if found.backend == "seatbelt":
             from agentls.sandbox.seatbelt import SeatbeltConfinement
 

@@ -104,7 +104,6 @@ class SandboxPaths:
 
     writable: tuple[Path, ...]
     home: Path
-    pycache: Path
 
 
 class ShadowWorkspace:
@@ -181,16 +180,19 @@ class ShadowWorkspace:
 
     def sandbox_paths(self) -> SandboxPaths:
         """What a sandboxed run in this shadow may write: the copied trees, the report
-        folder, a bytecode cache of its own (the shared one could be poisoned for later
-        unsandboxed runs) and the session's private HOME."""
+        folder and the session's private HOME.
+
+        No shared bytecode cache: a sandboxed run could poison it for later unsandboxed
+        runs. Sandboxed Python writes bytecode next to the copied sources (`__pycache__`
+        in the shadow; the mirror drops it with a rewritten source) and reads the
+        precompiled bytecode of installed packages where pip put it.
+        """
         directory = self.directory
-        pycache = directory / "pycache"
         home = directory / "home"
-        for folder in (pycache, home):
-            folder.mkdir(exist_ok=True)
+        home.mkdir(exist_ok=True)
         trees = directory / "trees"
         trees.mkdir(exist_ok=True)
-        return SandboxPaths((trees, self.reports_dir, pycache, home), home, pycache)
+        return SandboxPaths((trees, self.reports_dir, home), home)
 
     def _create(self) -> Path:
         roots = [Path(r).resolve() for r in self.workspace.roots]
@@ -219,7 +221,7 @@ class ShadowWorkspace:
             self._roots[root] = directory / "trees" / name
         self._mirror = TreeMirror(
             {str(root): str(copy) for root, copy in self._roots.items()},
-            bytecode_dirs=[str(self.pycache_dir), str(directory / "pycache")],
+            bytecode_dirs=[str(self.pycache_dir)],
             exclude=self._is_secret,
         )
         return directory
