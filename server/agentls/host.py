@@ -506,6 +506,7 @@ class AgentHost:
             "tool_sources": [
                 entry for source in self.options.tool_sources for entry in _source_status(source)
             ],
+            "sandbox": _sandbox_status(self.workspace),
         }
 
     async def shutdown(self) -> None:
@@ -525,6 +526,13 @@ class AgentHost:
                 except Exception:
                     log.exception("closing tool source %r failed", source)
         self.workspace.close()  # shadow copies deleted, the symbol index persisted
+
+
+def _sandbox_status(workspace: Workspace) -> dict[str, Any]:
+    """Whether commands, tests and linters run sandboxed, and the fix when they cannot."""
+    from agentls.sandbox import sandbox_of
+
+    return sandbox_of(workspace).status()
 
 
 def _source_status(source: ToolSource) -> list[dict[str, Any]]:

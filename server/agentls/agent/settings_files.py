@@ -13,9 +13,10 @@ Sources (all optional), with what each may do:
   `trustProjectSettings: false` only its deny/ask rules and secret patterns are used.
 
 Claude Code's shape is used for both: `{"permissions": {"allow": [], "ask": [], "deny": [],
-"defaultMode": "acceptEdits"}, "hooks": {...}}`; our section also accepts
+"defaultMode": "acceptEdits"}, "hooks": {...}, "sandbox": {...}}`; our section also accepts
 `permissionMode`, `secrets: {"patterns": [...], "extraPatterns": [...],
-"exceptions": [...]}` and `readClaudeSettings: false`.
+"exceptions": [...]}` and `readClaudeSettings: false`. `sandbox` is merged so that project
+sources only tighten it (`agentls.sandbox.settings.merge_layers`).
 
 Every problem (unreadable file, bad JSON, unparseable rule, bad hook) is collected in
 `Safety.problems` for the host to show; the offending part is ignored, never widened.
@@ -37,6 +38,7 @@ from agentls.agent.policy import RulePolicy, check_mode
 from agentls.agent.registry import PoolFilter
 from agentls.agent.rules import RuleSet, parse_rules
 from agentls.agent.settings import ConfigError
+from agentls.sandbox.settings import SandboxSettings, merge_layers
 from agentls.workspace.secrets import (
     DEFAULT_SECRET_EXCEPTIONS,
     DEFAULT_SECRET_PATTERNS,
@@ -112,6 +114,9 @@ class Safety:
     """Set when the configured default mode cannot be used (bypass not enabled)."""
     run_command_where: Literal["shadow", "workspace"] = "shadow"
     run_command_timeout: float = 120.0
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    sandbox_hidden: tuple[Path, ...] = ()
+    """Paths outside the workspace that deny rules for reading name: hidden from runs."""
 
     def run_command_tool(self, shadows: ShadowRegistry | None = None) -> Tool[Any]:
         """The `run_command` tool as configured (`runCommand: {"where", "timeout"}`), with
@@ -254,6 +259,8 @@ def load_safety(
         )
         problems.append(mode_error)
     where, timeout = _run_command(ours_user, ours_project, problems)
+    sandbox, sandbox_problems = merge_layers(_sandbox_layers(sources))
+    problems.extend(sandbox_problems)
     extra = [*credentials]
     redactor = Redactor.from_env(env, extra)
     return Safety(
@@ -268,7 +275,53 @@ def load_safety(
         mode_error=mode_error,
         run_command_where=where,
         run_command_timeout=timeout,
+        sandbox=sandbox,
+        sandbox_hidden=_denied_outside(rules, root_list),
     )
+
+
+_CLAUDE_ONLY_SANDBOX = frozenset(
+    {"autoAllowBashIfSandboxed", "enableWeakerNestedSandbox", "ignoreViolations"}
+)
+_CLAUDE_ONLY_NETWORK = frozenset({"allowUnixSockets", "httpProxyPort", "socksProxyPort"})
+
+
+def _sandbox_layers(sources: Sequence[SettingsSource]) -> list[tuple[str, object, bool]]:
+    """Each source's `sandbox` section; in Claude Code's files its keys that agentls does
+    not use are dropped silently (they configure Claude Code, not us)."""
+    layers: list[tuple[str, object, bool]] = []
+    for source in sources:
+        raw = source.data.get("sandbox")
+        if raw is None:
+            continue
+        if source.label.endswith(".json") and isinstance(raw, Mapping):
+            raw = {k: v for k, v in raw.items() if k not in _CLAUDE_ONLY_SANDBOX}
+            network = raw.get("network")
+            if isinstance(network, Mapping):
+                raw["network"] = {k: v for k, v in network.items() if k not in _CLAUDE_ONLY_NETWORK}
+        layers.append((source.label, raw, source.user_level))
+    return layers
+
+
+def _denied_outside(rules: RuleSet, roots: Sequence[Path]) -> tuple[Path, ...]:
+    """The folders that deny rules for reading name outside the workspace (their literal
+    part: `Read(~/private/**)` → `~/private`); a sandboxed run must not see them."""
+    found: list[Path] = []
+    for rule in rules.of("deny"):
+        matcher = rule.path
+        base, pattern = getattr(matcher, "base", None), getattr(matcher, "pattern", None)
+        reads = rule.covers_tool("read_file") or rule.covers_tool("grep")
+        if not reads or not isinstance(base, str) or not isinstance(pattern, str):
+            continue
+        literal: list[str] = []
+        for part in pattern.strip("/").split("/"):
+            if not part or any(c in part for c in "*?[!\\"):
+                break
+            literal.append(part)
+        path = Path(base, *literal)
+        if not any(path == r or path.is_relative_to(r) for r in roots):
+            found.append(path)
+    return tuple(dict.fromkeys(found))
 
 
 def _run_command(

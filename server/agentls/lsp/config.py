@@ -26,6 +26,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentls.sandbox.settings import SandboxSettings
+
 log = logging.getLogger(__name__)
 
 Mode = Literal["review", "auto", "plan"]
@@ -65,6 +67,9 @@ class AgentlsConfig(BaseModel):
     """MCP servers, Claude Code's `{"mcpServers": {...}}` shape plus options (docs/mcp.md)."""
     tool_search: dict[str, Any] | None = Field(default=None, alias="toolSearch")
     """When MCP tools are deferred behind `tool_search` (see docs/mcp.md)."""
+    sandbox: SandboxSettings | None = None
+    """The sandbox of run_command, run_tests and lint (docs/sandbox.md); a project file
+    may only tighten it (merged in `agentls.agent.settings_files.load_safety`)."""
     instructions: str = ""
     """Extra project instructions appended to the system prompt."""
 
@@ -83,6 +88,7 @@ SAFETY_FIELDS = (
     "trust_project_settings",
     "allow_bypass_permissions",
     "run_command",
+    "sandbox",
 )
 PROJECT_FORBIDDEN = frozenset({"baseUrl", "base_url", "mcp"})
 """A project file may not point the agent at another endpoint or start MCP servers
