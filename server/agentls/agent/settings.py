@@ -7,11 +7,11 @@ works unchanged. `AGENTLS_*` variables tune the loop.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from agentls import credentials
 from agentls.agent.pricing import ModelPrice, parse_prices
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -59,8 +59,11 @@ class AgentSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> AgentSettings:
-        """Settings from environment variables; invalid values raise `ConfigError`."""
-        source = os.environ if env is None else env
+        """Settings from environment variables; invalid values raise `ConfigError`.
+
+        Without `env`: the process environment plus the credentials `agentls.credentials`
+        took out of it at start-up."""
+        source = credentials.environ() if env is None else env
         values: dict[str, Any] = {
             "api_key": source.get("ANTHROPIC_API_KEY") or None,
             "auth_token": source.get("ANTHROPIC_AUTH_TOKEN") or None,

@@ -151,9 +151,9 @@ def agent_settings(ls: AgentLanguageServer) -> AgentSettings:
         return AgentSettings.from_env(**overrides)
     except ConfigError as exc:
         ls.message(types.MessageType.Warning, f"agentls: {exc}; using safe defaults")
-        import os
+        from agentls import credentials
 
-        env = {k: v for k, v in os.environ.items() if k.startswith("ANTHROPIC_")}
+        env = {k: v for k, v in credentials.environ().items() if k.startswith("ANTHROPIC_")}
         try:
             return AgentSettings.from_env(env, **overrides)
         except ConfigError:

@@ -219,6 +219,7 @@ class ShadowWorkspace:
                 name += "_"
             names.add(name)
             self._roots[root] = directory / "trees" / name
+            self._roots[root].mkdir(parents=True, exist_ok=True)  # even for an empty root
         self._mirror = TreeMirror(
             {str(root): str(copy) for root, copy in self._roots.items()},
             bytecode_dirs=[str(self.pycache_dir)],
