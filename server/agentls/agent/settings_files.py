@@ -242,7 +242,9 @@ def load_safety(
         if (permissions or {}).get("disableBypassPermissionsMode") == "disable":
             bypass_disabled = True
         if "hooks" in source.data and trusted:
-            hook_config.merge(HookConfig.parse(source.data["hooks"], source.label))
+            hook_config.merge(
+                HookConfig.parse(source.data["hooks"], source.label, user_level=source.user_level)
+            )
         patterns, exceptions = _secrets(source, patterns, exceptions, problems)
     bypass = bool(ours_user.get("allowBypassPermissions") is True) and not bypass_disabled
     secrets = SecretMatcher(

@@ -289,13 +289,17 @@ def _polite(pgid: int, sig: int, confinement: Confinement | None) -> bool:
 
 
 def _build_env(
-    env: Mapping[str, str] | None, inherit_env: bool, allow_env: Collection[str]
+    env: Mapping[str, str] | None,
+    inherit_env: bool,
+    allow_env: Collection[str],
+    pass_credentials: bool = False,
 ) -> dict[str, str]:
     merged = scrub_env(allow=allow_env) if inherit_env else {}
     if env:
         merged.update(env)
-    for name in NEVER_PASSED:
-        merged.pop(name, None)
+    if not pass_credentials:
+        for name in NEVER_PASSED:
+            merged.pop(name, None)
     return merged
 
 
@@ -379,6 +383,7 @@ async def run_process(
     kill_grace: float = DEFAULT_KILL_GRACE,
     stdin: bytes | None = None,
     confinement: Confinement | None = None,
+    pass_credentials: bool = False,
 ) -> ProcessResult:
     """Run `argv` (no shell) in `cwd` in a new process group and collect its output.
 
@@ -389,10 +394,12 @@ async def run_process(
     partial result. Leftover members of the group are killed when the main process exits,
     so nothing outlives the call. `stop_signals` lets a caller ask politely first (e.g.
     SIGINT makes pytest report). `confinement` runs the command in a sandbox.
+    `pass_credentials` lets the agent's own credentials in `env` through (a hook the user
+    opted in); they are dropped otherwise, whatever `env` says.
     """
     if not argv:
         raise ProcessStartError("No command given.")
-    merged = _build_env(env, inherit_env, allow_env)
+    merged = _build_env(env, inherit_env, allow_env, pass_credentials)
     _check_program(argv, cwd, merged)
     launcher = confinement.launch if confinement is not None else _unconfined
     async with launcher(argv, merged, cwd) as launch:
