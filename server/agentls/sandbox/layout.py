@@ -57,6 +57,8 @@ ALWAYS_HIDDEN: tuple[str, ...] = (
 )
 """Hidden in every run, whatever the secret rules say (when they exist)."""
 
+_PRIVATE = ("/tmp", "/var/tmp", "/run")
+"""Empty per-run folders inside the sandbox (their real contents are not visible)."""
 _SCAN_DEPTH = 2
 _SCAN_SKIP = frozenset(
     {".cache", ".local", ".pyenv", ".rustup", ".cargo", ".npm", ".nvm", "go", "node_modules"}
@@ -78,7 +80,7 @@ class Layout:
     reexposed: tuple[Path, ...] = ()
     """Read-only again inside a hidden folder (a venv or node_modules in a workspace root)."""
     home: Path = Path("/nonexistent")
-    private: tuple[str, ...] = ("/tmp", "/var/tmp", "/run")
+    private: tuple[str, ...] = _PRIVATE
     """Empty, writable, per-run folders (tmpfs)."""
     cwd: Path = Path("/")
     env: dict[str, str] = field(default_factory=dict)
@@ -113,6 +115,11 @@ def build_layout(
     # Hiding a folder that holds the interpreter (a workspace opened at ~) would break
     # every run; such a folder stays visible, read-only.
     dirs = [d for d in _unique(dirs) if not _is_under(interpreter, d)]
+    # What a private folder (/tmp, ...) or a hidden folder already covers needs no mount
+    # of its own (bubblewrap cannot remount a tmpfs nested in another one read-only).
+    covers = [*dirs, *(Path(p) for p in _PRIVATE)]
+    dirs = [d for d in dirs if not any(c != d and _is_under(d, c) for c in covers)]
+    files = [f for f in files if not any(_is_under(f, c) for c in covers)]
     cache_binds: list[tuple[Path, Path]] = []
     for raw in caches.values():
         cache = _expand(raw, user_home)
