@@ -208,7 +208,7 @@ async def test_excluded_commands_and_the_models_request_run_outside_only_after_a
     tmp_path: Path, root: Path
 ) -> None:
     require_bwrap()
-    approver = Approver("allow_once", "allow_once", "allow_once")
+    approver = Approver("allow_once", "allow_once", "allow_once", "allow_once")
     pipeline, ctx = _setup(tmp_path, root, approver, excludedCommands=["echo outside:*"])
     excluded = await _call(pipeline, ctx, "run_command", command="echo outside now")
     assert "Ran WITHOUT the sandbox: the command matches `sandbox.excludedCommands`" in str(
@@ -216,6 +216,11 @@ async def test_excluded_commands_and_the_models_request_run_outside_only_after_a
     )
     inside = await _call(pipeline, ctx, "run_command", command="cat /proc/1/cmdline")
     assert "bwrap" in str(inside.content) and "WITHOUT" not in str(inside.content)
+    # A compound command is excluded only when every part is: this one stays sandboxed.
+    mixed = await _call(
+        pipeline, ctx, "run_command", command="echo outside now && cat /proc/1/cmdline"
+    )
+    assert "bwrap" in str(mixed.content) and "WITHOUT" not in str(mixed.content)
     outside = await _call(
         pipeline, ctx, "run_command", command="echo x", dangerously_disable_sandbox=True
     )

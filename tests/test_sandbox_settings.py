@@ -38,6 +38,9 @@ def test_claude_code_keys_and_ours_are_read_in_camel_case() -> None:
     )
     assert not settings.network.allows_host("github.com.evil.net")
     assert settings.excluded("docker run x") == "docker:*" and settings.excluded("dockerx") is None
+    words = SandboxSettings.model_validate({"excludedCommands": ["git push", "make *"]})
+    assert words.excluded("git push origin") == "git push" and words.excluded("git pull") is None
+    assert words.excluded("make all") == "make *"
     assert settings.fallback_for("lint") == "refuse"  # allowUnsandboxedCommands: false
 
 

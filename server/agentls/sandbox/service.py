@@ -9,6 +9,7 @@ a workspace nobody configured gets the defaults: sandbox on.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -63,16 +64,22 @@ class SandboxService:
         return probe()
 
     def decide(
-        self, tool: str, *, command: str | None = None, unsandboxed_requested: bool = False
+        self,
+        tool: str,
+        *,
+        command_parts: Sequence[str] | None = None,
+        unsandboxed_requested: bool = False,
     ) -> Decision:
-        """Whether `tool` (with `command`, for run_command) runs in the sandbox."""
+        """Whether `tool` runs in the sandbox; `command_parts` are run_command's simple
+        commands (excluded only when every one matches `excludedCommands`)."""
         settings = self.settings
         if not settings.enabled:
             return Decision(False, "the sandbox is switched off (`sandbox.enabled: false`)")
-        if command is not None:
-            pattern = settings.excluded(command)
-            if pattern is not None:
-                why = f"the command matches `sandbox.excludedCommands` `{pattern}`"
+        if command_parts:
+            patterns = [settings.excluded(part) for part in command_parts]
+            if all(p is not None for p in patterns):
+                shown = ", ".join(f"`{p}`" for p in dict.fromkeys(patterns))
+                why = f"the command matches `sandbox.excludedCommands` {shown}"
                 return Decision(False, why)
         if unsandboxed_requested:
             if not settings.allow_unsandboxed_commands:

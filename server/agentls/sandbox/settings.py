@@ -131,19 +131,21 @@ class SandboxSettings(BaseModel):
         return self.fallback.get(tool, default)
 
     def excluded(self, command: str) -> str | None:
-        """The `excludedCommands` pattern `command` matches (whole line or its first words)."""
+        """The `excludedCommands` pattern one simple command matches, or None.
+
+        A pattern matches the whole command line (exact or glob, `docker *`), its first
+        words (`docker`, `git push`), or, in permission-rule style, `docker:*`. Callers
+        pass each part of a compound command separately: every part must match."""
         line = " ".join(command.split())
         for pattern in self.excluded_commands:
-            wanted = " ".join(pattern.split())
+            wanted = " ".join(pattern.split()).removesuffix(":*")
             if not wanted:
                 continue
-            if fnmatch.fnmatchcase(line, wanted) or line == wanted:
+            if line == wanted or line.startswith(wanted + " "):
                 return pattern
-            prefix = wanted.removesuffix(":*")
-            if prefix != wanted and (line == prefix or line.startswith(prefix + " ")):
+            if fnmatch.fnmatchcase(line, wanted):
                 return pattern
         return None
-
 
 def merge_layers(
     layers: Iterable[tuple[str, object, bool]],

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls.agent.context import ToolContext
+from agentls.agent.shell_parse import split_command
 from agentls.agent.tool import PermissionDecision, ToolError
 from agentls.sandbox import Decision, sandbox_of
 from agentls.workspace.process import Confinement
@@ -78,7 +79,7 @@ def plan_execution(
 ) -> Execution:
     """Decide for one call (cheap: the availability probe is cached)."""
     decision = sandbox_of(ctx.workspace).decide(
-        tool, command=command, unsandboxed_requested=unsandboxed_requested
+        tool, command_parts=_parts(command), unsandboxed_requested=unsandboxed_requested
     )
     return Execution(tool, decision, _staged(ctx), _in_repository(ctx, executables))
 
@@ -129,12 +130,24 @@ def confinement_for(
     the permission step). Refuses again here, so no path around the permission step
     runs code unsandboxed where the settings say refuse."""
     service = sandbox_of(ctx.workspace)
-    decision = service.decide(tool, command=command, unsandboxed_requested=unsandboxed_requested)
+    decision = service.decide(
+        tool, command_parts=_parts(command), unsandboxed_requested=unsandboxed_requested
+    )
     if decision.sandboxed:
         return service.confinement(shadow, cwd)
     if decision.fallback == "refuse":
         raise ToolError(_refusal(tool, decision))
     return None
+
+
+def _parts(command: str | None) -> list[str] | None:
+    """The simple commands of a shell line; a line that does not parse fully gets an
+    empty-string part, which no `excludedCommands` pattern matches (it stays sandboxed)."""
+    if command is None:
+        return None
+    split = split_command(command)
+    parts = [part.text for part in split.parts]
+    return parts if split.complete and parts else [""]
 
 
 def _refusal(tool: str, decision: Decision) -> str:
