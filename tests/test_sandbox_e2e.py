@@ -165,7 +165,7 @@ async def test_kill_9_of_the_server_leaves_no_process_of_a_run_behind(
     env = server_env(None, tmp_path / "transcripts")
     run = f"setsid sleep 3{token} & (sleep 4{token} &); sleep 5{token}"
     leftovers: list[list[str]] = []
-    with pytest.raises(RuntimeError, match="return code: -9|Client has been stopped"):
+    with pytest.raises(RuntimeError, match=r"return code: -9|Client has been stopped"):
         async with editor_session(
             "visual-studio-code", root, env, initialization_options=options
         ) as editor:
