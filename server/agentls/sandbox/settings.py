@@ -147,6 +147,7 @@ class SandboxSettings(BaseModel):
                 return pattern
         return None
 
+
 def merge_layers(
     layers: Iterable[tuple[str, object, bool]],
 ) -> tuple[SandboxSettings, list[str]]:
