@@ -9,6 +9,15 @@ from agentls.agent.context import ToolContext
 from agentls.workspace import ChangeSet, Workspace
 
 
+def unsandboxed(workspace: Workspace) -> Workspace:
+    """Run this workspace's commands without the sandbox (tests of the plain process
+    tree handling, whose children report their host pids through files outside it)."""
+    from agentls.sandbox import SandboxConfig, SandboxSettings, use_sandbox
+
+    use_sandbox(workspace, SandboxConfig(SandboxSettings(enabled=False)))
+    return workspace
+
+
 def make_ctx(
     workspace: Workspace, changes: ChangeSet | None = None, session: str = "t"
 ) -> ToolContext:

@@ -17,7 +17,7 @@ from agentls.agent.rules import RuleSet, parse_rules
 from agentls.tools.run_command import RunCommand, RunCommandConfig, RunCommandInput
 from agentls.workspace import ChangeSet, Workspace
 from agentls.workspace.shadow import ShadowRegistry
-from tests.shadow_support import make_ctx, process_gone, stage
+from tests.shadow_support import make_ctx, process_gone, stage, unsandboxed
 
 
 @pytest.fixture
@@ -70,7 +70,8 @@ async def test_timeout_kills_grandchildren_that_ignore_sigterm(tmp_path: Path, r
     pidfile = tmp_path / "grandchild.pid"
     started = time.monotonic()
     output = await _tool(tmp_path).call(
-        RunCommandInput(command=_spawner(pidfile), timeout=0.5), make_ctx(Workspace([root]))
+        RunCommandInput(command=_spawner(pidfile), timeout=0.5),
+        make_ctx(unsandboxed(Workspace([root]))),
     )
     assert time.monotonic() - started < 10  # the children sleep 60 s: not waited for
     assert output.is_error and "Timed out after 0.5s" in str(output.content)
@@ -81,7 +82,9 @@ async def test_cancel_kills_the_whole_group_within_a_second(tmp_path: Path, root
     pidfile = tmp_path / "grandchild.pid"
     tool = _tool(tmp_path)
     task = asyncio.ensure_future(
-        tool.call(RunCommandInput(command=_spawner(pidfile)), make_ctx(Workspace([root])))
+        tool.call(
+            RunCommandInput(command=_spawner(pidfile)), make_ctx(unsandboxed(Workspace([root])))
+        )
     )
     for _ in range(1000):  # the shadow copy is made first; slow on a loaded machine
         if pidfile.exists() and pidfile.read_text().strip():
@@ -174,7 +177,7 @@ async def test_a_descendant_that_left_the_process_group_is_killed_too(
     pidfile = tmp_path / "escapee.pid"
     command = f"setsid sleep 60 > /dev/null 2>&1 & echo $! > {shlex.quote(str(pidfile))}"
     output = await _tool(tmp_path).call(
-        RunCommandInput(command=command), make_ctx(Workspace([root]))
+        RunCommandInput(command=command), make_ctx(unsandboxed(Workspace([root])))
     )
     assert not output.is_error
     escapee = int(pidfile.read_text())

@@ -20,7 +20,14 @@ from agentls.tools.run_tests import RunTestsInput, RunTestsTool, TestConfig
 from agentls.workspace import ChangeSet, Workspace
 from agentls.workspace.process import run_process
 from agentls.workspace.shadow import ShadowRegistry
-from tests.shadow_support import make_ctx, process_gone, read_when_there, stage, tree_state
+from tests.shadow_support import (
+    make_ctx,
+    process_gone,
+    read_when_there,
+    stage,
+    tree_state,
+    unsandboxed,
+)
 
 CALC = "def add(a, b):\n    return a - b\n"
 CALC_FIXED = "def add(a, b):\n    return a + b\n"  # same size: stale bytecode would hide the fix
@@ -159,7 +166,7 @@ async def test_a_hanging_test_is_killed_with_its_children(
     pid_file = tmp_path / "child.pid"
     _hanging_test(project, pid_file)
     tool = RunTestsTool(shadows=registry)
-    ctx = make_ctx(Workspace([project]))
+    ctx = make_ctx(unsandboxed(Workspace([project])))
     result = await _run(tool, ctx, target="tests/test_hang.py", timeout=3)
     assert result["status"] == "timeout"
     assert "did not finish within 3 s" in result["message"]
@@ -183,7 +190,7 @@ async def test_cancelling_the_call_kills_the_run(
     pid_file = tmp_path / "child.pid"
     config = TestConfig(command=(sys.executable, "-c", SPAWN_AND_HANG, "{target}"))
     tool = RunTestsTool(config, shadows=registry)
-    ctx = make_ctx(Workspace([project]))
+    ctx = make_ctx(unsandboxed(Workspace([project])))
     task = asyncio.create_task(tool.call(RunTestsInput(target=str(pid_file)), ctx))
     for _ in range(500):
         if read_when_there(pid_file):

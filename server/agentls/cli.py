@@ -93,6 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # the process entry (console script, `python -m agentls`)
+        from agentls.credentials import isolate
+
+        isolate()  # re-executes without the API key in /proc/self/environ
     args = build_parser().parse_args(argv)
     handler = args.handler
     result: int = handler(args)

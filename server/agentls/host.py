@@ -31,6 +31,7 @@ from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.agent.registry import AnyTool, PoolFilter, ToolPool, ToolSearchSettings, ToolSource
 from agentls.agent.settings import AgentSettings, ConfigError
 from agentls.agent.store import SessionStateError, SessionStore
+from agentls.agent.tool import NO_RISK, CallRisk
 from agentls.agent.usage import Usage
 from agentls.workspace import ChangeSet, Workspace
 
@@ -164,7 +165,12 @@ class _DenyAll:
     mode: PermissionMode = "default"
 
     async def decide(
-        self, tool: AnyTool, input: Any, ctx: ToolContext, hook: HookDecision | None = None
+        self,
+        tool: AnyTool,
+        input: Any,
+        ctx: ToolContext,
+        hook: HookDecision | None = None,
+        risk: CallRisk = NO_RISK,
     ) -> PermissionDecision:
         return PermissionDecision.deny("this session could not start")
 
@@ -506,6 +512,7 @@ class AgentHost:
             "tool_sources": [
                 entry for source in self.options.tool_sources for entry in _source_status(source)
             ],
+            "sandbox": _sandbox_status(self.workspace),
         }
 
     async def shutdown(self) -> None:
@@ -525,6 +532,13 @@ class AgentHost:
                 except Exception:
                     log.exception("closing tool source %r failed", source)
         self.workspace.close()  # shadow copies deleted, the symbol index persisted
+
+
+def _sandbox_status(workspace: Workspace) -> dict[str, Any]:
+    """Whether commands, tests and linters run sandboxed, and the fix when they cannot."""
+    from agentls.sandbox import sandbox_of
+
+    return sandbox_of(workspace).status()
 
 
 def _source_status(source: ToolSource) -> list[dict[str, Any]]:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentls import credentials
 from agentls.agent.hooks import HookDecision, HookOutcome, HookPermission
 from agentls.agent.rules import claude_names_for
 from agentls.workspace.process import ProcessStartError, scrub_env
@@ -77,6 +78,9 @@ class HookCommand:
     command: str
     timeout: float = DEFAULT_HOOK_TIMEOUT
     source: str = ""
+    pass_credentials: bool = False
+    """`"passCredentials": true` (user settings only): the hook gets ANTHROPIC_API_KEY /
+    ANTHROPIC_AUTH_TOKEN; every other hook runs without them."""
 
 
 @dataclass(frozen=True)
@@ -101,11 +105,15 @@ class HookConfig:
 
     groups: list[HookGroup] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    user_level: bool = True
+    """Whether the source being parsed is the user's own (may pass credentials)."""
 
     @classmethod
-    def parse(cls, raw: object, source: str) -> HookConfig:
-        """Parse a `hooks` object; every malformed part is reported and skipped."""
+    def parse(cls, raw: object, source: str, *, user_level: bool = True) -> HookConfig:
+        """Parse a `hooks` object; every malformed part is reported and skipped.
+        `passCredentials` is honoured only in user-level settings."""
         config = cls()
+        config.user_level = user_level
         if raw is None:
             return config
         if not isinstance(raw, Mapping):
@@ -185,10 +193,25 @@ def _parse_group(event: str, entry: object, where: str, config: HookConfig) -> H
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             config.problems.append(f"{at}: timeout must be a positive number of seconds")
             timeout = DEFAULT_HOOK_TIMEOUT
-        commands.append(HookCommand(command, min(float(timeout), MAX_HOOK_TIMEOUT), where))
+        passes = _pass_credentials(hook, at, config)
+        commands.append(HookCommand(command, min(float(timeout), MAX_HOOK_TIMEOUT), where, passes))
     if not commands:
         return None
     return HookGroup(event, matcher, tuple(commands), regex)
+
+
+def _pass_credentials(hook: Mapping[str, Any], at: str, config: HookConfig) -> bool:
+    value = hook.get("passCredentials", False)
+    if not isinstance(value, bool):
+        config.problems.append(f"{at}: passCredentials must be true or false; using false")
+        return False
+    if value and not config.user_level:
+        config.problems.append(
+            f"{at}: passCredentials can only be set in user settings (a project hook never "
+            "gets the API key); ignored"
+        )
+        return False
+    return value
 
 
 @dataclass(frozen=True)
@@ -361,6 +384,9 @@ class CommandHooks:
         cwd = _cwd(ctx)
         env = self.redactor.scrub_env(scrub_env(self.env))
         env["CLAUDE_PROJECT_DIR"] = env["AGENTLS_PROJECT_DIR"] = str(cwd)
+        if command.pass_credentials:  # the user's own opt-in (user settings only)
+            source = credentials.environ() if self.env is None else self.env
+            env.update({k: source[k] for k in credentials.CREDENTIAL_VARS if source.get(k)})
         try:
             result = await run_guarded(
                 [_SHELL, "-c", command.command],
@@ -371,6 +397,7 @@ class CommandHooks:
                 max_output_bytes=MAX_HOOK_OUTPUT_BYTES,
                 kill_grace=_KILL_GRACE,
                 stdin=data.encode("utf-8"),
+                pass_credentials=command.pass_credentials,
             )
         except ProcessStartError as exc:
             return HookRun(command, None, error=str(exc))

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from agentls.agent.tool import NO_RISK, CallRisk
 from agentls.config.base import PERMISSION_MODES as PERMISSION_MODES
 from agentls.config.base import PermissionMode as PermissionMode
 
@@ -61,11 +62,13 @@ class PermissionPolicy(Protocol):
         input: Any,
         ctx: ToolContext,
         hook: HookDecision | None = None,
+        risk: CallRisk = NO_RISK,
     ) -> PermissionDecision:
         """Allow or deny one call the pipeline's own steps let through.
 
         `hook` is a PreToolUse hook's "allow" or "ask" for this call (a "deny" never
-        gets here: the pipeline refused the call). An `ask` must be
+        gets here: the pipeline refused the call); `risk` is what the tool found out about
+        the call (`Tool.assess`; a refusal never gets here either). An `ask` must be
         resolved here (by asking the user through an `Approver`); returning `ask` is
         treated as deny, so a host without an approver fails closed.
         """
@@ -83,6 +86,7 @@ class AllowAll:
         input: Any,
         ctx: ToolContext,
         hook: HookDecision | None = None,
+        risk: CallRisk = NO_RISK,
     ) -> PermissionDecision:
         return PermissionDecision.allow()
 

@@ -28,6 +28,7 @@ from agentls.agent.hooks import HookDecision, HookOutcome, HookRunner, NoHooks
 from agentls.agent.permissions import AllowAll, PermissionDecision, PermissionPolicy
 from agentls.agent.registry import AnyTool, ToolPool
 from agentls.agent.tool import (
+    CallRisk,
     ContentBlock,
     InvalidToolInput,
     ToolError,
@@ -184,13 +185,21 @@ class Pipeline:
         plan = plan_mode_denial(tool, parsed, ctx, self.permissions.mode)
         if plan is not None:
             return _error(plan)
-        decision = await self._decide(tool, parsed, hook, ctx)
+        risk = await tool.assess(parsed, ctx)
+        if risk.refusal:
+            return _denied(tool, risk.refusal)
+        decision = await self._decide(tool, parsed, hook, risk, ctx)
         if decision.behavior == "allow":
             return None
         return _denied(tool, decision.message)
 
     async def _decide(
-        self, tool: AnyTool, parsed: Any, hook: HookDecision | None, ctx: ToolContext
+        self,
+        tool: AnyTool,
+        parsed: Any,
+        hook: HookDecision | None,
+        risk: CallRisk,
+        ctx: ToolContext,
     ) -> PermissionDecision:
         """The policy's decision, abandoned the moment the run is cancelled.
 
@@ -201,7 +210,7 @@ class Pipeline:
         """
         if ctx.cancelled.is_set():
             return PermissionDecision.deny(CANCELLED_WHILE_ASKING)
-        deciding = asyncio.ensure_future(self.permissions.decide(tool, parsed, ctx, hook))
+        deciding = asyncio.ensure_future(self.permissions.decide(tool, parsed, ctx, hook, risk))
         try:
             return await asyncio.shield(deciding)
         except asyncio.CancelledError:

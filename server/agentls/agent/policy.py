@@ -7,8 +7,9 @@ safety settings cannot be loaded, a host uses this same policy with no rules.
 
 It is the rules part of the pipeline's permission step. Before it, the pipeline has
 already refused what no configuration may allow (`agentls.agent.guards`): a hook's
-"deny", secret files, and anything not read-only in plan mode. Then, first decisive step
-wins:
+"deny", secret files, anything not read-only in plan mode, and a call its tool refuses
+(`CallRisk.refusal`, e.g. a command where the sandbox should run but cannot). Then, first
+decisive step wins:
 
 1. deny rules — in every mode, bypass included;
 2. reasons to ask that no allow rule can override: an ask rule, a shell command that names
@@ -17,7 +18,9 @@ wins:
    in bypass mode these are allowed, except the secret and config cases, which are denied;
 3. bypassPermissions: allow;
 4. a PreToolUse hook's "allow", allow rules and this session's remembered approvals;
-5. the mode's default: read-only tools run; edits are staged in review delivery, asked in
+5. what the tool found out about the call (`CallRisk.approval`: e.g. run_tests over code
+   this session staged, or run_tests outside the sandbox): ask;
+6. the mode's default: read-only tools run; edits are staged in review delivery, asked in
    auto delivery (acceptEdits: run); everything else (run_command, MCP tools that write)
    asks.
 
@@ -44,6 +47,7 @@ from agentls.agent.permissions import (
 )
 from agentls.agent.rules import COMMAND_TOOLS, EDIT_TOOLS, Rule, RuleSet, Subject
 from agentls.agent.settings import ConfigError
+from agentls.agent.tool import NO_RISK, CallRisk
 from agentls.workspace.secrets import SecretMatcher, secrets_for
 
 if TYPE_CHECKING:
@@ -142,8 +146,9 @@ class RulePolicy:
         input: Any,
         ctx: ToolContext,
         hook: HookDecision | None = None,
+        risk: CallRisk = NO_RISK,
     ) -> PermissionDecision:
-        verdict = self.evaluate(tool, input, ctx, hook)
+        verdict = self.evaluate(tool, input, ctx, hook, risk)
         log.debug("permission %s for %s: %s", verdict.behavior, tool.name, verdict.reason)
         if verdict.behavior == "allow":
             return PermissionDecision.allow()
@@ -157,8 +162,10 @@ class RulePolicy:
         input: Any,
         ctx: ToolContext,
         hook: HookDecision | None = None,
+        risk: CallRisk = NO_RISK,
     ) -> Verdict:
-        """The decision before asking anyone (pure). `hook` is a PreToolUse hook's say."""
+        """The decision before asking anyone (pure). `hook` is a PreToolUse hook's say,
+        `risk` what the tool found out about the call (`Tool.assess`)."""
         name = tool.name
         if hook is not None and hook.behavior == "deny":
             return Verdict("deny", hook.reason or "a PreToolUse hook denied this call")
@@ -183,9 +190,11 @@ class RulePolicy:
         session = self._session_rules.get(ctx.session_id)
         if session is not None and session.allowing(subject) is not None:
             return Verdict("allow")
+        remember = self._remember(subject)
+        if risk.approval:
+            return Verdict("ask", risk.approval, remember)
         if read_only:
             return Verdict("allow")
-        remember = self._remember(subject)
         if name in self.edit_tools:
             if mode == "acceptEdits" or ctx.mode == "review":
                 return Verdict("allow")  # review: staged, the user accepts or rejects later

@@ -15,7 +15,8 @@ Sources (all optional), with what each may do:
 Every source is validated by the typed settings models of `agentls.config` (Claude Code's
 files by `ClaudeSettingsFile`, which ignores their other keys). Every problem (unreadable
 file, bad JSON, invalid value, unparseable rule) is collected in `Safety.problems` for the
-host to show; the offending part is ignored, never widened.
+host to show; the offending part is ignored, never widened. `sandbox` sections are merged
+so that project sources only tighten them (`agentls.sandbox.settings.merge_layers`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from agentls.config import (
     merge_values,
     validate_leniently,
 )
+from agentls.sandbox.settings import SandboxSettings, merge_layers
 from agentls.workspace.secrets import (
     DEFAULT_SECRET_EXCEPTIONS,
     DEFAULT_SECRET_PATTERNS,
@@ -73,6 +75,8 @@ class SettingsSource:
     hooks: Mapping[str, Any] = field(default_factory=dict)
     """Validated hooks in Claude Code's shape (camelCase), for `HookConfig.parse`."""
     secrets: SecretsSettings | None = None
+    sandbox: object | None = None
+    """The raw `sandbox` section (validated by `merge_layers`, which knows the layer)."""
 
     @classmethod
     def of_claude_file(
@@ -83,7 +87,9 @@ class SettingsSource:
             event: [m.model_dump(by_alias=True) for m in groups]
             for event, groups in (data.hooks or {}).items()
         }
-        return cls(label, user_level, root, permissions, permissions.default_mode, hooks)
+        sandbox = _claude_sandbox(data.sandbox)
+        mode = permissions.default_mode
+        return cls(label, user_level, root, permissions, mode, hooks, sandbox=sandbox)
 
     @classmethod
     def of_section(cls, layer: Layer, root: Path) -> SettingsSource:
@@ -98,7 +104,9 @@ class SettingsSource:
         hooks = layer.values.get("hooks", {})
         secrets = settings.secrets if layer.sets("secrets") else None
         mode = settings.permissions.default_mode or settings.permission_mode
-        return cls(layer.source, layer.level == "user", root, permissions, mode, hooks, secrets)
+        user_level = layer.level == "user"
+        sandbox = layer.values.get("sandbox")
+        return cls(layer.source, user_level, root, permissions, mode, hooks, secrets, sandbox)
 
 
 def claude_settings_files(roots: Sequence[Path], home: Path) -> list[tuple[Path, bool, Path]]:
@@ -158,6 +166,9 @@ class Safety:
     """Set when the configured default mode cannot be used (bypass not enabled)."""
     run_command: RunCommandSettings = field(default_factory=RunCommandSettings)
     """`runCommand`: the host builds the `run_command` tool from it (and `redactor`)."""
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    sandbox_hidden: tuple[Path, ...] = ()
+    """Paths outside the workspace that deny rules for reading name: hidden from runs."""
 
     def check_mode(self, mode: str | None = None) -> PermissionMode:
         """The mode to use (default: the configured one); raises `ConfigError` — e.g.
@@ -255,6 +266,10 @@ def load_safety(
     run_command = RunCommandSettings.model_validate(
         merge_values(project.values.get("runCommand", {}), user.values.get("runCommand", {}))
     )
+    sandbox, sandbox_problems = merge_layers(
+        (s.label, s.sandbox, s.user_level) for s in sources if s.sandbox is not None
+    )
+    problems.extend(sandbox_problems)
     return Safety(
         roots=root_list,
         rules=merged.rules,
@@ -266,6 +281,8 @@ def load_safety(
         redactor=Redactor.from_env(env, [*credentials]),
         mode_error=mode_error,
         run_command=run_command,
+        sandbox=sandbox,
+        sandbox_hidden=_denied_outside(merged.rules, root_list),
     )
 
 
@@ -316,7 +333,9 @@ def _merge_sources(
         if source.permissions.disable_bypass_permissions_mode == "disable":
             merged.bypass_disabled = True
         if source.hooks and trusted:
-            merged.hooks.merge(HookConfig.parse(source.hooks, source.label))
+            merged.hooks.merge(
+                HookConfig.parse(source.hooks, source.label, user_level=source.user_level)
+            )
         if source.secrets is not None:
             _add_secrets(merged, source.secrets, source.user_level)
     return merged
@@ -330,3 +349,42 @@ def _add_secrets(merged: _Merged, secrets: SecretsSettings, user_level: bool) ->
     if user_level and secrets.exceptions is not None:
         merged.exceptions = list(secrets.exceptions)
     merged.patterns = [*merged.patterns, *secrets.extra_patterns]
+
+
+_CLAUDE_ONLY_SANDBOX = frozenset(
+    {"autoAllowBashIfSandboxed", "enableWeakerNestedSandbox", "ignoreViolations"}
+)
+_CLAUDE_ONLY_NETWORK = frozenset({"allowUnixSockets", "httpProxyPort", "socksProxyPort"})
+
+
+def _claude_sandbox(raw: Mapping[str, Any] | None) -> object | None:
+    """A Claude Code file's `sandbox` section without the keys that configure Claude Code
+    itself and mean nothing to agentls (dropped silently, not reported)."""
+    if raw is None:
+        return None
+    section = {k: v for k, v in raw.items() if k not in _CLAUDE_ONLY_SANDBOX}
+    network = section.get("network")
+    if isinstance(network, Mapping):
+        section["network"] = {k: v for k, v in network.items() if k not in _CLAUDE_ONLY_NETWORK}
+    return section
+
+
+def _denied_outside(rules: RuleSet, roots: Sequence[Path]) -> tuple[Path, ...]:
+    """The folders that deny rules for reading name outside the workspace (their literal
+    part: `Read(~/private/**)` → `~/private`); a sandboxed run must not see them."""
+    found: list[Path] = []
+    for rule in rules.of("deny"):
+        matcher = rule.path
+        base, pattern = getattr(matcher, "base", None), getattr(matcher, "pattern", None)
+        reads = rule.covers_tool("read_file") or rule.covers_tool("grep")
+        if not reads or not isinstance(base, str) or not isinstance(pattern, str):
+            continue
+        literal: list[str] = []
+        for part in pattern.strip("/").split("/"):
+            if not part or any(c in part for c in "*?[!\\"):
+                break
+            literal.append(part)
+        path = Path(base, *literal)
+        if not any(path == r or path.is_relative_to(r) for r in roots):
+            found.append(path)
+    return tuple(dict.fromkeys(found))

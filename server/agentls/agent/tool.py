@@ -17,6 +17,8 @@ from agentls.agent.schema import compact_json_schema
 from agentls.errors import ToolError
 
 __all__ = [
+    "NO_RISK",
+    "CallRisk",
     "ContentBlock",
     "InvalidToolInput",
     "Tool",
@@ -38,6 +40,23 @@ class ToolOutput:
 
     content: str | list[ContentBlock]
     is_error: bool = False
+
+
+@dataclass(frozen=True)
+class CallRisk:
+    """What a tool knows about one call that the permission step must weigh.
+
+    `refusal`: the call must not run here at all (the pipeline denies it with this
+    message, in every mode). `approval`: the call needs the user's approval, with this
+    reason, unless an allow rule or "allow for this session" covers it (like a call that
+    is not read-only; bypass mode allows it).
+    """
+
+    refusal: str = ""
+    approval: str = ""
+
+
+NO_RISK = CallRisk()
 
 
 class InvalidToolInput(ValueError):
@@ -103,6 +122,12 @@ class Tool(ABC, Generic[InputT]):
     async def validate_input(self, input: InputT, ctx: ToolContext) -> str | None:
         """Tool-specific checks beyond the schema; return an error message or None."""
         return None
+
+    async def assess(self, input: InputT, ctx: ToolContext) -> CallRisk:
+        """What this call would do that bears on permission, found out at call time (e.g.
+        it runs code the session staged, or would run outside the sandbox). Facts, not a
+        decision: the pipeline's permission step decides (see `agentls.agent.policy`)."""
+        return NO_RISK
 
     def always_ask(self, input: InputT | None = None) -> bool:
         """Whether every call needs the user's approval, whatever the allow rules say (e.g.

@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, create_model
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from agentls.credentials import held as held_credentials
 from agentls.config.base import field_meta
 from agentls.config.model import AgentlsSettings
 from agentls.config.problems import Problem, field_name, validate_leniently
@@ -96,6 +97,8 @@ def read_variables(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     pydantic-settings), or from `environ` (tests, a host that passes its own)."""
     if environ is None:
         values = _reader()().model_dump(by_alias=True, exclude_none=True)
+        # the credentials `agentls.credentials.isolate` took out of the environment
+        values = {**held_credentials(), **{k: v for k, v in values.items() if v}}
     else:
         values = {name: environ[name] for name in variable_names() if name in environ}
     return {name: value for name, value in values.items() if value != ""}

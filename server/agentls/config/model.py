@@ -15,6 +15,7 @@ from agentls.config.safety import (
     RunCommandSettings,
     SecretsSettings,
 )
+from agentls.config.sandbox import SandboxSettings
 from agentls.config.tool_search import ToolSearchSettings
 
 
@@ -76,6 +77,11 @@ class AgentlsSettings(LoopSettings):
         default_factory=RunCommandSettings, json_schema_extra=meta(restricted=True)
     )
     """Where the `run_command` tool runs and its default timeout."""
+    sandbox: SandboxSettings = Field(
+        default_factory=SandboxSettings, json_schema_extra=meta(restricted=True)
+    )
+    """The OS sandbox of `run_command`, `run_tests` and `lint` (docs/sandbox.md); a project
+    file may only tighten it."""
     mcp: McpSettings = Field(default_factory=McpSettings, json_schema_extra=meta(user_only=True))
     """MCP servers and how they are run (docs/mcp.md)."""
     tool_search: ToolSearchSettings = Field(default_factory=ToolSearchSettings)

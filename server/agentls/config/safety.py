@@ -43,6 +43,9 @@ class HookCommandSettings(SettingsModel):
     """A shell command line (run with /bin/sh)."""
     timeout: float = Field(default=60.0, gt=0)
     """Seconds before the hook is killed (at most 3600)."""
+    pass_credentials: bool = False
+    """Give this hook the agent's API key in its environment (`ANTHROPIC_API_KEY`). Hooks
+    get the scrubbed environment otherwise; honoured in user settings only."""
 
     @field_validator("type")
     @classmethod
@@ -123,3 +126,6 @@ class ClaudeSettingsFile(SettingsModel):
 
     permissions: ClaudePermissions | None = None
     hooks: HooksSettings | None = None
+    sandbox: dict[str, Any] | None = None
+    """Claude Code's `sandbox` section, raw: validated when the layers are merged (a
+    project's may only tighten the user's; `agentls.sandbox.settings.merge_layers`)."""

@@ -25,7 +25,7 @@ from typing import Any, Protocol, TypeVar, cast
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from agentls import __version__
+from agentls import __version__, credentials
 from agentls.headless.edits import EditLedger
 
 log = logging.getLogger(__name__)
@@ -122,7 +122,7 @@ class ServerConnection:
             os.close(handle)
             self.log_file = Path(name)
             self._own_log = True
-        env = dict(os.environ if self.env is None else self.env)
+        env = dict(credentials.environ() if self.env is None else self.env)
         env.setdefault("PYTHONUNBUFFERED", "1")
         try:
             await client.start_io(

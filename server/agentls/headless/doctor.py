@@ -1,8 +1,9 @@
 """`agentls doctor`: what a newcomer needs, checked one by one with a clear verdict.
 
 Essential checks (a failure → exit 1): Python version, the packages agentls runs on,
-credentials and a tiny real request to the Messages-API endpoint. Informational: linters
-and test runners, editor clients, the symbol-index cache of the workspace.
+credentials and a tiny real request to the Messages-API endpoint. Warnings: the sandbox
+(bubblewrap missing, no user namespaces: with the fix). Informational: linters and test
+runners, editor clients, the symbol-index cache of the workspace.
 """
 
 from __future__ import annotations
@@ -191,6 +192,25 @@ def check_tools() -> list[Check]:
     return checks
 
 
+def check_sandbox() -> list[Check]:
+    """Whether run_command, run_tests and lint can run sandboxed here (docs/sandbox.md)."""
+    from agentls.sandbox import SandboxService
+
+    status = SandboxService().status()
+    if not status["available"]:
+        modes = ", ".join(f"{tool}: {mode}" for tool, mode in status["fallback"].items())
+        return [
+            Check(
+                "sandbox",
+                "sandbox",
+                "warn",
+                f"{status['message']} Until then (defaults): {modes}.",
+            )
+        ]
+    detail = f"{status['message']}; limits: {status['limits'] or 'rlimits'}; network off"
+    return [Check("sandbox", "sandbox", "ok", detail + " unless allowed in settings")]
+
+
 def check_editors() -> list[Check]:
     checks = []
     for name, label in EDITORS.items():
@@ -235,7 +255,13 @@ def run_checks(workspace: Path, timeout: float) -> list[Check]:
     checks = check_python() + check_packages()
     if not any(c.status == "fail" and c.name == "anthropic" for c in checks):
         checks += check_endpoint(timeout)
-    return checks + check_tools() + check_editors() + check_index(workspace.resolve())
+    return (
+        checks
+        + check_sandbox()
+        + check_tools()
+        + check_editors()
+        + check_index(workspace.resolve())
+    )
 
 
 def doctor(workspace: Path, *, as_json: bool = False, timeout: float = 15.0) -> int:

@@ -51,10 +51,27 @@ def reload_safety(ls: AgentLanguageServer) -> list[str]:
             f"the permission settings could not be loaded ({exc}); calls that need approval "
             "are asked for, or denied where the editor cannot ask"
         ]
+    from agentls.sandbox import SandboxConfig, use_sandbox
     from agentls.workspace.secrets import use_secrets
 
     use_secrets(ls.host.workspace, ls.safety.secrets)  # grep and list_files skip them too
-    return list(ls.safety.problems)
+    sandbox = SandboxConfig(ls.safety.sandbox, ls.safety.sandbox_hidden)
+    use_sandbox(ls.host.workspace, sandbox)
+    return [*ls.safety.problems, *_sandbox_warning(ls)]
+
+
+def _sandbox_warning(ls: AgentLanguageServer) -> list[str]:
+    """Said plainly at start-up (and on every settings change) when no sandbox can run."""
+    from agentls.sandbox import sandbox_of
+
+    service = sandbox_of(ls.host.workspace)
+    if not service.settings.enabled:
+        return []
+    found = service.availability()
+    if found.ok:
+        return []
+    modes = ", ".join(f"{t}: {service.settings.fallback_for(t)}" for t in service.settings.fallback)
+    return [f"{found.describe()} Without it: {modes} (setting `sandbox.fallback`)."]
 
 
 def session_policy(ls: AgentLanguageServer) -> PermissionPolicy:

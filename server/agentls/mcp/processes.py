@@ -4,47 +4,37 @@ The SDK's stdio transport closes the server's stdin, waits, then kills the serve
 group — but only if the server itself does not exit; a server that exits cleanly while a
 child of its own keeps running (a `npx` wrapper, a spawned helper) leaves that child orphaned.
 Every stdio server therefore starts with a unique marker in its environment, which its
-descendants inherit, and after the transport closed we kill whatever still carries it.
-Linux only (`/proc/<pid>/environ`); elsewhere the SDK's own group kill is all there is.
+descendants inherit, and after the transport closed we kill whatever still carries it (the
+search is `process_guard`'s, shared with the process runner). Linux only
+(`/proc/<pid>/environ`); elsewhere the SDK's own group kill is all there is.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import signal
-import uuid
 from pathlib import Path
+
+from agentls.workspace import process_guard
+from agentls.workspace.process_guard import is_zombie, new_marker
+
+__all__ = [
+    "MARKER_VAR",
+    "kill_marked",
+    "marked_processes",
+    "new_marker",
+    "process_alive",
+    "server_pid",
+]
 
 log = logging.getLogger(__name__)
 
 MARKER_VAR = "AGENTLS_MCP_SERVER_ID"
 
 
-def new_marker() -> str:
-    return uuid.uuid4().hex
-
-
 def marked_processes(marker: str, proc: Path = Path("/proc")) -> list[int]:
-    """Pids of live (non-zombie) processes whose environment carries the marker."""
-    needle = f"{MARKER_VAR}={marker}".encode()
-    found: list[int] = []
-    try:
-        entries = os.listdir(proc)
-    except OSError:
-        return found
-    own = os.getpid()
-    for entry in entries:
-        if not entry.isdigit() or int(entry) == own:
-            continue
-        try:
-            environ = (proc / entry / "environ").read_bytes()
-        except OSError:
-            continue
-        if needle in environ.split(b"\0") and not _is_zombie(proc / entry):
-            found.append(int(entry))
-    return found
+    """Pids of live (non-zombie) processes of the MCP server started with `marker`."""
+    return process_guard.marked_processes(marker, MARKER_VAR, proc)
 
 
 def server_pid(marker: str, proc: Path = Path("/proc")) -> int | None:
@@ -62,24 +52,12 @@ def server_pid(marker: str, proc: Path = Path("/proc")) -> int | None:
 
 def process_alive(pid: int, proc: Path = Path("/proc")) -> bool:
     """Alive and not a zombie (a dead child our event loop has not reaped yet)."""
-    return (proc / str(pid)).exists() and not _is_zombie(proc / str(pid))
-
-
-def _is_zombie(path: Path) -> bool:
-    try:
-        stat = (path / "stat").read_text()
-    except OSError:
-        return True
-    # The state follows the parenthesised command name, which may itself contain spaces.
-    return stat.rpartition(")")[2].split()[:1] == ["Z"]
+    return (proc / str(pid)).exists() and not is_zombie(proc / str(pid))
 
 
 def kill_marked(marker: str) -> list[int]:
     """SIGKILL every process still carrying the marker; returns their pids."""
-    pids = marked_processes(marker)
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
+    pids = process_guard.kill_marked(marker, MARKER_VAR)
     if pids:
         log.warning("killed %d leftover MCP server process(es): %s", len(pids), pids)
     return pids

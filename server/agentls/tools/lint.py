@@ -22,7 +22,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from agentls.agent.context import ToolContext
-from agentls.agent.tool import Tool, ToolError, ToolInput
+from agentls.agent.tool import CallRisk, Tool, ToolError, ToolInput
+from agentls.tools._execution import confinement_for, execution_risk, plan_execution
 from agentls.workspace.lint_formats import (
     DEFAULT_LINE_PATTERN,
     LintFormatError,
@@ -30,7 +31,8 @@ from agentls.workspace.lint_formats import (
     parse_json_diagnostics,
     parse_line_diagnostics,
 )
-from agentls.workspace.process import ProcessStartError, run_process
+from agentls.workspace.process import Confinement, ProcessStartError
+from agentls.workspace.process_guard import run_guarded
 from agentls.workspace.shadow import ShadowRegistry, ShadowWorkspace, shadow_for
 from agentls.workspace.toolchain import find_executable, venv_env
 
@@ -135,6 +137,15 @@ Example: {"paths": ["src/app/models.py", "tests/"]}"""
     def is_read_only(self, input: LintInput | None = None) -> bool:
         return True
 
+    async def assess(self, input: LintInput, ctx: ToolContext) -> CallRisk:
+        """Read-only only inside the sandbox: see `agentls.tools._execution`."""
+        return execution_risk(self.name, ctx, executables=self._executables(ctx))
+
+    def _executables(self, ctx: ToolContext) -> list[str]:
+        roots = list(ctx.workspace.roots)
+        found = (_executable(spec, roots) for spec in set(self.config.linters.values()))
+        return [argv[0] for argv in found if argv]
+
     def summary(self, input: LintInput) -> str:
         if not input.paths:
             return "Linting changed files"
@@ -170,7 +181,8 @@ Example: {"paths": ["src/app/models.py", "tests/"]}"""
             await self._run_linter(spec, paths, shadow, ctx, found)
         if self.config.syntax_check:
             self._check_syntax(files, shadow, found)
-        return self._result(files, found)
+        plan = plan_execution(self.name, ctx, executables=self._executables(ctx))
+        return {**self._result(files, found), **plan.result_fields()}
 
     async def _run_linter(
         self,
@@ -200,7 +212,8 @@ Example: {"paths": ["src/app/models.py", "tests/"]}"""
                 chunk = paths[start : start + _CHUNK_FILES]
                 names = [str(p.relative_to(root)) for p in chunk]
                 argv = [*argv0, *_expand(spec.command[1:], names, cwd)]
-                if await self._run_one(spec, argv, root, shadow, roots, found):
+                box = confinement_for(self.name, ctx, shadow, cwd)
+                if await self._run_one(spec, argv, root, shadow, roots, found, box):
                     found.linted.update(chunk)
 
     async def _run_one(
@@ -211,17 +224,19 @@ Example: {"paths": ["src/app/models.py", "tests/"]}"""
         shadow: ShadowWorkspace,
         roots: Sequence[Path],
         found: _Findings,
+        box: Confinement | None = None,
     ) -> bool:
         """Run one linter invocation; False (with a `problems` entry) when it failed."""
         cwd = shadow.shadow_root(root)
         env = {**venv_env(roots), **shadow.python_env(root)}
         try:
-            result = await run_process(
+            result = await run_guarded(
                 argv,
                 cwd=cwd,
                 env=env,
                 timeout=self.config.timeout,
                 max_output_bytes=self.config.max_output_bytes,
+                confinement=box,
             )
         except ProcessStartError as exc:
             found.problems.append({"linter": spec.name, "message": str(exc)})

@@ -1,10 +1,18 @@
-"""The `run_command` tool: one shell command, gated by permissions, run in the shadow copy.
+"""The `run_command` tool: one shell command, gated by permissions, run in the sandbox.
 
 Why the shadow by default: a command may write anything (builds, caches, generated files,
 `rm`), and the user's tree must only change through reviewed edits. The shadow holds the
 workspace with the session's staged edits and unsaved buffers, so the command sees what
-the agent sees. A config switch (`where="workspace"`) runs in the real tree instead; then
-every call asks the user, whatever the allow rules say.
+the agent sees. Why the sandbox (`agentls.sandbox`): "runs in the shadow" alone only sets
+the working directory — an allowed `pytest --junitxml=~/.bashrc` or a staged
+`package.json` script could still write anywhere, read `~/.ssh` or reach the network.
+In the sandbox the shadow copy is the only writable project tree, secrets are invisible
+and the network is off unless the settings open it. Where no sandbox can run,
+`sandbox.fallback.run_command` decides: refuse (the default) or ask first.
+
+A config switch (`where="workspace"`) runs in the real tree, unsandboxed; then every call
+asks the user, whatever the allow rules say. So does `dangerously_disable_sandbox`, which
+`sandbox.allowUnsandboxedCommands: false` forbids.
 
 Every run goes through the shared process runner (via `process_guard`, which also kills
 descendants that left the process group): own process group killed as a whole on timeout
@@ -14,6 +22,7 @@ name and, defensively, by value), no stdin.
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,9 +31,10 @@ from typing import Literal
 from pydantic import Field
 
 from agentls.agent.context import ToolContext
-from agentls.agent.tool import Tool, ToolError, ToolInput, ToolOutput
+from agentls.agent.tool import CallRisk, Tool, ToolError, ToolInput, ToolOutput
 from agentls.config import RunCommandSettings
-from agentls.workspace.process import ProcessResult, ProcessStartError, scrub_env
+from agentls.tools._execution import confinement_for, execution_risk, plan_execution
+from agentls.workspace.process import Confinement, ProcessResult, ProcessStartError, scrub_env
 from agentls.workspace.process_guard import run_guarded
 from agentls.workspace.secrets import Redactor
 from agentls.workspace.shadow import ShadowRegistry, ShadowWorkspace, shadow_for
@@ -42,7 +52,7 @@ class RunCommandConfig:
     max_timeout: float = 600.0
     max_output_bytes: int = 48 * 1024
     """Per stream; the first and last halves are kept."""
-    kill_grace: float = 2.0
+    kill_grace: float = 1.0
     redactor: Redactor = field(default_factory=Redactor.from_env)
 
 
@@ -61,6 +71,12 @@ class RunCommandInput(ToolInput):
         description="A short description of what the command does, shown to the user "
         "when asking for approval (e.g. 'Install dependencies').",
     )
+    dangerously_disable_sandbox: bool = Field(
+        default=False,
+        description="Run outside the sandbox. Only after a command failed because of the "
+        "sandbox (read-only file system, no network) and nothing else works; the user is "
+        "always asked, and the settings may forbid it.",
+    )
 
 
 class RunCommand(Tool[RunCommandInput]):
@@ -72,9 +88,11 @@ capped: the start and end are kept when output is long).
 Use it for what no dedicated tool does: building, package managers, project scripts,
 git queries. Prefer the dedicated tools: read_file (not cat/head/tail), grep (not grep/rg),
 list_files (not ls/find), edit_file/write_file (not sed/echo >), run_tests and lint.
-The command runs in a private copy of the workspace that includes your staged edits;
-files it creates or changes there do NOT reach the user's files (make changes with the
-edit tools). Most commands need the user's approval; if one is denied, do not retry it.
+The command runs in a sandbox, in a private copy of the workspace that includes your
+staged edits; files it creates or changes there do NOT reach the user's files (make
+changes with the edit tools). Only that copy, $HOME and /tmp are writable; the network
+is off unless the user allowed some hosts. Most commands need the user's approval; if one
+is denied, do not retry it.
 Each part of a compound command (&&, ||, ;, |, $(...)) is checked on its own.
 No interactive input is available (stdin is empty); pass flags like --yes instead.
 Limits: killed after `timeout` seconds (default 120, at most 600) together with every
@@ -103,24 +121,63 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         return cls(config, shadows=shadows)
 
     def summary(self, input: RunCommandInput) -> str:
-        return f"Running: {input.description or _one_line(input.command)}"
+        outside = " (outside the sandbox)" if input.dangerously_disable_sandbox else ""
+        return f"Running{outside}: {input.description or _one_line(input.command)}"
 
     def always_ask(self, input: RunCommandInput | None = None) -> bool:
-        """Read by the permission policy: in the real tree no allow rule skips the prompt."""
-        return self.config.where == "workspace"
+        """Read by the permission policy: in the real tree, or outside the sandbox on the
+        model's request, no allow rule skips the prompt."""
+        requested = input is not None and input.dangerously_disable_sandbox
+        return self.config.where == "workspace" or requested
+
+    async def assess(self, input: RunCommandInput, ctx: ToolContext) -> CallRisk:
+        """Refused (or asked) where the sandbox should run but cannot."""
+        if self.config.where == "workspace":
+            return CallRisk()  # always asks anyway (`always_ask`)
+        return execution_risk(
+            self.name,
+            ctx,
+            command=input.command,
+            unsandboxed_requested=input.dangerously_disable_sandbox,
+        )
 
     async def call(self, input: RunCommandInput, ctx: ToolContext) -> ToolOutput:
         roots = list(ctx.workspace.roots)
         if not roots:
             raise ToolError("The workspace has no root folder to run the command in.")
         if self.config.where != "shadow":
-            return await self._run(input, ctx, Path(roots[0]), None)
+            note = "Ran WITHOUT the sandbox, in the real workspace (runCommand.where)."
+            return await self._run(input, ctx, Path(roots[0]), None, None, note)
         with shadow_for(ctx, self._shadows).in_use() as shadow:
             await shadow.sync(ctx.changes)
-            return await self._run(input, ctx, shadow.shadow_root(), shadow)
+            cwd = shadow.shadow_root()
+            box = confinement_for(
+                self.name,
+                ctx,
+                shadow,
+                cwd,
+                command=input.command,
+                unsandboxed_requested=input.dangerously_disable_sandbox,
+            )
+            note = ""
+            if box is None:
+                plan = plan_execution(
+                    self.name,
+                    ctx,
+                    command=input.command,
+                    unsandboxed_requested=input.dangerously_disable_sandbox,
+                )
+                note = f"Ran WITHOUT the sandbox: {plan.decision.why_not}."
+            return await self._run(input, ctx, cwd, shadow, box, note)
 
     async def _run(
-        self, input: RunCommandInput, ctx: ToolContext, cwd: Path, shadow: ShadowWorkspace | None
+        self,
+        input: RunCommandInput,
+        ctx: ToolContext,
+        cwd: Path,
+        shadow: ShadowWorkspace | None,
+        box: Confinement | None,
+        note: str,
     ) -> ToolOutput:
         env = self.config.redactor.scrub_env(scrub_env())
         env.update(venv_env(list(ctx.workspace.roots)))
@@ -139,11 +196,28 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
                 timeout=timeout,
                 max_output_bytes=self.config.max_output_bytes,
                 kill_grace=self.config.kill_grace,
+                confinement=box,
             )
         except ProcessStartError as exc:
             raise ToolError(f"Could not start the shell: {exc}") from exc
-        text = self.config.redactor.redact(map_output(_format(result, timeout)))
-        return ToolOutput(text, is_error=not result.ok)
+        text = map_output(_format(result, timeout))
+        if note:
+            text = f"{note}\n{text}"
+        elif not result.ok and _SANDBOX_SIGNS.search(text):
+            text += "\n" + _SANDBOX_HINT
+        return ToolOutput(self.config.redactor.redact(text), is_error=not result.ok)
+
+
+_SANDBOX_SIGNS = re.compile(
+    r"Read-only file system|Network is unreachable|Temporary failure in name resolution|"
+    r"Could not resolve host|Name or service not known|Resource temporarily unavailable"
+)
+_SANDBOX_HINT = (
+    "(Note: the command ran in the sandbox: only the workspace copy, $HOME and /tmp are "
+    "writable, the real workspace and credentials are hidden, the network is off unless the "
+    "user allowed hosts, and processes and memory are limited. Work within that; ask the "
+    "user if the task needs more.)"
+)
 
 
 def _format(result: ProcessResult, timeout: float) -> str:

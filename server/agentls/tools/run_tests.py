@@ -20,9 +20,11 @@ from typing import Any
 from pydantic import Field
 
 from agentls.agent.context import ToolContext
-from agentls.agent.tool import Tool, ToolError, ToolInput
+from agentls.agent.tool import CallRisk, Tool, ToolError, ToolInput
+from agentls.tools._execution import confinement_for, execution_risk, plan_execution
 from agentls.workspace.junit import JUnitError, JUnitReport, TestCaseResult, parse_junit
-from agentls.workspace.process import ProcessResult, ProcessStartError, run_process
+from agentls.workspace.process import ProcessResult, ProcessStartError
+from agentls.workspace.process_guard import run_guarded
 from agentls.workspace.shadow import ShadowRegistry, ShadowWorkspace, shadow_for
 from agentls.workspace.toolchain import project_python, venv_env
 
@@ -118,6 +120,14 @@ Example: {"target": "tests/test_parser.py::test_empty_input"}"""
     def summary(self, input: RunTestsInput) -> str:
         return f"Running tests: {input.target}" if input.target else "Running tests"
 
+    async def assess(self, input: RunTestsInput, ctx: ToolContext) -> CallRisk:
+        """Read-only only inside the sandbox: see `agentls.tools._execution`."""
+        return execution_risk(self.name, ctx, executables=self._executables(ctx))
+
+    def _executables(self, ctx: ToolContext) -> list[str]:
+        first = (self.config.command or PYTEST_COMMAND)[0]
+        return [project_python(list(ctx.workspace.roots)) if first == "{python}" else first]
+
     async def call(self, input: RunTestsInput, ctx: ToolContext) -> dict[str, Any]:
         with shadow_for(ctx, self._shadows).in_use() as shadow:
             return await self._run(input, ctx, shadow)
@@ -145,8 +155,9 @@ Example: {"target": "tests/test_parser.py::test_empty_input"}"""
         )
         timeout = input.timeout or self.config.timeout
         env = {**venv_env(roots), **shadow.python_env(root), "PYTHONUNBUFFERED": "1"}
+        box = confinement_for(self.name, ctx, shadow, cwd)
         try:
-            result = await run_process(
+            result = await run_guarded(
                 argv,
                 cwd=cwd,
                 env=env,
@@ -155,12 +166,15 @@ Example: {"target": "tests/test_parser.py::test_empty_input"}"""
                 # SIGINT first: pytest then reports where it hung and writes its JUnit file.
                 stop_signals=(signal.SIGINT, signal.SIGTERM) if pytest else (signal.SIGTERM,),
                 kill_grace=self.config.interrupt_grace,
+                confinement=box,
             )
         except ProcessStartError as exc:
             raise ToolError(f"{exc} Check the configured test command.") from exc
         finally:
             report = _read_report(junit)
-        return _result(result, report, shadow, timeout, pytest, argv)
+        out = _result(result, report, shadow, timeout, pytest, argv)
+        plan = plan_execution(self.name, ctx, executables=self._executables(ctx))
+        return {**out, **plan.result_fields()}
 
 
 def _raw(target: str | None) -> list[str]:

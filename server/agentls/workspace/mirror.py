@@ -8,7 +8,9 @@ policy. It works on path strings because a sync stats every file of the workspac
 - the destination is unlinked first, so a symlink a process planted is replaced, not
   written through; a planted folder symlink is replaced the same way;
 - cached bytecode of a rewritten `.py` file is dropped (Python validates bytecode by
-  whole-second mtime and size, so two same-size edits within a second would run stale).
+  whole-second mtime and size, so two same-size edits within a second would run stale);
+- paths the `exclude` predicate names (secret files) are never copied, nor is a file
+  whose source is a symlink to such a path; a copy made before is removed.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -74,6 +76,10 @@ def _stat_key(st: os.stat_result) -> _Stat:
     return (st.st_mtime_ns, st.st_size)
 
 
+def _never(path: str) -> bool:
+    return False
+
+
 def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
@@ -85,9 +91,15 @@ class TreeMirror:
     `PYTHONPYCACHEPREFIX` folders whose bytecode must be dropped with a rewritten source.
     """
 
-    def __init__(self, pairs: Mapping[str, str], bytecode_dirs: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        pairs: Mapping[str, str],
+        bytecode_dirs: Iterable[str] = (),
+        exclude: Callable[[str], bool] | None = None,
+    ) -> None:
         self._pairs = sorted(pairs.items(), key=lambda pair: -len(pair[0]))
         self._bytecode_dirs = tuple(bytecode_dirs)
+        self._exclude = exclude or _never
         self._entries: dict[str, _Entry] = {}
         self._verified: set[str] = set()
         self._reflink = True
@@ -112,10 +124,12 @@ class TreeMirror:
         for path in disk:
             if path in overlay or path in seen or self.dest(path) is None:
                 continue
+            if self._exclude(path):
+                continue
             seen.add(path)
             self._sync_file(path, path, stats)
         for path, content in overlay.items():
-            if self.dest(path) is None:
+            if self.dest(path) is None or self._exclude(path):
                 continue
             seen.add(path)
             if content is None:
@@ -147,6 +161,10 @@ class TreeMirror:
         key = (source, st.st_mtime_ns, st.st_size)
         if self._unchanged(path, "disk", key):
             stats.unchanged += 1
+            return
+        if os.path.islink(source) and self._exclude(os.path.realpath(source)):
+            if path in self._entries:  # a link to a secret file: never copied
+                self._remove(path)
             return
         dest = self._dest(path)
         try:

@@ -1,12 +1,18 @@
-"""Sandboxed process runner for lint and test commands.
+"""The one process runner for everything agentls executes (commands, tests, linters, hooks).
 
 Why a runner of our own rather than `asyncio.create_subprocess_exec` at each call site:
 every external process the agent starts must (a) have a timeout, (b) not flood memory or
 the model's context with output, (c) die completely — children and grandchildren too —
-when it times out or the user cancels, and (d) never see the user's API credentials.
-Each process therefore starts in its own session/process group, output is read in
-chunks into head+tail buffers, and on timeout or cancellation the whole group gets
-the stop signals (by default SIGTERM), a short grace, then SIGKILL.
+when it times out, the user cancels, or agentls itself dies, (d) never see the user's API
+credentials, and (e) run inside the sandbox when the caller gives one (`confinement`, see
+`agentls.sandbox`). Each process therefore starts in its own session/process group,
+output is read in chunks into head+tail buffers, and on timeout the whole group gets the
+stop signals (by default SIGTERM), a short grace, then SIGKILL; on cancellation the grace
+is cut to `CANCEL_GRACE` so a cancel lands at once.
+
+Without a confinement, on Linux the command runs under `_supervisor.py` (death signal +
+subreaper), so its tree dies with agentls too; the sandbox's PID namespace does the same
+for confined runs.
 """
 
 from __future__ import annotations
@@ -15,18 +21,24 @@ import asyncio
 import contextlib
 import fnmatch
 import os
+import shutil
 import signal
+import sys
 import time
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from agentls.errors import WorkspaceError
 
 __all__ = [
+    "CANCEL_GRACE",
     "DEFAULT_MAX_OUTPUT_BYTES",
     "DEFAULT_TIMEOUT",
     "NEVER_PASSED",
+    "Confinement",
+    "Launch",
     "ProcessCancelled",
     "ProcessResult",
     "ProcessStartError",
@@ -37,9 +49,13 @@ __all__ = [
 
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024
-DEFAULT_KILL_GRACE = 2.0
+DEFAULT_KILL_GRACE = 1.0
+CANCEL_GRACE = 0.2
+"""On cancel: how long the first stop signal gets before SIGKILL (the user is waiting)."""
 _DRAIN_TIMEOUT = 2.0
-_POLL_INTERVAL = 0.05
+_CANCEL_DRAIN_TIMEOUT = 0.1
+_POLL_INTERVAL = 0.02
+_SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 _CHUNK = 64 * 1024
 
 NEVER_PASSED = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
@@ -65,6 +81,36 @@ class ProcessStartError(WorkspaceError):
     """The command could not be started at all (not found, not executable, bad cwd)."""
 
 
+@dataclass
+class Launch:
+    """What actually starts: the command as wrapped by a confinement (or as given)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    note: str = ""
+    """What the confinement wants the caller to know (e.g. which limits apply)."""
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+class Confinement(Protocol):
+    """Wraps a command so it runs isolated (the sandbox, `agentls.sandbox`).
+
+    `launch` is an async context manager: it prepares per-run resources (a cgroup, network
+    bridges), yields the wrapped command, and releases them after the process is gone.
+    `signal` delivers a polite stop signal to the confined command (the wrapper itself may
+    need to survive it); False when nothing was left to signal.
+    """
+
+    name: str
+
+    def launch(
+        self, argv: Sequence[str], env: dict[str, str], cwd: Path
+    ) -> contextlib.AbstractAsyncContextManager[Launch]: ...
+
+    def signal(self, leader: int, sig: int) -> bool: ...
+
+
 @dataclass(frozen=True)
 class ProcessResult:
     """What a finished (or stopped) process left behind.
@@ -83,6 +129,8 @@ class ProcessResult:
     stderr_dropped: int = 0
     pid: int = 0
     """Also the process group id: the group is gone by the time the result exists."""
+    confinement: str = ""
+    """The confinement the process ran in ("" when none, e.g. "bwrap")."""
 
     @property
     def ok(self) -> bool:
@@ -217,6 +265,7 @@ async def _stop_group(
     proc: asyncio.subprocess.Process,
     stop_signals: Sequence[int],
     grace: float,
+    confinement: Confinement | None,
     *,
     first_sent: bool = False,
 ) -> None:
@@ -224,23 +273,61 @@ async def _stop_group(
     pgid = proc.pid
     for index, sig in enumerate(stop_signals):
         if index or not first_sent:
-            _signal_group(pgid, sig)
+            _polite(pgid, sig, confinement)
         if await _wait_group_gone(pgid, grace):
             break
     _signal_group(pgid, signal.SIGKILL)
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(proc.wait(), grace)
+        await asyncio.wait_for(proc.wait(), max(grace, 1.0))
+
+
+def _polite(pgid: int, sig: int, confinement: Confinement | None) -> bool:
+    """A stop signal for the command: through the confinement when there is one."""
+    if confinement is not None:
+        return confinement.signal(pgid, sig)
+    return _signal_group(pgid, sig)
 
 
 def _build_env(
-    env: Mapping[str, str] | None, inherit_env: bool, allow_env: Collection[str]
+    env: Mapping[str, str] | None,
+    inherit_env: bool,
+    allow_env: Collection[str],
+    pass_credentials: bool = False,
 ) -> dict[str, str]:
     merged = scrub_env(allow=allow_env) if inherit_env else {}
     if env:
         merged.update(env)
-    for name in NEVER_PASSED:
-        merged.pop(name, None)
+    if not pass_credentials:
+        for name in NEVER_PASSED:
+            merged.pop(name, None)
     return merged
+
+
+def _check_program(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> None:
+    """Fail like `exec` would, before a wrapper (supervisor, sandbox) hides the reason."""
+    program = argv[0]
+    if os.sep in program:
+        path = program if os.path.isabs(program) else os.path.join(cwd, program)
+        if not os.path.exists(path):
+            raise ProcessStartError(f"Cannot run {program!r}: {program} not found.")
+        if not os.access(path, os.X_OK) or os.path.isdir(path):
+            raise ProcessStartError(f"Cannot run {program!r}: permission denied.")
+    elif shutil.which(program, path=env.get("PATH", os.defpath)) is None:
+        raise ProcessStartError(f"Cannot run {program!r}: {program} not found.")
+    if not cwd.is_dir():
+        raise ProcessStartError(f"Cannot run {program!r}: the folder {cwd} does not exist.")
+
+
+def _supervised(argv: Sequence[str]) -> list[str]:
+    """`argv` under the supervisor where it works (Linux), else unchanged."""
+    if sys.platform != "linux" or not _SUPERVISOR.is_file():
+        return list(argv)
+    return [sys.executable, "-I", "-S", str(_SUPERVISOR), str(os.getpid()), "--", *argv]
+
+
+@contextlib.asynccontextmanager
+async def _unconfined(argv: Sequence[str], env: dict[str, str], cwd: Path) -> AsyncIterator[Launch]:
+    yield Launch(_supervised(argv), env, cwd)
 
 
 async def _spawn(
@@ -295,21 +382,53 @@ async def run_process(
     stop_signals: Sequence[int] = (signal.SIGTERM,),
     kill_grace: float = DEFAULT_KILL_GRACE,
     stdin: bytes | None = None,
+    confinement: Confinement | None = None,
+    pass_credentials: bool = False,
 ) -> ProcessResult:
     """Run `argv` (no shell) in `cwd` in a new process group and collect its output.
 
     `env` is layered over the scrubbed inherited environment (or replaces it when
     `inherit_env` is false). On timeout the group is stopped and the result has
-    `timed_out=True` with the output so far. On cancellation the group is stopped and
-    `ProcessCancelled` (a `CancelledError`) carries the partial result. Leftover members of
-    the group are killed when the main process exits, so nothing outlives the call.
-    `stop_signals` lets a caller ask politely first (e.g. SIGINT makes pytest report).
+    `timed_out=True` with the output so far. On cancellation the group is stopped at once
+    (`CANCEL_GRACE`, then SIGKILL) and `ProcessCancelled` (a `CancelledError`) carries the
+    partial result. Leftover members of the group are killed when the main process exits,
+    so nothing outlives the call. `stop_signals` lets a caller ask politely first (e.g.
+    SIGINT makes pytest report). `confinement` runs the command in a sandbox.
+    `pass_credentials` lets the agent's own credentials in `env` through (a hook the user
+    opted in); they are dropped otherwise, whatever `env` says.
     """
     if not argv:
         raise ProcessStartError("No command given.")
+    merged = _build_env(env, inherit_env, allow_env, pass_credentials)
+    _check_program(argv, cwd, merged)
+    launcher = confinement.launch if confinement is not None else _unconfined
+    async with launcher(argv, merged, cwd) as launch:
+        return await _run_launched(
+            argv,
+            launch,
+            timeout=timeout,
+            max_output_bytes=max_output_bytes,
+            stop_signals=stop_signals,
+            kill_grace=kill_grace,
+            stdin=stdin,
+            confinement=confinement,
+        )
+
+
+async def _run_launched(
+    argv: Sequence[str],
+    launch: Launch,
+    *,
+    timeout: float | None,  # noqa: ASYNC109
+    max_output_bytes: int,
+    stop_signals: Sequence[int],
+    kill_grace: float,
+    stdin: bytes | None,
+    confinement: Confinement | None,
+) -> ProcessResult:
     started = time.monotonic()
     try:
-        proc = await _spawn(argv, cwd, _build_env(env, inherit_env, allow_env), stdin)
+        proc = await _spawn(launch.argv, launch.cwd, launch.env, stdin)
     except FileNotFoundError as exc:
         missing = argv[0] if exc.filename in (None, argv[0]) else exc.filename
         raise ProcessStartError(f"Cannot run {argv[0]!r}: {missing} not found.") from exc
@@ -318,33 +437,38 @@ async def run_process(
     out, err = _HeadTail(max_output_bytes), _HeadTail(max_output_bytes)
     pumps = asyncio.gather(_feed(proc, stdin), _pump(proc.stdout, out), _pump(proc.stderr, err))
     timed_out = False
+    name = confinement.name if confinement is not None else ""
     try:
         try:
             await asyncio.wait_for(proc.wait(), timeout)
         except TimeoutError:
             timed_out = True
-            await _stop_group(proc, stop_signals, kill_grace)
+            await _stop_group(proc, stop_signals, kill_grace, confinement)
         else:
             # Leftovers of a finished run (a daemon a test forgot) die with it.
             if _signal_group(proc.pid, signal.SIGKILL):
                 await _wait_group_gone(proc.pid, kill_grace)
     except asyncio.CancelledError:
         # The first signal goes out now, synchronously; the rest is shielded so that a
-        # second cancel cannot leave the group running.
+        # second cancel cannot leave the group running. The user is waiting: a short
+        # grace, then SIGKILL.
         if stop_signals:
-            _signal_group(proc.pid, stop_signals[0])
-        stopping = _stop_group(proc, stop_signals, kill_grace, first_sent=True)
+            _polite(proc.pid, stop_signals[0], confinement)
+        grace = min(kill_grace, CANCEL_GRACE)
+        stopping = _stop_group(proc, stop_signals[:1], grace, confinement, first_sent=True)
         await asyncio.shield(stopping)
-        await _drain(pumps)
-        raise ProcessCancelled(_result(argv, proc, out, err, started, timed_out)) from None
+        await _drain(pumps, _CANCEL_DRAIN_TIMEOUT)
+        raise ProcessCancelled(_result(argv, proc, out, err, started, timed_out, name)) from None
     await _drain(pumps)
-    return _result(argv, proc, out, err, started, timed_out)
+    return _result(argv, proc, out, err, started, timed_out, name)
 
 
-async def _drain(pumps: asyncio.Future[tuple[None, None, None]]) -> None:
+async def _drain(
+    pumps: asyncio.Future[tuple[None, None, None]], limit: float = _DRAIN_TIMEOUT
+) -> None:
     """Read what is left in the pipes; a process that escaped the group may hold them open."""
     try:
-        await asyncio.wait_for(asyncio.shield(pumps), _DRAIN_TIMEOUT)
+        await asyncio.wait_for(asyncio.shield(pumps), limit)
     except TimeoutError:
         pumps.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -358,6 +482,7 @@ def _result(
     err: _HeadTail,
     started: float,
     timed_out: bool,
+    confinement: str = "",
 ) -> ProcessResult:
     return ProcessResult(
         argv=tuple(argv),
@@ -369,4 +494,5 @@ def _result(
         stdout_dropped=out.dropped,
         stderr_dropped=err.dropped,
         pid=proc.pid,
+        confinement=confinement,
     )

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from agentls import credentials
 from agentls.workspace.core import Attachment
 from agentls.workspace.globs import GlobError, glob_regex
 
@@ -261,8 +262,10 @@ def secrets_for(workspace: Workspace) -> SecretMatcher:
 def credential_values(
     env: Mapping[str, str] | None = None, extra: Iterable[str | None] = ()
 ) -> list[str]:
-    """The agent's own credentials (API key, auth token) worth redacting, longest first."""
-    source = os.environ if env is None else env
+    """The agent's own credentials (API key, auth token) worth redacting, longest first.
+
+    Without `env`: the environment plus the credentials held in memory (`agentls.credentials`)."""
+    source = credentials.environ() if env is None else env
     values = {source.get("ANTHROPIC_API_KEY", ""), source.get("ANTHROPIC_AUTH_TOKEN", "")}
     values.update(v for v in extra if v)
     return sorted((v for v in values if len(v) >= _MIN_CREDENTIAL_CHARS), key=len, reverse=True)

@@ -9,6 +9,13 @@ Sync is incremental (see `mirror.TreeMirror`): a file is copied only when its di
 (mtime, size) changed since the last sync, or when a process in the shadow changed the
 copy. Files are always copied (or reflinked where the filesystem can), never hard-linked,
 so nothing a process does in the shadow can reach the user's tree.
+
+Secret files (everything the workspace's secret rules deny: `.env*`, keys, cloud
+credentials, paths of the user's deny rules for reading) are never copied, neither from
+disk nor as staged edits: what runs in the shadow must not be able to read them.
+
+The sandbox (`agentls.sandbox`) makes the copy's folders the only writable project tree;
+`sandbox_paths()` names them, with the session's private HOME and bytecode cache.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
 
@@ -30,10 +38,12 @@ from agentls.errors import WorkspaceError
 from agentls.workspace.changes import ChangeSet
 from agentls.workspace.core import Attachment, Workspace
 from agentls.workspace.mirror import CopyFrom, Overlay, SyncStats, TreeMirror
+from agentls.workspace.secrets import secrets_for
 from agentls.workspace.view import LayeredView, OnDisk
 
 __all__ = [
     "CONFIG_FILES",
+    "SandboxPaths",
     "SessionView",
     "ShadowRegistry",
     "ShadowWorkspace",
@@ -86,6 +96,14 @@ def _encode(text: str) -> bytes:
         return text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
         return text.encode("utf-8", "replace")
+
+
+@dataclass(frozen=True)
+class SandboxPaths:
+    """The folders of one shadow a sandboxed run may write, and its private HOME."""
+
+    writable: tuple[Path, ...]
+    home: Path
 
 
 class ShadowWorkspace:
@@ -160,6 +178,22 @@ class ShadowWorkspace:
         path.mkdir(exist_ok=True)
         return path
 
+    def sandbox_paths(self) -> SandboxPaths:
+        """What a sandboxed run in this shadow may write: the copied trees, the report
+        folder and the session's private HOME.
+
+        No shared bytecode cache: a sandboxed run could poison it for later unsandboxed
+        runs. Sandboxed Python writes bytecode next to the copied sources (`__pycache__`
+        in the shadow; the mirror drops it with a rewritten source) and reads the
+        precompiled bytecode of installed packages where pip put it.
+        """
+        directory = self.directory
+        home = directory / "home"
+        home.mkdir(exist_ok=True)
+        trees = directory / "trees"
+        trees.mkdir(exist_ok=True)
+        return SandboxPaths((trees, self.reports_dir, home), home)
+
     def _create(self) -> Path:
         roots = [Path(r).resolve() for r in self.workspace.roots]
         if not roots:
@@ -185,11 +219,17 @@ class ShadowWorkspace:
                 name += "_"
             names.add(name)
             self._roots[root] = directory / "trees" / name
+            self._roots[root].mkdir(parents=True, exist_ok=True)  # even for an empty root
         self._mirror = TreeMirror(
             {str(root): str(copy) for root, copy in self._roots.items()},
             bytecode_dirs=[str(self.pycache_dir)],
+            exclude=self._is_secret,
         )
         return directory
+
+    def _is_secret(self, path: str) -> bool:
+        """Files the secret rules deny never enter the copy (see the module docstring)."""
+        return secrets_for(self.workspace).blocks_reading(path, resolve=False)
 
     def candidate_bases(self) -> list[Path]:
         """Where shadow copies are made, first choice first."""
