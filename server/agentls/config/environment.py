@@ -24,10 +24,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, create_model
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from agentls.credentials import held as held_credentials
 from agentls.config.base import field_meta
 from agentls.config.model import AgentlsSettings
 from agentls.config.problems import Problem, field_name, validate_leniently
+from agentls.credentials import held as held_credentials
 
 ENVIRONMENT = "environment"
 
