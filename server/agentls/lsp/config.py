@@ -26,6 +26,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentls.tools.checks.settings import CheckEntry, LintEntry, TestEntry, validate_entries
+
 log = logging.getLogger(__name__)
 
 Mode = Literal["review", "auto", "plan"]
@@ -67,6 +69,10 @@ class AgentlsConfig(BaseModel):
     """When MCP tools are deferred behind `tool_search` (see docs/mcp.md)."""
     instructions: str = ""
     """Extra project instructions appended to the system prompt."""
+    lint: tuple[LintEntry, ...] = ()
+    """Linters to run besides or instead of the detected ones (docs/lint-and-tests.md)."""
+    tests: tuple[TestEntry, ...] = ()
+    """Test commands to run instead of the detected runner (docs/lint-and-tests.md)."""
 
     def settings_overrides(self) -> dict[str, Any]:
         """The fields that map onto `AgentSettings`, only where set."""
@@ -84,6 +90,8 @@ SAFETY_FIELDS = (
     "allow_bypass_permissions",
     "run_command",
 )
+ENTRY_LISTS: dict[str, type[CheckEntry]] = {"lint": LintEntry, "tests": TestEntry}
+"""Settings that are lists of entries: each entry is validated on its own."""
 PROJECT_FORBIDDEN = frozenset({"baseUrl", "base_url", "mcp"})
 """A project file may not point the agent at another endpoint or start MCP servers
 (a workspace `.mcp.json` needs its own approval)."""
@@ -136,6 +144,9 @@ def validate_section(
             known = ", ".join(sorted(f.alias or n for n, f in fields_by_key.items()))
             result.problems.append(f"{source}: unknown setting `{key}` (known: {known})")
             continue
+        if name in ENTRY_LISTS:  # a bad entry is dropped, the others apply
+            value, entry_problems = validate_entries(value, ENTRY_LISTS[name], f"{source}: `{key}`")
+            result.problems.extend(entry_problems)
         try:
             AgentlsConfig.model_validate({name: value})
         except ValidationError as exc:
@@ -172,6 +183,17 @@ def _from_toml(path: Path, table: tuple[str, ...] | None) -> ConfigResult:
         return ConfigResult()
     label = path.name if table is None else f"{path.name} [{'.'.join(table)}]"
     return validate_section(data, label, forbidden=PROJECT_FORBIDDEN)
+
+
+def check_entries(state: ConfigState) -> tuple[tuple[LintEntry, ...], tuple[TestEntry, ...]]:
+    """The `lint` and `tests` entries for the tools. Like hooks, a project file's commands
+    apply only while the user trusts project settings (`trustProjectSettings`, default on)."""
+    if state.editor.get("trust_project_settings") is False:
+        editor_only = AgentlsConfig.model_validate(
+            {k: v for k, v in state.editor.items() if k in ENTRY_LISTS}
+        )
+        return editor_only.lint, editor_only.tests
+    return state.current.lint, state.current.tests
 
 
 def unwrap_section(raw: object) -> object:

@@ -8,7 +8,9 @@ it, with those overlays written in, and processes run there.
 Sync is incremental (see `mirror.TreeMirror`): a file is copied only when its disk
 (mtime, size) changed since the last sync, or when a process in the shadow changed the
 copy. Files are always copied (or reflinked where the filesystem can), never hard-linked,
-so nothing a process does in the shadow can reach the user's tree.
+so nothing a process does in the shadow can reach the user's tree. The exception is the
+heavy dependency folders (`node_modules`, virtualenvs), which are linked in: see
+`shadow_links`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from agentls.errors import WorkspaceError
 from agentls.workspace.changes import ChangeSet
 from agentls.workspace.core import Attachment, Workspace
 from agentls.workspace.mirror import CopyFrom, Overlay, SyncStats, TreeMirror
+from agentls.workspace.shadow_links import DependencyLinks
 from agentls.workspace.view import LayeredView, OnDisk
 
 __all__ = [
@@ -109,6 +112,7 @@ class ShadowWorkspace:
         self._dir: Path | None = None
         self._roots: dict[Path, Path] = {}
         self._mirror: TreeMirror | None = None
+        self._links: DependencyLinks | None = None
         self._lock = asyncio.Lock()
         self._users = 0
         self._users_lock = threading.Lock()
@@ -154,6 +158,11 @@ class ShadowWorkspace:
         return Path(platformdirs.user_cache_dir("agentls")) / "pycache"
 
     @property
+    def cache_root(self) -> Path:
+        """Caches shared by every session and run (bytecode, Cargo's builds)."""
+        return self.pycache_dir.parent
+
+    @property
     def reports_dir(self) -> Path:
         """Scratch space for result files (JUnit XML, ...)."""
         path = self.directory / "reports"
@@ -189,6 +198,7 @@ class ShadowWorkspace:
             {str(root): str(copy) for root, copy in self._roots.items()},
             bytecode_dirs=[str(self.pycache_dir)],
         )
+        self._links = DependencyLinks({str(root): str(c) for root, c in self._roots.items()})
         return directory
 
     def candidate_bases(self) -> list[Path]:
@@ -297,6 +307,8 @@ class ShadowWorkspace:
         self.directory  # noqa: B018 - creates the copy and its mirror on first use
         assert self._mirror is not None
         stats = self._mirror.apply(self._disk_files(), _overlay(view))
+        if self._links is not None:  # node_modules and virtualenvs: linked, never copied
+            self._links.sync(self._mirror.paths())
         self.totals.add(stats)
         return stats
 
@@ -327,6 +339,7 @@ class ShadowWorkspace:
         self._dir = None
         self._roots.clear()
         self._mirror = None
+        self._links = None
 
 
 def _overlay(view: LayeredView) -> dict[str, Overlay]:
