@@ -203,7 +203,11 @@ Example: {"paths": ["src/app/models.py", "web/src/"]}"""
         """Parse one run into findings; False (with a `problems` entry) when it failed."""
         command, result = run.command, run.result
         tool = command.tool
-        entry: dict[str, Any] = {"tool": tool, "why": command.why, "command": shown_command(run)}
+        entry: dict[str, Any] = {
+            "tool": tool,
+            "why": command.why,
+            "command": shown_command(run, shadow),
+        }
         if run.notes:
             entry["note"] = "; ".join(run.notes)
         found.checks.append(entry)

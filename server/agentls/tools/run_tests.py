@@ -24,7 +24,7 @@ from pydantic import Field
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import Tool, ToolError, ToolInput, ToolOutput
 from agentls.tools.checks.commands import CheckCommand
-from agentls.tools.checks.findings import resolve_output_path
+from agentls.tools.checks.findings import display_command, resolve_output_path
 from agentls.tools.checks.parsing import parse_report
 from agentls.tools.checks.plan import Planner
 from agentls.tools.checks.projects import ProjectIndex
@@ -236,7 +236,7 @@ def _read_suite(run: CheckRun, shadow: ShadowWorkspace, timeout: float) -> _Suit
         )
     out["duration"] = round(result_.duration, 2)
     out["exit_code"] = result_.exit_code
-    out["command"] = shadow.map_output(_shown(run, str(shadow.reports_dir)))
+    out["command"] = display_command(_without_reports(run, str(shadow.reports_dir)), shadow)
     out["why"] = run.command.why
     if run.notes:
         out["note"] = "; ".join(run.notes)
@@ -250,10 +250,11 @@ def _read_suite(run: CheckRun, shadow: ShadowWorkspace, timeout: float) -> _Suit
         )
     if report is None:
         out["raw"] = True
-        out["message"] = (
+        raw_note = (
             f"No structured results could be read: {unreadable}. The status comes from the exit "
             "code; the end of the output follows."
         )
+        out["message"] = f"{out['message']} {raw_note}" if "message" in out else raw_note
     if report is None or status in ("timeout", "error", "no_tests"):
         text = shadow.map_output(strip_ansi(result_.stdout + result_.stderr))
         out["output_tail"] = _tail(_without_plumbing(text))
@@ -275,10 +276,8 @@ def _status(run: CheckRun, report: TestReport | None) -> str:
     return "failed" if report is None else "error"
 
 
-def _shown(run: CheckRun, reports: str) -> str:
+def _without_reports(run: CheckRun, reports: str) -> list[str]:
     """The command minus our reporting plumbing (report files, pytest's junit options)."""
-    import shlex
-
     words: list[str] = []
     for word in run.argv:
         if reports in word:
@@ -290,7 +289,7 @@ def _shown(run: CheckRun, reports: str) -> str:
         if flag in words:
             index = words.index(flag)
             del words[index - 1 : index + 1]
-    return shlex.join(words)
+    return words
 
 
 def _without_plumbing(text: str) -> str:

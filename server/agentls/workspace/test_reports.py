@@ -94,8 +94,15 @@ def _load(text: str, what: str) -> Any:
 
 
 _FRAME: Final = re.compile(
-    r"(?:\(|at |\s)(?:file://)?(?P<file>/[^\s():]+|[\w.][^\s():]*):(?P<line>\d+):\d+\)?"
+    r"(?:\(|at |\s|^)(?:file://)?(?P<file>/[^\s():]+|[\w.][^\s():]*)"
+    r":(?P<line>\d+)(?::\d+)?(?=[):]|\s|$)",
+    re.MULTILINE,
 )
+
+
+def _same_file(printed: str, file: str) -> bool:
+    a, b = printed.removeprefix("./"), file.removeprefix("./")
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
 
 
 def _frame_in(stack: str, file: str | None) -> int | None:
@@ -103,7 +110,7 @@ def _frame_in(stack: str, file: str | None) -> int | None:
     if not file:
         return None
     for match in _FRAME.finditer(stack):
-        if match["file"] == file or file.endswith("/" + match["file"].lstrip("./")):
+        if _same_file(match["file"], file):
             return int(match["line"])
     return None
 
@@ -245,7 +252,7 @@ def _rspec_case(example: dict[str, Any]) -> TestCaseResult:
     backtrace = "\n".join(str(b) for b in exception.get("backtrace") or [])
     file = str(example.get("file_path") or "") or None
     line = example.get("line_number") if isinstance(example.get("line_number"), int) else None
-    failed_at = _frame_in(backtrace, file.removeprefix("./") if file else None)
+    failed_at = _frame_in(backtrace, file)
     name = str(example.get("full_description") or example.get("description") or "")
     klass = str(exception.get("class") or "")
     message = str(exception.get("message") or "").strip()

@@ -82,14 +82,22 @@ def map_finding(
     )
 
 
-def shown_command(run: CheckRun) -> str:
-    """The command line as run, a long file list shortened to its count."""
+def display_command(words: list[str], shadow: ShadowWorkspace) -> str:
+    """A command line as the user would read it: shadow paths as workspace paths
+    (`node_modules/.bin/tsc`), a program found on PATH by its name, others in full (which
+    interpreter ran matters)."""
     import shlex
+    import shutil
 
-    words = list(run.argv)
-    if os.path.isabs(words[0]):
-        words[0] = os.path.basename(words[0])
+    if words and os.path.isabs(words[0]) and shutil.which(os.path.basename(words[0])) == words[0]:
+        words = [os.path.basename(words[0]), *words[1:]]
+    return shadow.map_output(shlex.join(words))
+
+
+def shown_command(run: CheckRun, shadow: ShadowWorkspace) -> str:
+    """The command line as run, a long file list shortened to its count."""
     if len(run.files) <= _SHOWN_FILES:
-        return shlex.join(words)
+        return display_command(run.argv, shadow)
     names = set(run.files)
-    return f"{shlex.join(w for w in words if w not in names)} <{len(run.files)} files>"
+    words = [w for w in run.argv if w not in names]
+    return f"{display_command(words, shadow)} <{len(run.files)} files>"

@@ -147,7 +147,9 @@ class Planner:
             probe = target if language is not None else target / "_"
             holder = self.index.nearest(ecosystem, probe)
             if holder is not None and ecosystem == "python" and holder.path == root:
-                holder = holder if self.index.has_language(root, "python") else None
+                # Python's root default holds a folder only when Python files are in it.
+                folder = target if language is None else root
+                holder = holder if self.index.has_language(folder, "python") else None
             projects = [holder] if holder else self.index.top_level(ecosystem, under=target)
             for project in projects:
                 suites += self.detection(ecosystem, project).tests

@@ -57,15 +57,6 @@ class CheckRun:
     files: list[str] = field(default_factory=list)
     """The file arguments `{paths}` stood for (relative to `cwd`)."""
 
-    @property
-    def shown(self) -> str:
-        import shlex
-
-        words = list(self.argv)
-        if os.path.isabs(words[0]):
-            words[0] = os.path.basename(words[0])
-        return shlex.join(words)
-
 
 def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)

@@ -102,7 +102,7 @@ class CheckEntry(BaseModel):
     """How to install the program, shown when it is missing (e.g. `pip install sqlfluff`)."""
 
     formats: ClassVar[tuple[str, ...]] = LINT_FORMATS
-    regex_groups: ClassVar[tuple[str, ...]] = ("line", "message")
+    regex_groups: ClassVar[tuple[str, ...]] = ("file", "line", "message")
 
     @field_validator("command")
     @classmethod
@@ -157,7 +157,7 @@ class LintEntry(CheckEntry):
     """One `lint` entry: findings in the given format, for the files it covers."""
 
     formats: ClassVar[tuple[str, ...]] = LINT_FORMATS
-    regex_groups: ClassVar[tuple[str, ...]] = ("line", "message")
+    regex_groups: ClassVar[tuple[str, ...]] = ("file", "line", "message")
 
 
 class TestEntry(CheckEntry):
@@ -185,7 +185,8 @@ def validate_entries(
             model.model_validate(entry)
         except ValidationError as exc:
             why = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'entry'}: {e['msg']}"
+                f"{'.'.join(str(p) for p in e['loc']) or 'entry'}: "
+                f"{e['msg'].removeprefix('Value error, ')}"
                 for e in exc.errors(include_url=False)
             )
             problems.append(f"{label}[{index}] is invalid and ignored ({why})")

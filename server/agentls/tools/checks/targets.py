@@ -137,8 +137,11 @@ def _cargo(target: ParsedTarget) -> list[str]:
         return [target.name]
     args: list[str] = []
     for path, rest in target.paths:
+        if not path.endswith(".rs"):  # `tests::adds` is a module path, not a folder
+            args.append(f"{path}{rest}")
+            continue
         parts = PurePosixPath(path).parts
-        if len(parts) == 2 and parts[0] == "tests" and path.endswith(".rs"):
+        if len(parts) == 2 and parts[0] == "tests":
             args += ["--test", PurePosixPath(path).stem]
         if rest.startswith("::"):
             args.append(rest[2:])
