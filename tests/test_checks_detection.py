@@ -119,7 +119,7 @@ def test_python_tools_from_configuration(tmp_path: Path) -> None:
     root = _tree(
         tmp_path,
         {
-            "pyproject.toml": "[tool.mypy]\nstrict = true\n[tool.basedpyright]\n[tool.pylint.main]\n",
+            "pyproject.toml": "[tool.mypy]\nstrict = 1\n[tool.basedpyright]\n[tool.pylint.main]\n",
             "app.py": "",
         },
     )

@@ -58,7 +58,8 @@ def test_mypy_codes_and_notes_folded_into_their_error() -> None:
             12,
             "error",
             "return-value",
-            'Incompatible return value type (got "int", expected "str")\nDid you mean "str(count)"?',
+            'Incompatible return value type (got "int", expected "str")\n'
+            'Did you mean "str(count)"?',
         ),
         ("app.py", 9, 1, "info", None, 'Revealed type is "builtins.int"'),
     ]
@@ -310,7 +311,8 @@ def test_go_test_json_per_test_and_build_failures() -> None:
         7,
     )
     build = (
-        '{"Action":"output","Package":"example.com/m/api","Output":"FAIL\\texample.com/m/api [build failed]\\n"}\n'
+        '{"Action":"output","Package":"example.com/m/api",'
+        '"Output":"FAIL\\texample.com/m/api [build failed]\\n"}\n'
         '{"Action":"fail","Package":"example.com/m/api","Elapsed":0}\n'
     )
     stderr = "# example.com/m/api\napi/x.go:3:2: undefined: y\n"
@@ -405,7 +407,8 @@ def test_mocha_and_rspec_reports() -> None:
                 "file": "/w/test/m.js",
                 "err": {
                     "message": "expected 0 to equal 4",
-                    "stack": "AssertionError: expected 0 to equal 4\n    at Context.<anonymous> (/w/test/m.js:7:12)",
+                    "stack": "AssertionError: expected 0 to equal 4\n"
+                    "    at Context.<anonymous> (/w/test/m.js:7:12)",
                 },
             }
         ],

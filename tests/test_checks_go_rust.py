@@ -85,7 +85,7 @@ async def test_go_test_failure_per_test(tmp_path: Path, registry: ShadowRegistry
     stage(
         changes,
         project / "calc" / "calc.go",
-        "// Package calc adds numbers.\npackage calc\n\n// Add returns the sum of a and b.\nfunc Add(a, b int) int {\n\treturn a + b\n}\n",
+        (project / "calc" / "calc.go").read_text().replace("a - b", "a + b"),
     )
     fixed, _ = await call(tool, make_ctx(ws, changes), target="calc/")
     assert (fixed["status"], fixed["passed"]) == ("passed", 2)

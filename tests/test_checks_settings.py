@@ -14,7 +14,7 @@ from agentls.tools.checks.settings import LintEntry, TestEntry, validate_entries
 GOOD = {
     "command": ["shellcheck", "-f", "gcc", "{paths}"],
     "languages": ["sh"],
-    "format": "regex:^(?P<file>[^:]+):(?P<line>\\d+):(?P<column>\\d+): (?P<severity>\\w+): (?P<message>.+)$",
+    "format": "regex:^(?P<file>[^:]+):(?P<line>\\d+):(?P<column>\\d+): (?P<message>.+)$",
 }
 
 

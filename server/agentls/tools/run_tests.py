@@ -150,7 +150,7 @@ Example: {"target": "tests/test_parser.py::test_empty_input"}"""
         ctx: ToolContext,
         runner: CheckRunner,
         budget: float,
-        timeout: float,
+        asked: float,
     ) -> _Suite:
         shadow = runner.shadow
         parsed = parse_target(
@@ -171,7 +171,7 @@ Example: {"target": "tests/test_parser.py::test_empty_input"}"""
             run = await runner.run(command, limits, target=target_args(command, parsed))
         except Missing as exc:
             return _missing_suite(command, exc)
-        return _read_suite(run, shadow, timeout)
+        return _read_suite(run, shadow, asked)
 
 
 def _resolve_quietly(raw: str, ctx: ToolContext) -> Path | None:

@@ -93,6 +93,10 @@ def _load(text: str, what: str) -> Any:
     return value
 
 
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 _FRAME: Final = re.compile(
     r"(?:\(|at |\s|^)(?:file://)?(?P<file>/[^\s():]+|[\w.][^\s():]*)"
     r":(?P<line>\d+)(?::\d+)?(?=[):]|\s|$)",
@@ -198,7 +202,7 @@ def parse_mocha_json(text: str) -> TestReport:
 
 
 def _mocha_case(test: dict[str, Any], outcome: Outcome) -> TestCaseResult:
-    err = test.get("err") if isinstance(test.get("err"), dict) else {}
+    err = _dict(test.get("err"))
     file = test.get("file") if isinstance(test.get("file"), str) else None
     name = str(test.get("fullTitle") or test.get("title") or "")
     stack = str(err.get("stack") or "")
@@ -227,7 +231,7 @@ def parse_rspec_json(text: str) -> TestReport:
     if not isinstance(data, dict) or not isinstance(data.get("examples"), list):
         raise ReportError("expected an rspec report: an object with `examples`")
     cases = [_rspec_case(e) for e in data["examples"] if isinstance(e, dict)]
-    summary = data.get("summary") if isinstance(data.get("summary"), dict) else {}
+    summary = _dict(data.get("summary"))
     outside = summary.get("errors_outside_of_examples_count")
     if isinstance(outside, int) and outside:
         messages = "\n".join(str(m) for m in data.get("messages") or [])
@@ -248,7 +252,7 @@ def _rspec_case(example: dict[str, Any]) -> TestCaseResult:
     outcome: Outcome = (
         "passed" if status == "passed" else "failed" if status == "failed" else "skipped"
     )
-    exception = example.get("exception") if isinstance(example.get("exception"), dict) else {}
+    exception = _dict(example.get("exception"))
     backtrace = "\n".join(str(b) for b in exception.get("backtrace") or [])
     file = str(example.get("file_path") or "") or None
     line = example.get("line_number") if isinstance(example.get("line_number"), int) else None

@@ -31,6 +31,9 @@ __all__ = ["parse_cargo_test", "parse_go_test_json", "parse_regex_failures", "pa
 _GO_POSITION: Final = re.compile(r"^\s+(?P<file>[\w./-]+\.go):(?P<line>\d+):", re.MULTILINE)
 
 
+_GO_OUTCOMES: Final[dict[str, Outcome]] = {"pass": "passed", "fail": "failed", "skip": "skipped"}
+
+
 @dataclass
 class _GoTest:
     package: str
@@ -58,7 +61,7 @@ def parse_go_test_json(text: str, module: str | None = None, stderr: str = "") -
         if action == "output":
             entry.output.append(str(event.get("Output", "")))
         elif action in ("pass", "fail", "skip"):
-            entry.outcome = {"pass": "passed", "fail": "failed", "skip": "skipped"}[action]
+            entry.outcome = _GO_OUTCOMES[action]
             elapsed = event.get("Elapsed")
             entry.elapsed = float(elapsed) if isinstance(elapsed, int | float) else 0.0
     if not seen_event and not stderr.strip():
@@ -248,7 +251,8 @@ def _cargo_build_errors(text: str) -> list[TestCaseResult]:
 # -- unittest -------------------------------------------------------------------------------
 
 _UNITTEST_BLOCK: Final = re.compile(
-    r"^={50,}\n(?P<kind>FAIL|ERROR|UNEXPECTED SUCCESS): (?P<name>\S+) \((?P<where>[^)]*)\)[^\n]*\n-{50,}\n"
+    r"^={50,}\n(?P<kind>FAIL|ERROR|UNEXPECTED SUCCESS): "
+    r"(?P<name>\S+) \((?P<where>[^)]*)\)[^\n]*\n-{50,}\n"
     r"(?P<body>.*?)(?=^={50,}$|^-{50,}\nRan )",
     re.MULTILINE | re.DOTALL,
 )

@@ -12,8 +12,8 @@ from typing import Final
 
 __all__ = [
     "ECOSYSTEM_OF",
-    "LANGUAGE_ALIASES",
     "LANGUAGES",
+    "LANGUAGE_ALIASES",
     "canonical_language",
     "language_of",
 ]

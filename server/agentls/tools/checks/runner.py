@@ -78,8 +78,9 @@ class CheckRunner:
         if command.program == "{python}" and command.module:
             python = self.programs.python(command.project)
             if not has_module(self.programs.venv(command.project), command.module):
-                code = f"import importlib.util as u, sys; sys.exit(u.find_spec({command.module!r}) is None)"
-                if not await self._probe(command, [python, "-c", code], limits):
+                code = "import importlib.util as u, sys; sys.exit(u.find_spec(sys.argv[1]) is None)"
+                probe = [python, "-c", code, command.module]
+                if not await self._probe(command, probe, limits):
                     message = f"{command.module} is not installed for {python}"
                     raise Missing(message, command.install)
         if not command.probe or command.fallback is None:
@@ -118,17 +119,7 @@ class CheckRunner:
         """Run `command` with `paths` (workspace paths) for `{paths}` and `target` (runner
         arguments) for `{target}`; `Missing` when the program is not installed."""
         command, note = await self.resolve(command, limits)
-        prefix = self.programs.program(command, check_module=False)
-        cwd = self.shadow.to_shadow(command.project)
-        report = self.shadow.reports_dir / f"report-{uuid.uuid4().hex}"
-        values = {
-            "{root}": str(cwd),
-            "{python}": self.programs.python(command.project),
-            "{report}": str(report),
-            "{junitxml}": str(report),
-        }
-        files = [os.path.relpath(self.shadow.to_shadow(p), cwd) for p in paths]
-        argv = [*prefix, *expand(command.argv[1:], values, files, list(target))]
+        argv, cwd, report, files = self._prepare(command, paths, target)
         try:
             result = await self._launch(argv, cwd, self._env(command), limits)
         finally:
@@ -138,11 +129,27 @@ class CheckRunner:
             run.notes.append(note)
         return run
 
+    def _prepare(
+        self, command: CheckCommand, paths: Sequence[Path], target: Sequence[str]
+    ) -> tuple[list[str], Path, Path, list[str]]:
+        """(argv, folder to run in, report file, file arguments) with placeholders filled."""
+        prefix = self.programs.program(command, check_module=False)
+        cwd = self.shadow.to_shadow(command.project)
+        cwd.mkdir(parents=True, exist_ok=True)  # a configured `cwd` the copy lacks
+        report = self.shadow.reports_dir / f"report-{uuid.uuid4().hex}"
+        values = {
+            "{root}": str(cwd),
+            "{python}": self.programs.python(command.project),
+            "{report}": str(report),
+            "{junitxml}": str(report),
+        }
+        files = [os.path.relpath(self.shadow.to_shadow(p), cwd) for p in paths]
+        return [*prefix, *expand(command.argv[1:], values, files, list(target))], cwd, report, files
+
     async def _launch(
         self, argv: list[str], cwd: Path, env: Mapping[str, str], limits: Limits
     ) -> ProcessResult:
         """The one place lint and test processes start."""
-        cwd.mkdir(parents=True, exist_ok=True)  # a configured `cwd` the copy lacks
         try:
             return await run_guarded(
                 argv,

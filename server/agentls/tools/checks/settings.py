@@ -9,7 +9,7 @@ the same structured shape as the detected tools'. The settings come from the edi
     [[tool.agentls.lint]]
     command = ["shellcheck", "-f", "gcc", "{paths}"]
     languages = ["shell"]
-    format = 'regex:^(?P<file>[^:]+):(?P<line>\\d+):(?P<column>\\d+): (?P<severity>\\w+): (?P<message>.+)$'
+    format = 'regex:^(?P<file>[^:]+):(?P<line>\\d+):(?P<column>\\d+): (?P<message>.+)$'
 
     [[tool.agentls.tests]]
     command = ["make", "test", "ARGS={target}"]

@@ -7,6 +7,7 @@ downloading another Go release because go.mod asks for a newer one.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Final
 
 from agentls.tools.checks.commands import CheckCommand
@@ -32,36 +33,33 @@ def go_module(project: ProjectDir) -> str | None:
 def detect(project: ProjectDir) -> Detection:
     found = Detection()
     go_mod = project.display("go.mod")
-    common = {"project": project.path, "install": INSTALL, "env": ENV, "languages": GO}
+    command = partial(CheckCommand, project=project.path, install=INSTALL, env=ENV, languages=GO)
     found.lint.append(
-        CheckCommand(
+        command(
             kind="lint",
             tool="go vet",
             argv=("go", "vet", "-json", "./..."),
             format="go-json",
             why=f"{go_mod} found: go vet checks every package of the module",
-            **common,  # type: ignore[arg-type]
         )
     )
     found.lint.append(
-        CheckCommand(
+        command(
             kind="lint",
             tool="gofmt",
             argv=("gofmt", "-l", "{paths}"),
             format="gofmt",
             why=f"{go_mod} found: gofmt -l lists files that are not formatted",
-            **common,  # type: ignore[arg-type]
         )
     )
     found.tests.append(
-        CheckCommand(
+        command(
             kind="tests",
             tool="go test",
             argv=("go", "test", "-json", "{target}"),
             format="go-json",
             why=f"{go_mod} found: go test -json gives per-test results",
             targets="go",
-            **common,  # type: ignore[arg-type]
         )
     )
     return found

@@ -158,7 +158,7 @@ def _typechecker(
             kind="lint",
             format="tsc",
             languages=JS_TS if check_js else frozenset({"typescript"}),
-            why=f"{project.display('tsconfig.json')} found: {program} type-checks the whole project",
+            why=f"{project.display('tsconfig.json')} found: {program} type-checks the project",
         )
     )
 
@@ -170,7 +170,7 @@ def _tests(
     manager: PackageManager,
     found: Detection,
 ) -> None:
-    scripts = package.get("scripts") if isinstance(package.get("scripts"), dict) else {}
+    scripts = _dict(package.get("scripts"))
     script = str(scripts.get("test") or "")
     for runner in ("vitest", "jest", "mocha"):
         if runner in deps:
@@ -197,6 +197,10 @@ def _tests(
                 targets="script",
             )
         )
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _script_args(script: str, runner: str) -> tuple[str, ...]:
@@ -253,5 +257,5 @@ def _runner(
         format=fmt,
         languages=JS_TS,
         why=f"{why}: its JSON report gives per-test results",
-        targets=runner,  # type: ignore[arg-type]
+        targets=runner,
     )

@@ -8,6 +8,7 @@ interpreter and, first, the tools, so results match what the user gets in their 
 from __future__ import annotations
 
 import configparser
+import contextlib
 from pathlib import Path
 from typing import Any, Final
 
@@ -77,7 +78,7 @@ def install_hint(project: ProjectDir, package: str) -> str:
 def detect(project: ProjectDir) -> Detection:
     found = Detection()
     pyproject = project.read_toml("pyproject.toml")
-    tools = pyproject.get("tool") if isinstance(pyproject.get("tool"), dict) else {}
+    tools = _dict(pyproject.get("tool"))
     setup_cfg = _setup_cfg(project)
     found.lint.append(_ruff(project, tools))
     mypy = _mypy_config(project, tools, setup_cfg)
@@ -101,14 +102,16 @@ def detect(project: ProjectDir) -> Detection:
     return found
 
 
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _setup_cfg(project: ProjectDir) -> configparser.ConfigParser:
     parser = configparser.ConfigParser(interpolation=None)
     text = project.read_text("setup.cfg")
     if text:
-        try:
+        with contextlib.suppress(configparser.Error):  # a broken setup.cfg configures nothing
             parser.read_string(text)
-        except configparser.Error:
-            pass
     return parser
 
 

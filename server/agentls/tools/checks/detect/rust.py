@@ -8,6 +8,7 @@ takes minutes, and the cache keeps it for every later run and session of the wor
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Final
 
 from agentls.tools.checks.commands import CheckCommand
@@ -24,17 +25,16 @@ ENV: Final = {"CARGO_TARGET_DIR": "{cargo_target}", "CARGO_TERM_COLOR": "never"}
 def detect(project: ProjectDir) -> Detection:
     found = Detection()
     manifest = project.display("Cargo.toml")
-    common = {"project": project.path, "install": INSTALL, "env": ENV, "languages": RUST}
-    check = CheckCommand(
+    command = partial(CheckCommand, project=project.path, install=INSTALL, env=ENV, languages=RUST)
+    check = command(
         kind="lint",
         tool="cargo check",
         argv=("cargo", "check", "--message-format=json", "--all-targets"),
         format="cargo-json",
         why=f"{manifest} found: cargo check compiles every target",
-        **common,  # type: ignore[arg-type]
     )
     found.lint.append(
-        CheckCommand(
+        command(
             kind="lint",
             tool="cargo clippy",
             argv=("cargo", "clippy", "--message-format=json", "--all-targets"),
@@ -43,18 +43,16 @@ def detect(project: ProjectDir) -> Detection:
             fallback=check,
             probe=("cargo", "clippy", "--version"),
             probe_note="clippy is not installed (rustup component add clippy), so cargo check ran",
-            **common,  # type: ignore[arg-type]
         )
     )
     found.tests.append(
-        CheckCommand(
+        command(
             kind="tests",
             tool="cargo test",
             argv=("cargo", "test", "--no-fail-fast", "--message-format=json", "{target}"),
             format="cargo-json",
             why=f"{manifest} found: cargo test, read per test from its output",
             targets="cargo",
-            **common,  # type: ignore[arg-type]
         )
     )
     return found
