@@ -26,7 +26,7 @@ from agentls.agent.tool import Tool, ToolError, ToolInput, ToolOutput
 from agentls.tools.checks.commands import CheckCommand
 from agentls.tools.checks.findings import Finding, map_finding, shown_command
 from agentls.tools.checks.parsing import LintFormatError, parse_findings
-from agentls.tools.checks.plan import Planner
+from agentls.tools.checks.plan import LintPlan, Planner
 from agentls.tools.checks.projects import ProjectIndex
 from agentls.tools.checks.runner import CheckRun, CheckRunner, Limits, Missing, strip_ansi
 from agentls.tools.checks.settings import LintEntry
@@ -51,7 +51,8 @@ class LintConfig:
     syntax_check: bool = True
     timeout: float = 120.0
     max_diagnostics: int = 200
-    max_output_bytes: int = 1024 * 1024
+    max_output_bytes: int = 8 * 1024 * 1024
+    """Per stream: eslint's JSON carries the source of each file with findings."""
 
 
 class LintInput(ToolInput):
@@ -145,9 +146,7 @@ Example: {"paths": ["src/app/models.py", "web/src/"]}"""
     async def _lint(
         self, files: list[Path], shadow: ShadowWorkspace, ctx: ToolContext
     ) -> ToolOutput:
-        index = ProjectIndex(list(ctx.workspace.roots), shadow.files(), base_of=shadow.to_shadow)
-        planner = Planner(index, lint=self.config.entries)
-        plan = await asyncio.to_thread(planner.lint, files)
+        plan = await asyncio.to_thread(self._plan, files, shadow)
         found = _Findings()
         runner = CheckRunner(shadow)
         targets = set(files)
@@ -168,6 +167,12 @@ Example: {"paths": ["src/app/models.py", "web/src/"]}"""
             result["notes"] = plan.notes
         text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
         return ToolOutput(text, is_error=bool(found.problems))
+
+    def _plan(self, files: list[Path], shadow: ShadowWorkspace) -> LintPlan:
+        """Which linter checks which file (reads project files: off the event loop)."""
+        roots = list(shadow.workspace.roots)
+        index = ProjectIndex(roots, shadow.file_strs(), base_of=shadow.to_shadow)
+        return Planner(index, lint=self.config.entries).lint(files)
 
     async def _run_linter(
         self,
@@ -218,6 +223,10 @@ Example: {"paths": ["src/app/models.py", "web/src/"]}"""
                     "message": f"timed out after {result.duration:.0f} s and was stopped",
                 }
             )
+            return False
+        if result.stdout_dropped and command.format != "raw":
+            why = f"its output was over {self.config.max_output_bytes} bytes; lint fewer files"
+            found.problems.append(_failed(run, shadow, why))
             return False
         stdout, stderr = strip_ansi(result.stdout), strip_ansi(result.stderr)
         try:

@@ -122,9 +122,8 @@ Example: {"target": "tests/test_parser.py::test_empty_input"}"""
     async def _run(
         self, input: RunTestsInput, ctx: ToolContext, shadow: ShadowWorkspace
     ) -> ToolOutput:
-        index = ProjectIndex(list(ctx.workspace.roots), shadow.files(), base_of=shadow.to_shadow)
-        planner = Planner(index, tests=self.config.entries)
-        suites = await asyncio.to_thread(planner.tests, _target_path(input.target, ctx, shadow))
+        target = _target_path(input.target, ctx, shadow)
+        suites = await asyncio.to_thread(self._plan, target, shadow)
         if not suites:
             raise ToolError(
                 "No test command is configured and none was detected: no pytest/unittest "
@@ -142,6 +141,12 @@ Example: {"target": "tests/test_parser.py::test_empty_input"}"""
         result = _combine(done)
         text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
         return ToolOutput(text, is_error=any(s.status == "missing" for s in done))
+
+    def _plan(self, target: Path | None, shadow: ShadowWorkspace) -> list[CheckCommand]:
+        """The test commands for the target (reads project files: off the event loop)."""
+        roots = list(shadow.workspace.roots)
+        index = ProjectIndex(roots, shadow.file_strs(), base_of=shadow.to_shadow)
+        return Planner(index, tests=self.config.entries).tests(target)
 
     async def _suite(
         self,

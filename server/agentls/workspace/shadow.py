@@ -287,6 +287,11 @@ class ShadowWorkspace:
             names = [n for n in names if n == folder or n.startswith(prefix)]
         return sorted(Path(n) for n in names)
 
+    def file_strs(self) -> list[str]:
+        """`files()` as unsorted path strings: for callers that scan them all (a large
+        workspace's `Path` objects and sort would cost more than the scan)."""
+        return self._mirror.paths() if self._mirror is not None else []
+
     # -- sync -----------------------------------------------------------------------------
 
     async def sync(self, changes: ChangeSet | None = None) -> SyncStats:

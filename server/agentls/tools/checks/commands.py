@@ -9,7 +9,6 @@ interpreter).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -87,16 +86,3 @@ class CheckCommand:
         """The fallback, explained by why the first choice could not run."""
         assert self.fallback is not None
         return replace(self.fallback, why=f"{self.fallback.why}; {self.probe_note}".strip("; "))
-
-    def shown(self, values: Mapping[str, str] | None = None) -> str:
-        """The command line as the user would type it (placeholders kept or filled)."""
-        import shlex
-
-        words = []
-        for word in self.argv:
-            for key, value in (values or {}).items():
-                word = word.replace(key, value)
-            words.append(word)
-        if os.path.isabs(words[0]):
-            words[0] = os.path.basename(words[0])
-        return shlex.join(words)

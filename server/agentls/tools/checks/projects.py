@@ -10,6 +10,7 @@ itself in `agentls doctor`.
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -110,19 +111,22 @@ class ProjectIndex:
     def __init__(
         self,
         roots: Sequence[Path],
-        files: Iterable[Path],
+        files: Iterable[str | Path],
         base_of: Callable[[Path], Path] | None = None,
     ) -> None:
         self.roots = sorted(roots, key=lambda r: len(r.parts), reverse=True)
         self._base_of = base_of or (lambda p: p)
         by_name = {name: eco for eco, names in MARKERS.items() for name in names}
-        self.projects: dict[str, set[Path]] = {eco: set() for eco in MARKERS}
-        self._suffixes: dict[Path, set[str]] = {}
-        for path in files:
-            eco = by_name.get(path.name)
+        found: dict[str, set[str]] = {eco: set() for eco in MARKERS}
+        suffixes: dict[str, set[str]] = {}
+        for name in files:
+            folder, base = os.path.split(os.fspath(name))
+            eco = by_name.get(base)
             if eco is not None:
-                self.projects[eco].add(path.parent)
-            self._suffixes.setdefault(path.parent, set()).add(path.suffix)
+                found[eco].add(folder)
+            suffixes.setdefault(folder, set()).add(os.path.splitext(base)[1])
+        self.projects = {eco: {Path(f) for f in folders} for eco, folders in found.items()}
+        self._suffixes = {Path(folder): exts for folder, exts in suffixes.items()}
 
     def has_language(self, root: Path, language: str) -> bool:
         """Whether any file of `language` lies under `root`."""
