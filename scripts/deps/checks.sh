@@ -5,6 +5,7 @@
 #   Go       Debian's golang-go (go vet, gofmt, go test), when `go` is not on PATH
 #   Rust     Debian's cargo, only when no `cargo` is on PATH (rustup's has clippy; Debian's
 #            may not, and the tools then fall back to `cargo check`)
+#   Ruby     Debian's rubocop and ruby-rspec (with ruby), when not on PATH
 #   npm      eslint, typescript, typescript-eslint and vitest from
 #            tests/fixtures/checks/npm/package-lock.json, installed with `npm ci` into
 #            $AGENTLS_TOOLS_DIR/checks-npm-<hash of the lock file>/node_modules (default
@@ -29,6 +30,8 @@ NPM_DIR="$TOOLS_DIR/checks-npm-$(sha256sum "$NPM_SRC/package-lock.json" | cut -c
 apt_missing=()
 command -v go >/dev/null || apt_missing+=(golang-go)
 command -v cargo >/dev/null || apt_missing+=(cargo)
+command -v rubocop >/dev/null || apt_missing+=(rubocop)
+command -v rspec >/dev/null || apt_missing+=(ruby-rspec)
 
 apt_install() {
   # Other scripts/deps/*.sh run apt at the same time: wait for the dpkg lock, retry once

@@ -224,6 +224,10 @@ def _mocha_case(test: dict[str, Any], outcome: Outcome) -> TestCaseResult:
 # -- rspec ----------------------------------------------------------------------------------
 
 
+_RUBY_LIBRARY_FRAME: Final = re.compile(r"/gems/|/rubygems-integration/|/bin/rspec:")
+"""Frames of rspec itself and of gems: noise in a failure's backtrace."""
+
+
 def parse_rspec_json(text: str) -> TestReport:
     """`rspec --format json`: `examples[]` with status, file and line; errors outside
     examples (a spec file that does not load) become one `error` case."""
@@ -253,7 +257,8 @@ def _rspec_case(example: dict[str, Any]) -> TestCaseResult:
         "passed" if status == "passed" else "failed" if status == "failed" else "skipped"
     )
     exception = _dict(example.get("exception"))
-    backtrace = "\n".join(str(b) for b in exception.get("backtrace") or [])
+    frames = [str(b) for b in exception.get("backtrace") or []]
+    backtrace = "\n".join(f for f in frames if not _RUBY_LIBRARY_FRAME.search(f))
     file = str(example.get("file_path") or "") or None
     line = example.get("line_number") if isinstance(example.get("line_number"), int) else None
     failed_at = _frame_in(backtrace, file)
