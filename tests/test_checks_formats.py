@@ -264,6 +264,20 @@ def test_pyright_pylint_rubocop_and_biome() -> None:
     assert ("src/x.js", 1, 1, "warning", "lint/style/useConst") in [f[:5] for f in found]
 
 
+def test_junit_from_a_linter() -> None:
+    xml = (
+        '<?xml version="1.0"?><testsuites><testsuite name="/w/src/a.js" tests="1">'
+        '<testcase name="org.eslint.semi" classname="/w/src/a"><failure message="Missing '
+        'semicolon."><![CDATA[line 3, col 10, Error - Missing semicolon. (semi)]]></failure>'
+        "</testcase></testsuite></testsuites>"
+    )
+    assert _brief("junit-xml", xml) == [
+        ("/w/src/a.js", 3, 10, "error", "org.eslint.semi", "Missing semicolon.")
+    ]
+    with pytest.raises(LintFormatError):
+        parse_findings("junit-xml", "<not xml", "")
+
+
 def test_eslint_ignored_file_notices_are_not_findings() -> None:
     out = json.dumps(
         [

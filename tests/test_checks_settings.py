@@ -22,7 +22,7 @@ def test_entries_are_validated_one_by_one() -> None:
     raw = [
         GOOD,
         {"command": [], "format": "raw"},
-        {"command": ["x"], "format": "junit-xml"},  # a test format, not a lint format
+        {"command": ["x"], "format": "jest-json"},  # a test format, not a lint format
         {"command": ["x"], "languages": ["klingon"]},
         {"command": ["x"], "format": "regex:(unclosed"},
         {"command": ["x"], "format": "regex:(?P<line>\\d+) (?P<message>.*)"},  # no file group
@@ -31,7 +31,7 @@ def test_entries_are_validated_one_by_one() -> None:
     valid, problems = validate_entries(raw, LintEntry, "lint")
     assert valid == [GOOD]
     assert len(problems) == 6
-    assert problems[1].startswith("lint[2] is invalid and ignored") and "junit-xml" in problems[1]
+    assert problems[1].startswith("lint[2] is invalid and ignored") and "jest-json" in problems[1]
     assert "klingon" in problems[2] and "does not compile" in problems[3]
     assert "lacks the named group(s) file" in problems[4] and "frmat" in problems[5]
     entry = LintEntry.model_validate(GOOD)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from agentls.workspace.lint_formats import RawDiagnostic, severity_of
 from agentls.workspace.test_reports import (
     Outcome,
     ReportError,
@@ -19,7 +20,7 @@ from agentls.workspace.test_reports import (
     report_of,
 )
 
-__all__ = ["JUnitError", "JUnitReport", "TestCaseResult", "parse_junit"]
+__all__ = ["JUnitError", "JUnitReport", "TestCaseResult", "parse_junit", "parse_junit_findings"]
 
 _EMPTY_SECTION = re.compile(r"^-+ Captured (?:Log|Out|Err) -+\n\s*(?=\n|$)", re.MULTILINE)
 
@@ -46,6 +47,42 @@ def parse_junit(xml_text: str) -> TestReport:
     cases = [_case(tc) for suite in suites for tc in suite.findall("testcase")]
     duration = sum(_float(s.get("time")) for s in suites) or sum(c.duration for c in cases)
     return report_of(cases, duration)
+
+
+_POSITION = re.compile(r"line (?P<line>\d+), col (?P<column>\d+), (?P<level>\w+)")
+
+
+def parse_junit_findings(xml_text: str) -> list[RawDiagnostic]:
+    """A linter's JUnit report (`eslint -f junit`, checkstyle converters): one finding per
+    failed test case; the file is the case's `file`, else its suite's name, else its class;
+    `line N, col M, Error` in the body gives the position and severity."""
+    try:
+        root = ET.fromstring(xml_text)
+    except ET.ParseError as exc:
+        raise JUnitError(f"not valid XML: {exc}") from exc
+    suites = [root] if root.tag == "testsuite" else root.findall(".//testsuite")
+    found = []
+    for suite in suites:
+        for tc in suite.findall("testcase"):
+            problem = tc.find("failure")
+            problem = problem if problem is not None else tc.find("error")
+            if problem is None:
+                continue
+            body = (problem.text or "").strip()
+            position = _POSITION.search(body)
+            file = tc.get("file") or suite.get("name") or tc.get("classname") or ""
+            line = int(position["line"]) if position else int(tc.get("line") or 1)
+            found.append(
+                RawDiagnostic(
+                    file=file,
+                    line=line,
+                    column=int(position["column"]) if position else 1,
+                    message=problem.get("message") or (body.splitlines()[0] if body else ""),
+                    code=tc.get("name") or None,
+                    severity=severity_of(position["level"] if position else "error"),
+                )
+            )
+    return found
 
 
 def _float(value: str | None) -> float:

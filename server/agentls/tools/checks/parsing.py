@@ -10,7 +10,7 @@ from agentls.workspace import lint_formats as lf
 from agentls.workspace import lint_text_formats as lt
 from agentls.workspace import test_reports as tr
 from agentls.workspace import test_text_reports as tt
-from agentls.workspace.junit import parse_junit
+from agentls.workspace.junit import JUnitError, parse_junit, parse_junit_findings
 from agentls.workspace.lint_formats import LintFormatError, RawDiagnostic
 from agentls.workspace.test_reports import ReportError, TestReport
 
@@ -43,6 +43,12 @@ def parse_findings(fmt: str, stdout: str, stderr: str) -> list[RawDiagnostic]:
         return lt.parse_gofmt(stdout, stderr)
     if fmt == "go-json":
         return lf.parse_go_vet_json(f"{stdout}\n{stderr}")
+    if fmt == "junit-xml":
+        start = stdout.find("<")
+        try:
+            return parse_junit_findings(stdout[start:]) if start >= 0 else []
+        except JUnitError as exc:
+            raise LintFormatError(str(exc)) from None
     parser = _JSON_FINDINGS.get(fmt)
     if parser is None:
         raise LintFormatError(f"unknown lint format {fmt!r}")

@@ -54,6 +54,7 @@ LINT_FORMATS: Final[tuple[str, ...]] = (
     "rubocop-json",
     "gofmt",
     "biome-json",
+    "junit-xml",
     "raw",
 )
 """What a lint command may print: the issue's formats plus those of the detected tools.
