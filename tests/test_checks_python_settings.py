@@ -189,3 +189,25 @@ async def test_raw_test_output_says_nothing_structured_was_read(
     assert "No structured results could be read" in result["message"]
     assert "2 of 3 checks passed" in result["output_tail"]
     assert "passed" not in result  # no counts were read, none are made up
+
+
+async def test_a_nested_python_project_imports_its_own_sources_from_the_copy(
+    tmp_path: Path, registry: ShadowRegistry
+) -> None:
+    root = tmp_path / "mono"
+    backend = root / "backend"
+    (backend / "src" / "pricing").mkdir(parents=True)
+    (backend / "tests").mkdir()
+    (root / "web").mkdir()
+    (root / "web" / "index.html").write_text("<p>hi</p>\n")
+    (backend / "pyproject.toml").write_text("[tool.pytest.ini_options]\ntestpaths = ['tests']\n")
+    (backend / "src" / "pricing" / "__init__.py").write_text("def net(x):\n    return x * 2\n")
+    (backend / "tests" / "test_net.py").write_text(
+        "import pricing\n\n\ndef test_net():\n"
+        f"    assert not pricing.__file__.startswith({str(root)!r})\n"
+        "    assert pricing.net(2) == 2\n"
+    )
+    ws, changes = Workspace([root]), ChangeSet()
+    stage(changes, backend / "src" / "pricing" / "__init__.py", "def net(x):\n    return x\n")
+    result, _ = await call(RunTestsTool(shadows=registry), make_ctx(ws, changes), target="backend")
+    assert (result["runner"], result["status"], result["passed"]) == ("pytest", "passed", 1), result

@@ -169,6 +169,10 @@ class CheckRunner:
         env = dict(_NO_COLOUR)
         env.update(venv_env([venv.parent]) if venv is not None else {})
         env.update(self.shadow.python_env(root))
+        if command.project != root:  # a nested Python project: its copy's sources win too
+            copy = self.shadow.to_shadow(command.project)
+            first = [str(p) for p in (copy / "src", copy) if p.is_dir()]
+            env["PYTHONPATH"] = os.pathsep.join([*first, env["PYTHONPATH"]]).rstrip(os.pathsep)
         env["PYTHONUNBUFFERED"] = "1"
         for key, value in command.env.items():
             if key not in os.environ:  # the user's own setting wins
