@@ -123,7 +123,7 @@ Example: {"target": "tests/test_parser.py::test_empty_input"}"""
         self, input: RunTestsInput, ctx: ToolContext, shadow: ShadowWorkspace
     ) -> ToolOutput:
         target = _target_path(input.target, ctx, shadow)
-        suites = await asyncio.to_thread(self._plan, target, shadow)
+        suites, notes = await asyncio.to_thread(self._plan, target, shadow)
         if not suites:
             raise ToolError(
                 "No test command is configured and none was detected: no pytest/unittest "
@@ -139,14 +139,20 @@ Example: {"target": "tests/test_parser.py::test_empty_input"}"""
             remaining = max(deadline - time.monotonic(), 1.0)
             done.append(await self._suite(command, input.target, ctx, runner, remaining, timeout))
         result = _combine(done)
+        if notes:
+            result["notes"] = notes
         text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
         return ToolOutput(text, is_error=any(s.status == "missing" for s in done))
 
-    def _plan(self, target: Path | None, shadow: ShadowWorkspace) -> list[CheckCommand]:
-        """The test commands for the target (reads project files: off the event loop)."""
+    def _plan(
+        self, target: Path | None, shadow: ShadowWorkspace
+    ) -> tuple[list[CheckCommand], list[str]]:
+        """The test commands for the target, and detection's notes on the runners it passed
+        over (reads project files: off the event loop)."""
         roots = list(shadow.workspace.roots)
         index = ProjectIndex(roots, shadow.file_strs(), base_of=shadow.to_shadow)
-        return Planner(index, tests=self.config.entries).tests(target)
+        planner = Planner(index, tests=self.config.entries)
+        return planner.tests(target), planner.notes()
 
     async def _suite(
         self,
@@ -274,10 +280,10 @@ def _status(run: CheckRun, report: TestReport | None) -> str:
         return "timeout"
     if report is not None and (report.failed or report.errors):
         return "failed"
+    if report is not None and not report.tests:
+        return "no_tests"  # pytest exits 5, vitest and jest 1, go test 0
     if result.exit_code == 0:
-        return "passed" if report is None or report.tests else "no_tests"
-    if run.command.targets == "pytest" and result.exit_code == 5:
-        return "no_tests"
+        return "passed"
     return "failed" if report is None else "error"
 
 

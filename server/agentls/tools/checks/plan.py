@@ -87,11 +87,15 @@ class Planner:
                 key = path.suffix.lower() or path.name
                 entry = plan.unchecked.setdefault(key, (reason, []))
                 entry[1].append(path)
-        for (_, _), detection in self._detections.items():
-            for note in detection.notes:
-                if note not in plan.notes:
-                    plan.notes.append(note)
+        plan.notes = self.notes()
         return plan
+
+    def notes(self) -> list[str]:
+        """Detection's notes on the candidates it passed over, for the projects planned."""
+        found: list[str] = []
+        for detection in self._detections.values():
+            found += [note for note in detection.notes if note not in found]
+        return found
 
     def _linters_for(self, path: Path) -> tuple[list[CheckCommand], str]:
         root = self.index.root_of(path)
