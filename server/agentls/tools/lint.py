@@ -194,13 +194,12 @@ Example: {"paths": ["src/app/models.py", "web/src/"]}"""
             except Missing as exc:
                 found.problems.append(_missing(command, exc))
                 return
-            if self._read(run, chunk, targets, runner.shadow, found):
+            if self._read(run, targets, runner.shadow, found):
                 found.linted.update(chunk)
 
     def _read(
         self,
         run: CheckRun,
-        chunk: list[Path],
         targets: set[Path],
         shadow: ShadowWorkspace,
         found: _Findings,
