@@ -6,11 +6,8 @@ import json
 
 import pytest
 
-from agentls.workspace.lint_formats import (
-    LintFormatError,
-    parse_json_diagnostics,
-    parse_line_diagnostics,
-)
+from agentls.workspace.lint_formats import LintFormatError, parse_json_diagnostics
+from agentls.workspace.lint_text_formats import parse_line_diagnostics
 
 
 def test_eslint_json_is_read_per_message() -> None:

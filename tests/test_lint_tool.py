@@ -12,7 +12,8 @@ import pytest
 
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import ToolError, output_to_content
-from agentls.tools.lint import RUFF, LintConfig, LinterSpec, LintInput, LintTool
+from agentls.tools.checks.settings import LintEntry
+from agentls.tools.lint import LintConfig, LintInput, LintTool
 from agentls.workspace import ChangeSet, Workspace
 from agentls.workspace.shadow import ShadowRegistry
 from tests.shadow_support import make_ctx, stage, tree_state
@@ -56,7 +57,7 @@ async def test_ruff_findings_come_back_structured_with_correct_lines(
     tool = LintTool(shadows=registry)
     result = await _lint(tool, make_ctx(Workspace([project])), paths=["app/bad.py", "app/clean.py"])
     diags = result["diagnostics"]
-    assert [(d["path"], d["line"], d["column"], d["code"]) for d in diags] == [
+    assert [(d["file"], d["line"], d["column"], d["code"]) for d in diags] == [
         ("app/bad.py", 5, 12, "F821"),  # errors first
         ("app/bad.py", 1, 8, "F401"),
     ]
@@ -86,7 +87,7 @@ async def test_staged_edits_and_buffers_are_what_gets_linted(
     ws.set_buffer(project / "app" / "other.py", "import sys\n", 1)  # the user, unsaved
     tool = LintTool(shadows=registry)
     result = await _lint(tool, make_ctx(ws, changes), paths=["app"])
-    assert [(d["path"], d["code"]) for d in result["diagnostics"]] == [
+    assert [(d["file"], d["code"]) for d in result["diagnostics"]] == [
         ("app/new.py", "F401"),
         ("app/other.py", "F401"),
     ]
@@ -101,10 +102,10 @@ async def test_defaults_to_changed_files_then_open_files(
         await _lint(tool, make_ctx(ws, changes))
     ws.set_buffer(project / "app" / "bad.py", BAD, 1)
     result = await _lint(tool, make_ctx(ws, changes))
-    assert {d["path"] for d in result["diagnostics"]} == {"app/bad.py"}
+    assert {d["file"] for d in result["diagnostics"]} == {"app/bad.py"}
     stage(changes, project / "app" / "new.py", "import json\n")
     result = await _lint(tool, make_ctx(ws, changes))
-    assert [(d["path"], d["code"]) for d in result["diagnostics"]] == [("app/new.py", "F401")]
+    assert [(d["file"], d["code"]) for d in result["diagnostics"]] == [("app/new.py", "F401")]
 
 
 async def test_unknown_file_types_are_reported_not_configured(
@@ -114,7 +115,12 @@ async def test_unknown_file_types_are_reported_not_configured(
     result = await _lint(tool, make_ctx(Workspace([project])), paths=["notes.xyz", "app/clean.py"])
     assert result["diagnostics"] == []
     assert result["not_configured"] == [
-        {"type": ".xyz", "reason": "no linter configured for .xyz files", "paths": ["notes.xyz"]}
+        {
+            "type": ".xyz",
+            "reason": "agentls detects no linter for .xyz files; add a `lint` setting to "
+            "check them",
+            "paths": ["notes.xyz"],
+        }
     ]
 
 
@@ -137,19 +143,19 @@ async def test_configured_regex_linter_maps_paths_back(
         "warning: [todo] leftover TODO')\n"
         "print('1 file checked')\n"
     )
-    todo = LinterSpec(
-        "todo",
-        (sys.executable, "-c", script, "{files}"),
-        format="regex",
-        pattern=r"^(?P<path>[^:]+):(?P<line>\d+):(?P<column>\d+): (?P<severity>\w+): "
+    todo = LintEntry(
+        name="todo",
+        command=(sys.executable, "-c", script, "{paths}"),
+        globs=("*.xyz",),
+        format=r"regex:^(?P<file>[^:]+):(?P<line>\d+):(?P<column>\d+): (?P<severity>\w+): "
         r"\[(?P<code>\w+)\] (?P<message>.+)$",
     )
     (project / "notes.xyz").write_text("ok\nsee TODO here\n")
-    tool = LintTool(LintConfig(linters={".xyz": todo, ".py": RUFF}), shadows=registry)
+    tool = LintTool(LintConfig(entries=(todo,)), shadows=registry)
     result = await _lint(tool, make_ctx(Workspace([project])), paths=["notes.xyz"])
     assert result["diagnostics"] == [
         {
-            "path": "notes.xyz",
+            "file": "notes.xyz",
             "line": 2,
             "column": 5,
             "code": "todo",
@@ -161,17 +167,24 @@ async def test_configured_regex_linter_maps_paths_back(
     ]
 
 
-async def test_missing_linter_is_reported(project: Path, registry: ShadowRegistry) -> None:
-    ghost = LinterSpec("ghostlint", ("ghostlint-not-installed", "{files}"))
-    tool = LintTool(LintConfig(linters={".xyz": ghost}), shadows=registry)
-    result = await _lint(tool, make_ctx(Workspace([project])), paths=["notes.xyz"])
-    assert result["problems"] == [
-        {
-            "linter": "ghostlint",
-            "message": "ghostlint is not installed (looked in the project's "
-            "venv, node_modules/.bin and PATH); its files were not linted.",
-        }
-    ]
+async def test_missing_linter_is_an_error_naming_the_install(
+    project: Path, registry: ShadowRegistry
+) -> None:
+    ghost = LintEntry(
+        name="ghostlint",
+        command=("ghostlint-not-installed", "{paths}"),
+        globs=("*.xyz",),
+        install="pip install ghostlint",
+    )
+    tool = LintTool(LintConfig(entries=(ghost,)), shadows=registry)
+    output = await tool.call(LintInput(paths=["notes.xyz"]), make_ctx(Workspace([project])))
+    assert output.is_error
+    result = json.loads(str(output.content))
+    [problem] = result["problems"]
+    assert problem["tool"] == "ghostlint"
+    assert problem["install"] == "pip install ghostlint"
+    assert "ghostlint-not-installed is not installed" in problem["message"]
+    assert "pip install ghostlint" in problem["message"]
 
 
 async def test_syntax_check_covers_files_no_linter_parsed(
@@ -188,7 +201,7 @@ async def test_syntax_check_covers_files_no_linter_parsed(
     stage(changes, project / "app" / "clean.py", "x = f(\n")
     tool = LintTool(shadows=registry, syntax_checker=checker)
     result = await _lint(tool, make_ctx(ws, changes), paths=["notes.xyz", "app/clean.py"])
-    found = {(d["path"], d["source"], d["line"]) for d in result["diagnostics"]}
+    found = {(d["file"], d["source"], d["line"]) for d in result["diagnostics"]}
     assert ("notes.xyz", "tree-sitter", 2) in found  # staged text, checked
     assert ("app/clean.py", "ruff", 2) in found  # ruff parsed it: its own syntax error...
     assert seen == [(project / "notes.xyz", "a\ncall(\n")]  # ...and no second opinion
@@ -209,7 +222,7 @@ async def test_index_syntax_check_covers_languages_without_a_linter(
     tool = LintTool(shadows=registry)  # the real tree-sitter check from the symbol index
     result = await _lint(tool, make_ctx(Workspace([project])), paths=["web.js"])
     [diag] = result["diagnostics"]
-    assert (diag["path"], diag["line"], diag["code"], diag["source"]) == (
+    assert (diag["file"], diag["line"], diag["code"], diag["source"]) == (
         "web.js",
         3,
         "syntax",

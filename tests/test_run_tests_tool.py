@@ -16,6 +16,7 @@ import pytest
 
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import ToolError, output_to_content
+from agentls.tools.checks.settings import TestEntry
 from agentls.tools.run_tests import RunTestsInput, RunTestsTool, TestConfig
 from agentls.workspace import ChangeSet, Workspace
 from agentls.workspace.process import run_process
@@ -188,7 +189,9 @@ async def test_cancelling_the_call_kills_the_run(
     project: Path, registry: ShadowRegistry, tmp_path: Path
 ) -> None:
     pid_file = tmp_path / "child.pid"
-    config = TestConfig(command=(sys.executable, "-c", SPAWN_AND_HANG, "{target}"))
+    config = TestConfig(
+        entries=(TestEntry(command=(sys.executable, "-c", SPAWN_AND_HANG, "{target}")),)
+    )
     tool = RunTestsTool(config, shadows=registry)
     ctx = make_ctx(unsandboxed(Workspace([project])))
     task = asyncio.create_task(tool.call(RunTestsInput(target=str(pid_file)), ctx))
@@ -278,7 +281,8 @@ async def test_custom_command_without_junit_reports_exit_code_and_output(
         "import os, sys; print('ran', sys.argv[1:], os.getcwd()); sys.exit(1)",
         "{target}",
     )
-    tool = RunTestsTool(TestConfig(command=(*command, "--only={target}")), shadows=registry)
+    entry = TestEntry(command=(*command, "--only={target}"))
+    tool = RunTestsTool(TestConfig(entries=(entry,)), shadows=registry)
     result = await _run(tool, make_ctx(Workspace([project])), target="suite-a")
     assert result["status"] == "failed" and result["exit_code"] == 1
     # cwd shown as the root, not the shadow

@@ -176,8 +176,9 @@ async def test_unsandboxed_tests_over_staged_code_ask_with_the_label(
 
 
 async def test_unsandboxed_lint_of_a_repository_executable_asks(tmp_path: Path, root: Path) -> None:
-    bin_dir = root / "node_modules" / ".bin"
+    bin_dir = root / ".venv" / "bin"  # a virtualenv inside the workspace: its ruff is used
     bin_dir.mkdir(parents=True)
+    (root / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     fake = bin_dir / "ruff"
     fake.write_text(f"#!{sys.executable}\nprint('[]')\n")
     fake.chmod(0o755)
@@ -185,9 +186,7 @@ async def test_unsandboxed_lint_of_a_repository_executable_asks(tmp_path: Path, 
     pipeline, ctx = _setup(tmp_path, root, approver, enabled=False)
     result = await _call(pipeline, ctx, "lint", paths=["ok.py"])
     assert result.is_error
-    assert "runs executables from the repository: node_modules/.bin/ruff" in (
-        approver.requests[0].reason
-    )
+    assert "runs executables from the repository: .venv/bin/ruff" in (approver.requests[0].reason)
 
 
 async def test_sandboxed_tests_over_staged_code_run_without_asking_but_are_labelled(

@@ -312,6 +312,7 @@ class AgentHost:
         """New settings apply to new sessions and to the next direct tool call."""
         self._direct_permissions = None
         self._tool_pools.clear()
+        self._tools = None  # rebuilt with the new settings (e.g. `lint`, `tests`)
 
     # --- sessions ------------------------------------------------------------------------
 

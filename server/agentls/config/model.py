@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from agentls.config.base import PermissionMode, RunMode, meta
+from agentls.config.checks import LintEntry, TestEntry
 from agentls.config.loop import LoopSettings
 from agentls.config.mcp import McpSettings
 from agentls.config.safety import (
@@ -82,6 +84,19 @@ class AgentlsSettings(LoopSettings):
     )
     """The OS sandbox of `run_command`, `run_tests` and `lint` (docs/sandbox.md); a project
     file may only tighten it."""
+    lint: list[LintEntry] = Field(default_factory=list, json_schema_extra=meta(restricted=True))
+    """Linters to run besides or instead of the detected ones (docs/lint-and-tests.md); a
+    project file's apply while `trustProjectSettings` is on."""
+    tests: list[TestEntry] = Field(default_factory=list, json_schema_extra=meta(restricted=True))
+    """Test commands to run instead of the detected runner (docs/lint-and-tests.md); a
+    project file's apply while `trustProjectSettings` is on."""
+
+    @field_validator("lint", "tests", mode="before")
+    @classmethod
+    def _one_entry_as_a_table(cls, value: object) -> object:
+        """One entry may be written as a table (`[tool.agentls.tests]`) instead of a list."""
+        return [value] if isinstance(value, Mapping) else value
+
     mcp: McpSettings = Field(default_factory=McpSettings, json_schema_extra=meta(user_only=True))
     """MCP servers and how they are run (docs/mcp.md)."""
     tool_search: ToolSearchSettings = Field(default_factory=ToolSearchSettings)

@@ -3,7 +3,8 @@
 Essential checks (a failure → exit 1): Python version, the packages agentls runs on,
 credentials and a tiny real request to the Messages-API endpoint. Warnings: the sandbox
 (bubblewrap missing, no user namespaces: with the fix). Informational: linters and test
-runners, editor clients, the symbol-index cache of the workspace.
+runners (what `lint` and `run_tests` would use in the workspace, and why), editor clients,
+the symbol-index cache of the workspace.
 """
 
 from __future__ import annotations
@@ -211,6 +212,32 @@ def check_sandbox() -> list[Check]:
     return [Check("sandbox", "sandbox", "ok", detail + " unless allowed in settings")]
 
 
+def check_workspace_checks(workspace: Path) -> list[Check]:
+    """The linters and test runners `lint` / `run_tests` would use in this workspace: each
+    with the file that chose it, and the install command when its program is missing. The
+    `lint` / `tests` settings of the project file count; the editor's are not known here."""
+    try:
+        from agentls.lsp.config import load_project_config
+        from agentls.tools.checks.overview import overview
+        from agentls.tools.checks.settings import LintEntry, TestEntry
+        from agentls.workspace import Workspace
+
+        config = load_project_config(workspace)
+        lint = [LintEntry.model_validate(e) for e in config.values.get("lint", [])]
+        tests = [TestEntry.model_validate(e) for e in config.values.get("tests", [])]
+        files = [Path(p) for p in Workspace([workspace]).file_strs()]
+        rows = overview([workspace], files, lint, tests)
+    except Exception as exc:  # a broken project must not stop the other checks
+        return [Check("lint", "detection", "warn", f"could not inspect {workspace}: {exc}")]
+    checks = [Check("lint", "settings", "warn", str(p)) for p in config.problems]
+    checks += [Check(r.kind, r.name, r.status, r.detail) for r in rows]
+    if not rows:
+        checks.append(
+            Check("lint", "detection", "info", f"no project files in {workspace} to detect from")
+        )
+    return checks
+
+
 def check_editors() -> list[Check]:
     checks = []
     for name, label in EDITORS.items():
@@ -255,13 +282,8 @@ def run_checks(workspace: Path, timeout: float) -> list[Check]:
     checks = check_python() + check_packages()
     if not any(c.status == "fail" and c.name == "anthropic" for c in checks):
         checks += check_endpoint(timeout)
-    return (
-        checks
-        + check_sandbox()
-        + check_tools()
-        + check_editors()
-        + check_index(workspace.resolve())
-    )
+    checks += check_sandbox() + check_tools() + check_workspace_checks(workspace.resolve())
+    return checks + check_editors() + check_index(workspace.resolve())
 
 
 def doctor(workspace: Path, *, as_json: bool = False, timeout: float = 15.0) -> int:

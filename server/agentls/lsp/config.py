@@ -12,11 +12,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentls.config import Layer, SettingsStack, load_layer
 from agentls.config.project import PROJECT_FILE, SECTION, load_project_layer
 
-__all__ = ["PROJECT_FILE", "SECTION", "ConfigState", "load_project_config", "unwrap_section"]
+if TYPE_CHECKING:
+    from agentls.config.checks import LintEntry, TestEntry
+
+__all__ = [
+    "PROJECT_FILE",
+    "SECTION",
+    "ConfigState",
+    "check_entries",
+    "load_project_config",
+    "unwrap_section",
+]
 
 
 def load_project_config(root: Path | None) -> Layer:
@@ -56,3 +67,11 @@ class ConfigState(SettingsStack):
     @property
     def editor(self) -> Layer:
         return self.layer("editor")
+
+
+def check_entries(state: ConfigState) -> tuple[tuple[LintEntry, ...], tuple[TestEntry, ...]]:
+    """The `lint` and `tests` entries for the tools. Like hooks, a project file's commands
+    apply only while the user trusts project settings (`trustProjectSettings`, default on)."""
+    chosen = state.editor.settings if not state.editor.settings.trust_project_settings else None
+    settings = chosen or state.current
+    return tuple(settings.lint), tuple(settings.tests)

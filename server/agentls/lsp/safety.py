@@ -102,13 +102,20 @@ def session_pool_filter(ls: AgentLanguageServer) -> PoolFilter:
 
 
 def session_tools(ls: AgentLanguageServer) -> list[Any]:
-    """The built-in tools, with `run_command` configured by the safety settings."""
-    from agentls.tools import RunCommand, builtin_tools
+    """The built-in tools, with `run_command` configured by the safety settings and `lint` /
+    `run_tests` by the `lint` / `tests` settings."""
+    from agentls.lsp.config import check_entries
+    from agentls.tools import LintConfig, RunCommand, TestConfig, builtin_tools
 
     run_command = None
     if ls.safety is not None:
         run_command = RunCommand.from_settings(ls.safety.run_command, ls.safety.redactor)
-    return builtin_tools(run_command=run_command)
+    lint, tests = check_entries(ls.config)
+    return builtin_tools(
+        lint=LintConfig(entries=lint),
+        tests=TestConfig(entries=tests),
+        run_command=run_command,
+    )
 
 
 class LazyMcpSource:

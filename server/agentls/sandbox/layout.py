@@ -137,7 +137,20 @@ def build_layout(
         reexposed=tuple(_toolchains(roots)),
         home=home,
         cwd=cwd,
+        env=_toolchain_homes(user_home, dirs),
     )
+
+
+def _toolchain_homes(user_home: Path, hidden: Sequence[Path]) -> dict[str, str]:
+    """Toolchains that find their installation through HOME and would not find it under
+    the private one: rustup's `cargo`/`rustc` proxies need `~/.rustup` (read-only is
+    enough). Where the environment names it already, that stays."""
+    found: dict[str, str] = {}
+    rustup = user_home / ".rustup"
+    visible = rustup.is_dir() and not any(_is_under(rustup.resolve(), d) for d in hidden)
+    if "RUSTUP_HOME" not in os.environ and visible:
+        found["RUSTUP_HOME"] = str(rustup.resolve())
+    return found
 
 
 def home_secrets(home: Path, secrets: SecretMatcher) -> list[Path]:

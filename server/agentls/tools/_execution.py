@@ -21,7 +21,7 @@ weighs: a refusal, or a reason to ask) and `confinement_for` when it runs;
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,9 @@ from agentls.workspace.shadow import ShadowWorkspace
 __all__ = ["Execution", "confinement_for", "execution_risk", "plan_execution"]
 
 _SHOWN = 5
+
+Executables = Sequence[str] | Callable[[], Sequence[str]]
+"""Programs a call starts, or a function that finds them (called only when it matters)."""
 
 
 @dataclass(frozen=True)
@@ -75,14 +78,18 @@ def plan_execution(
     ctx: ToolContext,
     *,
     command: str | None = None,
-    executables: Sequence[str] = (),
+    executables: Executables = (),
     unsandboxed_requested: bool = False,
 ) -> Execution:
-    """Decide for one call (cheap: the availability probe is cached)."""
+    """Decide for one call (cheap: the availability probe is cached). `executables` (the
+        programs the call would start, or a function finding them) is only looked at when the
+        call would run unsandboxed: inside the sandbox they cannot reach anything. Staged code is
+    always named (the transcript says a run executed what the session wrote)."""
     decision = sandbox_of(ctx.workspace).decide(
         tool, command_parts=_parts(command), unsandboxed_requested=unsandboxed_requested
     )
-    return Execution(tool, decision, _staged(ctx), _in_repository(ctx, executables))
+    found = () if decision.sandboxed else executables() if callable(executables) else executables
+    return Execution(tool, decision, _staged(ctx), _in_repository(ctx, found))
 
 
 def execution_risk(
@@ -90,7 +97,7 @@ def execution_risk(
     ctx: ToolContext,
     *,
     command: str | None = None,
-    executables: Sequence[str] = (),
+    executables: Executables = (),
     unsandboxed_requested: bool = False,
 ) -> CallRisk:
     """What `Tool.assess` reports for an execution tool (see the module docstring)."""

@@ -1,8 +1,11 @@
-"""The `lint` tool: the project's own linters, run on the session's view of the files.
+"""The `lint` tool: the project's own linters and type checkers, on the session's view.
 
 Why in the shadow: the agent's staged edits and the user's unsaved buffers are what need
-checking, and linters write caches; both point to the private copy. Why the project's
-own configuration: a diagnostic the user's CI would not raise is noise to the model.
+checking, and linters write caches; both point to the private copy. Why the project's own
+tools and configuration (detected from its files, or named in the `lint` setting): a
+diagnostic the user's CI would not raise is noise to the model. Every linter's findings
+come back in one shape, and every file is either checked or listed with the reason it
+was not.
 """
 
 from __future__ import annotations
@@ -11,76 +14,47 @@ import asyncio
 import importlib
 import json
 import logging
-import os
-import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib.util import find_spec
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
 from agentls.agent.context import ToolContext
-from agentls.agent.tool import CallRisk, Tool, ToolError, ToolInput
+from agentls.agent.tool import NO_RISK, CallRisk, Tool, ToolError, ToolInput, ToolOutput
 from agentls.tools._execution import confinement_for, execution_risk, plan_execution
-from agentls.workspace.lint_formats import (
-    DEFAULT_LINE_PATTERN,
-    LintFormatError,
-    RawDiagnostic,
-    parse_json_diagnostics,
-    parse_line_diagnostics,
-)
-from agentls.workspace.process import Confinement, ProcessStartError
-from agentls.workspace.process_guard import run_guarded
+from agentls.tools.checks.commands import CheckCommand
+from agentls.tools.checks.findings import Finding, map_finding, shown_command
+from agentls.tools.checks.parsing import LintFormatError, parse_findings
+from agentls.tools.checks.plan import LintPlan, Planner
+from agentls.tools.checks.programs import workspace_programs
+from agentls.tools.checks.projects import ProjectIndex
+from agentls.tools.checks.runner import CheckRun, CheckRunner, Limits, Missing, strip_ansi
+from agentls.tools.checks.settings import LintEntry
 from agentls.workspace.shadow import ShadowRegistry, ShadowWorkspace, shadow_for
-from agentls.workspace.toolchain import find_executable, venv_env
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RUFF", "LintConfig", "LintInput", "LintTool", "LinterSpec"]
+__all__ = ["LintConfig", "LintInput", "LintTool"]
 
 _CHUNK_FILES = 200  # files per linter invocation: keeps argv far below ARG_MAX
-
-
-@dataclass(frozen=True)
-class LinterSpec:
-    """How to run one linter.
-
-    `command` is an argv template: `{files}` expands to the files (paths relative to the
-    shadow root), `{root}` to the shadow root. `format` is `json` (ruff- or eslint-style)
-    or `regex` with `pattern` (named groups `path`, `line`, `message`; optional `column`,
-    `code`, `severity`). `module` is a Python module to run with `python -m` when the
-    executable is not found. Exit codes outside `ok_exit_codes` mean the linter failed.
-    """
-
-    name: str
-    command: tuple[str, ...]
-    format: Literal["json", "regex"] = "json"
-    pattern: str = DEFAULT_LINE_PATTERN
-    module: str | None = None
-    ok_exit_codes: tuple[int, ...] = (0, 1)
-
-
-RUFF = LinterSpec(
-    name="ruff",
-    command=("ruff", "check", "--output-format", "json", "--force-exclude", "--no-fix", "{files}"),
-    module="ruff",
-)
+_MAX_ELSEWHERE = 20
+_RAW_TAIL = 3000
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
 @dataclass(frozen=True)
 class LintConfig:
-    """Which linter runs for which file extension; filled by the config loader later."""
+    """The lint tool's settings: the `lint` setting's entries (built by the host from the
+    editor settings and the project file) and its limits."""
 
-    linters: Mapping[str, LinterSpec] = field(default_factory=lambda: {".py": RUFF, ".pyi": RUFF})
+    entries: tuple[LintEntry, ...] = ()
     syntax_check: bool = True
     timeout: float = 120.0
     max_diagnostics: int = 200
-    max_output_bytes: int = 1024 * 1024
-
-    def linter_for(self, path: Path) -> LinterSpec | None:
-        return self.linters.get(path.suffix.lower())
+    max_output_bytes: int = 8 * 1024 * 1024
+    """Per stream: eslint's JSON carries the source of each file with findings."""
 
 
 class LintInput(ToolInput):
@@ -95,11 +69,22 @@ class LintInput(ToolInput):
 
 @dataclass
 class _Findings:
-    diagnostics: list[dict[str, Any]] = field(default_factory=list)
-    not_configured: list[dict[str, Any]] = field(default_factory=list)
+    diagnostics: list[Finding] = field(default_factory=list)
+    elsewhere: list[Finding] = field(default_factory=list)
+    checks: list[dict[str, Any]] = field(default_factory=list)
     problems: list[dict[str, str]] = field(default_factory=list)
+    raw: list[dict[str, Any]] = field(default_factory=list)
     linted: set[Path] = field(default_factory=set)
-    """Files a linter parsed successfully: its parser is authoritative for them."""
+    """Files a linter read successfully: its parser is authoritative for them."""
+    seen: set[tuple[object, ...]] = field(default_factory=set)
+    """Findings already listed (cargo reports a library's findings once per target)."""
+
+    def add(self, finding: Finding, in_targets: bool) -> None:
+        key = (finding.file, finding.line, finding.column, finding.code, finding.message)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        (self.diagnostics if in_targets else self.elsewhere).append(finding)
 
 
 SyntaxChecker = Callable[[Path, str], Iterable[Any]]
@@ -108,20 +93,25 @@ SyntaxChecker = Callable[[Path, str], Iterable[Any]]
 class LintTool(Tool[LintInput]):
     name = "lint"
     usage = """\
-Lint files with the project's own linters (ruff for Python by default, configured linters
-for other languages) plus a syntax check, and return structured diagnostics:
-path, line, column, code, severity, message, fixable.
+Lint files with the project's own linters and type checkers and return structured
+diagnostics: file, line, column, severity, code, message, source (the tool).
 
-Use it after editing files to catch mistakes before running tests or finishing. It checks
-what you see: your staged edits and the user's unsaved editor buffers, not just disk. It
-runs on a private copy of the workspace, never changes files, and applies no fixes (fix
-diagnostics with your edit tools).
+The tools are detected from the project's files: eslint or biome and tsc for
+JavaScript/TypeScript (from node_modules/.bin), ruff plus mypy/pyright/pylint when
+configured for Python, go vet and gofmt for Go, cargo clippy (or cargo check) for Rust,
+rubocop for Ruby; the `lint` setting adds or overrides them. `checks` says which ran and
+why. Use it after editing files to catch mistakes before running tests or finishing. It
+checks what you see: your staged edits and the user's unsaved editor buffers. It runs on a
+private copy of the workspace, never changes files, and applies no fixes.
 Without `paths` it lints the files changed in this session, or else the open files.
-File types without a configured linter are listed under `not_configured`.
-Limits: at most ~200 diagnostics are listed (errors first); one run times out after 2 minutes.
-Example: {"paths": ["src/app/models.py", "tests/"]}"""
+Whole-project checkers (tsc, go vet, cargo) also report problems in other files
+(`other_files`): a change can break its callers. Files no linter covers are listed under
+`not_configured` with the reason. A linter that is missing or fails is an error naming
+the fix (e.g. "run npm ci").
+Limits: at most ~200 diagnostics are listed (errors first); a linter times out after 2 min.
+Example: {"paths": ["src/app/models.py", "web/src/"]}"""
     input_model = LintInput
-    search_hint = "ruff eslint diagnostics syntax errors check code style"
+    search_hint = "ruff eslint tsc mypy clippy go vet diagnostics type errors check code style"
 
     def __init__(
         self,
@@ -139,12 +129,18 @@ Example: {"paths": ["src/app/models.py", "tests/"]}"""
 
     async def assess(self, input: LintInput, ctx: ToolContext) -> CallRisk:
         """Read-only only inside the sandbox: see `agentls.tools._execution`."""
-        return execution_risk(self.name, ctx, executables=self._executables(ctx))
+        try:
+            files = await _targets(input.paths, ctx)
+        except ToolError:
+            return NO_RISK  # the call itself reports the bad path
+        return execution_risk(self.name, ctx, executables=lambda: self._programs(files, ctx))
 
-    def _executables(self, ctx: ToolContext) -> list[str]:
+    def _programs(self, files: list[Path], ctx: ToolContext) -> list[str]:
+        """The linters' programs as found in the user's workspace (repository executables
+        are code the repository ships: see `agentls.tools._execution`)."""
         roots = list(ctx.workspace.roots)
-        found = (_executable(spec, roots) for spec in set(self.config.linters.values()))
-        return [argv[0] for argv in found if argv]
+        index = ProjectIndex(roots, ctx.workspace.file_strs())
+        return workspace_programs(Planner(index, lint=self.config.entries).lint(files).runs, roots)
 
     def summary(self, input: LintInput) -> str:
         if not input.paths:
@@ -153,7 +149,7 @@ Example: {"paths": ["src/app/models.py", "tests/"]}"""
             return f"Linting {input.paths[0]}"
         return f"Linting {len(input.paths)} paths"
 
-    async def call(self, input: LintInput, ctx: ToolContext) -> dict[str, Any]:
+    async def call(self, input: LintInput, ctx: ToolContext) -> ToolOutput:
         files = await _targets(input.paths, ctx)
         if not files:
             raise ToolError(
@@ -161,111 +157,116 @@ Example: {"paths": ["src/app/models.py", "tests/"]}"""
                 "Pass `paths`."
             )
         with shadow_for(ctx, self._shadows).in_use() as shadow:
+            await shadow.sync(ctx.changes)
             return await self._lint(files, shadow, ctx)
 
     async def _lint(
         self, files: list[Path], shadow: ShadowWorkspace, ctx: ToolContext
-    ) -> dict[str, Any]:
-        await shadow.sync(ctx.changes)
+    ) -> ToolOutput:
+        plan = await asyncio.to_thread(self._plan, files, shadow)
         found = _Findings()
-        by_linter: dict[LinterSpec, list[Path]] = {}
-        unlinted: dict[str, list[str]] = {}
-        for path in files:
-            spec = self.config.linter_for(path)
-            if spec is None:
-                unlinted.setdefault(path.suffix.lower(), []).append(ctx.workspace.display(path))
-            else:
-                by_linter.setdefault(spec, []).append(path)
-        found.not_configured = [_not_configured(ext, paths) for ext, paths in unlinted.items()]
-        for spec, paths in by_linter.items():
-            await self._run_linter(spec, paths, shadow, ctx, found)
+        runner = CheckRunner(shadow, lambda cwd: confinement_for(self.name, ctx, shadow, cwd))
+        targets = set(files)
+        jobs = [
+            self._run_linter(runner, command, paths, targets, found)
+            for command, paths in plan.runs.items()
+        ]
+        await asyncio.gather(*jobs)
         if self.config.syntax_check:
             self._check_syntax(files, shadow, found)
-        plan = plan_execution(self.name, ctx, executables=self._executables(ctx))
-        return {**self._result(files, found), **plan.result_fields()}
+        result = self._result(files, found)
+        if plan.unchecked:
+            result["not_configured"] = [
+                _unchecked(kind, reason, [ctx.workspace.display(p) for p in paths])
+                for kind, (reason, paths) in plan.unchecked.items()
+            ]
+        if plan.notes:
+            result["notes"] = plan.notes
+        execution = plan_execution(self.name, ctx, executables=lambda: self._programs(files, ctx))
+        result.update(execution.result_fields())
+        text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+        return ToolOutput(text, is_error=bool(found.problems))
+
+    def _plan(self, files: list[Path], shadow: ShadowWorkspace) -> LintPlan:
+        """Which linter checks which file (reads project files: off the event loop)."""
+        roots = list(shadow.workspace.roots)
+        index = ProjectIndex(roots, shadow.file_strs(), base_of=shadow.to_shadow)
+        return Planner(index, lint=self.config.entries).lint(files)
 
     async def _run_linter(
         self,
-        spec: LinterSpec,
-        files: list[Path],
-        shadow: ShadowWorkspace,
-        ctx: ToolContext,
+        runner: CheckRunner,
+        command: CheckCommand,
+        paths: list[Path],
+        targets: set[Path],
         found: _Findings,
     ) -> None:
-        by_root: dict[Path, list[Path]] = {}
-        for path in files:
-            by_root.setdefault(shadow.root_for(path), []).append(path)
-        roots = list(ctx.workspace.roots)
-        argv0 = _executable(spec, roots)
-        if argv0 is None:
-            found.problems.append(
-                {
-                    "linter": spec.name,
-                    "message": f"{spec.name} is not installed (looked in the project's venv, "
-                    "node_modules/.bin and PATH); its files were not linted.",
-                }
-            )
-            return
-        for root, paths in by_root.items():
-            cwd = shadow.shadow_root(root)
-            for start in range(0, len(paths), _CHUNK_FILES):
-                chunk = paths[start : start + _CHUNK_FILES]
-                names = [str(p.relative_to(root)) for p in chunk]
-                argv = [*argv0, *_expand(spec.command[1:], names, cwd)]
-                box = confinement_for(self.name, ctx, shadow, cwd)
-                if await self._run_one(spec, argv, root, shadow, roots, found, box):
-                    found.linted.update(chunk)
+        limits = Limits(command.timeout or self.config.timeout, self.config.max_output_bytes)
+        chunks = (
+            [paths[i : i + _CHUNK_FILES] for i in range(0, len(paths), _CHUNK_FILES)]
+            if command.per_file
+            else [paths]
+        )
+        for chunk in chunks:
+            try:
+                run = await runner.run(command, limits, paths=chunk if command.per_file else ())
+            except Missing as exc:
+                found.problems.append(_missing(command, exc))
+                return
+            if self._read(run, targets, runner.shadow, found):
+                found.linted.update(chunk)
 
-    async def _run_one(
+    def _read(
         self,
-        spec: LinterSpec,
-        argv: list[str],
-        root: Path,
+        run: CheckRun,
+        targets: set[Path],
         shadow: ShadowWorkspace,
-        roots: Sequence[Path],
         found: _Findings,
-        box: Confinement | None = None,
     ) -> bool:
-        """Run one linter invocation; False (with a `problems` entry) when it failed."""
-        cwd = shadow.shadow_root(root)
-        env = {**venv_env(roots), **shadow.python_env(root)}
-        try:
-            result = await run_guarded(
-                argv,
-                cwd=cwd,
-                env=env,
-                timeout=self.config.timeout,
-                max_output_bytes=self.config.max_output_bytes,
-                confinement=box,
-            )
-        except ProcessStartError as exc:
-            found.problems.append({"linter": spec.name, "message": str(exc)})
-            return False
+        """Parse one run into findings; False (with a `problems` entry) when it failed."""
+        command, result = run.command, run.result
+        tool = command.tool
+        entry: dict[str, Any] = {
+            "tool": tool,
+            "why": command.why,
+            "command": shown_command(run, shadow),
+        }
+        if run.notes:
+            entry["note"] = "; ".join(run.notes)
+        found.checks.append(entry)
         if result.timed_out:
             found.problems.append(
-                {"linter": spec.name, "message": f"timed out after {self.config.timeout:g} s"}
+                {
+                    "tool": tool,
+                    "message": f"timed out after {result.duration:.0f} s and was stopped",
+                }
             )
             return False
-        if result.exit_code not in spec.ok_exit_codes or result.stdout_dropped:
-            detail = shadow.map_output(result.stderr or result.stdout).strip()[-1500:]
-            why = "output too large" if result.stdout_dropped else f"exit {result.exit_code}"
-            found.problems.append({"linter": spec.name, "message": f"failed ({why}): {detail}"})
+        if result.stdout_dropped and command.format != "raw":
+            why = f"its output was over {self.config.max_output_bytes} bytes; lint fewer files"
+            found.problems.append(_failed(run, shadow, why))
             return False
+        stdout, stderr = strip_ansi(result.stdout), strip_ansi(result.stderr)
         try:
-            raw = (
-                parse_json_diagnostics(result.stdout)
-                if spec.format == "json"
-                else parse_line_diagnostics(result.stdout + result.stderr, spec.pattern)
-            )
+            raw = parse_findings(command.format, stdout, stderr)
         except LintFormatError as exc:
-            found.problems.append({"linter": spec.name, "message": f"unreadable output: {exc}"})
+            found.problems.append(
+                _failed(run, shadow, f"its output is not {command.format}: {exc}")
+            )
+            return False
+        if command.format == "raw":
+            if result.exit_code or stdout.strip() or stderr.strip():
+                found.raw.append(_raw(run, shadow))
+            return True
+        if not raw and result.exit_code not in (0, None):
+            found.problems.append(_failed(run, shadow, f"exit code {result.exit_code}"))
             return False
         for diag in raw:
-            mapped = shadow.to_workspace(cwd / diag.file)
-            if mapped is not None:
-                found.diagnostics.append(
-                    _as_dict(diag, shadow.workspace.display(mapped), spec.name)
-                )
+            mapped = map_finding(diag, run.cwd, shadow, tool)
+            if mapped is None:
+                continue
+            if mapped.path in targets or not command.per_file:
+                found.add(mapped, in_targets=mapped.path in targets)
         return True
 
     def _check_syntax(self, files: list[Path], shadow: ShadowWorkspace, found: _Findings) -> None:
@@ -285,29 +286,36 @@ Example: {"paths": ["src/app/models.py", "tests/"]}"""
                 log.debug("syntax check failed for %s", path, exc_info=True)
                 continue
             for error in errors:
-                diag = _syntax_diagnostic(error, shown)
+                diag = _syntax_finding(error, path, shown)
                 if diag is not None:
                     found.diagnostics.append(diag)
 
     def _result(self, files: list[Path], found: _Findings) -> dict[str, Any]:
-        order = {"error": 0, "warning": 1, "info": 2}
-        diags = sorted(
-            found.diagnostics,
-            key=lambda d: (order.get(d["severity"], 3), d["path"], d["line"], d["column"]),
-        )
-        errors = sum(1 for d in diags if d["severity"] == "error")
-        result: dict[str, Any] = {
-            "summary": f"{len(diags)} diagnostics ({errors} errors) in {len(files)} files"
+        diags = sorted(found.diagnostics, key=_order)
+        errors = sum(1 for d in diags if d.severity == "error")
+        summary = (
+            f"{len(diags)} diagnostics ({errors} errors) in {len(files)} files"
             if diags
-            else f"No problems found in {len(files)} files",
-            "diagnostics": diags[: self.config.max_diagnostics],
+            else f"No problems found in {len(files)} files"
+        )
+        if found.problems:
+            summary += f"; {len(found.problems)} linter(s) could not run (see `problems`)"
+        result: dict[str, Any] = {
+            "summary": summary,
+            "diagnostics": [d.as_dict() for d in diags[: self.config.max_diagnostics]],
         }
         if len(diags) > self.config.max_diagnostics:
             result["truncated"] = len(diags) - self.config.max_diagnostics
-        if found.not_configured:
-            result["not_configured"] = found.not_configured
+        if found.elsewhere:
+            others = sorted(found.elsewhere, key=_order)
+            result["other_files"] = [d.as_dict() for d in others[:_MAX_ELSEWHERE]]
+            if len(others) > _MAX_ELSEWHERE:
+                result["other_files_more"] = len(others) - _MAX_ELSEWHERE
+        result["checks"] = found.checks
         if found.problems:
             result["problems"] = found.problems
+        if found.raw:
+            result["raw_output"] = found.raw
         while len(json.dumps(result)) > self.max_result_chars - 500 and result["diagnostics"]:
             keep = len(result["diagnostics"]) * 3 // 4
             result["truncated"] = result.get("truncated", 0) + len(result["diagnostics"]) - keep
@@ -315,53 +323,50 @@ Example: {"paths": ["src/app/models.py", "tests/"]}"""
         return result
 
 
-def _not_configured(extension: str, paths: list[str]) -> dict[str, Any]:
-    kind = f"{extension} files" if extension else "files without an extension"
-    entry: dict[str, Any] = {"type": extension, "reason": f"no linter configured for {kind}"}
-    entry["paths"] = paths[:5]
+def _order(finding: Finding) -> tuple[int, str, int, int]:
+    return (_SEVERITY_ORDER.get(finding.severity, 3), finding.file, finding.line, finding.column)
+
+
+def _unchecked(kind: str, reason: str, paths: list[str]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": kind, "reason": reason, "paths": paths[:5]}
     if len(paths) > 5:
         entry["more"] = len(paths) - 5
     return entry
 
 
-def _expand(template: Sequence[str], files: list[str], cwd: Path) -> list[str]:
-    argv: list[str] = []
-    for part in template:
-        if part == "{files}":
-            argv.extend(files)
-        else:
-            argv.append(part.replace("{root}", str(cwd)))
-    return argv
+def _missing(command: CheckCommand, exc: Missing) -> dict[str, str]:
+    entry = {"tool": command.tool, "message": f"{exc.message}; its files were not checked"}
+    if exc.install:
+        entry["install"] = exc.install
+        entry["message"] += f". Install it: {exc.install}"
+    entry["why"] = command.why
+    return entry
 
 
-def _executable(spec: LinterSpec, roots: Sequence[Path]) -> list[str] | None:
-    """The project's copy first, then PATH, then `python -m module` for Python linters."""
-    name = spec.command[0]
-    if os.path.isabs(name):
-        return [name] if os.access(name, os.X_OK) else None
-    found = find_executable(name, roots)
-    if found is not None:
-        return [found]
-    if spec.module and find_spec(spec.module) is not None:
-        return [sys.executable, "-m", spec.module]
-    return None
-
-
-def _as_dict(diag: RawDiagnostic, path: str, source: str) -> dict[str, Any]:
+def _failed(run: CheckRun, shadow: ShadowWorkspace, why: str) -> dict[str, str]:
+    output = shadow.map_output(strip_ansi(run.result.stderr or run.result.stdout)).strip()
     return {
-        "path": path,
-        "line": diag.line,
-        "column": diag.column,
-        "code": diag.code,
-        "severity": diag.severity,
-        "message": diag.message,
-        "fixable": diag.fixable,
-        "source": source,
+        "tool": run.command.tool,
+        "message": f"{run.command.tool} failed ({why}); no findings could be read",
+        "output": output[-1500:],
+    }
+
+
+def _raw(run: CheckRun, shadow: ShadowWorkspace) -> dict[str, Any]:
+    text = shadow.map_output(strip_ansi(run.result.stdout + run.result.stderr)).strip()
+    if len(text) > _RAW_TAIL:
+        text = f"[... {len(text) - _RAW_TAIL} chars trimmed ...]\n{text[-_RAW_TAIL:]}"
+    return {
+        "tool": run.command.tool,
+        "exit_code": run.result.exit_code,
+        "note": "this linter's output is plain text (format `raw`): nothing structured could "
+        "be read from it",
+        "output": text,
     }
 
 
 def _index_syntax_checker() -> SyntaxChecker | None:
-    """`agentls.index.syntax_errors` when the index module exists (built elsewhere)."""
+    """`agentls.index.syntax_errors` when the index module exists."""
     try:
         module = importlib.import_module("agentls.index")
     except ImportError:
@@ -370,7 +375,7 @@ def _index_syntax_checker() -> SyntaxChecker | None:
     return checker if callable(checker) else None
 
 
-def _syntax_diagnostic(error: Any, path: str) -> dict[str, Any] | None:
+def _syntax_finding(error: Any, path: Path, shown: str) -> Finding | None:
     """One syntax error from the index, duck-typed.
 
     The index's `SyntaxProblem` (`line`, `col`, `message`) counts from 0; a mapping or
@@ -388,16 +393,16 @@ def _syntax_diagnostic(error: Any, path: str) -> dict[str, Any] | None:
         message = getattr(error, "message", None)
     if not isinstance(line, int):
         return None
-    return {
-        "path": path,
-        "line": line,
-        "column": column if isinstance(column, int) else 1,
-        "code": "syntax",
-        "severity": "error",
-        "message": str(message or "syntax error"),
-        "fixable": False,
-        "source": "tree-sitter",
-    }
+    return Finding(
+        path=path,
+        file=shown,
+        line=line,
+        column=column if isinstance(column, int) else 1,
+        severity="error",
+        code="syntax",
+        message=str(message or "syntax error"),
+        source="tree-sitter",
+    )
 
 
 async def _targets(raw_paths: list[str] | None, ctx: ToolContext) -> list[Path]:

@@ -2,17 +2,19 @@
 
 Why the shadow: tests must see the agent's staged edits and the user's unsaved buffers,
 and they write (bytecode, caches, fixtures, reports) — never into the user's tree. Why
-JUnit XML: it is the one structured result format nearly every runner can emit, so the
-model gets counts and failures instead of a console dump.
+each runner's machine-readable report (JUnit XML, jest/vitest/mocha/rspec JSON,
+`go test -json`, cargo's per-test lines): the model gets counts and failures instead of a
+console dump. Raw output is shown only when no report could be read, and then says so.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import shlex
+import json
+import re
 import signal
-import uuid
-from collections.abc import Sequence
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,59 +22,42 @@ from typing import Any
 from pydantic import Field
 
 from agentls.agent.context import ToolContext
-from agentls.agent.tool import CallRisk, Tool, ToolError, ToolInput
+from agentls.agent.tool import CallRisk, Tool, ToolError, ToolInput, ToolOutput
 from agentls.tools._execution import confinement_for, execution_risk, plan_execution
-from agentls.workspace.junit import JUnitError, JUnitReport, TestCaseResult, parse_junit
-from agentls.workspace.process import ProcessResult, ProcessStartError
-from agentls.workspace.process_guard import run_guarded
+from agentls.tools.checks.commands import CheckCommand
+from agentls.tools.checks.findings import display_command, resolve_output_path
+from agentls.tools.checks.parsing import parse_report
+from agentls.tools.checks.plan import Planner
+from agentls.tools.checks.programs import workspace_programs
+from agentls.tools.checks.projects import ProjectIndex
+from agentls.tools.checks.runner import CheckRun, CheckRunner, Limits, Missing, strip_ansi
+from agentls.tools.checks.settings import TestEntry
+from agentls.tools.checks.targets import parse_target, target_args
+from agentls.workspace.lint_formats import LintFormatError
 from agentls.workspace.shadow import ShadowRegistry, ShadowWorkspace, shadow_for
-from agentls.workspace.toolchain import project_python, venv_env
+from agentls.workspace.test_reports import ReportError, TestCaseResult, TestReport
 
-__all__ = ["PYTEST_COMMAND", "RunTestsInput", "RunTestsTool", "TestConfig"]
+__all__ = ["RunTestsInput", "RunTestsTool", "TestConfig"]
 
-PYTEST_COMMAND: tuple[str, ...] = (
-    "{python}",
-    "-m",
-    "pytest",
-    "-p",
-    "no:cacheprovider",  # no .pytest_cache, even in the shadow
-    "-q",
-    "--tb=short",
-    "-o",
-    "junit_family=xunit1",  # adds file/line → real node ids
-    "-o",
-    "junit_logging=all",
-    "--junitxml={junitxml}",
-    "{target}",
-)
-"""`{python}` project interpreter, `{junitxml}` result file, `{target}` the input target(s)."""
-
-_PYTHON_MARKERS = (
-    "pyproject.toml",
-    "setup.py",
-    "setup.cfg",
-    "pytest.ini",
-    "tox.ini",
-    "conftest.py",
-)
 _MAX_FAILURES = 20
 _FAILURE_CHARS = 2000
 _FAILURES_BUDGET = 18_000  # all failure outputs together, so the result fits max_result_chars
 _TAIL_CHARS = 4000
+_STATUS_RANK = {"timeout": 0, "error": 1, "failed": 2, "passed": 3, "no_tests": 4}
+_NOISE_FRAME = re.compile(
+    r"^\s+at .*(?:node_modules[/\\]|node:internal|\(<anonymous>\)|/rustc/[0-9a-f]+/library/).*$"
+    r"|^\s+\d+: (?:std|core|alloc|__rustc|test)::.*$"
+)
 
 
 @dataclass(frozen=True)
 class TestConfig:
-    """How tests run; the defaults run pytest. A later config loader fills this in.
-
-    `command` is an argv template with `{target}` (dropped when no target is given),
-    `{junitxml}` (a result file outside the tree) and `{python}`. Results are read from
-    the JUnit file when the command writes one, else from the exit code and output tail.
-    """
+    """The run_tests tool's settings: the `tests` setting's entries (built by the host from
+    the editor settings and the project file) and its limits."""
 
     __test__ = False  # not a pytest test class, despite the name
 
-    command: tuple[str, ...] | None = None
+    entries: tuple[TestEntry, ...] = ()
     timeout: float = 300.0
     max_output_bytes: int = 512 * 1024
     interrupt_grace: float = 3.0
@@ -82,9 +67,9 @@ class RunTestsInput(ToolInput):
     target: str | None = Field(
         default=None,
         description=(
-            "What to run: a test file or folder ('tests/test_api.py'), a node id "
-            "('tests/test_api.py::TestLogin::test_ok'), or a name filter ('login and not slow'). "
-            "Default: the whole suite."
+            "What to run: a test file or folder ('tests/test_api.py', 'web/src/'), a test id "
+            "as results show it ('tests/test_api.py::TestLogin::test_ok', 'calc::TestAdd'), "
+            "or a name filter ('login'). Default: the whole suite."
         ),
     )
     timeout: float | None = Field(
@@ -92,22 +77,33 @@ class RunTestsInput(ToolInput):
     )
 
 
+@dataclass
+class _Suite:
+    command: CheckCommand
+    status: str
+    result: dict[str, Any]
+    report: TestReport | None
+
+
 class RunTestsTool(Tool[RunTestsInput]):
     name = "run_tests"
     usage = """\
-Run the project's tests (pytest for Python projects, or the configured test command) and
-return structured results: status, passed/failed/errors/skipped counts, duration, and for
-each failure the test id, message, location (file:line) and trimmed output.
+Run the project's tests and return structured results: status, passed/failed/errors/skipped
+counts, duration, and for each failure the test id, message, location (file:line) and
+trimmed output.
 
-Use it to check a change: run the narrowest target first (one file or one test), then
-wider. Tests see your staged edits and the user's unsaved buffers. They run in a private
-copy of the workspace, so they never modify the user's files.
+The runner is detected from the project's files (pytest or unittest; vitest, jest or mocha
+from package.json, else its `test` script; go test; cargo test; rspec) or set by the
+`tests` setting; `runner` and `why` say which ran and why. Use it to check a change: run
+the narrowest target first (one file or one test id from a previous result), then wider.
+Tests see your staged edits and the user's unsaved buffers. They run in a private copy of
+the workspace, so they never modify the user's files.
 Limits: the run is killed after `timeout` seconds (default 300) and reported as a timeout
 with its partial output; at most 20 failures are detailed. Do not use it to run arbitrary
 commands.
 Example: {"target": "tests/test_parser.py::test_empty_input"}"""
     input_model = RunTestsInput
-    search_hint = "pytest unit tests junit failures verify"
+    search_hint = "pytest vitest jest go test cargo test unit tests junit failures verify"
     max_result_chars = 30_000
 
     def __init__(self, config: TestConfig | None = None, *, shadows: ShadowRegistry | None = None):
@@ -117,225 +113,246 @@ Example: {"target": "tests/test_parser.py::test_empty_input"}"""
     def is_read_only(self, input: RunTestsInput | None = None) -> bool:
         return True
 
+    async def assess(self, input: RunTestsInput, ctx: ToolContext) -> CallRisk:
+        """Read-only only inside the sandbox: see `agentls.tools._execution`."""
+        return execution_risk(self.name, ctx, executables=lambda: self._programs(input, ctx))
+
+    def _programs(self, input: RunTestsInput, ctx: ToolContext) -> list[str]:
+        """The test runners' programs as found in the user's workspace (repository
+        executables are code the repository ships: see `agentls.tools._execution`)."""
+        roots = list(ctx.workspace.roots)
+        index = ProjectIndex(roots, ctx.workspace.file_strs())
+        target = _workspace_target(input.target, ctx)
+        commands = Planner(index, tests=self.config.entries).tests(target)
+        return workspace_programs(commands, roots)
+
     def summary(self, input: RunTestsInput) -> str:
         return f"Running tests: {input.target}" if input.target else "Running tests"
 
-    async def assess(self, input: RunTestsInput, ctx: ToolContext) -> CallRisk:
-        """Read-only only inside the sandbox: see `agentls.tools._execution`."""
-        return execution_risk(self.name, ctx, executables=self._executables(ctx))
-
-    def _executables(self, ctx: ToolContext) -> list[str]:
-        first = (self.config.command or PYTEST_COMMAND)[0]
-        return [project_python(list(ctx.workspace.roots)) if first == "{python}" else first]
-
-    async def call(self, input: RunTestsInput, ctx: ToolContext) -> dict[str, Any]:
+    async def call(self, input: RunTestsInput, ctx: ToolContext) -> ToolOutput:
         with shadow_for(ctx, self._shadows).in_use() as shadow:
+            await shadow.sync(ctx.changes)
             return await self._run(input, ctx, shadow)
 
     async def _run(
         self, input: RunTestsInput, ctx: ToolContext, shadow: ShadowWorkspace
-    ) -> dict[str, Any]:
-        await shadow.sync(ctx.changes)
-        roots = list(ctx.workspace.roots)
-        root = _root_of(input.target, ctx, shadow)
-        cwd = shadow.shadow_root(root)
-        pytest = self.config.command is None
-        if pytest and not _looks_like_python(cwd, shadow.files(root)):
+    ) -> ToolOutput:
+        target = _target_path(input.target, ctx, shadow)
+        suites, notes = await asyncio.to_thread(self._plan, target, shadow)
+        if not suites:
             raise ToolError(
-                "No test command is configured and this does not look like a Python project "
-                "(no pyproject.toml, setup.py, pytest.ini, conftest.py or test_*.py files). "
-                "Ask the user how tests are run here."
+                "No test command is configured and none was detected: no pytest/unittest "
+                "project (pyproject.toml, setup.py, conftest.py or Python files), no package.json "
+                "with vitest, jest, mocha or a test script, no go.mod, Cargo.toml or rspec spec/. "
+                "Ask the user how tests are run here (they can set it with the `tests` setting)."
             )
-        junit = shadow.reports_dir / f"junit-{uuid.uuid4().hex}.xml"
-        targets = _pytest_targets(input.target, ctx, root, cwd) if pytest else _raw(input.target)
-        argv = _expand(
-            self.config.command or PYTEST_COMMAND,
-            targets,
-            {"{python}": project_python(roots), "{junitxml}": str(junit)},
-        )
         timeout = input.timeout or self.config.timeout
-        env = {**venv_env(roots), **shadow.python_env(root), "PYTHONUNBUFFERED": "1"}
-        box = confinement_for(self.name, ctx, shadow, cwd)
-        try:
-            result = await run_guarded(
-                argv,
-                cwd=cwd,
-                env=env,
-                timeout=timeout,
-                max_output_bytes=self.config.max_output_bytes,
-                # SIGINT first: pytest then reports where it hung and writes its JUnit file.
-                stop_signals=(signal.SIGINT, signal.SIGTERM) if pytest else (signal.SIGTERM,),
-                kill_grace=self.config.interrupt_grace,
-                confinement=box,
-            )
-        except ProcessStartError as exc:
-            raise ToolError(f"{exc} Check the configured test command.") from exc
-        finally:
-            report = _read_report(junit)
-        out = _result(result, report, shadow, timeout, pytest, argv)
-        plan = plan_execution(self.name, ctx, executables=self._executables(ctx))
-        return {**out, **plan.result_fields()}
+        deadline = time.monotonic() + timeout
+        runner = CheckRunner(shadow, lambda cwd: confinement_for(self.name, ctx, shadow, cwd))
+        done: list[_Suite] = []
+        for command in suites:
+            remaining = max(deadline - time.monotonic(), 1.0)
+            done.append(await self._suite(command, input.target, ctx, runner, remaining, timeout))
+        result = _combine(done)
+        if notes:
+            result["notes"] = notes
+        execution = plan_execution(self.name, ctx, executables=lambda: self._programs(input, ctx))
+        result.update(execution.result_fields())
+        text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+        return ToolOutput(text, is_error=any(s.status == "missing" for s in done))
 
+    def _plan(
+        self, target: Path | None, shadow: ShadowWorkspace
+    ) -> tuple[list[CheckCommand], list[str]]:
+        """The test commands for the target, and detection's notes on the runners it passed
+        over (reads project files: off the event loop)."""
+        roots = list(shadow.workspace.roots)
+        index = ProjectIndex(roots, shadow.file_strs(), base_of=shadow.to_shadow)
+        planner = Planner(index, tests=self.config.entries)
+        return planner.tests(target), planner.notes()
 
-def _raw(target: str | None) -> list[str]:
-    return [target] if target else []
-
-
-def _expand(template: Sequence[str], targets: list[str], values: dict[str, str]) -> list[str]:
-    """`{target}` alone expands to the target args; inside a word (`--filter={target}`) it is
-    replaced, and the word dropped when there is no target."""
-    argv: list[str] = []
-    for part in template:
-        if part == "{target}":
-            argv.extend(targets)
-            continue
-        if "{target}" in part:
-            if not targets:
-                continue
-            part = part.replace("{target}", " ".join(targets))
-        for key, value in values.items():
-            part = part.replace(key, value)
-        argv.append(part)
-    return argv
-
-
-def _root_of(target: str | None, ctx: ToolContext, shadow: ShadowWorkspace) -> Path:
-    """The root a path-like target lies in (tests run from there); else the first root."""
-    if target and len(ctx.workspace.roots) > 1:
-        with contextlib.suppress(ToolError):
-            return shadow.root_for(ctx.workspace.resolve(target.split("::")[0]))
-    return ctx.workspace.roots[0]
-
-
-def _looks_like_python(cwd: Path, files: list[Path]) -> bool:
-    if any((cwd / name).is_file() for name in _PYTHON_MARKERS):
-        return True
-    return any(p.suffix == ".py" and p.name.startswith("test_") for p in files) or any(
-        p.name.endswith("_test.py") for p in files
-    )
-
-
-def _pytest_targets(target: str | None, ctx: ToolContext, root: Path, cwd: Path) -> list[str]:
-    """Paths and node ids become root-relative pytest args; anything else is a `-k` filter."""
-    if not target:
-        return []
-    tokens = target.split()
-    paths = [_as_test_path(token, ctx, root, cwd) for token in tokens]
-    if all(p is not None for p in paths):
-        return [p for p in paths if p is not None]
-    if "::" in target or (len(tokens) == 1 and target.endswith(".py")):
-        raise ToolError(
-            f"No test file {target.split('::')[0]} in the workspace (nor staged in this session)."
+    async def _suite(
+        self,
+        command: CheckCommand,
+        target: str | None,
+        ctx: ToolContext,
+        runner: CheckRunner,
+        budget: float,
+        asked: float,
+    ) -> _Suite:
+        shadow = runner.shadow
+        parsed = parse_target(
+            target,
+            command.project,
+            lambda raw: _resolve_quietly(raw, ctx),
+            lambda path: shadow.to_shadow(path).exists(),
         )
-    return ["-k", target]
+        pytest = command.targets == "pytest"
+        limits = Limits(
+            min(command.timeout or budget, budget),
+            self.config.max_output_bytes,
+            # SIGINT first: pytest then reports where it hung and writes its JUnit file.
+            (signal.SIGINT, signal.SIGTERM) if pytest else (signal.SIGTERM,),
+            self.config.interrupt_grace,
+        )
+        try:
+            run = await runner.run(command, limits, target=target_args(command, parsed))
+        except Missing as exc:
+            return _missing_suite(command, exc)
+        return _read_suite(run, shadow, asked)
 
 
-def _as_test_path(token: str, ctx: ToolContext, root: Path, cwd: Path) -> str | None:
-    path_part, sep, rest = token.partition("::")
+def _resolve_quietly(raw: str, ctx: ToolContext) -> Path | None:
+    with contextlib.suppress(ToolError):
+        return ctx.workspace.resolve(raw)
+    return None
+
+
+def _workspace_target(target: str | None, ctx: ToolContext) -> Path | None:
+    """The workspace path a path-like target names (`tests/x.py::test_a:12`), else None."""
+    if not target or not target.split():
+        return None
+    head = target.split()[0].partition("::")[0]
+    return _resolve_quietly(re.sub(r":\d+$", "", head), ctx)
+
+
+def _target_path(target: str | None, ctx: ToolContext, shadow: ShadowWorkspace) -> Path | None:
+    """The file or folder a path-like target names (in the session's view), else None."""
+    path = _workspace_target(target, ctx)
+    if path is None:
+        return None
+    with contextlib.suppress(Exception):
+        if shadow.to_shadow(path).exists():
+            return path
+    return None
+
+
+def _missing_suite(command: CheckCommand, exc: Missing) -> _Suite:
+    message = f"{command.tool} cannot run: {exc.message}."
+    if exc.install:
+        message += f" Install it: {exc.install}"
+    result = {"runner": command.tool, "status": "missing", "message": message, "why": command.why}
+    if exc.install:
+        result["install"] = exc.install
+    return _Suite(command, "missing", result, None)
+
+
+def _report_of(run: CheckRun, shadow: ShadowWorkspace) -> tuple[TestReport | None, str]:
+    """The runner's report, or None with the reason nothing structured could be read."""
+    command = run.command
+    text = run.report_text if run.report_text is not None else strip_ansi(run.result.stdout)
+    module = None
+    if command.format == "go-json":
+        from agentls.tools.checks.detect.go import go_module
+        from agentls.tools.checks.projects import ProjectDir
+
+        project = ProjectDir(command.project, run.cwd, command.project, run.cwd)
+        module = go_module(project)
     try:
-        absolute = ctx.workspace.resolve(path_part)
-    except ToolError:
-        return None
-    if not absolute.is_relative_to(root):
-        return None
-    relative = absolute.relative_to(root)
-    if not (cwd / relative).exists():  # the synced copy: staged new test files count
-        return None
-    return f"{relative.as_posix()}{sep}{rest}"
+        report = parse_report(command.format, text, strip_ansi(run.result.stderr), go_module=module)
+    except (ReportError, LintFormatError) as exc:
+        return None, f"{command.tool}'s report could not be read ({exc})"
+    if report is None:
+        return None, f"{command.tool}'s output is plain text (format `raw`)"
+    return report, ""
 
 
-def _read_report(path: Path) -> JUnitReport | None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    finally:
-        path.unlink(missing_ok=True)
-    try:
-        return parse_junit(text)
-    except JUnitError:
-        return None
-
-
-def _status(result: ProcessResult, report: JUnitReport | None, pytest: bool) -> str:
-    if result.timed_out:
-        return "timeout"
-    if report is not None and (report.failed or report.errors):
-        return "failed"
-    if result.exit_code == 0:
-        return "passed"
-    if pytest and result.exit_code == 5:
-        return "no_tests"
-    return "failed" if report is None and result.exit_code == 1 else "error"
-
-
-def _result(
-    result: ProcessResult,
-    report: JUnitReport | None,
-    shadow: ShadowWorkspace,
-    timeout: float,
-    pytest: bool,
-    argv: list[str],
-) -> dict[str, Any]:
-    status = _status(result, report, pytest)
-    out: dict[str, Any] = {"status": status}
+def _read_suite(run: CheckRun, shadow: ShadowWorkspace, timeout: float) -> _Suite:
+    result_ = run.result
+    report, unreadable = _report_of(run, shadow)
+    status = _status(run, report)
+    out: dict[str, Any] = {"runner": run.command.tool, "status": status}
     if report is not None:
         out.update(
-            passed=report.passed,
-            failed=report.failed,
-            errors=report.errors,
-            skipped=report.skipped,
+            passed=report.passed, failed=report.failed, errors=report.errors, skipped=report.skipped
         )
-    out["duration"] = round(result.duration, 2)
-    out["exit_code"] = result.exit_code
-    out["command"] = shadow.map_output(shlex.join(_shown_argv(argv)))
+    out["duration"] = round(result_.duration, 2)
+    out["exit_code"] = result_.exit_code
+    out["command"] = display_command(_without_reports(run, str(shadow.reports_dir)), shadow)
+    out["why"] = run.command.why
+    if run.notes:
+        out["note"] = "; ".join(run.notes)
     if report is not None and report.problems:
-        shown = report.problems[:_MAX_FAILURES]
-        budget = max(300, min(_FAILURE_CHARS, _FAILURES_BUDGET // len(shown)))
-        out["failures"] = [_failure(case, shadow, budget) for case in shown]
-        if len(report.problems) > _MAX_FAILURES:
-            out["more_failures"] = len(report.problems) - _MAX_FAILURES
+        out["failures"] = _failures(report.problems, run, shadow)
     if status == "timeout":
         out["message"] = (
             f"The tests did not finish within {timeout:g} s; the run and all its processes were "
             "stopped. The output tail shows where it was. Run a narrower target, fix the hang, "
             "or pass a larger timeout."
         )
-    if status in ("timeout", "error", "no_tests") or report is None:
-        out["output_tail"] = _tail(
-            _without_plumbing(shadow.map_output(result.stdout + result.stderr))
+    if report is None:
+        out["raw"] = True
+        raw_note = (
+            f"No structured results could be read: {unreadable}. The status comes from the exit "
+            "code; the end of the output follows."
         )
-        if pytest and "No module named pytest" in result.stderr:
-            out["message"] = (
-                f"pytest is not installed for {argv[0]}; ask the user to install it in the "
-                "project's environment."
-            )
-    return out
+        out["message"] = f"{out['message']} {raw_note}" if "message" in out else raw_note
+    if report is None or status in ("timeout", "error", "no_tests"):
+        text = shadow.map_output(strip_ansi(result_.stdout + result_.stderr))
+        out["output_tail"] = _tail(_without_plumbing(text))
+        if "No module named pytest" in result_.stderr:
+            out["message"] = f"pytest is not installed for {run.argv[0]}; {run.command.install}"
+    return _Suite(run.command, status, out, report)
+
+
+def _status(run: CheckRun, report: TestReport | None) -> str:
+    result = run.result
+    if result.timed_out:
+        return "timeout"
+    if report is not None and (report.failed or report.errors):
+        return "failed"
+    if report is not None and not report.tests:
+        return "no_tests"  # pytest exits 5, vitest and jest 1, go test 0
+    if result.exit_code == 0:
+        return "passed"
+    return "failed" if report is None else "error"
+
+
+def _without_reports(run: CheckRun, reports: str) -> list[str]:
+    """The command minus our reporting plumbing (report files, pytest's junit options)."""
+    words: list[str] = []
+    for word in run.argv:
+        if reports in word:
+            if words and words[-1].startswith("-") and "=" not in words[-1]:
+                words.pop()  # `--out /path`: the flag goes with its value
+            continue
+        words.append(word)
+    for flag in ("junit_family=xunit1", "junit_logging=all"):
+        if flag in words:
+            index = words.index(flag)
+            del words[index - 1 : index + 1]
+    return words
 
 
 def _without_plumbing(text: str) -> str:
-    """Drop pytest's line about our result file: an internal path the model cannot use."""
-    return "\n".join(line for line in text.splitlines() if "generated xml file:" not in line)
+    """Drop the runners' lines about our report file: an internal path the model cannot use."""
+    noise = ("generated xml file:", "JSON report written to")
+    return "\n".join(line for line in text.splitlines() if not any(n in line for n in noise))
 
 
-def _shown_argv(argv: list[str]) -> list[str]:
-    """The command minus our reporting plumbing, which is noise to the model."""
-    shown = [a for a in argv if not a.startswith("--junitxml=")]
-    for flag in ("junit_family=xunit1", "junit_logging=all"):
-        if flag in shown:
-            index = shown.index(flag)
-            del shown[index - 1 : index + 1]
-    return shown
+def _failures(
+    problems: list[TestCaseResult], run: CheckRun, shadow: ShadowWorkspace
+) -> list[dict[str, Any]]:
+    shown = problems[:_MAX_FAILURES]
+    budget = max(300, min(_FAILURE_CHARS, _FAILURES_BUDGET // len(shown)))
+    return [_failure(case, run, shadow, budget) for case in shown]
 
 
-def _failure(case: TestCaseResult, shadow: ShadowWorkspace, budget: int) -> dict[str, Any]:
+def _failure(
+    case: TestCaseResult, run: CheckRun, shadow: ShadowWorkspace, budget: int
+) -> dict[str, Any]:
     details = shadow.map_output(case.details)
-    location = _location(details) or (f"{case.file}:{case.line}" if case.file else None)
-    text = details
+    location = _location(details) if run.command.format == "junit-xml" else None
+    if location is None and case.file:
+        mapped = resolve_output_path(case.file, run.cwd, shadow)
+        shown = shadow.workspace.display(mapped) if mapped is not None else case.file
+        location = f"{shown}:{case.line}" if case.line else shown
+    text = _relevant(details)
     if case.output:
         text += "\n" + shadow.map_output(case.output)
+    test_id = shadow.map_output(case.test_id)
     entry: dict[str, Any] = {
-        "test": case.test_id,
+        "test": test_id,
         "outcome": case.outcome,
         "message": shadow.map_output(case.message)[:500],
     }
@@ -345,8 +362,13 @@ def _failure(case: TestCaseResult, shadow: ShadowWorkspace, budget: int) -> dict
     return entry
 
 
+def _relevant(text: str) -> str:
+    """The failure text without stack frames of the runner and libraries."""
+    return "\n".join(line for line in text.splitlines() if not _NOISE_FRAME.match(line))
+
+
 def _location(details: str) -> str | None:
-    """The deepest `path:line:` frame in the traceback that lies in the project.
+    """The deepest `path:line:` frame in a pytest traceback that lies in the project.
 
     Frames outside the workspace are shown as absolute paths (site-packages); relative
     ones are ours, and the deepest of them is where the failure happened.
@@ -360,6 +382,36 @@ def _location(details: str) -> str | None:
         if colon and number.isdigit() and path and not path.startswith(("/", "<")):
             found = f"{path}:{number}"
     return found
+
+
+def _combine(suites: list[_Suite]) -> dict[str, Any]:
+    """One suite's result as is; several summed, each listed under `suites`."""
+    if len(suites) == 1:
+        single = dict(suites[0].result)
+        if "failures" in single:
+            _cap(single)
+        return single
+    ran = [s for s in suites if s.status != "missing"]
+    status = min((s.status for s in ran), key=lambda s: _STATUS_RANK.get(s, 9), default="missing")
+    out: dict[str, Any] = {"status": status}
+    for key in ("passed", "failed", "errors", "skipped"):
+        out[key] = sum(int(s.result.get(key, 0)) for s in suites)
+    out["duration"] = round(sum(float(s.result.get("duration", 0)) for s in suites), 2)
+    failures = [
+        {**f, "runner": s.command.tool} for s in suites for f in s.result.get("failures", [])
+    ]
+    if failures:
+        out["failures"] = failures
+        _cap(out)
+    out["suites"] = [{k: v for k, v in s.result.items() if k != "failures"} for s in suites]
+    return out
+
+
+def _cap(result: dict[str, Any]) -> None:
+    failures = result["failures"]
+    if len(failures) > _MAX_FAILURES:
+        result["more_failures"] = len(failures) - _MAX_FAILURES
+        result["failures"] = failures[:_MAX_FAILURES]
 
 
 def _trim(text: str, limit: int) -> str:

@@ -10,50 +10,30 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
-from typing import Literal
 
-__all__ = ["JUnitError", "JUnitReport", "TestCaseResult", "parse_junit"]
+from agentls.workspace.lint_formats import RawDiagnostic, severity_of
+from agentls.workspace.test_reports import (
+    Outcome,
+    ReportError,
+    TestCaseResult,
+    TestReport,
+    report_of,
+)
 
-Outcome = Literal["passed", "failed", "error", "skipped"]
+__all__ = ["JUnitError", "JUnitReport", "TestCaseResult", "parse_junit", "parse_junit_findings"]
 
 _EMPTY_SECTION = re.compile(r"^-+ Captured (?:Log|Out|Err) -+\n\s*(?=\n|$)", re.MULTILINE)
 
 
-class JUnitError(ValueError):
+class JUnitError(ReportError):
     """The file is not JUnit XML we can read."""
 
 
-@dataclass(frozen=True)
-class TestCaseResult:
-    """One test case; `details` is the failure/error body (traceback), `output` captured I/O."""
-
-    test_id: str
-    outcome: Outcome
-    duration: float = 0.0
-    message: str = ""
-    details: str = ""
-    output: str = ""
-    file: str | None = None
-    line: int | None = None
+JUnitReport = TestReport
+"""The common report shape (kept under its old name for callers of `parse_junit`)."""
 
 
-@dataclass(frozen=True)
-class JUnitReport:
-    tests: int = 0
-    passed: int = 0
-    failed: int = 0
-    errors: int = 0
-    skipped: int = 0
-    duration: float = 0.0
-    cases: list[TestCaseResult] = field(default_factory=list)
-
-    @property
-    def problems(self) -> list[TestCaseResult]:
-        return [c for c in self.cases if c.outcome in ("failed", "error")]
-
-
-def parse_junit(xml_text: str) -> JUnitReport:
+def parse_junit(xml_text: str) -> TestReport:
     """Counts come from the test cases themselves, not the suite attributes: suites written
     by different tools disagree on whether `tests` includes skipped ones.
     """
@@ -65,17 +45,44 @@ def parse_junit(xml_text: str) -> JUnitReport:
         raise JUnitError(f"expected <testsuites> or <testsuite>, got <{root.tag}>")
     suites = [root] if root.tag == "testsuite" else root.findall(".//testsuite")
     cases = [_case(tc) for suite in suites for tc in suite.findall("testcase")]
-    counts = {o: sum(1 for c in cases if c.outcome == o) for o in ("passed", "failed", "error")}
     duration = sum(_float(s.get("time")) for s in suites) or sum(c.duration for c in cases)
-    return JUnitReport(
-        tests=len(cases),
-        passed=counts["passed"],
-        failed=counts["failed"],
-        errors=counts["error"],
-        skipped=sum(1 for c in cases if c.outcome == "skipped"),
-        duration=round(duration, 3),
-        cases=cases,
-    )
+    return report_of(cases, duration)
+
+
+_POSITION = re.compile(r"line (?P<line>\d+), col (?P<column>\d+), (?P<level>\w+)")
+
+
+def parse_junit_findings(xml_text: str) -> list[RawDiagnostic]:
+    """A linter's JUnit report (`eslint -f junit`, checkstyle converters): one finding per
+    failed test case; the file is the case's `file`, else its suite's name, else its class;
+    `line N, col M, Error` in the body gives the position and severity."""
+    try:
+        root = ET.fromstring(xml_text)
+    except ET.ParseError as exc:
+        raise JUnitError(f"not valid XML: {exc}") from exc
+    suites = [root] if root.tag == "testsuite" else root.findall(".//testsuite")
+    found = []
+    for suite in suites:
+        for tc in suite.findall("testcase"):
+            problem = tc.find("failure")
+            problem = problem if problem is not None else tc.find("error")
+            if problem is None:
+                continue
+            body = (problem.text or "").strip()
+            position = _POSITION.search(body)
+            file = tc.get("file") or suite.get("name") or tc.get("classname") or ""
+            line = int(position["line"]) if position else int(tc.get("line") or 1)
+            found.append(
+                RawDiagnostic(
+                    file=file,
+                    line=line,
+                    column=int(position["column"]) if position else 1,
+                    message=problem.get("message") or (body.splitlines()[0] if body else ""),
+                    code=tc.get("name") or None,
+                    severity=severity_of(position["level"] if position else "error"),
+                )
+            )
+    return found
 
 
 def _float(value: str | None) -> float:

@@ -8,7 +8,9 @@ it, with those overlays written in, and processes run there.
 Sync is incremental (see `mirror.TreeMirror`): a file is copied only when its disk
 (mtime, size) changed since the last sync, or when a process in the shadow changed the
 copy. Files are always copied (or reflinked where the filesystem can), never hard-linked,
-so nothing a process does in the shadow can reach the user's tree.
+so nothing a process does in the shadow can reach the user's tree. The exception is the
+heavy dependency folders (`node_modules`, virtualenvs), which are linked in: see
+`shadow_links`.
 
 Secret files (everything the workspace's secret rules deny: `.env*`, keys, cloud
 credentials, paths of the user's deny rules for reading) are never copied, neither from
@@ -39,6 +41,7 @@ from agentls.workspace.changes import ChangeSet
 from agentls.workspace.core import Attachment, Workspace
 from agentls.workspace.mirror import CopyFrom, Overlay, SyncStats, TreeMirror
 from agentls.workspace.secrets import secrets_for
+from agentls.workspace.shadow_links import DependencyLinks
 from agentls.workspace.view import LayeredView, OnDisk
 
 __all__ = [
@@ -127,6 +130,7 @@ class ShadowWorkspace:
         self._dir: Path | None = None
         self._roots: dict[Path, Path] = {}
         self._mirror: TreeMirror | None = None
+        self._links: DependencyLinks | None = None
         self._lock = asyncio.Lock()
         self._users = 0
         self._users_lock = threading.Lock()
@@ -170,6 +174,11 @@ class ShadowWorkspace:
         import platformdirs
 
         return Path(platformdirs.user_cache_dir("agentls")) / "pycache"
+
+    @property
+    def cache_root(self) -> Path:
+        """Caches shared by every session and run (bytecode, Cargo's builds)."""
+        return self.pycache_dir.parent
 
     @property
     def reports_dir(self) -> Path:
@@ -225,6 +234,7 @@ class ShadowWorkspace:
             bytecode_dirs=[str(self.pycache_dir)],
             exclude=self._is_secret,
         )
+        self._links = DependencyLinks({str(root): str(c) for root, c in self._roots.items()})
         return directory
 
     def _is_secret(self, path: str) -> bool:
@@ -317,6 +327,11 @@ class ShadowWorkspace:
             names = [n for n in names if n == folder or n.startswith(prefix)]
         return sorted(Path(n) for n in names)
 
+    def file_strs(self) -> list[str]:
+        """`files()` as unsorted path strings: for callers that scan them all (a large
+        workspace's `Path` objects and sort would cost more than the scan)."""
+        return self._mirror.paths() if self._mirror is not None else []
+
     # -- sync -----------------------------------------------------------------------------
 
     async def sync(self, changes: ChangeSet | None = None) -> SyncStats:
@@ -337,6 +352,8 @@ class ShadowWorkspace:
         self.directory  # noqa: B018 - creates the copy and its mirror on first use
         assert self._mirror is not None
         stats = self._mirror.apply(self._disk_files(), _overlay(view))
+        if self._links is not None:  # node_modules and virtualenvs: linked, never copied
+            self._links.sync(self._mirror.paths())
         self.totals.add(stats)
         return stats
 
@@ -367,6 +384,7 @@ class ShadowWorkspace:
         self._dir = None
         self._roots.clear()
         self._mirror = None
+        self._links = None
 
 
 def _overlay(view: LayeredView) -> dict[str, Overlay]:
