@@ -17,6 +17,7 @@ from agentls.agent.compaction import (
     stub_text,
 )
 from agentls.agent.model_client import ModelRequest, ModelResponse
+from agentls.agent.pricing import parse_prices
 from agentls.agent.session import AgentSession
 from agentls.agent.store import SessionStore
 from agentls.agent.transcript import read_records, render_tree
@@ -154,7 +155,9 @@ async def test_manual_compaction_and_resume_of_a_compacted_session(
             ]
         )
     )
-    session = make_session(api, tmp_path, compact_keep_turns=1)
+    # the scripted endpoint has no known price unless one is configured
+    prices = parse_prices({"claude-": [3, 15]})
+    session = make_session(api, tmp_path, compact_keep_turns=1, prices=prices)
     with pytest.raises(CompactionError, match="nothing to compact"):
         await session.compact()
     await session.run("probe a then b")

@@ -63,7 +63,10 @@ async def test_run_result_and_status_carry_cost_for_a_known_model(
         text_turn("done", usage=USAGE),
         text_turn("again", usage=USAGE),
     )
-    session = make_session(api, tmp_path)  # the default model, a Sonnet
+    # the default model, a Sonnet; the scripted endpoint is not Anthropic's, so its price
+    # is configured (the built-in table applies to api.anthropic.com only)
+    sonnet = parse_prices({"claude-sonnet-": [3, 15]})
+    session = make_session(api, tmp_path, prices=sonnet)
     first = await session.run("go")
     usage = first.to_dict()["usage"]
     assert usage["cost_usd"] == pytest.approx(2 * SONNET_COST)

@@ -10,6 +10,7 @@ import pytest
 
 from agentls.agent.context import ToolContext
 from agentls.agent.model_client import AnthropicModelClient
+from agentls.agent.pricing import parse_prices
 from agentls.agent.session import AgentSession, SessionConfig
 from agentls.agent.settings import AgentSettings
 from agentls.agent.store import SessionStateError, SessionStore
@@ -86,7 +87,9 @@ async def test_resume_after_restart_continues_with_history_and_discovered_tools(
 
     api.extend(tool_turn(("mcp__svc__record_07", {"item_id": "B-2"})), text_turn("And B-2."))
     config = _config(api, tmp_path)  # a new host: new tool objects, new client
-    resumed = store.resume(result.session_id, AnthropicModelClient(config.settings), config)
+    resumed = AgentSession.resume(
+        result.session_id, AnthropicModelClient(config.settings), config, store
+    )
     assert resumed.id == result.session_id and resumed.runs == 1
     follow_up = await resumed.run("now B-2")
     assert follow_up.status == "completed" and follow_up.text == "And B-2."
@@ -126,13 +129,15 @@ async def test_state_is_written_at_status_changes(
     state.status = "running"
     store.save(state)
     config = _config(api, tmp_path)
-    resumed = store.resume(session.id, AnthropicModelClient(config.settings), config)
+    resumed = AgentSession.resume(session.id, AnthropicModelClient(config.settings), config, store)
     assert resumed.status == "interrupted"
 
 
 async def test_lost_staged_edits_are_reported_to_the_model_after_resume(
     api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
+    """A state file from before staged edits were saved names their paths only: the model
+    is told those edits were lost."""
     api.extend(text_turn("staged"), text_turn("redone"))
     session = _session(_config(api, tmp_path))
     await session.run("edit it")
@@ -140,9 +145,12 @@ async def test_lost_staged_edits_are_reported_to_the_model_after_resume(
     session.persist()
     store = SessionStore(tmp_path / "transcripts")
     assert store.load(session.id).staged_paths == [str(tmp_path / "app.py")]
+    older = json.loads(store.path(session.id).read_text())
+    del older["staged"]  # as an agentls that did not save the changeset wrote it
+    store.path(session.id).write_text(json.dumps(older))
     config = _config(api, tmp_path)
-    resumed = store.resume(session.id, AnthropicModelClient(config.settings), config)
-    assert resumed.changes.is_empty()  # the changeset itself is not restored
+    resumed = AgentSession.resume(session.id, AnthropicModelClient(config.settings), config, store)
+    assert resumed.changes.is_empty()
     await resumed.run("go on")
     text = api.message_requests[-1].user_text()
     assert "were lost" in text and str(tmp_path / "app.py") in text and "go on" in text
@@ -156,9 +164,10 @@ async def test_list_shows_summaries_newest_first_and_filters_by_workspace(
     two.mkdir()
     api.extend(text_turn("first", usage={"input_tokens": 100, "output_tokens": 10}))
     api.extend(text_turn("second", usage={"input_tokens": 200, "output_tokens": 20}))
-    a = _session(_config(api, tmp_path, one))
+    sonnet = parse_prices({"claude-sonnet-": [3, 15]})  # the scripted endpoint has no price
+    a = _session(_config(api, tmp_path, one, prices=sonnet))
     await a.run("fix the parser")
-    b = _session(_config(api, tmp_path, two))
+    b = _session(_config(api, tmp_path, two, prices=sonnet))
     await b.run("explain the lexer\nin detail")
     store = SessionStore(tmp_path / "transcripts")
     listed = store.list()
@@ -207,7 +216,7 @@ async def test_corrupt_missing_and_foreign_state_give_clear_errors(
         store.load("../../etc/passwd")
     config = _config(api, tmp_path)
     with pytest.raises(SessionStateError):
-        store.resume("nothere", AnthropicModelClient(config.settings), config)
+        AgentSession.resume("nothere", AnthropicModelClient(config.settings), config, store)
 
 
 async def test_sessions_without_persistence_write_no_state(

@@ -16,17 +16,39 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from agentls.agent.messages import (
+    MessageParam,
+    ToolParam,
+    ToolUnionParam,
+    blocks_of,
+    cache_control,
+)
 from agentls.agent.tool import Tool
 
+if TYPE_CHECKING:
+    from anthropic.types import ToolSearchToolBm25_20251119Param, ToolSearchToolRegex20251119Param
+
 AnyTool = Tool[Any]
-CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
 TOOL_SEARCH_NAME = "tool_search"
-SERVER_SIDE_SEARCH_TOOLS: dict[str, dict[str, str]] = {
-    "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
-    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
-}
+
+
+def server_side_search_tool(variant: Literal["bm25", "regex"]) -> ToolUnionParam:
+    """Anthropic's own tool-search tool, carrying the cache breakpoint."""
+    if variant == "regex":
+        regex: ToolSearchToolRegex20251119Param = {
+            "type": "tool_search_tool_regex_20251119",
+            "name": "tool_search_tool_regex",
+            "cache_control": cache_control(),
+        }
+        return regex
+    bm25: ToolSearchToolBm25_20251119Param = {
+        "type": "tool_search_tool_bm25_20251119",
+        "name": "tool_search_tool_bm25",
+        "cache_control": cache_control(),
+    }
+    return bm25
 
 
 class ToolSource(Protocol):
@@ -77,7 +99,7 @@ class ToolSearchSettings:
         server_side = data.get("serverSide", data.get("server_side"))
         if isinstance(server_side, bool):
             values["server_side"] = server_side
-        if data.get("serverSideVariant") in SERVER_SIDE_SEARCH_TOOLS:
+        if data.get("serverSideVariant") in ("bm25", "regex"):
             values["server_side_variant"] = data["serverSideVariant"]
         return cls(**values)
 
@@ -110,7 +132,7 @@ class ToolPool:
                 self._by_name.setdefault(alias, tool)
         self.deferred: frozenset[str] = _deferred_names(self._tools, self.search)
         self._discovered: frozenset[str] = frozenset()
-        self._api_tools: dict[frozenset[str], list[dict[str, Any]]] = {}
+        self._api_tools: dict[frozenset[str], list[ToolUnionParam]] = {}
 
     @classmethod
     def assemble(
@@ -174,7 +196,7 @@ class ToolPool:
             name in self.deferred and not self.search.server_side and name not in self._discovered
         )
 
-    def api_tools(self) -> list[dict[str, Any]]:
+    def api_tools(self) -> list[ToolUnionParam]:
         """The `tools` request parameter: the same list object for the same discovered set,
         so the bytes only change when a discovery adds a tool."""
         key = self._discovered
@@ -184,13 +206,14 @@ class ToolPool:
             self._api_tools[key] = cached
         return cached
 
-    def _build_api_tools(self, discovered: frozenset[str]) -> list[dict[str, Any]]:
+    def _build_api_tools(self, discovered: frozenset[str]) -> list[ToolUnionParam]:
         if self.search.server_side and self.deferred:
             # Loaded tools first, then the server's search tool (carrying the cache
             # breakpoint), then every deferred tool marked `defer_loading`.
-            loaded = [tool_to_api_schema(t) for t in self._tools if t.name not in self.deferred]
-            loaded.append(dict(SERVER_SIDE_SEARCH_TOOLS[self.search.server_side_variant]))
-            loaded[-1]["cache_control"] = dict(CACHE_CONTROL)
+            loaded: list[ToolUnionParam] = [
+                tool_to_api_schema(t) for t in self._tools if t.name not in self.deferred
+            ]
+            loaded.append(server_side_search_tool(self.search.server_side_variant))
             deferred = [tool_to_api_schema(t, defer_loading=True) for t in self.deferred_tools]
             return loaded + deferred
         schemas = [
@@ -199,8 +222,8 @@ class ToolPool:
             if t.name not in self.deferred or t.name in discovered
         ]
         if schemas:
-            schemas[-1]["cache_control"] = dict(CACHE_CONTROL)
-        return schemas
+            schemas[-1]["cache_control"] = cache_control()
+        return list(schemas)
 
 
 def _deferred_names(tools: Sequence[AnyTool], search: ToolSearchSettings) -> frozenset[str]:
@@ -226,8 +249,8 @@ def _is_large(tools: Sequence[AnyTool], search: ToolSearchSettings) -> bool:
     return False
 
 
-def tool_to_api_schema(tool: AnyTool, *, defer_loading: bool = False) -> dict[str, Any]:
-    schema: dict[str, Any] = {
+def tool_to_api_schema(tool: AnyTool, *, defer_loading: bool = False) -> ToolParam:
+    schema: ToolParam = {
         "name": tool.name,
         "description": tool.description(),
         "input_schema": tool.input_schema(),
@@ -239,7 +262,7 @@ def tool_to_api_schema(tool: AnyTool, *, defer_loading: bool = False) -> dict[st
     return schema
 
 
-def discovered_tool_names(messages: Sequence[dict[str, Any]]) -> set[str]:
+def discovered_tool_names(messages: Sequence[MessageParam]) -> set[str]:
     """Names loaded by `tool_search` calls anywhere in the history.
 
     A `tool_search` result is a JSON object whose `loaded` list names the tools it loaded
@@ -248,15 +271,10 @@ def discovered_tool_names(messages: Sequence[dict[str, Any]]) -> set[str]:
     search_ids: set[str] = set()
     found: set[str] = set()
     for message in messages:
-        content = message.get("content")
-        if not isinstance(content, list):
-            continue
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "tool_use" and block.get("name") == TOOL_SEARCH_NAME:
-                search_ids.add(str(block.get("id")))
-            elif block.get("type") == "tool_result" and str(block.get("tool_use_id")) in search_ids:
+        for block in blocks_of(message):
+            if block["type"] == "tool_use" and block["name"] == TOOL_SEARCH_NAME:
+                search_ids.add(block["id"])
+            elif block["type"] == "tool_result" and block["tool_use_id"] in search_ids:
                 found.update(_loaded_names(block.get("content")))
     return found
 

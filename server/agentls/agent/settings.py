@@ -34,6 +34,12 @@ class AgentSettings:
     retry_base_delay: float = 1.0
     retry_max_delay: float = 30.0
     request_timeout: float = 600.0
+    stall_timeout: float = 120.0
+    """Seconds an attempt may go without content (text, tool input, any stream event but
+    pings) before it is dropped and retried; 0 turns the stall detector off."""
+    request_deadline: float = 900.0
+    """Seconds one model request may take in all, retries and back-off included; then the
+    run fails (a hung or endlessly pinging endpoint cannot hold a run for longer)."""
     max_continuations: int = 3
     context_window: int | None = None
     """Tokens the model reads at most; None = the model's known window (default 200k)."""
@@ -83,6 +89,10 @@ class AgentSettings:
             raise ConfigError(f"temperature must be between 0 and 1 (got {self.temperature})")
         if self.max_retries < 0:
             raise ConfigError(f"max retries must be 0 or more (got {self.max_retries})")
+        if self.stall_timeout < 0:
+            raise ConfigError(f"stall timeout must be 0 (off) or more (got {self.stall_timeout})")
+        if self.request_deadline <= 0:
+            raise ConfigError(f"request deadline must be positive (got {self.request_deadline})")
         if self.context_window is not None and self.context_window < 1000:
             raise ConfigError(f"context window must be at least 1000 (got {self.context_window})")
         if not 0.1 <= self.compact_threshold <= 1.0:
@@ -130,6 +140,8 @@ _ENV_VARS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "retry_base_delay": ("AGENTLS_RETRY_BASE_DELAY", float),
     "retry_max_delay": ("AGENTLS_RETRY_MAX_DELAY", float),
     "request_timeout": ("AGENTLS_REQUEST_TIMEOUT", float),
+    "stall_timeout": ("AGENTLS_STALL_TIMEOUT", float),
+    "request_deadline": ("AGENTLS_REQUEST_DEADLINE", float),
     "context_window": ("AGENTLS_CONTEXT_WINDOW", int),
     "compact_threshold": ("AGENTLS_COMPACT_THRESHOLD", float),
     "auto_compact": ("AGENTLS_AUTO_COMPACT", _boolean),

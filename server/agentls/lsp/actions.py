@@ -10,7 +10,7 @@ import asyncio
 import logging
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -18,6 +18,18 @@ from agentls.lsp.sync import uri_to_path
 
 if TYPE_CHECKING:
     from agentls.agent.context import RunMode
+    from agentls.agent.results import (
+        AcceptPayload,
+        CancelPayload,
+        CompactionPayload,
+        RejectPayload,
+        RunPayload,
+        SessionsPayload,
+        StartedPayload,
+        StatusPayload,
+        ToolCallPayload,
+        ToolsPayload,
+    )
     from agentls.host import RunHandle
     from agentls.lsp.arguments import (
         CancelArgs,
@@ -40,7 +52,7 @@ def _start(ls: AgentLanguageServer, args: RunArgs, mode: RunMode) -> RunHandle:
     return ls.host.start_run(prompt, args.session, mode, title=args.prompt)
 
 
-async def run(ls: AgentLanguageServer, args: RunArgs) -> dict[str, Any]:
+async def run(ls: AgentLanguageServer, args: RunArgs) -> StartedPayload | RunPayload:
     handle = _start(ls, args, args.mode or ls.config.current.mode)
     if not args.wait:
         return {"session": handle.session_id}
@@ -48,7 +60,7 @@ async def run(ls: AgentLanguageServer, args: RunArgs) -> dict[str, Any]:
     return await asyncio.shield(handle.task)
 
 
-async def ask(ls: AgentLanguageServer, args: RunArgs) -> dict[str, Any]:
+async def ask(ls: AgentLanguageServer, args: RunArgs) -> StartedPayload | RunPayload:
     """A read-only run whose answer is shown to the user."""
     handle = _start(ls, args, "plan")
     assert handle.task is not None
@@ -58,18 +70,16 @@ async def ask(ls: AgentLanguageServer, args: RunArgs) -> dict[str, Any]:
     return await asyncio.shield(shown)
 
 
-async def _show_answer(
-    ls: AgentLanguageServer, task: asyncio.Task[dict[str, Any]]
-) -> dict[str, Any]:
+async def _show_answer(ls: AgentLanguageServer, task: asyncio.Task[RunPayload]) -> RunPayload:
     result = await task
-    text = str(result.get("text") or "").strip()
+    text = result["text"].strip()
     if result.get("status") != "completed" or not text:
         return result
     if len(text) <= SHORT_ANSWER_CHARS and text.count("\n") <= 3:
         ls.message(types.MessageType.Info, text)
         return result
     if ls.features.show_document:
-        path = _answer_file(str(result.get("session")), text)
+        path = _answer_file(str(result["session"]), text)
         try:
             await ls.window_show_document_async(
                 types.ShowDocumentParams(uri=path.as_uri(), take_focus=True)
@@ -126,42 +136,44 @@ def _relative(ls: AgentLanguageServer, path: Path) -> str:
     return str(path)
 
 
-async def cancel(ls: AgentLanguageServer, args: CancelArgs) -> dict[str, Any]:
+async def cancel(ls: AgentLanguageServer, args: CancelArgs) -> CancelPayload:
     return {"cancelled": ls.host.cancel(args.session)}
 
 
-async def accept(ls: AgentLanguageServer, args: EditArgs) -> dict[str, Any]:
+async def accept(ls: AgentLanguageServer, args: EditArgs) -> AcceptPayload:
     from agentls.lsp.delivery import accept_staged
 
     return await accept_staged(ls, args.session, args.uris)
 
 
-async def reject(ls: AgentLanguageServer, args: EditArgs) -> dict[str, Any]:
+async def reject(ls: AgentLanguageServer, args: EditArgs) -> RejectPayload:
     from agentls.lsp.delivery import reject_staged
 
     return reject_staged(ls, args.session, args.uris)
 
 
-async def tool(ls: AgentLanguageServer, args: ToolArgs) -> dict[str, Any]:
+async def tool(ls: AgentLanguageServer, args: ToolArgs) -> ToolCallPayload:
     result = await ls.host.run_tool(args.name, args.input, args.mode)
     return {"content": result.content, "is_error": result.is_error}
 
 
-async def tools(ls: AgentLanguageServer, args: ToolsArgs) -> list[dict[str, Any]]:
+async def tools(ls: AgentLanguageServer, args: ToolsArgs) -> ToolsPayload:
     return ls.host.tool_definitions(args.session, args.mode)
 
 
-async def status(ls: AgentLanguageServer, args: StatusArgs) -> dict[str, Any]:
+async def status(ls: AgentLanguageServer, args: StatusArgs) -> StatusPayload:
     from agentls.lsp.symbols import index_state
 
-    result = ls.host.status()
-    result["mode"] = ls.config.current.mode
-    result["permission_mode"] = ls.safety.mode if ls.safety is not None else None
-    result["index"] = index_state(ls)
+    result: StatusPayload = {
+        **ls.host.status(),
+        "mode": ls.config.current.mode,
+        "permission_mode": ls.safety.mode if ls.safety is not None else None,
+        "index": index_state(ls),
+    }
     return result
 
 
-async def compact(ls: AgentLanguageServer, args: CompactArgs) -> dict[str, Any]:
+async def compact(ls: AgentLanguageServer, args: CompactArgs) -> CompactionPayload:
     """Summarise a session's older turns now; the session keeps working afterwards."""
     from agentls.agent.compaction import CompactionError
 
@@ -171,7 +183,7 @@ async def compact(ls: AgentLanguageServer, args: CompactArgs) -> dict[str, Any]:
         raise ValueError(str(exc)) from None
 
 
-async def sessions(ls: AgentLanguageServer, args: StatusArgs) -> dict[str, Any]:
+async def sessions(ls: AgentLanguageServer, args: StatusArgs) -> SessionsPayload:
     """Saved sessions of this workspace, newest first (resumable with `agentls.run`)."""
     root = ls.host.workspace.roots[0]
     return {"sessions": [summary.to_dict() for summary in ls.host.store.list(root)]}

@@ -14,7 +14,7 @@ import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -25,6 +25,7 @@ from agentls.workspace.changes import Change, ChangeSet
 
 if TYPE_CHECKING:
     from agentls.agent.context import RunMode
+    from agentls.agent.results import AcceptPayload, RejectPayload
     from agentls.lsp.server import AgentLanguageServer
 
 log = logging.getLogger(__name__)
@@ -204,7 +205,7 @@ async def deliver(
 
 async def accept_staged(
     ls: AgentLanguageServer, session_id: str, uris: list[str] | None
-) -> dict[str, Any]:
+) -> AcceptPayload:
     changes = ls.host.changes_of(session_id)
     entries = _select(changes, _paths(uris))
     if not entries:
@@ -221,7 +222,7 @@ async def accept_staged(
 
 def reject_staged(
     ls: AgentLanguageServer, session_id: str, uris: list[str] | None
-) -> dict[str, Any]:
+) -> RejectPayload:
     changes = ls.host.changes_of(session_id)
     paths = _paths(uris)
     restored = changes.discard(paths)

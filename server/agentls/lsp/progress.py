@@ -29,6 +29,7 @@ from agentls.agent.events import (
 )
 
 if TYPE_CHECKING:
+    from agentls.agent.results import RunPayload
     from agentls.host import RunHandle
     from agentls.lsp.server import AgentLanguageServer
 
@@ -125,7 +126,7 @@ class LspRunReporter:
         except Exception:
             log.exception("cannot send %s", EVENT_METHOD)
 
-    async def end(self, result: dict[str, Any]) -> None:
+    async def end(self, result: RunPayload) -> None:
         self._flush_text()
         outcome = outcome_line(result)
         self.ls.log_line(f"[{self.run.session_id}] {outcome}")
@@ -139,26 +140,23 @@ class LspRunReporter:
             )
 
 
-def outcome_line(result: dict[str, Any]) -> str:
-    status = str(result.get("status"))
-    parts = [status]
+def outcome_line(result: RunPayload) -> str:
+    """One line for the progress end and the log: status, edits, tokens and cost."""
+    parts = [result["status"]]
     edit = result.get("edit")
-    if isinstance(edit, dict) and edit.get("files"):
-        state = {True: "applied", False: "not applied", None: "staged for review"}[
-            edit.get("applied")
-        ]
+    if edit and edit["files"]:
+        state = {True: "applied", False: "not applied", None: "staged for review"}[edit["applied"]]
         parts.append(f"{len(edit['files'])} file(s) {state}")
         if edit.get("reason"):
-            parts.append(str(edit["reason"]))
-    usage = result.get("usage")
-    if isinstance(usage, dict) and (usage.get("input_tokens") or usage.get("output_tokens")):
-        tokens = int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
-        cost = usage.get("cost_usd")
-        parts.append(
-            f"{tokens} tokens" + (f", ${cost:.4f}" if isinstance(cost, int | float) else "")
-        )
+            parts.append(edit["reason"])
+    usage = result.get("usage") or {}
+    tokens = int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
+    if tokens:
+        cost = usage.get("cost_usd", 0)
+        shown = f"${cost:.4f}" if isinstance(cost, int | float) else "cost n/a"
+        parts.append(f"{tokens} tokens, {shown}")
     if result.get("error"):
-        parts.append(str(result["error"]))
+        parts.append(str(result.get("error")))
     return " — ".join(parts)
 
 
