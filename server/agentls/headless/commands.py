@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from rich.console import Console
 from rich.markup import escape
@@ -30,6 +30,9 @@ from agentls.headless.ui import (
     print_diff,
     usage_table,
 )
+
+if TYPE_CHECKING:
+    from agentls.agent.results import RunPayload
 
 Output = Literal["show", "apply", "diff", "patch"]
 EXIT_CODES = {"completed": 0, "cancelled": 2}
@@ -55,7 +58,7 @@ class RunOptions:
     """With `json`: print the result (a caller that adds to it prints it itself)."""
 
 
-def exit_code(result: Mapping[str, Any]) -> int:
+def exit_code(result: RunPayload) -> int:
     return EXIT_CODES.get(str(result.get("status")), 1)
 
 
@@ -74,7 +77,7 @@ def check_workspace(path: Path) -> Path:
     return path.resolve()
 
 
-def _failed(message: str, session: str | None = None) -> dict[str, Any]:
+def _failed(message: str, session: str | None = None) -> RunPayload:
     return {
         "session": session,
         "status": "failed",
@@ -85,8 +88,20 @@ def _failed(message: str, session: str | None = None) -> dict[str, Any]:
     }
 
 
-def _cancelled(session: str | None = None) -> dict[str, Any]:
-    return {**_failed(CANCELLED_BY_USER, session), "status": "cancelled"}
+def _cancelled(session: str | None = None) -> RunPayload:
+    result = _failed(CANCELLED_BY_USER, session)
+    result["status"] = "cancelled"
+    return result
+
+
+def _run_payload(result: object) -> RunPayload:
+    """The server's run result (`agentls.agent.results.RunPayload`), checked for the
+    fields the CLI relies on; anything else is a failed run that says what came back."""
+    if isinstance(result, dict) and isinstance(result.get("status"), str):
+        result.setdefault("usage", {})
+        result.setdefault("text", "")
+        return cast("RunPayload", result)
+    return _failed(f"unexpected result from the server: {result!r}")
 
 
 class _Interrupts:
@@ -158,9 +173,7 @@ def _approver(view: RunView) -> Any:
     return approve
 
 
-async def run_agent(
-    options: RunOptions, console: Console | None = None
-) -> tuple[int, dict[str, Any]]:
+async def run_agent(options: RunOptions, console: Console | None = None) -> tuple[int, RunPayload]:
     """Run one prompt end to end; returns (exit code, result object)."""
     workspace = check_workspace(options.workspace)
     diff_only = options.output == "diff"
@@ -208,7 +221,7 @@ async def run_agent(
 
 async def _drive(
     conn: ServerConnection, options: RunOptions, interrupts: _Interrupts
-) -> dict[str, Any]:
+) -> RunPayload:
     try:
         await conn.start()
         if interrupts.count:
@@ -229,9 +242,7 @@ async def _drive(
             if interrupts.count:
                 return _cancelled(interrupts.view.session)
             return _failed(str(exc), interrupts.view.session)
-        if not isinstance(result, dict):
-            return _failed(f"unexpected result from the server: {result!r}")
-        return result
+        return _run_payload(result)
     except ServerError as exc:
         if interrupts.count:
             return _cancelled(interrupts.view.session)
@@ -242,7 +253,7 @@ async def _drive(
 
 def summarize(
     console: Console,
-    result: Mapping[str, Any],
+    result: RunPayload,
     ledger: EditLedger,
     elapsed: float,
     tool_calls: int,
@@ -272,7 +283,10 @@ def summarize(
             console.print(f"[yellow]conflicts:[/yellow] {escape(', '.join(edit['conflicts']))}")
     usage = result.get("usage")
     if isinstance(usage, dict) and usage:
-        console.print(usage_table(usage, usage.get("cost_usd", result.get("cost_usd"))))
+        console.print(usage_table(usage))
+        note = usage.get("cost_note")
+        if note:
+            console.print(f"[dim]cost n/a: {escape(str(note))}[/dim]")
     diff = str(result.get("diff") or "")
     if options.output in ("show", "apply") and diff:
         console.print()
@@ -326,7 +340,7 @@ async def ask(
 
 async def _drive_command(
     conn: ServerConnection, name: str, argument: dict[str, Any], interrupts: _Interrupts
-) -> dict[str, Any]:
+) -> RunPayload:
     try:
         await conn.start()
         if interrupts.count:
@@ -336,7 +350,7 @@ async def _drive_command(
             result = await interrupts.run
         except asyncio.CancelledError:
             return _cancelled()
-        return result if isinstance(result, dict) else _failed(f"unexpected result: {result!r}")
+        return _run_payload(result)
     except ServerError as exc:
         if interrupts.count:
             return _cancelled()
