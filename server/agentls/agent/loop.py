@@ -328,8 +328,10 @@ class AgentLoop:
         waiter = asyncio.ensure_future(self.cancel.wait())
         try:
             await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # the run's task itself (a deadline, a shutdown)
             task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
             raise
         finally:
             waiter.cancel()
