@@ -285,3 +285,50 @@ async def test_session_is_reusable_object(api: ScriptedMessagesServer, tmp_path:
     await session.run("hi")
     status = session.status_dict()
     assert status["context"]["compactions"] == 0 and status["state_file"].endswith(".state.json")
+
+
+async def test_a_run_killed_after_an_auto_compaction_resumes_from_the_compacted_history(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    """The state file is saved by the compaction mid-run; the journal replays from there."""
+    import asyncio
+    import time
+
+    from agentls.agent.model_client import AnthropicModelClient
+
+    turns = [tool_turn(("huge", {"label": str(i)})) for i in range(6)]
+    api.extend(*dispatcher([*turns, text_turn("never", hang=True), text_turn("resumed")]))
+    settings: dict[str, Any] = {
+        "context_window": 4000,
+        "compact_threshold": 0.6,
+        "compact_keep_turns": 2,
+        "stub_after_turns": 0,
+    }
+    session = make_session(api, tmp_path, **settings)
+    task = asyncio.create_task(session.run("probe labels 0 to 5"))
+
+    def hanging() -> None:
+        deadline = time.monotonic() + 20
+        while len(agent_requests(api)) < 7 and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    await asyncio.to_thread(hanging)
+    assert session.compactions >= 1
+    folder, crashed = tmp_path / "transcripts", tmp_path / "crashed"
+    crashed.mkdir()
+    for name in (f"{session.id}.state.json", f"{session.id}.jsonl"):
+        (crashed / name).write_bytes((folder / name).read_bytes())
+    complete = list(session.messages)
+    session.cancel()
+    await task
+
+    store = SessionStore(crashed)
+    saved = store.load(session.id)
+    assert saved.status == "running" and saved.compactions == session.compactions
+    resumed = make_session(api, tmp_path, **settings)
+    config = resumed.config
+    config.transcript_dir = crashed
+    restored = AgentSession.resume(session.id, AnthropicModelClient(config.settings), config, store)
+    assert restored.status == "interrupted"
+    assert restored.messages == complete  # no turn twice, none lost
+    assert restored.turns == 6

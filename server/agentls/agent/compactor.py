@@ -150,7 +150,12 @@ class Compactor:
             summary=summary,
         )
         conv.context.last_compaction = result
-        conv.transcript.write("compaction", **result.to_dict(), messages=conv.messages)
+        conv.transcript.write(
+            "compaction",
+            **result.to_dict(),
+            number=conv.context.compactions,
+            messages=conv.messages,
+        )
         conv.on_change()  # the history changed: save it
         return result
 

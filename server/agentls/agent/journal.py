@@ -73,8 +73,12 @@ class Recovery:
     """The staged changeset at the last checkpoint that carried one (None: keep the state's)."""
 
 
-def recover(transcript: Path, run: int, base: History) -> Recovery:
-    """Replay run `run` of `transcript` onto `base` (the history saved when it started)."""
+def recover(transcript: Path, run: int, base: History, compactions: int = 0) -> Recovery:
+    """Replay run `run` of `transcript` onto `base`, the history the state file holds.
+
+    The state file was saved when the run started, or later by a compaction in the run
+    (`compactions` says which: it counts them): the replay starts at that point.
+    """
     try:
         records = list(read_records(transcript))
     except OSError:
@@ -84,6 +88,7 @@ def recover(transcript: Path, run: int, base: History) -> Recovery:
         return Recovery(False, list(base))
     recovery = Recovery(True, list(base), prompt=str(records[start].get("prompt") or ""))
     history = list(base)
+    start = _saved_compaction(records, start, compactions) or start
     for record in records[start + 1 :]:
         kind = record.get("type")
         if kind == "run_start":
@@ -103,6 +108,17 @@ def _run_start(records: Sequence[Mapping[str, object]], run: int) -> int | None:
     for index in range(len(records) - 1, -1, -1):
         record = records[index]
         if record.get("type") == "run_start" and record.get("run") == run:
+            return index
+    return None
+
+
+def _saved_compaction(
+    records: Sequence[Mapping[str, object]], start: int, compactions: int
+) -> int | None:
+    """The run's compaction record the state file was saved from, if it was."""
+    for index in range(start + 1, len(records)):
+        record = records[index]
+        if record.get("type") == "compaction" and record.get("number") == compactions:
             return index
     return None
 

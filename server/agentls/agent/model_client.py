@@ -154,14 +154,7 @@ class AnthropicModelClient:
             raise ModelError(
                 f"connection to the model endpoint {self.base_url} failed: {exc}", transient=True
             ) from exc
-        except (
-            AssertionError,
-            RuntimeError,
-            TypeError,
-            ValueError,
-            pydantic.ValidationError,
-        ) as exc:
-            # the SDK could not make a message of what came back
+        except _MALFORMED as exc:  # the SDK could not make a message of what came back
             raise ModelError(
                 f"the model endpoint {self.base_url} sent a stream that is not a Messages API "
                 f"response ({type(exc).__name__}: {_short(str(exc))})",
@@ -255,8 +248,8 @@ def block_to_param(block: anthropic.types.ContentBlock) -> ContentBlockParam:
 async def _require_event_stream(response: httpx2.Response, endpoint: str) -> None:
     """An event stream, or a `ModelError` quoting what came instead (HTML, other JSON)."""
     content_type = response.headers.get("content-type", "")
-    if "text/event-stream" in content_type:
-        return
+    if not content_type or "text/event-stream" in content_type:
+        return  # (a server that names no type gets the benefit of the doubt)
     head = b""
     async for chunk in response.aiter_bytes():
         head += chunk

@@ -101,7 +101,9 @@ class AgentSession(Conversation):
         self.load(state)
         if state.status not in INTERRUPTED_STATUSES:
             return None
-        recovery = journal.recover(self.transcript.path, state.runs, state.messages)
+        recovery = journal.recover(
+            self.transcript.path, state.runs, state.messages, state.compactions
+        )
         if recovery.found:
             self.messages = recovery.messages
             if recovery.turns is not None:
