@@ -88,7 +88,13 @@ def recover(transcript: Path, run: int, base: History, compactions: int = 0) -> 
         return Recovery(False, list(base))
     recovery = Recovery(True, list(base), prompt=str(records[start].get("prompt") or ""))
     history = list(base)
-    start = _saved_compaction(records, start, compactions) or start
+    saved_at = _saved_compaction(records, start, compactions)
+    if saved_at is not None:
+        # the turn counts of the checkpoints before it still hold (its history does not)
+        for record in records[start + 1 : saved_at]:
+            if record.get("type") == CHECKPOINT:
+                _counters(recovery, record)
+        start = saved_at
     for record in records[start + 1 :]:
         kind = record.get("type")
         if kind == "run_start":
@@ -139,9 +145,7 @@ def _checkpoint(recovery: Recovery, record: Mapping[str, object], history: Histo
     # add_user_blocks replaces the trailing message instead of mutating it, so a shallow
     # copy of the list is a true snapshot
     recovery.messages = list(history)
-    turn, turns = record.get("turn"), record.get("turns")
-    recovery.run_turns = turn if isinstance(turn, int) else recovery.run_turns
-    recovery.turns = turns if isinstance(turns, int) else recovery.turns
+    _counters(recovery, record)
     cost, note = record.get("cost_usd"), record.get("cost_note")
     recovery.tally = Tally(
         Usage.from_dict(record.get("usage")),
@@ -154,6 +158,12 @@ def _checkpoint(recovery: Recovery, record: Mapping[str, object], history: Histo
     if "changes" in record:
         with contextlib.suppress(ValidationError):  # else keep the last good one
             recovery.changes = _CHANGES.validate_python(record["changes"])
+
+
+def _counters(recovery: Recovery, record: Mapping[str, object]) -> None:
+    turn, turns = record.get("turn"), record.get("turns")
+    recovery.run_turns = turn if isinstance(turn, int) else recovery.run_turns
+    recovery.turns = turns if isinstance(turns, int) else recovery.turns
 
 
 def _history(data: object) -> History | None:
