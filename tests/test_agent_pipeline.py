@@ -16,7 +16,7 @@ from agentls.agent.pipeline import Pipeline, ToolCall
 from agentls.agent.registry import PoolFilter, ToolPool
 from agentls.agent.schema import compact_json_schema
 from agentls.agent.settings import AgentSettings, ConfigError
-from agentls.agent.tool import Tool, ToolInput, ToolOutput
+from agentls.agent.tool import NO_RISK, CallRisk, Tool, ToolInput, ToolOutput
 from agentls.workspace import ChangeSet, Workspace
 from tests.agent_support import ProbeRead, ProbeWrite, all_test_tools
 
@@ -29,7 +29,12 @@ class DenyWrites:
     mode: PermissionMode = "default"
 
     async def decide(
-        self, tool: Tool[Any], input: Any, ctx: ToolContext, hook: HookDecision | None = None
+        self,
+        tool: Tool[Any],
+        input: Any,
+        ctx: ToolContext,
+        hook: HookDecision | None = None,
+        risk: CallRisk = NO_RISK,
     ) -> PermissionDecision:
         if tool.is_read_only(input):
             return PermissionDecision.allow()
@@ -69,7 +74,12 @@ async def test_an_unresolved_ask_fails_closed(tmp_path: Path) -> None:
         mode: PermissionMode = "default"
 
         async def decide(
-            self, tool: Tool[Any], input: Any, ctx: ToolContext, hook: HookDecision | None = None
+            self,
+            tool: Tool[Any],
+            input: Any,
+            ctx: ToolContext,
+            hook: HookDecision | None = None,
+            risk: CallRisk = NO_RISK,
         ) -> PermissionDecision:
             return PermissionDecision.ask("reads a secret")
 

@@ -78,6 +78,8 @@ def test_apply_writes_every_change_and_reports_them(
     for name in ("app.py", "pkg/util.py", "pkg/new_mod.py", OLD):
         assert name in out
     assert "Token usage" in out and "output" in out
+    # the scripted endpoint has no known price: cost n/a, and why
+    assert "n/a" in out and "no price known" in out
     assert "+    return 2  # ünïcode ✓ 🎉" in out  # the unified diff at the end
     assert api.remaining == 0
 

@@ -154,7 +154,9 @@ async def test_manual_compaction_and_resume_of_a_compacted_session(
             ]
         )
     )
-    session = make_session(api, tmp_path, compact_keep_turns=1)
+    # the scripted endpoint has no known price unless one is configured
+    prices = {"claude-": [3, 15]}
+    session = make_session(api, tmp_path, compact_keep_turns=1, prices=prices)
     with pytest.raises(CompactionError, match="nothing to compact"):
         await session.compact()
     await session.run("probe a then b")
@@ -282,3 +284,55 @@ async def test_session_is_reusable_object(api: ScriptedMessagesServer, tmp_path:
     await session.run("hi")
     status = session.status_dict()
     assert status["context"]["compactions"] == 0 and status["state_file"].endswith(".state.json")
+
+
+async def test_a_run_killed_after_an_auto_compaction_resumes_from_the_compacted_history(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    """The state file is saved by the compaction mid-run; the journal replays from there.
+
+    Five huge results make the compaction happen just before the sixth request, which
+    hangs: the crash comes after the compaction and before any later checkpoint."""
+    import asyncio
+    import time
+
+    from agentls.agent.model_client import AnthropicModelClient
+
+    turns = [tool_turn(("huge", {"label": str(i)})) for i in range(5)]
+    api.extend(*dispatcher([*turns, text_turn("never", hang=True), text_turn("resumed")]))
+    settings: dict[str, Any] = {
+        "context_window": 4000,
+        "compact_threshold": 0.6,
+        "compact_keep_turns": 2,
+        "stub_after_turns": 0,
+    }
+    session = make_session(api, tmp_path, **settings)
+    task = asyncio.create_task(session.run("probe labels 0 to 4"))
+
+    def hanging() -> None:
+        deadline = time.monotonic() + 20
+        while len(agent_requests(api)) < 6 and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    await asyncio.to_thread(hanging)
+    await asyncio.sleep(0.2)
+    kinds = [r["type"] for r in read_records(session.transcript.path)]
+    assert kinds[-3:] == ["compaction", "notice", "request"], kinds[-4:]
+    folder, crashed = tmp_path / "transcripts", tmp_path / "crashed"
+    crashed.mkdir()
+    for name in (f"{session.id}.state.json", f"{session.id}.jsonl"):
+        (crashed / name).write_bytes((folder / name).read_bytes())
+    complete = list(session.messages)
+    session.cancel()
+    await task
+
+    store = SessionStore(crashed)
+    saved = store.load(session.id)
+    assert saved.status == "running" and saved.compactions == session.compactions
+    resumed = make_session(api, tmp_path, **settings)
+    config = resumed.config
+    config.transcript_dir = crashed
+    restored = AgentSession.resume(session.id, AnthropicModelClient(config.settings), config, store)
+    assert restored.status == "interrupted"
+    assert restored.messages == complete  # no turn twice, none lost
+    assert restored.turns == 5

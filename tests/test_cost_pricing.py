@@ -63,7 +63,9 @@ async def test_run_result_and_status_carry_cost_for_a_known_model(
         text_turn("done", usage=USAGE),
         text_turn("again", usage=USAGE),
     )
-    session = make_session(api, tmp_path)  # the default model, a Sonnet
+    # the default model, a Sonnet; the scripted endpoint is not Anthropic's, so its price
+    # is configured (the built-in table applies to api.anthropic.com only)
+    session = make_session(api, tmp_path, prices={"claude-sonnet-": [3, 15]})
     first = await session.run("go")
     usage = first.to_dict()["usage"]
     assert usage["cost_usd"] == pytest.approx(2 * SONNET_COST)
@@ -86,3 +88,28 @@ async def test_unknown_model_has_no_cost_but_a_note(
     assert usage["cost_usd"] is None and "my-local-llm" in usage["cost_note"]
     assert usage["input_tokens"] == 1000  # tokens are still counted
     assert session.status_dict()["usage"]["cost_usd"] is None
+
+
+def test_only_anthropics_endpoint_gets_the_built_in_prices() -> None:
+    usage = Usage(**USAGE)
+    for anthropic_endpoint in (None, "https://api.anthropic.com", "https://api.anthropic.com/"):
+        assert PriceTable(endpoint=anthropic_endpoint).cost("claude-sonnet-4-5", usage).usd
+    for other in ("http://127.0.0.1:8080", "http://localhost:11434", "https://litellm.corp"):
+        cost = PriceTable(endpoint=other).cost("claude-sonnet-4-5", usage)
+        assert cost.usd is None and cost.note and other in cost.note
+        assert "AGENTLS_PRICES" in cost.note
+    configured = PriceTable({"claude-sonnet-": ModelPrice.of(3, 15)}, "http://localhost:11434")
+    assert configured.cost("claude-sonnet-4-5", usage).usd == pytest.approx(SONNET_COST)
+
+
+async def test_a_scripted_endpoint_shows_cost_na_not_sonnet_prices(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    api.extend(text_turn("hi", usage=USAGE))
+    session = make_session(api, tmp_path)  # the default model is a Sonnet
+    result = await session.run("go")
+    usage = result.to_dict()["usage"]
+    assert usage["cost_usd"] is None and api.base_url in usage.get("cost_note", "")
+    assert usage["input_tokens"] == 1000
+    status = session.status_dict()["usage"]
+    assert status["cost_usd"] is None and "cost_note" in status

@@ -8,7 +8,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from agentls.testing import ScriptedMessagesServer, text_turn
-from tests.lsp_support import command, editor_session, server_env
+from tests.lsp_support import command, editor_session, server_env, wait_for
 
 
 async def test_a_session_resumes_after_a_server_restart_and_compacts(
@@ -64,3 +64,29 @@ async def test_an_unknown_session_is_a_clear_error(
             await command(editor, "agentls.run", {"prompt": "hi", "session": "nope123"})
         with pytest.raises(JsonRpcException, match="unknown session"):
             await command(editor, "agentls.compact", {"session": "nope123"})
+
+
+async def test_a_busy_session_is_a_clear_request_failed_error(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    """Compacting (or running) a session that is running answers RequestFailed with what
+    to do, not an internal error."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    api.extend(text_turn("never finishes", hang=True))
+    async with editor_session("neovim", root, server_env(api.base_url, tmp_path / "t")) as editor:
+        started = await command(editor, "agentls.run", {"prompt": "hang"})
+        session = started["session"]
+        await wait_for(lambda: api.remaining == 0)  # the model request is in flight
+        for name, argument in (
+            ("agentls.compact", {"session": session}),
+            ("agentls.run", {"prompt": "again", "session": session}),
+        ):
+            with pytest.raises(JsonRpcException) as raised:
+                await command(editor, name, argument)
+            assert raised.value.code == -32803, (name, raised.value)
+            assert "busy" in str(raised.value) or "already running" in str(raised.value)
+            assert "cancel it or wait" in str(raised.value) or "when the run ends" in str(
+                raised.value
+            )
+        await command(editor, "agentls.cancel", {"session": session})

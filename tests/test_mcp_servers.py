@@ -20,7 +20,7 @@ from agentls.agent.context import ToolContext
 from agentls.agent.hooks import HookDecision
 from agentls.agent.permissions import PermissionDecision, PermissionMode
 from agentls.agent.registry import PoolFilter, ToolSearchSettings
-from agentls.agent.tool import Tool, ToolError
+from agentls.agent.tool import NO_RISK, CallRisk, Tool, ToolError
 from agentls.mcp import ApprovalStore, McpManager, rule_matches_tool
 from agentls.mcp.naming import API_NAME
 from agentls.mcp.processes import marked_processes
@@ -292,7 +292,12 @@ class DenyByRule:
         self.rule = rule
 
     async def decide(
-        self, tool: Tool[Any], input: Any, ctx: ToolContext, hook: HookDecision | None = None
+        self,
+        tool: Tool[Any],
+        input: Any,
+        ctx: ToolContext,
+        hook: HookDecision | None = None,
+        risk: CallRisk = NO_RISK,
     ) -> PermissionDecision:
         if rule_matches_tool(self.rule, tool.name):
             return PermissionDecision.deny(f"denied by rule {self.rule}")

@@ -314,6 +314,62 @@ async def test_sse_error_event_raises_api_status_error(serve: Serve, connect: An
     assert final.content[0].text == "a text that the error interrupts"
 
 
+async def test_truncated_stream_ends_cleanly_before_message_stop(
+    serve: Serve, connect: Any
+) -> None:
+    text = "a reply whose stream the server ends early, without an error"
+    server = serve(text_turn(text, chunk_size=8, truncate_after_events=5))
+    client = connect(server)
+
+    events, final = await stream_once(client)  # the SDK raises nothing: a clean end
+    assert "message_stop" not in [event.type for event in events]
+    assert final.content[0].type == "text" and final.content[0].text != text
+    assert text.startswith(final.content[0].text)
+    assert server.remaining == 1
+
+    events, final = await stream_once(client)
+    assert events[-1].type == "message_stop" and final.content[0].text == text
+
+
+async def test_keepalive_pings_outlast_the_read_timeout(serve: Serve, connect: Any) -> None:
+    server = serve(text_turn("never sent", hang=True, keepalive_interval=0.1))
+    client = connect(server, timeout=0.5)  # a read timeout the pings never let fire
+
+    # wait_for's TimeoutError, not the SDK's httpx2.ReadTimeout: the stream stayed open
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(stream_once(client), 1.5)
+    assert not issubclass(httpx2.ReadTimeout, TimeoutError)
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [("<html><body>Sign in</body></html>", "text/html"), ('{"ok": true}', "application/json")],
+)
+async def test_raw_bodies_are_not_a_message_for_the_sdk(
+    serve: Serve, connect: Any, body: str, content_type: str
+) -> None:
+    server = serve(text_turn("after", raw_body=body, raw_content_type=content_type))
+    client = connect(server)
+    params = {"model": MODEL, "max_tokens": 10, "messages": USER}
+
+    async with client.messages.stream(**params) as stream:
+        assert stream.response.status_code == 200
+        assert stream.response.headers["content-type"] == content_type
+        assert (await stream.response.aread()).decode() == body
+    assert server.remaining == 1
+    _, final = await stream_once(client)
+    assert final.content[0].type == "text" and final.content[0].text == "after"
+
+
+async def test_raw_error_page_is_an_api_status_error(serve: Serve, connect: Any) -> None:
+    page = "<html><body><h1>502 Bad Gateway</h1></body></html>"
+    server = serve(text_turn("ok", raw_body=page, raw_status=502))
+
+    with pytest.raises(anthropic.APIStatusError) as raised:
+        await stream_once(connect(server))
+    assert raised.value.status_code == 502 and "502 Bad Gateway" in raised.value.response.text
+
+
 async def test_hang_until_client_cancels_then_next_turn(serve: Serve, connect: Any) -> None:
     server = serve(text_turn("never sent", hang=True), text_turn("next"))
     client = connect(server)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentls.agent import staged
 from agentls.agent.context import ToolContext
 from agentls.agent.model_client import AnthropicModelClient
 from agentls.agent.session import AgentSession, SessionConfig
@@ -86,7 +88,9 @@ async def test_resume_after_restart_continues_with_history_and_discovered_tools(
 
     api.extend(tool_turn(("mcp__svc__record_07", {"item_id": "B-2"})), text_turn("And B-2."))
     config = _config(api, tmp_path)  # a new host: new tool objects, new client
-    resumed = store.resume(result.session_id, AnthropicModelClient(config.settings), config)
+    resumed = AgentSession.resume(
+        result.session_id, AnthropicModelClient(config.settings), config, store
+    )
     assert resumed.id == result.session_id and resumed.runs == 1
     follow_up = await resumed.run("now B-2")
     assert follow_up.status == "completed" and follow_up.text == "And B-2."
@@ -126,13 +130,15 @@ async def test_state_is_written_at_status_changes(
     state.status = "running"
     store.save(state)
     config = _config(api, tmp_path)
-    resumed = store.resume(session.id, AnthropicModelClient(config.settings), config)
+    resumed = AgentSession.resume(session.id, AnthropicModelClient(config.settings), config, store)
     assert resumed.status == "interrupted"
 
 
 async def test_lost_staged_edits_are_reported_to_the_model_after_resume(
     api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
+    """A state file from before staged edits were saved names their paths only: the model
+    is told those edits were lost."""
     api.extend(text_turn("staged"), text_turn("redone"))
     session = _session(_config(api, tmp_path))
     await session.run("edit it")
@@ -140,9 +146,12 @@ async def test_lost_staged_edits_are_reported_to_the_model_after_resume(
     session.persist()
     store = SessionStore(tmp_path / "transcripts")
     assert store.load(session.id).staged_paths == [str(tmp_path / "app.py")]
+    older = json.loads(store.path(session.id).read_text())
+    del older["staged"]  # as an agentls that did not save the changeset wrote it
+    store.path(session.id).write_text(json.dumps(older))
     config = _config(api, tmp_path)
-    resumed = store.resume(session.id, AnthropicModelClient(config.settings), config)
-    assert resumed.changes.is_empty()  # the changeset itself is not restored
+    resumed = AgentSession.resume(session.id, AnthropicModelClient(config.settings), config, store)
+    assert resumed.changes.is_empty()
     await resumed.run("go on")
     text = api.message_requests[-1].user_text()
     assert "were lost" in text and str(tmp_path / "app.py") in text and "go on" in text
@@ -156,9 +165,10 @@ async def test_list_shows_summaries_newest_first_and_filters_by_workspace(
     two.mkdir()
     api.extend(text_turn("first", usage={"input_tokens": 100, "output_tokens": 10}))
     api.extend(text_turn("second", usage={"input_tokens": 200, "output_tokens": 20}))
-    a = _session(_config(api, tmp_path, one))
+    sonnet = {"claude-sonnet-": [3, 15]}  # the scripted endpoint has no price
+    a = _session(_config(api, tmp_path, one, prices=sonnet))
     await a.run("fix the parser")
-    b = _session(_config(api, tmp_path, two))
+    b = _session(_config(api, tmp_path, two, prices=sonnet))
     await b.run("explain the lexer\nin detail")
     store = SessionStore(tmp_path / "transcripts")
     listed = store.list()
@@ -207,7 +217,7 @@ async def test_corrupt_missing_and_foreign_state_give_clear_errors(
         store.load("../../etc/passwd")
     config = _config(api, tmp_path)
     with pytest.raises(SessionStateError):
-        store.resume("nothere", AnthropicModelClient(config.settings), config)
+        AgentSession.resume("nothere", AnthropicModelClient(config.settings), config, store)
 
 
 async def test_sessions_without_persistence_write_no_state(
@@ -220,3 +230,118 @@ async def test_sessions_without_persistence_write_no_state(
     await session.run("hi")
     assert session.persist() is None
     assert list((tmp_path / "transcripts").glob("*.state.json")) == []
+
+
+async def test_staged_edits_are_saved_and_restored_with_the_session(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    """Every kind of staged change comes back after a restart, with its base text, and the
+    core API a later `agentls apply` uses finds them (and says which went stale)."""
+    for name, text in {"mod.py": "old\n", "gone.py": "bye\n", "move.py": "same\n"}.items():
+        (tmp_path / name).write_text(text)
+    api.extend(text_turn("staged"), text_turn("still here"))
+    session = _session(_config(api, tmp_path))
+    await session.run("edit things")
+    changes = session.changes
+    changes.stage_write(tmp_path / "mod.py", "new\n", "old\n", 3)
+    changes.stage_write(tmp_path / "made.py", "fresh\n", None)
+    changes.stage_delete(tmp_path / "gone.py", "bye\n")
+    changes.stage_rename(tmp_path / "move.py", tmp_path / "moved.py", "same\n")
+    before = changes.entries()
+    session.persist()
+
+    store = SessionStore(tmp_path / "transcripts")
+    config = _config(api, tmp_path)
+    resumed = AgentSession.resume(session.id, AnthropicModelClient(config.settings), config, store)
+    after = resumed.changes.entries()
+    assert [(c.kind, c.path, c.old_path, c.original_text, c.new_text) for c in after] == [
+        (c.kind, c.path, c.old_path, c.original_text, c.new_text) for c in before
+    ]
+    assert all(c.base_version is None for c in after)  # versions belong to the old editor
+    await resumed.run("go on")
+    assert "were lost" not in api.message_requests[-1].user_text()
+
+    loaded = store.staged_changes(session.id)
+    assert [c.path for c in loaded.entries()] == [c.path for c in before]
+    (tmp_path / "mod.py").write_text("changed by the user\n")
+    (tmp_path / "made.py").write_text("also made by the user\n")
+    stale = staged.stale_changes(loaded, lambda p: p.read_text() if p.exists() else None)
+    assert {(s.path.name, s.reason) for s in stale} == {
+        ("mod.py", "the file changed since the edit was staged"),
+        ("made.py", "the file exists now"),
+    }
+
+
+async def test_accepting_or_rejecting_between_runs_is_saved(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    api.extend(text_turn("staged"))
+    session = _session(_config(api, tmp_path))
+    await session.run("edit")
+    session.changes.stage_write(tmp_path / "a.py", "A\n", None)
+    session.changes.stage_write(tmp_path / "b.py", "B\n", None)
+    session.persist()
+    store = SessionStore(tmp_path / "transcripts")
+    session.changes.discard([tmp_path / "a.py"])  # what accept/reject do once delivered
+    await asyncio.sleep(0)  # the save is batched on the event loop
+    state = store.load(session.id)
+    assert state.staged_paths == [str(tmp_path / "b.py")]
+    assert [c.path for c in state.staged or []] == [str(tmp_path / "b.py")]
+
+
+async def test_sessions_saved_without_staged_changes_say_so(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    api.extend(text_turn("ok"))
+    session = _session(_config(api, tmp_path))
+    await session.run("hi")
+    store = SessionStore(tmp_path / "transcripts")
+    assert store.staged_changes(session.id).is_empty()
+    older = json.loads(store.path(session.id).read_text())
+    del older["staged"]
+    store.path(session.id).write_text(json.dumps(older))
+    with pytest.raises(SessionStateError, match="without its staged edits"):
+        store.staged_changes(session.id)
+
+
+async def test_a_run_the_server_did_not_survive_resumes_from_its_journal(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    """The files as a crash leaves them (copied while the third turn hangs) come back as
+    the history up to the last complete turn, with the staged edit and a note."""
+    from agentls.tools.write_file import WriteFile
+
+    api.extend(
+        tool_turn(("write_file", {"path": "w.py", "content": "staged\n"})),
+        tool_turn(("probe_read", {"label": "x"})),
+        text_turn("never", hang=True),
+        text_turn("resumed"),
+    )
+    config = _config(api, tmp_path)
+    config.tools = [*all_test_tools(), WriteFile()]
+    session = _session(config)
+    task = asyncio.create_task(session.run("write then probe"))
+    await asyncio.to_thread(api.wait_for_requests, 3, 10)
+    folder = tmp_path / "transcripts"
+    crashed = tmp_path / "crashed"
+    crashed.mkdir()
+    for name in (f"{session.id}.state.json", f"{session.id}.jsonl"):
+        (crashed / name).write_bytes((folder / name).read_bytes())
+    complete = list(session.messages)  # two turns, each with its results
+    session.cancel()
+    await task
+
+    config = _config(api, tmp_path)
+    config.transcript_dir = crashed
+    store = SessionStore(crashed)
+    assert store.load(session.id).status == "running"
+    resumed = AgentSession.resume(session.id, AnthropicModelClient(config.settings), config, store)
+    assert resumed.status == "interrupted" and resumed.messages == complete
+    assert resumed.turns == 2 and resumed.usage.output_tokens > 0
+    assert [c.path.name for c in resumed.changes.entries()] == ["w.py"]
+    assert store.load(session.id).status == "interrupted"  # saved at once: no second replay
+
+    result = await resumed.run("go on")
+    assert result.status == "completed" and result.text == "resumed"
+    text = api.message_requests[-1].user_text()
+    assert "interrupted" in text and "write then probe" in text and str(tmp_path / "w.py") in text

@@ -292,6 +292,8 @@ def test_every_environment_variable_sets_its_setting() -> None:
         "AGENTLS_RETRY_BASE_DELAY": ("retryBaseDelay", "0.5", 0.5),
         "AGENTLS_RETRY_MAX_DELAY": ("retryMaxDelay", "5", 5.0),
         "AGENTLS_REQUEST_TIMEOUT": ("requestTimeout", "60", 60.0),
+        "AGENTLS_STALL_TIMEOUT": ("stallTimeout", "0", 0.0),
+        "AGENTLS_REQUEST_DEADLINE": ("requestDeadline", "300", 300.0),
         "AGENTLS_CONTEXT_WINDOW": ("contextWindow", "100000", 100_000),
         "AGENTLS_COMPACT_THRESHOLD": ("compactThreshold", "0.5", 0.5),
         "AGENTLS_AUTO_COMPACT": ("autoCompact", "off", False),

@@ -11,3 +11,11 @@ class ToolError(Exception):
 
 class WorkspaceError(ToolError):
     """A workspace operation was refused or failed: path outside the roots, binary file..."""
+
+
+class SessionBusy(ValueError):
+    """A run or a compaction was asked of a session that is running one.
+
+    A `ValueError` so hosts that map bad requests keep working; the LSP layer maps it to
+    its own `RequestFailed` error that says to cancel or wait.
+    """

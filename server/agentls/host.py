@@ -13,11 +13,12 @@ import asyncio
 import importlib
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from agentls.agent.accounting import Tally
 from agentls.agent.context import RunMode, ToolContext
 from agentls.agent.events import AgentEvent, ignore_event
 from agentls.agent.hooks import HookDecision, HookRunner, NoHooks
@@ -29,16 +30,26 @@ from agentls.agent.permissions import (
 )
 from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.agent.registry import AnyTool, PoolFilter, ToolPool, ToolSearchSettings, ToolSource
+from agentls.agent.results import (
+    CompactionPayload,
+    EditPayload,
+    HostStatusPayload,
+    RunPayload,
+    SessionStatusPayload,
+    StartingSessionPayload,
+    ToolsPayload,
+)
 from agentls.agent.settings import AgentSettings, ConfigError
 from agentls.agent.store import SessionStateError, SessionStore
 from agentls.agent.tool import NO_RISK, CallRisk
-from agentls.agent.usage import Usage
+from agentls.errors import SessionBusy
 from agentls.workspace import ChangeSet, Workspace
 
 if TYPE_CHECKING:
     # the session and model client pull in the model SDK (seconds to import): loaded lazily
     from agentls.agent.model_client import ModelClient, ModelRequest, ModelResponse
-    from agentls.agent.session import AgentSession, RunResult, SessionConfig
+    from agentls.agent.results import RunResult
+    from agentls.agent.session import AgentSession, SessionConfig
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +61,6 @@ DEFAULT_ENDPOINT = "https://api.anthropic.com"
 
 class UnknownSession(LookupError):
     """A command named a session this host does not have."""
-
-
-class SessionBusy(ValueError):
-    """A run was asked of a session that is running one."""
 
 
 @dataclass(frozen=True)
@@ -68,8 +75,8 @@ class EditOutcome:
     left_out: list[tuple[str, str]] = field(default_factory=list)
     """(uri, reason) of each file that was not applied and stays staged."""
 
-    def to_dict(self) -> dict[str, Any]:
-        result: dict[str, Any] = {"files": self.files, "applied": self.applied}
+    def to_dict(self) -> EditPayload:
+        result: EditPayload = {"files": self.files, "applied": self.applied}
         if self.reason:
             result["reason"] = self.reason
         if self.conflicts:
@@ -86,7 +93,7 @@ class RunReporter(Protocol):
 
     async def begin(self) -> None: ...
 
-    async def end(self, result: dict[str, Any]) -> None: ...
+    async def end(self, result: RunPayload) -> None: ...
 
 
 class EditorPort(Protocol):
@@ -108,7 +115,7 @@ class _SilentReporter:
     async def begin(self) -> None:
         return None
 
-    async def end(self, result: dict[str, Any]) -> None:
+    async def end(self, result: RunPayload) -> None:
         return None
 
 
@@ -131,7 +138,7 @@ class RunHandle:
     session_id: str
     prompt: str
     mode: RunMode
-    task: asyncio.Task[dict[str, Any]] | None = None
+    task: asyncio.Task[RunPayload] | None = None
     cancel_requested: bool = False
     request: str = ""
     """What the user typed, without the context the host added to `prompt`."""
@@ -282,7 +289,7 @@ class AgentHost:
 
     def tool_definitions(
         self, session_id: str | None = None, mode: RunMode = "review"
-    ) -> list[dict[str, Any]]:
+    ) -> ToolsPayload:
         """The `tools` array exactly as the next request of that session (or a new one) sends."""
         if session_id is not None:
             return self.session(session_id).pool(mode).api_tools()
@@ -331,9 +338,11 @@ class AgentHost:
 
     def resume_session(self, session_id: str) -> AgentSession:
         """Load a saved session with today's settings, tools, policy and hooks."""
+        from agentls.agent.session import AgentSession
+
         client, config = self._session_parts()
         try:
-            session = self.store.resume(session_id, client, config)
+            session = AgentSession.resume(session_id, client, config, self.store)
         except SessionStateError as exc:
             raise UnknownSession(str(exc)) from None
         self.sessions[session.id] = session
@@ -388,7 +397,7 @@ class AgentHost:
         )
         return client, config
 
-    async def compact(self, session_id: str) -> dict[str, Any]:
+    async def compact(self, session_id: str) -> CompactionPayload:
         """Summarise a session's older turns now (the `agentls.compact` command)."""
         result = await self.session(session_id).compact(reason="manual")
         return result.to_dict()
@@ -422,7 +431,7 @@ class AgentHost:
         )
         return handle
 
-    async def _run(self, existing: AgentSession | None, handle: RunHandle) -> dict[str, Any]:
+    async def _run(self, existing: AgentSession | None, handle: RunHandle) -> RunPayload:
         reporter = self.port.reporter(handle)
         session: AgentSession | None = existing
         try:
@@ -449,7 +458,7 @@ class AgentHost:
                 "status": "failed",
                 "text": "",
                 "edit": None,
-                "usage": Usage().to_dict(),
+                "usage": Tally().payload(),
                 "error": f"internal error: {type(exc).__name__}: {exc}",
             }
             if session is not None:
@@ -497,15 +506,18 @@ class AgentHost:
             cancelled.append(sid)
         return cancelled
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> HostStatusPayload:
         settings = self.options.settings()
+        sessions: list[SessionStatusPayload | StartingSessionPayload] = [
+            s.status_dict() for s in self.sessions.values()
+        ]
+        sessions += [
+            StartingSessionPayload(id=sid, status="starting", running=True, turns=0, runs=0)
+            for sid in self.runs
+            if sid not in self.sessions
+        ]
         return {
-            "sessions": [s.status_dict() for s in self.sessions.values()]
-            + [
-                {"id": sid, "status": "starting", "running": True, "turns": 0, "runs": 0}
-                for sid in self.runs
-                if sid not in self.sessions
-            ],
+            "sessions": sessions,
             "model": settings.model,
             "endpoint": settings.base_url or DEFAULT_ENDPOINT,
             "credentials": bool(settings.api_key or settings.auth_token or settings.base_url),
@@ -542,13 +554,13 @@ def _sandbox_status(workspace: Workspace) -> dict[str, Any]:
     return sandbox_of(workspace).status()
 
 
-def _source_status(source: ToolSource) -> list[dict[str, Any]]:
+def _source_status(source: ToolSource) -> list[Mapping[str, object]]:
     """A tool source's own status entries (MCP servers report one per server)."""
     status = getattr(source, "status", None)
     if status is None:
         return []
     entries = status()
-    return list(entries) if isinstance(entries, list) else [entries]
+    return list(entries) if isinstance(entries, list) else [cast(Mapping[str, object], entries)]
 
 
 CORE_MODULES = ("agentls.agent.session", "agentls.agent.loop", "agentls.agent.model_client")
@@ -561,6 +573,6 @@ def _import_core() -> None:
 
 
 def _cancelled_before_start(session: AgentSession) -> RunResult:
-    from agentls.agent.session import RunResult
+    from agentls.agent.results import RunResult
 
-    return RunResult(session.id, "cancelled", "", Usage(), 0, session.transcript.path)
+    return RunResult(session.id, "cancelled", "", Tally(), 0, session.transcript.path)

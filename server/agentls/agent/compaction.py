@@ -23,12 +23,26 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from agentls.agent.messages import (
+    ContentBlockParam,
+    History,
+    MessageParam,
+    TextBlockParam,
+    ToolResultBlockParam,
+    ToolUseBlockParam,
+    blocks_of,
+    text_block,
+    user_message,
+)
 from agentls.agent.registry import TOOL_SEARCH_NAME
 from agentls.workspace import ChangeSet
+
+if TYPE_CHECKING:
+    from agentls.agent.results import CompactionPayload
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 CONTEXT_WINDOWS: dict[str, int] = {"claude-": DEFAULT_CONTEXT_WINDOW}
@@ -60,7 +74,7 @@ def context_window_for(model: str, override: int | None = None) -> int:
     return CONTEXT_WINDOWS[best] if best is not None else DEFAULT_CONTEXT_WINDOW
 
 
-def estimate_tokens(value: Any) -> int:
+def estimate_tokens(value: object) -> int:
     """Characters of the JSON form / 3.5: a rough, slightly pessimistic count for Claude."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return max(1, math.ceil(len(text) / CHARS_PER_TOKEN))
@@ -72,10 +86,10 @@ class TokenEstimator:
 
     ratio: float = 1.0
 
-    def estimate(self, payload: Any) -> int:
+    def estimate(self, payload: object) -> int:
         return max(1, round(estimate_tokens(payload) * self.ratio))
 
-    def observe(self, payload: Any, actual: int) -> None:
+    def observe(self, payload: object, actual: int) -> None:
         raw = estimate_tokens(payload)
         if actual > 0 and raw > 0:
             # clamp: a cache-only or bogus figure must not make the estimate useless
@@ -104,7 +118,7 @@ def load_instruction_files(roots: Sequence[Path]) -> list[tuple[Path, str]]:
     return found
 
 
-def instructions_block(files: Sequence[tuple[Path, str]]) -> dict[str, Any] | None:
+def instructions_block(files: Sequence[tuple[Path, str]]) -> TextBlockParam | None:
     if not files:
         return None
     parts = [
@@ -115,10 +129,10 @@ def instructions_block(files: Sequence[tuple[Path, str]]) -> dict[str, Any] | No
     for path, text in files:
         parts.append(f"\n## {path}\n{text}")
     parts.append("</system-reminder>")
-    return {"type": "text", "text": "\n".join(parts)}
+    return text_block("\n".join(parts))
 
 
-def staged_edits_block(changes: ChangeSet) -> dict[str, Any] | None:
+def staged_edits_block(changes: ChangeSet) -> TextBlockParam | None:
     entries = changes.entries()
     if not entries:
         return None
@@ -133,19 +147,17 @@ def staged_edits_block(changes: ChangeSet) -> dict[str, Any] | None:
         else:
             lines.append(f"- {change.kind} {change.path}")
     lines.append("</system-reminder>")
-    return {"type": "text", "text": "\n".join(lines)}
+    return text_block("\n".join(lines))
 
 
 # --- turns and splitting -------------------------------------------------------------------
 
 
-def assistant_indices(messages: Sequence[dict[str, Any]]) -> list[int]:
-    return [i for i, m in enumerate(messages) if m.get("role") == "assistant"]
+def assistant_indices(messages: Sequence[MessageParam]) -> list[int]:
+    return [i for i, m in enumerate(messages) if m["role"] == "assistant"]
 
 
-def split_history(
-    messages: Sequence[dict[str, Any]], keep_turns: int
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def split_history(messages: Sequence[MessageParam], keep_turns: int) -> tuple[History, History]:
     """(summarised, kept). The kept part starts at an assistant message (or is empty), so
     tool_use/tool_result pairs are never split; at least one turn is summarised."""
     starts = assistant_indices(messages)
@@ -156,14 +168,8 @@ def split_history(
     return list(messages[:cut]), list(messages[cut:])
 
 
-def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-
-
-def result_text(content: Any) -> str:
+def result_text(content: object) -> str:
+    """A tool result's text (its text blocks joined; images and other blocks left out)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -173,14 +179,14 @@ def result_text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def user_prompts(messages: Sequence[dict[str, Any]]) -> list[str]:
+def user_prompts(messages: Sequence[MessageParam]) -> list[str]:
     """Text the user (not a tool, not a pinned reminder) wrote, in order."""
     prompts = []
     for message in messages:
-        if message.get("role") != "user":
+        if message["role"] != "user":
             continue
-        for block in _blocks(message):
-            text = str(block.get("text", "")) if block.get("type") == "text" else ""
+        for block in blocks_of(message):
+            text = block["text"] if block["type"] == "text" else ""
             if text.strip() and not text.lstrip().startswith("<system-reminder"):
                 prompts.append(text.strip())
     return prompts
@@ -189,12 +195,12 @@ def user_prompts(messages: Sequence[dict[str, Any]]) -> list[str]:
 PATH_KEYS = ("path", "file", "file_path", "new_path", "old_path", "source", "destination")
 
 
-def files_touched(messages: Sequence[dict[str, Any]]) -> list[str]:
+def files_touched(messages: Sequence[MessageParam]) -> list[str]:
     """Paths named in tool calls, in first-use order (a mechanical complement to the summary)."""
     seen: dict[str, None] = {}
     for message in messages:
-        for block in _blocks(message):
-            if block.get("type") != "tool_use" or not isinstance(block.get("input"), dict):
+        for block in blocks_of(message):
+            if block["type"] != "tool_use" or not isinstance(block.get("input"), dict):
                 continue
             for key in PATH_KEYS:
                 value = block["input"].get(key)
@@ -203,27 +209,26 @@ def files_touched(messages: Sequence[dict[str, Any]]) -> list[str]:
     return list(seen)
 
 
-def render_for_summary(messages: Sequence[dict[str, Any]], limit_chars: int) -> str:
+def render_for_summary(messages: Sequence[MessageParam], limit_chars: int) -> str:
     """The history as plain text for the summariser; long tool results are cut, and when
     the whole is still too long its oldest part is dropped (the newest matters most)."""
     lines: list[str] = []
     names: dict[str, str] = {}
     for message in messages:
-        role = message.get("role")
-        for block in _blocks(message):
-            kind = block.get("type")
-            if kind == "text" and str(block.get("text", "")).strip():
+        role = message["role"]
+        for block in blocks_of(message):
+            if block["type"] == "text" and block["text"].strip():
                 lines.append(f"[{role}] {block['text']}")
-            elif kind == "tool_use":
-                names[str(block.get("id"))] = str(block.get("name"))
-                args = json.dumps(block.get("input", {}), ensure_ascii=False)
-                lines.append(f"[assistant → tool {block.get('name')}] {args}")
-            elif kind == "tool_result":
+            elif block["type"] == "tool_use":
+                names[block["id"]] = block["name"]
+                args = json.dumps(block.get("input", {}), ensure_ascii=False, default=str)
+                lines.append(f"[assistant → tool {block['name']}] {args}")
+            elif block["type"] == "tool_result":
                 text = result_text(block.get("content"))
                 if len(text) > RENDERED_RESULT_CHARS:
                     text = text[:RENDERED_RESULT_CHARS] + f"\n[… {len(text)} chars in all]"
                 mark = " (error)" if block.get("is_error") else ""
-                name = names.get(str(block.get("tool_use_id")), "tool")
+                name = names.get(block["tool_use_id"], "tool")
                 lines.append(f"[{name} result{mark}] {text}")
     rendered = "\n\n".join(lines)
     if len(rendered) > limit_chars:
@@ -254,21 +259,20 @@ What remains, in order, as a checklist.
 Reply with the summary only."""
 
 
-def summary_request_messages(rendered: str) -> list[dict[str, Any]]:
+def summary_request_messages(rendered: str) -> History:
     return [
-        {
-            "role": "user",
-            "content": [
-                {"type": "text", "text": f"<conversation>\n{rendered}\n</conversation>"},
-                {"type": "text", "text": SUMMARY_INSTRUCTIONS},
-            ],
-        }
+        user_message(
+            [
+                text_block(f"<conversation>\n{rendered}\n</conversation>"),
+                text_block(SUMMARY_INSTRUCTIONS),
+            ]
+        )
     ]
 
 
 def summary_block(
     summary: str, files: Sequence[str], latest_prompt: str | None, compaction: int
-) -> dict[str, Any]:
+) -> TextBlockParam:
     parts = [
         f'<system-reminder {PINNED_TAG}="summary">',
         f"This session was compacted (compaction {compaction}): the earlier conversation was "
@@ -282,19 +286,15 @@ def summary_block(
     if latest_prompt:
         parts += ["", "The user's most recent request, verbatim:", latest_prompt]
     parts.append("</system-reminder>")
-    return {"type": "text", "text": "\n".join(parts)}
+    return text_block("\n".join(parts))
 
 
-def compacted_history(
-    pinned: Sequence[dict[str, Any]], kept: Sequence[dict[str, Any]]
-) -> list[dict[str, Any]]:
+def compacted_history(pinned: Sequence[TextBlockParam], kept: Sequence[MessageParam]) -> History:
     """The pinned user message followed by the kept turns (which start with the assistant)."""
-    content = list(pinned)
+    content: list[ContentBlockParam] = list(pinned)
     if not kept:
-        content.append(
-            {"type": "text", "text": "Continue with the task from where the summary leaves off."}
-        )
-    head: dict[str, Any] = {"role": "user", "content": content}
+        content.append(text_block("Continue with the task from where the summary leaves off."))
+    head = user_message(content)
     if not kept:
         return [head]
     return [head, *kept]
@@ -313,54 +313,58 @@ def next_stub_boundary(boundary: int, total_turns: int, after_turns: int) -> int
 
 
 def stub_old_results(
-    messages: Sequence[dict[str, Any]], boundary_turns: int, min_chars: int
-) -> list[dict[str, Any]]:
+    messages: Sequence[MessageParam], boundary_turns: int, min_chars: int
+) -> History:
     """A copy of `messages` whose large tool results before turn `boundary_turns` (counted in
     assistant messages) are replaced by a stub; untouched messages are shared, not copied."""
     if boundary_turns <= 0:
         return list(messages)
-    out: list[dict[str, Any]] = []
-    calls: dict[str, dict[str, Any]] = {}
+    out: History = []
+    calls: dict[str, ToolUseBlockParam] = {}
     turn = 0
     for message in messages:
-        if message.get("role") == "assistant":
+        if message["role"] == "assistant":
             turn += 1
-            for block in _blocks(message):
-                if block.get("type") == "tool_use":
-                    calls[str(block.get("id"))] = block
+            for block in blocks_of(message):
+                if block["type"] == "tool_use":
+                    calls[block["id"]] = block
             out.append(message)
             continue
         # a user message belongs to the turn of the assistant message before it
-        if turn == 0 or turn > boundary_turns or not isinstance(message.get("content"), list):
+        if turn == 0 or turn > boundary_turns or isinstance(message["content"], str):
             out.append(message)
             continue
         changed = False
-        content = []
-        for block in message["content"]:
-            if isinstance(block, dict) and block.get("type") == "tool_result":
-                call = calls.get(str(block.get("tool_use_id")), {})
+        content: list[ContentBlockParam] = []
+        for block in blocks_of(message):
+            if block["type"] == "tool_result":
+                call = calls.get(block["tool_use_id"])
                 text = result_text(block.get("content"))
-                if len(text) > min_chars and call.get("name") != TOOL_SEARCH_NAME:
-                    block = {**block, "content": stub_text(call, text)}
-                    block.pop("cache_control", None)
+                if len(text) > min_chars and (call is None or call["name"] != TOOL_SEARCH_NAME):
+                    stubbed: ToolResultBlockParam = {**block, "content": stub_text(call, text)}
+                    stubbed.pop("cache_control", None)
+                    block = stubbed
                     changed = True
             content.append(block)
-        out.append({**message, "content": content} if changed else message)
+        out.append(user_message(content) if changed else message)
     return out
 
 
-def stub_text(call: dict[str, Any], text: str) -> str:
-    name = str(call.get("name") or "the tool")
-    args = json.dumps(call.get("input", {}), ensure_ascii=False, sort_keys=True)
+def stub_text(call: ToolUseBlockParam | None, text: str) -> str:
+    name = call["name"] if call is not None else "the tool"
+    inp = call["input"] if call is not None else {}
+    args = json.dumps(inp, ensure_ascii=False, sort_keys=True, default=str)
     if len(args) > 300:
         args = args[:299] + "…"
     preview = " ".join(text[:STUB_PREVIEW_CHARS].split())
     how = f"call {name} again with {args}"
-    if name == "read_file" and isinstance(call.get("input"), dict):
-        inp = call["input"]
+    if name == "read_file" and isinstance(inp, dict):
         start = inp.get("offset") or 1
         limit = inp.get("limit")
-        span = f"lines {start}–{start + limit - 1}" if limit else f"from line {start}"
+        if isinstance(start, int) and isinstance(limit, int) and limit:
+            span = f"lines {start}–{start + limit - 1}"
+        else:
+            span = f"from line {start}"
         how = f"read_file {inp.get('path')!s} ({span}) again"
     return (
         f"[Old tool result removed from context ({len(text)} chars) to save space. "
@@ -369,7 +373,7 @@ def stub_text(call: dict[str, Any], text: str) -> str:
     )
 
 
-# --- results -------------------------------------------------------------------------------
+# --- results and the session's context bookkeeping ----------------------------------------
 
 
 @dataclass
@@ -385,5 +389,29 @@ class CompactionResult:
     staged_paths: list[str] = field(default_factory=list)
     summary: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> CompactionPayload:
+        return {
+            "reason": self.reason,
+            "before_tokens": self.before_tokens,
+            "after_tokens": self.after_tokens,
+            "messages_before": self.messages_before,
+            "messages_after": self.messages_after,
+            "summarized_messages": self.summarized_messages,
+            "kept_turns": self.kept_turns,
+            "instruction_files": list(self.instruction_files),
+            "staged_paths": list(self.staged_paths),
+            "summary": self.summary,
+        }
+
+
+@dataclass
+class ContextState:
+    """A session's context bookkeeping (persisted with it): calibration, stub boundary,
+    compaction count, and the last request's real input size."""
+
+    estimator: TokenEstimator = field(default_factory=TokenEstimator)
+    last_input_tokens: int | None = None
+    stub_boundary: int = 0
+    compactions: int = 0
+    last_compaction: CompactionResult | None = None
+    compacting: bool = False

@@ -1,10 +1,18 @@
-"""Typed events the loop emits; hosts turn them into progress UI, logs and notifications."""
+"""Typed events the loop emits; hosts turn them into progress UI, logs and notifications.
+
+Each event is a frozen dataclass; `event_to_dict` gives its JSON form, the payload of the
+LSP `agentls/event` notification. The `*Payload` TypedDicts below spell out those payloads
+for readers (the CLI, editor plugins, `docs/lsp.md`); a test keeps them in step with the
+dataclasses.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Literal, NotRequired, TypedDict, cast
+
+from agentls.agent.usage import UsageDict
 
 RunStatus = Literal["completed", "cancelled", "failed", "max_turns", "refused"]
 
@@ -29,7 +37,7 @@ class ToolStarted:
     tool_use_id: str
     name: str
     summary: str
-    input: dict[str, Any]
+    input: dict[str, object]
     started_at: float
     type: Literal["tool_started"] = "tool_started"
 
@@ -50,7 +58,7 @@ class ToolFinished:
 class TurnUsage:
     session_id: str
     turn: int
-    usage: dict[str, int]
+    usage: UsageDict
     stop_reason: str | None
     type: Literal["turn_usage"] = "turn_usage"
 
@@ -75,17 +83,26 @@ class Notice:
     type: Literal["notice"] = "notice"
 
 
+class RunFinishedExtra(TypedDict, total=False):
+    """Figures added to `run_finished` after its first version (hence nested)."""
+
+    cost_usd: float | None
+    """The run's cost; null when a response had no known price."""
+    session_cost_usd: float | None
+    compactions: int
+
+
 @dataclass(frozen=True)
 class RunFinished:
     session_id: str
     status: RunStatus
     text: str
-    usage: dict[str, int]
+    usage: UsageDict
     turns: int
     error: str | None = None
     transcript: str | None = None
     type: Literal["run_finished"] = "run_finished"
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: RunFinishedExtra = field(default_factory=lambda: RunFinishedExtra())
 
 
 AgentEvent = (
@@ -101,9 +118,92 @@ AgentEvent = (
 EventSink = Callable[[AgentEvent], None]
 
 
-def event_to_dict(event: AgentEvent) -> dict[str, Any]:
+# --- the JSON payloads (`agentls/event`) ---------------------------------------------------
+
+
+class RunStartedPayload(TypedDict):
+    type: Literal["run_started"]
+    session_id: str
+    prompt: str
+
+
+class TextDeltaPayload(TypedDict):
+    type: Literal["text_delta"]
+    session_id: str
+    text: str
+
+
+class ToolStartedPayload(TypedDict):
+    type: Literal["tool_started"]
+    session_id: str
+    tool_use_id: str
+    name: str
+    summary: str
+    input: dict[str, object]
+    started_at: float
+
+
+class ToolFinishedPayload(TypedDict):
+    type: Literal["tool_finished"]
+    session_id: str
+    tool_use_id: str
+    name: str
+    is_error: bool
+    duration_ms: float
+    started_at: float
+    finished_at: float
+
+
+class TurnUsagePayload(TypedDict):
+    type: Literal["turn_usage"]
+    session_id: str
+    turn: int
+    usage: UsageDict
+    stop_reason: str | None
+
+
+class RetryingPayload(TypedDict):
+    type: Literal["retrying"]
+    session_id: str
+    attempt: int
+    delay_s: float
+    error: str
+
+
+class NoticePayload(TypedDict):
+    type: Literal["notice"]
+    session_id: str
+    message: str
+
+
+class RunFinishedPayload(TypedDict):
+    type: Literal["run_finished"]
+    session_id: str
+    status: RunStatus
+    text: str
+    usage: UsageDict
+    turns: int
+    error: str | None
+    transcript: str | None
+    extra: NotRequired[RunFinishedExtra]
+
+
+EventPayload = (
+    RunStartedPayload
+    | TextDeltaPayload
+    | ToolStartedPayload
+    | ToolFinishedPayload
+    | TurnUsagePayload
+    | RetryingPayload
+    | NoticePayload
+    | RunFinishedPayload
+)
+"""What an `agentls/event` notification carries, by `type`."""
+
+
+def event_to_dict(event: AgentEvent) -> EventPayload:
     """JSON-ready form, e.g. for the LSP `agentls/event` notification."""
-    return asdict(event)
+    return cast(EventPayload, asdict(event))
 
 
 def ignore_event(event: AgentEvent) -> None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from agentls.agent.messages import text_block
 from agentls.agent.rules import COMMAND_TOOLS, Subject
 from agentls.agent.shell_parse import split_command
 from agentls.agent.tool import ToolOutput
@@ -155,8 +156,7 @@ def redact_output(output: ToolOutput, redactor: Redactor) -> ToolOutput:
     blocks = [_redact_value(block, redactor) for block in output.content]
     if blocks == output.content:
         return output
-    note = {"type": "text", "text": CREDENTIAL_WITHHELD}
-    return ToolOutput([note, *blocks], True)
+    return ToolOutput([text_block(CREDENTIAL_WITHHELD), *blocks], True)
 
 
 def _redact_value(value: Any, redactor: Redactor) -> Any:

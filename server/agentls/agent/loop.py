@@ -2,7 +2,13 @@
 
 Stops on a turn without tool use (`end_turn`), a refusal, max turns, cancellation or a
 persistent API failure. Every `tool_use` that reaches the history gets exactly one
-`tool_result`, whatever happens, so a session can always be continued.
+`tool_result`, whatever happens, so a session can always be continued. Each complete turn
+is journaled (`Conversation.checkpoint`) so a run the server did not survive can be
+resumed from its last complete turn.
+
+The loop runs a `Conversation` (the state); it neither imports the session that owns it
+nor the store that saves it. Tokens and cost go through the conversation's `Accounting`,
+once per response.
 """
 
 from __future__ import annotations
@@ -11,12 +17,15 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from agentls.agent.compaction import CompactionError
+from agentls.agent.compactor import Compactor
 from agentls.agent.context import RunMode
+from agentls.agent.conversation import Conversation
 from agentls.agent.events import (
+    AgentEvent,
     EventSink,
     Notice,
     Retrying,
@@ -27,17 +36,20 @@ from agentls.agent.events import (
     TurnUsage,
 )
 from agentls.agent.hooks import HookOutcome, lifecycle_hooks
-from agentls.agent.model_client import ModelError, ModelRequest, ModelResponse
+from agentls.agent.messages import ContentBlockParam, text_block, texts_of, tool_uses_of
+from agentls.agent.model_client import (
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    ignore_text,
+)
 from agentls.agent.orchestration import run_tool_calls
 from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
-from agentls.agent.pricing import CostEstimate
-from agentls.agent.usage import Usage
-
-if TYPE_CHECKING:
-    from agentls.agent.session import AgentSession, RunResult
+from agentls.agent.results import RunResult
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+EventText = Callable[[str], None]
 
 CONTINUE_PROMPT = (
     "Your previous response was cut off at the output token limit. "
@@ -53,32 +65,36 @@ class RunCancelled(Exception):
 
 
 class AgentLoop:
-    """One run of a session; `run()` returns the `RunResult` and never raises for API errors."""
+    """One run of a conversation; `run()` returns the `RunResult` and never raises for API
+    errors. The conversation must have been marked running (`Conversation.begin_run`)."""
 
     def __init__(
-        self, session: AgentSession, events: EventSink, mode: RunMode, cancel: asyncio.Event
+        self,
+        conversation: Conversation,
+        events: EventSink,
+        mode: RunMode,
+        cancel: asyncio.Event,
     ):
-        self.session = session
+        self.conversation = conversation
         self.events = events
         self.mode = mode
         self.cancel = cancel
-        self.pool = session.pool(mode)
+        self.compactor = Compactor(conversation)
+        self.pool = conversation.pool(mode)
         self.pipeline = Pipeline(
-            self.pool, session.config.permissions, session.config.hooks, self._emit_safe
+            self.pool, conversation.config.permissions, conversation.config.hooks, self._emit_safe
         )
-        self.ctx = session.tool_context(mode, cancel)
-        self.usage = Usage()
+        self.ctx = conversation.tool_context(mode, cancel)
+        self.tally = conversation.accounting.run or conversation.accounting.start_run()
         self.turns = 0
         self.text_parts: list[str] = []
         self.notices: list[str] = []
         self.continuations = 0
         self.stop_continuations = 0
-        self.cost_usd: float | None = 0.0
-        self.cost_note: str | None = None
         self.compactions = 0
         self.compaction_failed = False
 
-    def _emit_safe(self, event: Any) -> None:
+    def _emit_safe(self, event: AgentEvent) -> None:
         """A host's broken event handler must not break the run."""
         try:
             self.events(event)
@@ -86,16 +102,16 @@ class AgentLoop:
             log.exception("event handler failed for %s", type(event).__name__)
 
     async def run(self, prompt: str) -> RunResult:
-        session = self.session
-        session.runs += 1
-        session.transcript.write("run_start", run=session.runs, prompt=prompt, mode=self.mode)
-        self._emit_safe(RunStarted(session.id, prompt))
+        conv = self.conversation
+        conv.transcript.write("run_start", run=conv.runs, prompt=prompt, mode=self.mode)
+        self._emit_safe(RunStarted(conv.id, prompt))
         status: RunStatus
         error: str | None = None
         try:
             blocked = await self._submit_prompt(prompt)
             if blocked is not None:
                 return self._finish("failed", blocked)
+            conv.checkpoint(0)
             status = await self._turns()
         except RunCancelled:
             status = "cancelled"
@@ -106,43 +122,44 @@ class AgentLoop:
         return self._finish(status, error)
 
     async def _turns(self) -> RunStatus:
-        while self.turns < self.session.settings.max_turns:
+        while self.turns < self.conversation.settings.max_turns:
             self.turns += 1
-            self.session.turns += 1
+            self.conversation.begin_turn()
             response = await self._request()
             status = await self._handle(response)
             if status is not None:
                 return status
-        self._notice(f"Stopped after the maximum of {self.session.settings.max_turns} turns.")
+            self.conversation.checkpoint(self.turns)
+        self._notice(f"Stopped after the maximum of {self.conversation.settings.max_turns} turns.")
         return "max_turns"
 
     async def _request(self) -> ModelResponse:
-        request = self.session.build_request(self.pool)
-        if self.session.settings.auto_compact:
+        conv = self.conversation
+        request = conv.build_request(self.pool)
+        if conv.settings.auto_compact:
             request = await self._compact_if_needed(request)
-        self.session.record_request(self.session.runs, request)
+        conv.record_request(request)
         response = await self._stream_with_retries(request)
-        self.usage.add(response.usage)
-        self._add_cost(self.session.add_usage(response.model or request.model, response.usage))
-        self.session.observe_input_tokens(request, response.usage)
-        self.session.transcript.write(
+        conv.accounting.charge(response.model or request.model, response.usage)
+        self.compactor.observe_input_tokens(request, response.usage)
+        conv.transcript.write(
             "usage",
             turn=self.turns,
             usage=response.usage.to_dict(),
             stop_reason=response.stop_reason,
         )
         self._emit_safe(
-            TurnUsage(self.session.id, self.turns, response.usage.to_dict(), response.stop_reason)
+            TurnUsage(conv.id, self.turns, response.usage.to_dict(), response.stop_reason)
         )
         return response
 
     async def _compact_if_needed(self, request: ModelRequest) -> ModelRequest:
         """Compact before sending a request that would not fit under the threshold."""
-        over, tokens = await self._until_cancelled(self.session.needs_compaction(request))
+        over, tokens = await self._until_cancelled(self.compactor.needs_compaction(request))
         if not over:
             return request
         try:
-            result = await self.session.compact(
+            result = await self.compactor.compact(
                 "auto", summarize=self._summarize, mode=self.mode, tokens_before=tokens
             )
         except CompactionError as exc:
@@ -151,7 +168,7 @@ class AgentLoop:
             self.compaction_failed = True
             self._notice(
                 f"The context is at about {tokens:,} tokens (limit "
-                f"{self.session.compaction_limit():,}) but could not be compacted: {exc}"
+                f"{self.conversation.compaction_limit():,}) but could not be compacted: {exc}"
             )
             return request
         self.compactions += 1
@@ -160,30 +177,21 @@ class AgentLoop:
             f"{result.after_tokens:,} tokens; {result.summarized_messages} messages summarised, "
             f"last {result.kept_turns} turns kept."
         )
-        return self.session.build_request(self.pool)
+        return self.conversation.build_request(self.pool)
 
     async def _summarize(self, request: ModelRequest) -> ModelResponse:
-        """The compaction's summary request: retried like a turn, streamed silently."""
-        response = await self._stream_with_retries(request, quiet=True)
-        self.usage.add(response.usage)
-        self._add_cost(self.session.prices.cost(response.model or request.model, response.usage))
-        return response
-
-    def _add_cost(self, cost: CostEstimate) -> None:
-        if cost.usd is None:
-            self.cost_usd, self.cost_note = None, cost.note
-        elif self.cost_usd is not None:
-            self.cost_usd = round(self.cost_usd + cost.usd, 6)
+        """The compaction's summary request: retried like a turn, streamed silently (the
+        compactor charges its tokens)."""
+        return await self._stream_with_retries(request, quiet=True)
 
     async def _handle(self, response: ModelResponse) -> RunStatus | None:
         """Apply one response to the history; a status means the run is over."""
-        self.session.add_assistant(response.content)
+        self.conversation.add_assistant(response.content)
         calls = [
-            ToolCall(str(b["id"]), str(b["name"]), _as_dict(b.get("input")))
-            for b in response.content
-            if b.get("type") == "tool_use"
+            ToolCall(block["id"], block["name"], _input_of(block["input"]))
+            for block in tool_uses_of(response.content)
         ]
-        texts = [str(b.get("text", "")) for b in response.content if b.get("type") == "text"]
+        texts = texts_of(response.content)
         if response.stop_reason == "refusal":
             self._add_results([ToolCallResult(c.id, REFUSAL_RESULT, True) for c in calls])
             self.text_parts = texts
@@ -205,8 +213,8 @@ class AgentLoop:
 
     async def _submit_prompt(self, prompt: str) -> str | None:
         """Add the prompt, after UserPromptSubmit hooks; returns why a hook blocked it."""
-        blocks: list[dict[str, Any]] = [{"type": "text", "text": prompt}]
-        hooks = lifecycle_hooks(self.session.config.hooks)
+        blocks: list[ContentBlockParam] = [text_block(prompt)]
+        hooks = lifecycle_hooks(self.conversation.config.hooks)
         if hooks is not None:
             outcome = await self._hook(hooks.user_prompt_submit(prompt, self.ctx))
             if outcome.block:
@@ -214,14 +222,13 @@ class AgentLoop:
                 self._notice(f"Prompt blocked by hook: {reason}")
                 return f"prompt blocked by a UserPromptSubmit hook: {reason}"
             if outcome.additional_context:
-                blocks.append({"type": "text", "text": outcome.additional_context})
-        blocks = [*self.session.initial_context(), *blocks]
-        self.session.add_user_content(blocks)
+                blocks.append(text_block(outcome.additional_context))
+        self.conversation.add_user_content([*self.conversation.initial_context(), *blocks])
         return None
 
     async def _stop_hook_continues(self) -> bool:
         """Stop hooks may keep the agent going; their reason becomes the next user message."""
-        hooks = lifecycle_hooks(self.session.config.hooks)
+        hooks = lifecycle_hooks(self.conversation.config.hooks)
         if hooks is None or self.stop_continuations >= MAX_STOP_CONTINUATIONS:
             return False
         active = self.stop_continuations > 0
@@ -232,7 +239,7 @@ class AgentLoop:
         self.text_parts = []  # the answer is what comes after the hook's feedback
         reason = outcome.message or "A Stop hook asked you to continue."
         self._notice(f"A Stop hook asked the agent to continue: {reason}")
-        self.session.add_user_content([{"type": "text", "text": f"Stop hook feedback: {reason}"}])
+        self.conversation.add_user_content([text_block(f"Stop hook feedback: {reason}")])
         return True
 
     async def _hook(self, call: Awaitable[HookOutcome]) -> HookOutcome:
@@ -247,36 +254,39 @@ class AgentLoop:
             return HookOutcome()
 
     def _continue_after_max_tokens(self) -> RunStatus | None:
-        if self.continuations >= self.session.settings.max_continuations:
+        if self.continuations >= self.conversation.settings.max_continuations:
             self._notice("The answer hit the output token limit and may be incomplete.")
             return "completed"
         self.continuations += 1
         self._notice("The answer hit the output token limit; asking the model to continue.")
-        self.session.add_user_content([{"type": "text", "text": CONTINUE_PROMPT}])
+        self.conversation.add_user_content([text_block(CONTINUE_PROMPT)])
         return None
 
     def _add_results(self, results: list[ToolCallResult]) -> None:
         if not results:
             return
         for result in results:
-            self.session.transcript.write(
+            self.conversation.transcript.write(
                 "tool_result",
                 tool_use_id=result.tool_use_id,
                 is_error=result.is_error,
                 duration_ms=round(result.duration_ms, 2),
                 content=result.content,
             )
-        self.session.add_user_content([r.to_block() for r in results])
+        self.conversation.add_user_content([r.to_block() for r in results])
 
     async def _stream_with_retries(
         self, request: ModelRequest, *, quiet: bool = False
     ) -> ModelResponse:
-        settings = self.session.settings
-        on_text = _ignore_text if quiet else self._on_text
+        """One model request with retries, all within `request_deadline` seconds."""
+        settings = self.conversation.settings
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + settings.request_deadline
+        on_text = ignore_text if quiet else self._on_text
         attempt = 0
         while True:
             try:
-                return await self._until_cancelled(self.session.client.stream(request, on_text))
+                return await self._attempt(request, on_text, deadline)
             except ModelError as exc:
                 if not exc.transient or attempt >= settings.max_retries:
                     raise
@@ -284,15 +294,29 @@ class AgentLoop:
                 delay = backoff_delay(
                     attempt, settings.retry_base_delay, settings.retry_max_delay, exc.retry_after
                 )
+                if loop.time() + delay >= deadline:
+                    raise _deadline_error(settings.request_deadline, exc) from exc
                 log.warning("model request failed (%s); retry %d in %.2fs", exc, attempt, delay)
-                self.session.transcript.write(
+                self.conversation.transcript.write(
                     "retry", attempt=attempt, delay_s=round(delay, 3), error=str(exc)
                 )
-                self._emit_safe(Retrying(self.session.id, attempt, delay, str(exc)))
+                self._emit_safe(Retrying(self.conversation.id, attempt, delay, str(exc)))
                 await self._until_cancelled(asyncio.sleep(delay))
 
+    async def _attempt(
+        self, request: ModelRequest, on_text: EventText, deadline: float
+    ) -> ModelResponse:
+        settings = self.conversation.settings
+        try:
+            async with asyncio.timeout_at(deadline):
+                return await self._until_cancelled(
+                    self.conversation.client.stream(request, on_text)
+                )
+        except TimeoutError:
+            raise _deadline_error(settings.request_deadline, None) from None
+
     def _on_text(self, text: str) -> None:
-        self._emit_safe(TextDelta(self.session.id, text))
+        self._emit_safe(TextDelta(self.conversation.id, text))
 
     async def _until_cancelled(self, awaitable: Awaitable[T]) -> T:
         """Await something, abandoning it promptly if the run is cancelled."""
@@ -304,6 +328,11 @@ class AgentLoop:
         waiter = asyncio.ensure_future(self.cancel.wait())
         try:
             await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the run's task itself (a deadline, a shutdown)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+            raise
         finally:
             waiter.cancel()
         if task.done():
@@ -315,53 +344,59 @@ class AgentLoop:
 
     def _notice(self, message: str) -> None:
         self.notices.append(message)
-        self.session.transcript.write("notice", message=message)
-        self._emit_safe(Notice(self.session.id, message))
+        self.conversation.transcript.write("notice", message=message)
+        self._emit_safe(Notice(self.conversation.id, message))
 
     def _finish(self, status: RunStatus, error: str | None) -> RunResult:
-        from agentls.agent.session import RunResult
-
-        session = self.session
+        conv = self.conversation
+        tally = self.tally
         text = "".join(self.text_parts).strip()
-        session.transcript.write(
+        conv.transcript.write(
             "run_end",
             status=status,
             turns=self.turns,
-            usage=self.usage.to_dict(),
-            cost_usd=self.cost_usd,
-            session_cost_usd=session.cost_usd,
+            usage=tally.usage.to_dict(),
+            cost_usd=tally.cost_usd,
+            session_cost_usd=conv.cost_usd,
             error=error,
         )
         result = RunResult(
-            session.id,
+            conv.id,
             status,
             text,
-            self.usage,
+            tally,
             self.turns,
-            session.transcript.path,
+            conv.transcript.path,
             error,
             tuple(self.notices),
-            cost_usd=self.cost_usd,
-            cost_note=self.cost_note,
             compactions=self.compactions,
         )
         self._emit_safe(
             RunFinished(
-                session.id,
+                conv.id,
                 status,
                 text,
-                self.usage.to_dict(),
+                tally.usage.to_dict(),
                 self.turns,
                 error,
                 str(result.transcript),
                 extra={
-                    "cost_usd": self.cost_usd,
-                    "session_cost_usd": session.cost_usd,
+                    "cost_usd": tally.cost_usd,
+                    "session_cost_usd": conv.cost_usd,
                     "compactions": self.compactions,
                 },
             )
         )
         return result
+
+
+def _deadline_error(seconds: float, last: ModelError | None) -> ModelError:
+    detail = f"; last error: {last}" if last is not None else ""
+    return ModelError(
+        f"the model request did not complete within {seconds:g} s (the request deadline: "
+        f"setting requestDeadline, AGENTLS_REQUEST_DEADLINE){detail}",
+        transient=False,
+    )
 
 
 def backoff_delay(attempt: int, base: float, cap: float, retry_after: float | None) -> float:
@@ -372,9 +407,5 @@ def backoff_delay(attempt: int, base: float, cap: float, retry_after: float | No
     return min(delay, cap)
 
 
-def _ignore_text(text: str) -> None:
-    del text
-
-
-def _as_dict(value: object) -> dict[str, Any]:
+def _input_of(value: object) -> dict[str, object]:
     return dict(value) if isinstance(value, dict) else {}

@@ -3,18 +3,35 @@
 The client streams one assistant turn. Retrying is the loop's job (it must tell the host
 and discard a half-streamed attempt), so the SDK's own retries are off and this module
 only classifies failures as transient or permanent.
+
+A turn is accepted only when its stream ends with `message_stop`: a stream that closes
+early is a dropped connection (transient), whatever the SDK pieced together from it, so
+a half-streamed `tool_use` is never executed. A body that is not an event stream (an HTML
+error page, some other JSON) fails with the endpoint, the status and its first bytes. A
+stall detector ends an attempt that gets no content for `stall_timeout` seconds even while
+the endpoint keeps the connection alive with pings (the HTTP read timeout never fires then).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import anthropic
 import httpx2
+import pydantic
+from anthropic.lib.streaming import AsyncMessageStream
 
+from agentls.agent.messages import (
+    ContentBlockParam,
+    History,
+    JsonObject,
+    TextBlockParam,
+    ToolUnionParam,
+)
 from agentls.agent.settings import AgentSettings
 from agentls.agent.usage import Usage
 
@@ -23,35 +40,29 @@ log = logging.getLogger(__name__)
 # A placeholder key for local endpoints that ignore auth (Ollama, llama.cpp) but whose
 # client still needs something to send; never used when a real key is configured.
 LOCAL_ENDPOINT_KEY = "agentls-local-endpoint"
+BODY_PREVIEW_BYTES = 200
+_MALFORMED = (AssertionError, RuntimeError, TypeError, ValueError, pydantic.ValidationError)
+"""What the SDK raises when a body is not a Messages API stream."""
+"""How much of an unexpected body an error message quotes."""
 
 
 @dataclass(frozen=True)
 class ModelRequest:
     model: str
     max_tokens: int
-    system: list[dict[str, Any]]
-    tools: list[dict[str, Any]]
-    messages: list[dict[str, Any]]
+    system: list[TextBlockParam]
+    tools: list[ToolUnionParam]
+    messages: History
     temperature: float | None = None
 
-    def params(self) -> dict[str, Any]:
-        params: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            "system": self.system,
-            "messages": self.messages,
-        }
-        if self.tools:
-            params["tools"] = self.tools
-        if self.temperature is not None:
-            # The SDK's `messages.stream` no longer takes `temperature`; the API still does.
-            params["extra_body"] = {"temperature": self.temperature}
-        return params
+    def counted_part(self) -> JsonObject:
+        """What the input-token count covers (for estimates)."""
+        return {"system": self.system, "tools": self.tools, "messages": self.messages}
 
 
 @dataclass(frozen=True)
 class ModelResponse:
-    content: list[dict[str, Any]]
+    content: list[ContentBlockParam]
     stop_reason: str | None
     usage: Usage = field(default_factory=Usage)
     model: str = ""
@@ -64,6 +75,11 @@ class ModelError(Exception):
         super().__init__(message)
         self.transient = transient
         self.retry_after = retry_after
+
+
+def ignore_text(text: str) -> None:
+    """An `on_text` for requests whose text nobody watches (a compaction's summary)."""
+    del text
 
 
 class ModelClient(Protocol):
@@ -113,6 +129,7 @@ class AnthropicModelClient:
             max_retries=0,
             timeout=settings.request_timeout,
         )
+        self._stall_timeout = settings.stall_timeout
         self._can_count = True
 
     @property
@@ -121,16 +138,27 @@ class AnthropicModelClient:
 
     async def stream(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
         try:
-            async with self._client.messages.stream(**request.params()) as stream:
-                async for event in stream:
-                    if event.type == "text":
-                        on_text(event.text)
-                message = await stream.get_final_message()
+            async with self._client.messages.stream(
+                model=request.model,
+                max_tokens=request.max_tokens,
+                system=request.system,
+                messages=request.messages,
+                tools=request.tools or anthropic.omit,
+                extra_body=_extra_body(request),
+            ) as stream:
+                await _require_event_stream(stream.response, self.base_url)
+                message = await self._read(stream, on_text)
         except anthropic.APIStatusError as exc:
-            raise _status_error(exc) from exc
+            raise _status_error(exc, self.base_url) from exc
         except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
             raise ModelError(
-                f"connection to the model endpoint failed: {exc}", transient=True
+                f"connection to the model endpoint {self.base_url} failed: {exc}", transient=True
+            ) from exc
+        except _MALFORMED as exc:  # the SDK could not make a message of what came back
+            raise ModelError(
+                f"the model endpoint {self.base_url} sent a stream that is not a Messages API "
+                f"response ({type(exc).__name__}: {_short(str(exc))})",
+                transient=False,
             ) from exc
         return ModelResponse(
             content=[block_to_param(block) for block in message.content],
@@ -139,15 +167,53 @@ class AnthropicModelClient:
             model=message.model,
         )
 
+    async def _read(
+        self,
+        stream: AsyncMessageStream[None],
+        on_text: Callable[[str], None],
+    ) -> anthropic.types.Message:
+        """Consume the events; only a stream that reaches `message_stop` yields a message."""
+        loop = asyncio.get_running_loop()
+        stall = self._stall_timeout or None
+        events = 0
+        stopped = False
+        try:
+            async with asyncio.timeout_at(stall and loop.time() + stall) as watchdog:
+                async for event in stream:
+                    events += 1
+                    if stall:
+                        watchdog.reschedule(loop.time() + stall)
+                    if event.type == "text":
+                        on_text(event.text)
+                    elif event.type == "message_stop":
+                        stopped = True
+        except TimeoutError:
+            raise ModelError(
+                f"the model endpoint {self.base_url} sent no content for {stall:g} s "
+                "(the stall timeout: setting stallTimeout, AGENTLS_STALL_TIMEOUT); the partial "
+                "response was discarded",
+                transient=True,
+            ) from None
+        if not stopped:
+            raise ModelError(
+                f"the stream from {self.base_url} ended before `message_stop` (after {events} "
+                "events): a dropped connection; the partial response was discarded",
+                transient=True,
+            )
+        message: anthropic.types.Message = stream.current_message_snapshot
+        return message
+
     async def count_tokens(self, request: ModelRequest) -> int | None:
         """`POST /v1/messages/count_tokens`; None (and not asked again) where unsupported."""
         if not self._can_count:
             return None
-        params = request.params()
-        params.pop("max_tokens", None)
-        params.pop("extra_body", None)  # the temperature: not a count_tokens field
         try:
-            counted = await self._client.messages.count_tokens(**params)
+            counted = await self._client.messages.count_tokens(
+                model=request.model,
+                system=request.system,
+                messages=request.messages,
+                tools=request.tools or anthropic.omit,
+            )
         except anthropic.APIStatusError as exc:
             if exc.status_code in (404, 405, 501):
                 self._can_count = False  # e.g. Ollama, llama.cpp: estimate from now on
@@ -156,6 +222,9 @@ class AnthropicModelClient:
         except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
             log.debug("count_tokens failed: %s", exc)
             return None
+        except (pydantic.ValidationError, ValueError, TypeError) as exc:
+            log.debug("count_tokens answered something else: %s", exc)
+            return None
         tokens = getattr(counted, "input_tokens", None)
         return tokens if isinstance(tokens, int) else None
 
@@ -163,13 +232,45 @@ class AnthropicModelClient:
         await self._client.close()
 
 
-def block_to_param(block: Any) -> dict[str, Any]:
+def _extra_body(request: ModelRequest) -> dict[str, object] | None:
+    """Request fields this SDK version has no keyword for (sent as they are)."""
+    return None if request.temperature is None else {"temperature": request.temperature}
+
+
+def block_to_param(block: anthropic.types.ContentBlock) -> ContentBlockParam:
     """A response block as a request block: null fields dropped (the API rejects some),
     tool input kept verbatim (a null argument there is meaningful)."""
-    param: dict[str, Any] = block.model_dump(mode="json", exclude_none=True)
-    if param.get("type") == "tool_use":
+    param = block.model_dump(mode="json", exclude_none=True)
+    if block.type == "tool_use":
         param["input"] = block.input
-    return param
+    return param  # type: ignore[return-value]  # the dump of a block is its param shape
+
+
+async def _require_event_stream(response: httpx2.Response, endpoint: str) -> None:
+    """An event stream, or a `ModelError` quoting what came instead (HTML, other JSON)."""
+    content_type = response.headers.get("content-type", "")
+    if not content_type or "text/event-stream" in content_type:
+        return  # (a server that names no type gets the benefit of the doubt)
+    head = b""
+    async for chunk in response.aiter_bytes():
+        head += chunk
+        if len(head) >= BODY_PREVIEW_BYTES:
+            break
+    raise ModelError(
+        f"the model endpoint {endpoint} answered HTTP {response.status_code} with "
+        f"{content_type or 'no content type'} instead of an event stream; the body starts: "
+        f"{_preview(head)!r}. Check ANTHROPIC_BASE_URL: it must point at a Messages API.",
+        transient=False,
+    )
+
+
+def _preview(data: bytes | str) -> str:
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    return _short(" ".join(text.split()), BODY_PREVIEW_BYTES)
+
+
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 _TRANSIENT_STATUSES = {408, 409, 429, 500, 502, 503, 504, 529}
@@ -181,7 +282,7 @@ _HINTS = {
 }
 
 
-def _status_error(exc: anthropic.APIStatusError) -> ModelError:
+def _status_error(exc: anthropic.APIStatusError, endpoint: str) -> ModelError:
     status = exc.status_code
     detail = _error_detail(exc)
     if status == 200:  # an `error` event inside an otherwise successful stream
@@ -190,7 +291,7 @@ def _status_error(exc: anthropic.APIStatusError) -> ModelError:
             f"the stream reported {kind}: {detail}", transient=kind in _TRANSIENT_STREAM_ERRORS
         )
     hint = _HINTS.get(status)
-    message = f"model API error {status}: {detail}" + (f" ({hint})" if hint else "")
+    message = f"model API error {status} from {endpoint}: {detail}" + (f" ({hint})" if hint else "")
     return ModelError(
         message, transient=status in _TRANSIENT_STATUSES, retry_after=_retry_after(exc)
     )
@@ -206,12 +307,23 @@ def _error_type(exc: anthropic.APIStatusError) -> str:
 
 
 def _error_detail(exc: anthropic.APIStatusError) -> str:
+    """The API's error message; for a body that is not the API's error JSON (a proxy's HTML
+    page), its content type and first bytes rather than the whole page."""
     body = exc.body
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict) and error.get("message"):
             return str(error["message"])
-    return exc.message
+    content_type = exc.response.headers.get("content-type", "")
+    if "json" not in content_type:
+        try:
+            text = exc.response.text
+        except Exception:  # a streamed body that was not read
+            text = ""
+        if text:
+            kind = content_type.split(";")[0] or "a body"
+            return f"{kind} that starts {_preview(text)!r}"
+    return _short(exc.message)
 
 
 def _retry_after(exc: anthropic.APIStatusError) -> float | None:

@@ -25,6 +25,7 @@ from agentls.agent.context import ToolContext
 from agentls.agent.events import EventSink, ToolFinished, ToolStarted, ignore_event
 from agentls.agent.guards import plan_mode_denial, redact_output, secret_file_denial
 from agentls.agent.hooks import HookDecision, HookOutcome, HookRunner, NoHooks
+from agentls.agent.messages import TextBlockParam, ToolResultBlockParam
 from agentls.agent.permissions import AllowAll, PermissionDecision, PermissionPolicy
 from agentls.agent.registry import AnyTool, ToolPool
 from agentls.agent.tool import (
@@ -64,7 +65,7 @@ class ToolCallResult:
     is_error: bool = False
     duration_ms: float = 0.0
 
-    def to_block(self) -> dict[str, Any]:
+    def to_block(self) -> ToolResultBlockParam:
         return {
             "type": "tool_result",
             "tool_use_id": self.tool_use_id,
@@ -299,9 +300,10 @@ def truncate(output: ToolOutput, limit: int) -> ToolOutput:
     budget = limit
     blocks: list[ContentBlock] = []
     for block in output.content:
-        if block.get("type") == "text":
-            text = str(block.get("text", ""))
-            block = {**block, "text": _truncate_text(text, max(budget, 0))}
+        if block["type"] == "text":
+            text = block["text"]
+            shortened: TextBlockParam = {**block, "text": _truncate_text(text, max(budget, 0))}
+            block = shortened
             budget -= len(text)
         blocks.append(block)
     return ToolOutput(blocks, output.is_error)

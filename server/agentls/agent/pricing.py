@@ -5,6 +5,11 @@ Prices are matched by the longest model-name prefix, so dated or point releases
 rather than a guess. Override or extend the table with `AGENTLS_PRICES`, a JSON object of
 prefix → `{"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}` (or a
 four-number list in that order); `cache_read`/`cache_write` default to 0.1× / 1.25× input.
+
+The built-in table is Anthropic's list price, so it applies only to Anthropic's own endpoint
+(no `ANTHROPIC_BASE_URL`, or one on `anthropic.com`). Any other endpoint — a local model, a
+proxy, the scripted test server — has no known price unless `AGENTLS_PRICES` gives one: its
+cost is `None` ("n/a") with a note, never a Sonnet figure it may not charge.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlparse
 
 from pydantic import ValidationError
 
@@ -92,13 +98,30 @@ class CostEstimate:
     note: str | None = None
 
 
+def is_anthropic_endpoint(base_url: str | None) -> bool:
+    """Whether the built-in (Anthropic list) prices apply to requests sent to `base_url`."""
+    if not base_url:
+        return True
+    host = (urlparse(base_url).hostname or "").lower()
+    return host == "anthropic.com" or host.endswith(".anthropic.com")
+
+
 class PriceTable:
-    def __init__(self, overrides: Mapping[str, ModelPrice | PriceSetting] | None = None) -> None:
+    """Prices by model prefix; `endpoint` decides whether the built-in table applies."""
+
+    def __init__(
+        self,
+        overrides: Mapping[str, ModelPrice | PriceSetting] | None = None,
+        endpoint: str | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.builtin = is_anthropic_endpoint(endpoint)
+        base = DEFAULT_PRICES if self.builtin else {}
         extra = {
             prefix: price if isinstance(price, ModelPrice) else ModelPrice.from_setting(price)
             for prefix, price in (overrides or {}).items()
         }
-        self.prices: dict[str, ModelPrice] = {**DEFAULT_PRICES, **extra}
+        self.prices: dict[str, ModelPrice] = {**base, **extra}
 
     def lookup(self, model: str) -> ModelPrice | None:
         name = model.strip().lower()
@@ -108,12 +131,17 @@ class PriceTable:
     def cost(self, model: str, usage: Usage) -> CostEstimate:
         price = self.lookup(model)
         if price is None:
-            return CostEstimate(
-                None,
-                f"no price known for model {model!r}; add it with AGENTLS_PRICES "
-                '(e.g. {"' + model + '": {"input": 3, "output": 15}})',
-            )
+            return CostEstimate(None, self._unknown(model))
         return CostEstimate(round(price.cost(usage), 6))
+
+    def _unknown(self, model: str) -> str:
+        example = '(e.g. {"' + model + '": {"input": 3, "output": 15}})'
+        if self.builtin:
+            return f"no price known for model {model!r}; add it with AGENTLS_PRICES {example}"
+        return (
+            f"no price known for model {model!r} at {self.endpoint} (the built-in prices are "
+            f"Anthropic's, for its own API); set AGENTLS_PRICES to count cost here {example}"
+        )
 
 
 def parse_prices(raw: str | Mapping[str, Any]) -> dict[str, ModelPrice]:

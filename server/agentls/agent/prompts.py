@@ -9,7 +9,8 @@ import datetime
 import platform
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+
+from agentls.agent.messages import TextBlockParam, cache_control
 
 INTRO = """You are agentls, a coding agent working inside the user's editor through the Language \
 Server Protocol. You help with software engineering tasks: fixing bugs, adding features, \
@@ -35,7 +36,7 @@ and change your approach, or ask the user.
 
 def build_system_prompt(
     roots: Sequence[Path], extra_instructions: str = "", today: datetime.date | None = None
-) -> list[dict[str, Any]]:
+) -> list[TextBlockParam]:
     """System blocks; the last carries the cache breakpoint."""
     day = (today or datetime.date.today()).isoformat()
     environment = "\n".join(
@@ -49,7 +50,7 @@ def build_system_prompt(
     sections = [INTRO, USING_YOUR_TOOLS, environment]
     if extra_instructions.strip():
         sections.append("# Project instructions\n" + extra_instructions.strip())
-    return [{"type": "text", "text": "\n\n".join(sections), "cache_control": {"type": "ephemeral"}}]
+    return [{"type": "text", "text": "\n\n".join(sections), "cache_control": cache_control()}]
 
 
 MAX_DEFERRED_HINTS = 100

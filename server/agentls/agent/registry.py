@@ -16,19 +16,34 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from agentls.agent.messages import ToolParam, ToolUnionParam, cache_control
 from agentls.agent.tool_search import TOOL_SEARCH_NAME as TOOL_SEARCH_NAME
 from agentls.agent.tool_search import AnyTool as AnyTool
 from agentls.agent.tool_search import ToolSearch
 from agentls.agent.tool_search import discovered_tool_names as discovered_tool_names
 from agentls.config import ToolSearchSettings as ToolSearchSettings
 
-CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
-SERVER_SIDE_SEARCH_TOOLS: dict[str, dict[str, str]] = {
-    "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
-    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
-}
+if TYPE_CHECKING:
+    from anthropic.types import ToolSearchToolBm25_20251119Param, ToolSearchToolRegex20251119Param
+
+
+def server_side_search_tool(variant: Literal["bm25", "regex"]) -> ToolUnionParam:
+    """Anthropic's own tool-search tool, carrying the cache breakpoint."""
+    if variant == "regex":
+        regex: ToolSearchToolRegex20251119Param = {
+            "type": "tool_search_tool_regex_20251119",
+            "name": "tool_search_tool_regex",
+            "cache_control": cache_control(),
+        }
+        return regex
+    bm25: ToolSearchToolBm25_20251119Param = {
+        "type": "tool_search_tool_bm25_20251119",
+        "name": "tool_search_tool_bm25",
+        "cache_control": cache_control(),
+    }
+    return bm25
 
 
 class ToolSource(Protocol):
@@ -69,7 +84,7 @@ class ToolPool:
                 self._by_name.setdefault(alias, tool)
         self.deferred: frozenset[str] = _deferred_names(self._tools, self.search)
         self._discovered: frozenset[str] = frozenset()
-        self._api_tools: dict[frozenset[str], list[dict[str, Any]]] = {}
+        self._api_tools: dict[frozenset[str], list[ToolUnionParam]] = {}
 
     @classmethod
     def assemble(
@@ -130,7 +145,7 @@ class ToolPool:
             name in self.deferred and not self.search.server_side and name not in self._discovered
         )
 
-    def api_tools(self) -> list[dict[str, Any]]:
+    def api_tools(self) -> list[ToolUnionParam]:
         """The `tools` request parameter: the same list object for the same discovered set,
         so the bytes only change when a discovery adds a tool."""
         key = self._discovered
@@ -140,13 +155,14 @@ class ToolPool:
             self._api_tools[key] = cached
         return cached
 
-    def _build_api_tools(self, discovered: frozenset[str]) -> list[dict[str, Any]]:
+    def _build_api_tools(self, discovered: frozenset[str]) -> list[ToolUnionParam]:
         if self.search.server_side and self.deferred:
             # Loaded tools first, then the server's search tool (carrying the cache
             # breakpoint), then every deferred tool marked `defer_loading`.
-            loaded = [tool_to_api_schema(t) for t in self._tools if t.name not in self.deferred]
-            loaded.append(dict(SERVER_SIDE_SEARCH_TOOLS[self.search.server_side_variant]))
-            loaded[-1]["cache_control"] = dict(CACHE_CONTROL)
+            loaded: list[ToolUnionParam] = [
+                tool_to_api_schema(t) for t in self._tools if t.name not in self.deferred
+            ]
+            loaded.append(server_side_search_tool(self.search.server_side_variant))
             deferred = [tool_to_api_schema(t, defer_loading=True) for t in self.deferred_tools]
             return loaded + deferred
         schemas = [
@@ -155,8 +171,8 @@ class ToolPool:
             if t.name not in self.deferred or t.name in discovered
         ]
         if schemas:
-            schemas[-1]["cache_control"] = dict(CACHE_CONTROL)
-        return schemas
+            schemas[-1]["cache_control"] = cache_control()
+        return list(schemas)
 
 
 def _deferred_names(tools: Sequence[AnyTool], search: ToolSearchSettings) -> frozenset[str]:
@@ -182,8 +198,8 @@ def _is_large(tools: Sequence[AnyTool], search: ToolSearchSettings) -> bool:
     return False
 
 
-def tool_to_api_schema(tool: AnyTool, *, defer_loading: bool = False) -> dict[str, Any]:
-    schema: dict[str, Any] = {
+def tool_to_api_schema(tool: AnyTool, *, defer_loading: bool = False) -> ToolParam:
+    schema: ToolParam = {
         "name": tool.name,
         "description": tool.description(),
         "input_schema": tool.input_schema(),

@@ -1,16 +1,19 @@
 """`SessionStore`: a JSON state file per session, next to its transcript.
 
 `<transcript_dir>/<id>.state.json` holds what a resumed session needs (history, usage,
-cost, discovered deferred tools, stub boundary, token calibration) plus what a session list
-shows (dates, workspace, first prompt, status). It is rewritten atomically (temp file +
-`os.replace`) at every status change, after every run and after each compaction, so a crash
-leaves the previous complete state. Credentials are never written: settings are not stored,
-only the model name.
+cost, discovered deferred tools, stub boundary, token calibration, the staged changeset)
+plus what a session list shows (dates, workspace, first prompt, status). The layout is the
+`SessionState` model (`agentls.agent.state`). A file is rewritten atomically (temp file +
+`os.replace`) at every status change, after every run, after each compaction and when the
+user accepts or rejects staged edits, so a crash leaves the previous complete state; the
+turns of a run in flight are journaled in the transcript (`agentls.agent.journal`).
+Credentials are never written.
 
-The staged `ChangeSet` is not restored: it holds original texts and buffer versions that a
-restart makes stale (the user may have edited or saved the files meanwhile), and replaying
-it could clobber their work. The state keeps the staged paths; a resumed session tells the
-model that those edits were not delivered, so it can redo them if they are still wanted.
+The staged changeset is saved with its base texts, so its edits can still be delivered
+after a restart (`staged_changes`). Delivery checks each base against the file as it is
+then and rebases or reports a conflict: a stale edit never overwrites the user's work.
+
+This module knows state files only: it imports neither the session nor the loop.
 """
 
 from __future__ import annotations
@@ -21,124 +24,38 @@ import logging
 import os
 import re
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from pydantic import ValidationError
+
+from agentls.agent import staged
+from agentls.agent.state import STATE_VERSION, SessionState
 from agentls.agent.transcript import transcript_dir
+from agentls.agent.usage import Usage
+from agentls.workspace import ChangeSet
 
 if TYPE_CHECKING:
-    from agentls.agent.model_client import ModelClient
-    from agentls.agent.session import AgentSession, SessionConfig
+    from agentls.agent.results import SessionSummaryPayload
+
+__all__ = [
+    "STATE_SUFFIX",
+    "STATE_VERSION",
+    "SessionState",
+    "SessionStateError",
+    "SessionStore",
+    "SessionSummary",
+]
 
 log = logging.getLogger(__name__)
 
-STATE_VERSION = 1
 STATE_SUFFIX = ".state.json"
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 
 class SessionStateError(Exception):
     """A session's state is missing, unreadable or not a state file; the message says which."""
-
-
-@dataclass
-class SessionState:
-    """A session's persisted state (see the module doc)."""
-
-    id: str
-    created: float
-    updated: float
-    workspace: list[str]
-    model: str
-    first_prompt: str
-    status: str
-    runs: int
-    turns: int
-    usage: dict[str, int]
-    cost_usd: float | None
-    cost_note: str | None
-    messages: list[dict[str, Any]]
-    discovered_tools: list[str] = field(default_factory=list)
-    staged_paths: list[str] = field(default_factory=list)
-    compactions: int = 0
-    stub_boundary: int = 0
-    token_ratio: float = 1.0
-    last_input_tokens: int | None = None
-    transcript: str = ""
-    last_prompt: str = ""
-    version: int = STATE_VERSION
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": self.version,
-            "id": self.id,
-            "created": self.created,
-            "updated": self.updated,
-            "workspace": self.workspace,
-            "model": self.model,
-            "first_prompt": self.first_prompt,
-            "last_prompt": self.last_prompt,
-            "status": self.status,
-            "runs": self.runs,
-            "turns": self.turns,
-            "usage": self.usage,
-            "cost_usd": self.cost_usd,
-            "cost_note": self.cost_note,
-            "discovered_tools": self.discovered_tools,
-            "staged_paths": self.staged_paths,
-            "compactions": self.compactions,
-            "stub_boundary": self.stub_boundary,
-            "token_ratio": self.token_ratio,
-            "last_input_tokens": self.last_input_tokens,
-            "transcript": self.transcript,
-            "messages": self.messages,
-        }
-
-    @classmethod
-    def from_json(cls, data: Any, source: Path) -> SessionState:
-        if not isinstance(data, dict):
-            raise SessionStateError(f"{source} is not a session state file (not a JSON object)")
-        version = data.get("version")
-        if version != STATE_VERSION:
-            raise SessionStateError(
-                f"{source} has state version {version!r}; this agentls reads version "
-                f"{STATE_VERSION}"
-            )
-        try:
-            usage = {str(k): int(v) for k, v in dict(data.get("usage") or {}).items()}
-            messages = data["messages"]
-            if not isinstance(messages, list) or not all(
-                isinstance(m, dict) and m.get("role") in ("user", "assistant") for m in messages
-            ):
-                raise ValueError("`messages` must be a list of user/assistant messages")
-            cost = data.get("cost_usd")
-            return cls(
-                id=str(data["id"]),
-                created=float(data["created"]),
-                updated=float(data["updated"]),
-                workspace=[str(p) for p in data.get("workspace") or []],
-                model=str(data.get("model") or ""),
-                first_prompt=str(data.get("first_prompt") or ""),
-                last_prompt=str(data.get("last_prompt") or ""),
-                status=str(data.get("status") or "idle"),
-                runs=int(data.get("runs") or 0),
-                turns=int(data.get("turns") or 0),
-                usage=usage,
-                cost_usd=float(cost) if isinstance(cost, int | float) else None,
-                cost_note=data.get("cost_note") if isinstance(data.get("cost_note"), str) else None,
-                messages=messages,
-                discovered_tools=[str(n) for n in data.get("discovered_tools") or []],
-                staged_paths=[str(p) for p in data.get("staged_paths") or []],
-                compactions=int(data.get("compactions") or 0),
-                stub_boundary=int(data.get("stub_boundary") or 0),
-                token_ratio=float(data.get("token_ratio") or 1.0),
-                last_input_tokens=_int_or_none(data.get("last_input_tokens")),
-                transcript=str(data.get("transcript") or ""),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            detail = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
-            raise SessionStateError(f"{source} is not a valid session state: {detail}") from None
 
 
 @dataclass(frozen=True)
@@ -157,8 +74,9 @@ class SessionSummary:
     tokens: int
     cost_usd: float | None
     state_file: str
+    staged: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SessionSummaryPayload:
         return {
             "id": self.id,
             "created": self.created,
@@ -172,6 +90,7 @@ class SessionSummary:
             "tokens": self.tokens,
             "cost_usd": self.cost_usd,
             "state_file": self.state_file,
+            "staged": list(self.staged),
         }
 
 
@@ -196,7 +115,7 @@ class SessionStore:
         """Write atomically: readers see the old or the new file, never half of one."""
         target = self.path(state.id)
         target.parent.mkdir(parents=True, exist_ok=True)
-        data = json.dumps(state.to_json(), ensure_ascii=False, default=str)
+        data = state.model_dump_json()
         fd, tmp = tempfile.mkstemp(prefix=f".{state.id}.", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -228,16 +147,22 @@ class SessionStore:
                 f"session state {path} is corrupt (invalid JSON at line {exc.lineno}, column "
                 f"{exc.colno}); its transcript {session_id}.jsonl still has the history"
             ) from None
-        state = SessionState.from_json(data, path)
+        state = _validate(data, path)
         if state.id != session_id:
             raise SessionStateError(f"{path} belongs to session {state.id!r}, not {session_id!r}")
         return state
 
-    def resume(self, session_id: str, client: ModelClient, config: SessionConfig) -> AgentSession:
-        """A live session continuing a saved one (same id, history, tools discovered)."""
-        from agentls.agent.session import AgentSession
-
-        return AgentSession.restore(client, config, self.load(session_id))
+    def staged_changes(self, session_id: str) -> ChangeSet:
+        """The staged edits saved with a session, ready to deliver (`SessionStateError` if
+        the session is unknown or saved none). Check `staged.stale_changes` first to tell
+        the user which files changed since."""
+        state = self.load(session_id)
+        if state.staged is None:
+            raise SessionStateError(
+                f"session {session_id!r} was saved without its staged edits (an older agentls)"
+                + (f"; it had staged {', '.join(state.staged_paths)}" if state.staged_paths else "")
+            )
+        return staged.restore(state.staged)
 
     def list(self, workspace: Path | None = None) -> list[SessionSummary]:
         """Saved sessions, newest first; with `workspace`, those with a root that is it, holds
@@ -269,17 +194,26 @@ class SessionStore:
         return True
 
 
-def _summary(state: SessionState, path: Path) -> SessionSummary:
-    usage = state.usage
-    tokens = sum(
-        usage.get(k, 0)
-        for k in (
-            "input_tokens",
-            "output_tokens",
-            "cache_read_input_tokens",
-            "cache_creation_input_tokens",
+def _validate(data: object, source: Path) -> SessionState:
+    if not isinstance(data, dict):
+        raise SessionStateError(f"{source} is not a session state file (not a JSON object)")
+    version = data.get("version")
+    if version != STATE_VERSION:
+        raise SessionStateError(
+            f"{source} has state version {version!r}; this agentls reads version {STATE_VERSION}"
         )
-    )
+    try:
+        return SessionState.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(file)'}: {err['msg']}"
+            for err in exc.errors(include_url=False)[:3]
+        )
+        raise SessionStateError(f"{source} is not a valid session state: {problems}") from None
+
+
+def _summary(state: SessionState, path: Path) -> SessionSummary:
+    tokens = Usage.from_dict(state.usage).total
     return SessionSummary(
         id=state.id,
         created=state.created,
@@ -293,6 +227,7 @@ def _summary(state: SessionState, path: Path) -> SessionSummary:
         tokens=tokens,
         cost_usd=state.cost_usd,
         state_file=str(path),
+        staged=tuple(c.path for c in state.staged) if state.staged else tuple(state.staged_paths),
     )
 
 
@@ -302,7 +237,3 @@ def _same_or_inside(root: Path, wanted: Path) -> bool:
     except OSError:
         resolved = root
     return resolved == wanted or resolved in wanted.parents or wanted in resolved.parents
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from agentls.agent.messages import ToolResultContent
 from agentls.agent.schema import compact_json_schema
 from agentls.errors import ToolError
 
@@ -30,8 +31,8 @@ __all__ = [
 if TYPE_CHECKING:
     from agentls.agent.context import ToolContext
 
-ContentBlock = dict[str, Any]
-"""An API content block for a tool_result (`{"type": "text", ...}`, `{"type": "image", ...}`)."""
+ContentBlock = ToolResultContent
+"""An API content block for a tool_result: the SDK's `TextBlockParam`, `ImageBlockParam`, …"""
 
 
 @dataclass(frozen=True)

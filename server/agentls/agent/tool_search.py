@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import Field
 
 from agentls.agent.context import ToolContext
+from agentls.agent.messages import MessageParam, blocks_of
 from agentls.agent.prompts import one_line
 from agentls.agent.tool import Tool, ToolInput, ToolOutput
 
@@ -234,7 +235,7 @@ def rank_tools(query: str, tools: Iterable[AnyTool | SearchEntry]) -> list[tuple
     return scored
 
 
-def discovered_tool_names(messages: Sequence[dict[str, Any]]) -> set[str]:
+def discovered_tool_names(messages: Sequence[MessageParam]) -> set[str]:
     """Names loaded by `tool_search` calls anywhere in the history.
 
     A `tool_search` result is a JSON object whose `loaded` list names the tools it loaded
@@ -243,15 +244,10 @@ def discovered_tool_names(messages: Sequence[dict[str, Any]]) -> set[str]:
     search_ids: set[str] = set()
     found: set[str] = set()
     for message in messages:
-        content = message.get("content")
-        if not isinstance(content, list):
-            continue
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "tool_use" and block.get("name") == TOOL_SEARCH_NAME:
-                search_ids.add(str(block.get("id")))
-            elif block.get("type") == "tool_result" and str(block.get("tool_use_id")) in search_ids:
+        for block in blocks_of(message):
+            if block["type"] == "tool_use" and block["name"] == TOOL_SEARCH_NAME:
+                search_ids.add(block["id"])
+            elif block["type"] == "tool_result" and block["tool_use_id"] in search_ids:
                 found.update(_loaded_names(block.get("content")))
     return found
 

@@ -1,8 +1,9 @@
 """Session transcripts: one JSONL file per session, and a tree view of it.
 
 Each line is one record (`session`, `resume`, `run_start`, `request`, `message`,
-`tool_result`, `usage`, `retry`, `notice`, `compaction_start`, `compaction`,
-`compaction_failed`, `run_end`) with a timestamp. The transcript keeps the full history:
+`tool_result`, `usage`, `retry`, `notice`, `checkpoint`, `compaction_start`, `compaction`,
+`compaction_failed`, `run_end`) with a timestamp. `checkpoint` records journal each complete
+turn (see `agentls.agent.journal`). The transcript keeps the full history:
 compaction and tool-result stubbing change only what later requests send. Request records
 keep the request's shape (model, sizes, tool names and a hash of the tools array), never
 credentials. Files live in the user's cache directory unless `AGENTLS_TRANSCRIPT_DIR` points
@@ -13,11 +14,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeAlias
 
 import platformdirs
+
+TranscriptRecord: TypeAlias = Mapping[str, object]
+"""One parsed line: `type`, `ts` and the record's own fields (JSON values)."""
 
 
 def transcript_dir() -> Path:
@@ -57,7 +61,7 @@ class TranscriptWriter:
             self._file = None
 
 
-def read_records(path: Path) -> Iterator[dict[str, Any]]:
+def read_records(path: Path) -> Iterator[TranscriptRecord]:
     """Records of a transcript; a torn last line (crash mid-write) is skipped."""
     with path.open(encoding="utf-8") as handle:
         for line in handle:
@@ -85,26 +89,34 @@ def resolve_transcript(name: str) -> Path:
     )
 
 
-def render_tree(records: Iterable[dict[str, Any]]) -> str:
+def render_tree(records: Iterable[TranscriptRecord]) -> str:
     """Turns and tool calls as an indented tree, for `agentls transcript FILE`."""
     return "\n".join(_TreeRenderer().render(records))
 
 
+def _items(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
+def _fields(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
 class _TreeRenderer:
     def __init__(self) -> None:
-        self.calls: dict[str, dict[str, Any]] = {}
+        self.calls: dict[str, Mapping[str, object]] = {}
 
-    def render(self, records: Iterable[dict[str, Any]]) -> Iterator[str]:
+    def render(self, records: Iterable[TranscriptRecord]) -> Iterator[str]:
         for record in records:
             yield from self._one(record)
 
-    def _one(self, r: dict[str, Any]) -> Iterator[str]:
+    def _one(self, r: TranscriptRecord) -> Iterator[str]:
         kind = r.get("type")
         if kind == "session":
-            tools = len(r.get("tools", []))
+            tools = len(_items(r.get("tools")))
             yield f"session {r.get('session_id')}  model={r.get('model')}  tools={tools}"
         elif kind == "resume":
-            discovered = len(r.get("discovered_tools", []))
+            discovered = len(_items(r.get("discovered_tools")))
             yield (
                 f"session {r.get('session_id')} resumed  model={r.get('model')}  "
                 f"messages={r.get('messages')}  discovered_tools={discovered}"
@@ -122,11 +134,11 @@ class _TreeRenderer:
         elif kind == "request":
             yield f"│  ├─ turn {r.get('turn')}  ({r.get('message_count')} messages)"
         elif kind == "message" and r.get("role") == "assistant":
-            yield from self._assistant(r.get("content", []))
+            yield from self._assistant(_items(r.get("content")))
         elif kind == "tool_result":
             yield self._result(r)
         elif kind == "usage":
-            u = r.get("usage", {})
+            u = _fields(r.get("usage"))
             yield (
                 f"│  │  └─ stop={r.get('stop_reason')}  in={u.get('input_tokens')} "
                 f"out={u.get('output_tokens')} cache_read={u.get('cache_read_input_tokens')} "
@@ -140,22 +152,24 @@ class _TreeRenderer:
             error = f"  error: {r['error']}" if r.get("error") else ""
             yield f"│  └─ {r.get('status')} after {r.get('turns')} turns{error}"
 
-    def _assistant(self, content: list[dict[str, Any]]) -> Iterator[str]:
-        for block in content:
-            if block.get("type") == "text" and block.get("text", "").strip():
-                yield f"│  │  ├─ text: {_short(block['text'], 90)!r}"
+    def _assistant(self, content: list[object]) -> Iterator[str]:
+        for block in map(_fields, content):
+            text = block.get("text")
+            if block.get("type") == "text" and isinstance(text, str) and text.strip():
+                yield f"│  │  ├─ text: {_short(text, 90)!r}"
             elif block.get("type") == "tool_use":
                 self.calls[str(block.get("id"))] = block
                 args = json.dumps(block.get("input", {}), ensure_ascii=False)
                 yield f"│  │  ├─ {block.get('name')} {_short(args, 80)}"
 
-    def _result(self, r: dict[str, Any]) -> str:
+    def _result(self, r: TranscriptRecord) -> str:
         call = self.calls.get(str(r.get("tool_use_id")), {})
         mark = "✗" if r.get("is_error") else "✓"
         content = r.get("content")
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-        duration = float(r.get("duration_ms") or 0)
-        return f"│  │  │  {mark} {call.get('name', '?')} {duration:.0f} ms: {_short(text, 80)!r}"
+        duration = r.get("duration_ms")
+        ms = float(duration) if isinstance(duration, int | float) else 0.0
+        return f"│  │  │  {mark} {call.get('name', '?')} {ms:.0f} ms: {_short(text, 80)!r}"
 
 
 def _short(text: str, limit: int) -> str:

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import TypedDict
+
+
+class UsageDict(TypedDict):
+    """Token counts as results, events, transcripts and state files carry them."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int
+    cache_creation_input_tokens: int
 
 
 @dataclass
@@ -20,7 +29,7 @@ class Usage:
         self.cache_creation_input_tokens += other.cache_creation_input_tokens
 
     @classmethod
-    def from_api(cls, usage: Any) -> Usage:
+    def from_api(cls, usage: object) -> Usage:
         """Read an SDK `Usage` object (missing or null cache fields count as 0)."""
 
         def number(name: str) -> int:
@@ -34,5 +43,35 @@ class Usage:
             number("cache_creation_input_tokens"),
         )
 
-    def to_dict(self) -> dict[str, int]:
-        return asdict(self)
+    @classmethod
+    def from_dict(cls, data: object) -> Usage:
+        """Counts read back from JSON; missing or non-integer figures count as 0."""
+        values = data if isinstance(data, dict) else {}
+
+        def number(name: str) -> int:
+            value = values.get(name, 0)
+            return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+        return cls(
+            number("input_tokens"),
+            number("output_tokens"),
+            number("cache_read_input_tokens"),
+            number("cache_creation_input_tokens"),
+        )
+
+    def to_dict(self) -> UsageDict:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+        }
+
+    @property
+    def total(self) -> int:
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_input_tokens
+            + self.cache_creation_input_tokens
+        )

@@ -89,6 +89,16 @@ class LoopSettings(SettingsModel):
         default=600.0, gt=0, json_schema_extra=meta(env="AGENTLS_REQUEST_TIMEOUT")
     )
     """Seconds one model request may take."""
+    stall_timeout: float = Field(
+        default=120.0, ge=0, le=86_400, json_schema_extra=meta(env="AGENTLS_STALL_TIMEOUT")
+    )
+    """Seconds an attempt may go without content (text, tool input, any stream event but
+    pings) before it is dropped and retried (0: no stall detector)."""
+    request_deadline: float = Field(
+        default=900.0, gt=0, le=86_400, json_schema_extra=meta(env="AGENTLS_REQUEST_DEADLINE")
+    )
+    """Seconds one model request may take in all, retries and back-off included; then the
+    run fails (a hung or endlessly pinging endpoint cannot hold a run for longer)."""
     base_url: str | None = Field(
         default=None,
         min_length=1,
@@ -140,7 +150,9 @@ class LoopSettings(SettingsModel):
         default_factory=dict, json_schema_extra=meta(env="AGENTLS_PRICES")
     )
     """Price overrides by model-id prefix, on top of the built-in table (USD per million
-    tokens), e.g. `{"qwen": [0.5, 1]}`. In the environment: the same as JSON text."""
+    tokens), e.g. `{"qwen": [0.5, 1]}`. In the environment: the same as JSON text. The
+    built-in table is Anthropic's list price and applies only to Anthropic's endpoint;
+    elsewhere cost is "n/a" unless a price is given here."""
 
     @field_validator("prices", mode="before")
     @classmethod

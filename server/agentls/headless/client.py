@@ -20,13 +20,16 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
 from agentls import __version__, credentials
 from agentls.headless.edits import EditLedger
+
+if TYPE_CHECKING:
+    from agentls.agent.events import EventPayload
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +41,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 class Listener(Protocol):
     """What the connection reports while a command runs; methods must not raise."""
 
-    def on_event(self, event: dict[str, Any]) -> None: ...
+    def on_event(self, event: EventPayload) -> None: ...
 
     def on_progress(self, kind: str, message: str) -> None: ...
 
@@ -46,7 +49,7 @@ class Listener(Protocol):
 
 
 class _Quiet:
-    def on_event(self, event: dict[str, Any]) -> None:
+    def on_event(self, event: EventPayload) -> None:
         return None
 
     def on_progress(self, kind: str, message: str) -> None:
@@ -251,8 +254,9 @@ class ServerConnection:
         @feature("agentls/event")
         def agent_event(params: Any) -> None:
             event = plain(params)
-            if isinstance(event, dict):
-                self.listener.on_event(event)
+            if isinstance(event, dict) and isinstance(event.get("type"), str):
+                # the payloads of `agentls.agent.events`; readers still use .get for fields
+                self.listener.on_event(cast("EventPayload", event))
 
     async def command(self, name: str, argument: Any = None) -> Any:
         assert self.client is not None

@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from rich.console import Console
 from rich.markup import escape
@@ -33,6 +33,9 @@ from agentls.headless.ui import (
     print_diff,
     usage_table,
 )
+
+if TYPE_CHECKING:
+    from agentls.agent.results import RefusedEditPayload, RunPayload
 
 Output = Literal["show", "apply", "diff", "patch"]
 EXIT_CODES = {"completed": 0, "cancelled": 2}
@@ -62,16 +65,16 @@ WRITE_TOOLS = frozenset({"edit_file", "write_file", "rename_file", "delete_file"
 REFUSAL_MARKERS = ("approval", "denied", "not allowed", "permission")
 
 
-def exit_code(result: Mapping[str, Any]) -> int:
+def exit_code(result: RunPayload) -> int:
     if result.get("all_edits_refused"):
         return 1  # "completed", but nothing the run set out to change was allowed
     return EXIT_CODES.get(str(result.get("status")), 1)
 
 
-async def refused_edits(conn: ServerConnection, view: RunView) -> list[dict[str, str]]:
+async def refused_edits(conn: ServerConnection, view: RunView) -> list[RefusedEditPayload]:
     """The run's write calls that the permission policy refused, with the reason and the
     rule that would allow each (from the tool result the model got)."""
-    refused = []
+    refused: list[RefusedEditPayload] = []
     for tool_use_id in sorted(view.failed):
         name, summary = view.calls.get(tool_use_id, ("", ""))
         if name not in WRITE_TOOLS or view.session is None:
@@ -111,7 +114,7 @@ def check_workspace(path: Path) -> Path:
     return path.resolve()
 
 
-def _failed(message: str, session: str | None = None) -> dict[str, Any]:
+def _failed(message: str, session: str | None = None) -> RunPayload:
     return {
         "session": session,
         "status": "failed",
@@ -122,8 +125,20 @@ def _failed(message: str, session: str | None = None) -> dict[str, Any]:
     }
 
 
-def _cancelled(session: str | None = None) -> dict[str, Any]:
-    return {**_failed(CANCELLED_BY_USER, session), "status": "cancelled"}
+def _cancelled(session: str | None = None) -> RunPayload:
+    result = _failed(CANCELLED_BY_USER, session)
+    result["status"] = "cancelled"
+    return result
+
+
+def _run_payload(result: object) -> RunPayload:
+    """The server's run result (`agentls.agent.results.RunPayload`), checked for the
+    fields the CLI relies on; anything else is a failed run that says what came back."""
+    if isinstance(result, dict) and isinstance(result.get("status"), str):
+        result.setdefault("usage", {})
+        result.setdefault("text", "")
+        return cast("RunPayload", result)
+    return _failed(f"unexpected result from the server: {result!r}")
 
 
 class _Interrupts:
@@ -197,9 +212,7 @@ def _approver(view: RunView) -> Any:
     return approve
 
 
-async def run_agent(
-    options: RunOptions, console: Console | None = None
-) -> tuple[int, dict[str, Any]]:
+async def run_agent(options: RunOptions, console: Console | None = None) -> tuple[int, RunPayload]:
     """Run one prompt end to end; returns (exit code, result object)."""
     workspace = check_workspace(options.workspace)
     diff_only = options.output == "diff"
@@ -247,7 +260,7 @@ async def run_agent(
 
 async def _drive(
     conn: ServerConnection, options: RunOptions, interrupts: _Interrupts
-) -> dict[str, Any]:
+) -> RunPayload:
     try:
         await conn.start()
         if interrupts.count:
@@ -268,16 +281,15 @@ async def _drive(
             if interrupts.count:
                 return _cancelled(interrupts.view.session)
             return _failed(str(exc), interrupts.view.session)
-        if not isinstance(result, dict):
-            return _failed(f"unexpected result from the server: {result!r}")
+        payload = _run_payload(result)
         view = interrupts.view
-        if isinstance(view, RunView) and view.failed:
+        if isinstance(result, dict) and isinstance(view, RunView) and view.failed:
             refused = await refused_edits(conn, view)
             if refused:
                 writes = [c for c in view.calls.values() if c[0] in WRITE_TOOLS]
-                result["refused_edits"] = refused
-                result["all_edits_refused"] = len(refused) == len(writes)
-        return result
+                payload["refused_edits"] = refused
+                payload["all_edits_refused"] = len(refused) == len(writes)
+        return payload
     except ServerError as exc:
         if interrupts.count:
             return _cancelled(interrupts.view.session)
@@ -288,7 +300,7 @@ async def _drive(
 
 def summarize(
     console: Console,
-    result: Mapping[str, Any],
+    result: RunPayload,
     ledger: EditLedger,
     elapsed: float,
     tool_calls: int,
@@ -319,7 +331,10 @@ def summarize(
     _print_refused(console, result, options)
     usage = result.get("usage")
     if isinstance(usage, dict) and usage:
-        console.print(usage_table(usage, usage.get("cost_usd", result.get("cost_usd"))))
+        console.print(usage_table(usage))
+        note = usage.get("cost_note")
+        if note:
+            console.print(f"[dim]cost n/a: {escape(str(note))}[/dim]")
     diff = str(result.get("diff") or "")
     if options.output in ("show", "apply") and diff:
         console.print()
@@ -332,7 +347,7 @@ def summarize(
         console.print(f"[dim]transcript: {escape(str(result['transcript']))}[/dim]")
 
 
-def _print_refused(console: Console, result: Mapping[str, Any], options: RunOptions) -> None:
+def _print_refused(console: Console, result: RunPayload, options: RunOptions) -> None:
     """Why the run's edits were refused, and the exact flag or rule that allows them."""
     refused = result.get("refused_edits") or []
     if not refused:
@@ -406,7 +421,7 @@ async def ask(
 
 async def _drive_command(
     conn: ServerConnection, name: str, argument: dict[str, Any], interrupts: _Interrupts
-) -> dict[str, Any]:
+) -> RunPayload:
     try:
         await conn.start()
         if interrupts.count:
@@ -416,7 +431,7 @@ async def _drive_command(
             result = await interrupts.run
         except asyncio.CancelledError:
             return _cancelled()
-        return result if isinstance(result, dict) else _failed(f"unexpected result: {result!r}")
+        return _run_payload(result)
     except ServerError as exc:
         if interrupts.count:
             return _cancelled()

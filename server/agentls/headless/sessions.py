@@ -72,6 +72,8 @@ def list_sessions(workspace: Path | None, *, as_json: bool = False) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from agentls.headless.ui import format_cost
+
     short = short_ids([s.id for s in summaries], known_ids(store))
     table = Table("id", "updated", "status", "tokens", "cost", "first prompt", "workspace")
     table.columns[0].no_wrap = True
@@ -82,7 +84,7 @@ def list_sessions(workspace: Path | None, *, as_json: bool = False) -> int:
             _when(entry.get("updated")),
             str(entry.get("status", "")),
             str(entry.get("tokens", "")),
-            f"${cost:.4f}" if isinstance(cost, int | float) else "—",
+            format_cost(cost),
             str(entry.get("first_prompt", ""))[:60],
             ", ".join(str(w) for w in entry.get("workspace") or []),
         )

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from typing import IO, Any
+from collections.abc import Mapping
+from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -19,6 +20,9 @@ from rich.table import Table
 from rich.text import Text
 
 from agentls.headless.edits import FileChange, change_kind, line_counts
+
+if TYPE_CHECKING:
+    from agentls.agent.events import EventPayload
 
 
 def make_console(stream: IO[str] | None = None) -> Console:
@@ -115,14 +119,13 @@ class RunView:
 
     # -- Listener ----------------------------------------------------------------------------
 
-    def on_event(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
+    def on_event(self, event: EventPayload) -> None:
         if event.get("session_id"):
             self.session = str(event["session_id"])
-        if kind == "text_delta":
+        if event["type"] == "text_delta":
             self._text += str(event.get("text") or "")
             self._flush_text(complete_only=True)
-        elif kind == "tool_started":
+        elif event["type"] == "tool_started":
             self._flush_text()
             summary = str(event.get("summary") or event.get("name"))
             self._summaries[str(event.get("tool_use_id"))] = summary
@@ -131,7 +134,7 @@ class RunView:
             self.set_status(summary)
             if not self.live:
                 self.line(f"→ {summary}")
-        elif kind == "tool_finished":
+        elif event["type"] == "tool_finished":
             summary = self._summaries.get(str(event.get("tool_use_id")), str(event.get("name")))
             ms = float(event.get("duration_ms") or 0)
             if event.get("is_error"):
@@ -143,16 +146,16 @@ class RunView:
             elif self.live:
                 self.line(f"[green]✓[/green] {escape(summary)} [dim]({ms:.0f} ms)[/dim]")
             self.set_status("Thinking…")
-        elif kind == "retrying":
+        elif event["type"] == "retrying":
             self.note(
                 f"model request failed ({event.get('error')}); retry {event.get('attempt')} "
                 f"in {float(event.get('delay_s') or 0):.1f}s"
             )
-        elif kind == "notice":
+        elif event["type"] == "notice":
             self.note(str(event.get("message")))
-        elif kind == "turn_usage":
+        elif event["type"] == "turn_usage":
             self.set_status("Thinking…")
-        elif kind == "run_finished":
+        elif event["type"] == "run_finished":
             self._flush_text()
 
     def on_progress(self, kind: str, message: str) -> None:
@@ -164,7 +167,8 @@ class RunView:
             self.note(message)
 
 
-def usage_table(usage: dict[str, Any], cost: Any = None) -> Table:
+def usage_table(usage: Mapping[str, object]) -> Table:
+    """Tokens, and cost when the result has a figure for it ("n/a": no known price)."""
     table = Table(title="Token usage", title_justify="left", show_edge=False)
     names = [
         ("input", "input_tokens"),
@@ -174,12 +178,22 @@ def usage_table(usage: dict[str, Any], cost: Any = None) -> Table:
     ]
     for label, _ in names:
         table.add_column(label, justify="right")
-    row = [f"{int(usage.get(key) or 0):,}" for _, key in names]
-    if cost is not None:
+    row = [f"{_count(usage.get(key)):,}" for _, key in names]
+    if "cost_usd" in usage:
+        cost = usage["cost_usd"]
         table.add_column("cost", justify="right")
-        row.append(f"${float(cost):.4f}" if isinstance(cost, int | float) else str(cost))
+        row.append(format_cost(cost))
     table.add_row(*row)
     return table
+
+
+def format_cost(cost: object) -> str:
+    """`$0.0123`, or `n/a` when the endpoint has no known price."""
+    return f"${float(cost):.4f}" if isinstance(cost, int | float) else "n/a"
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) else 0
 
 
 def files_table(changes: list[FileChange], relative: Any, state: str) -> Table:
@@ -240,20 +254,19 @@ class LiveAnswer:
         self._live.update(self._render(final=True))
         self._live.stop()
 
-    def on_event(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
+    def on_event(self, event: EventPayload) -> None:
         if event.get("session_id"):
             self.session = str(event["session_id"])
-        if kind == "text_delta":
-            self.text += str(event.get("text") or "")
-        elif kind == "tool_started":
+        if event["type"] == "text_delta":
+            self.text += event["text"]
+        elif event["type"] == "tool_started":
             self.tool_calls += 1
-            self.step = str(event.get("summary") or event.get("name"))
-        elif kind in ("tool_finished", "turn_usage"):
+            self.step = event["summary"] or event["name"]
+        elif event["type"] in ("tool_finished", "turn_usage"):
             self.step = "Thinking…"
-        elif kind == "retrying":
+        elif event["type"] == "retrying":
             self.text = ""  # the failed attempt's text is discarded, as the server does
-            self.step = f"model request failed ({event.get('error')}); retrying"
+            self.step = f"model request failed ({event['error']}); retrying"
         else:
             return
         self._live.update(self._render())

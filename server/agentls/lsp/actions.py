@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -17,6 +17,20 @@ from agentls.lsp.sync import uri_to_path
 
 if TYPE_CHECKING:
     from agentls.agent.context import RunMode
+    from agentls.agent.results import (
+        AcceptPayload,
+        CancelPayload,
+        CompactionPayload,
+        RejectPayload,
+        RunPayload,
+        SessionsPayload,
+        StagedPayload,
+        StartedPayload,
+        StatusPayload,
+        ToolCallPayload,
+        ToolResultPayload,
+        ToolsPayload,
+    )
     from agentls.host import RunHandle
     from agentls.lsp.arguments import (
         CancelArgs,
@@ -41,7 +55,7 @@ def _start(ls: AgentLanguageServer, args: RunArgs, mode: RunMode) -> RunHandle:
     return ls.host.start_run(prompt, args.session, mode, title=args.prompt)
 
 
-async def run(ls: AgentLanguageServer, args: RunArgs) -> dict[str, Any]:
+async def run(ls: AgentLanguageServer, args: RunArgs) -> StartedPayload | RunPayload:
     handle = _start(ls, args, args.mode or ls.config.current.mode)
     if not args.wait:
         return {"session": handle.session_id}
@@ -49,7 +63,7 @@ async def run(ls: AgentLanguageServer, args: RunArgs) -> dict[str, Any]:
     return await asyncio.shield(handle.task)
 
 
-async def ask(ls: AgentLanguageServer, args: RunArgs) -> dict[str, Any]:
+async def ask(ls: AgentLanguageServer, args: RunArgs) -> StartedPayload | RunPayload:
     """A read-only run whose answer is shown to the user."""
     handle = _start(ls, args, "plan")
     assert handle.task is not None
@@ -59,18 +73,16 @@ async def ask(ls: AgentLanguageServer, args: RunArgs) -> dict[str, Any]:
     return await asyncio.shield(shown)
 
 
-async def _show_answer(
-    ls: AgentLanguageServer, task: asyncio.Task[dict[str, Any]]
-) -> dict[str, Any]:
+async def _show_answer(ls: AgentLanguageServer, task: asyncio.Task[RunPayload]) -> RunPayload:
     result = await task
-    text = str(result.get("text") or "").strip()
+    text = result["text"].strip()
     if result.get("status") != "completed" or not text:
         return result
     if len(text) <= SHORT_ANSWER_CHARS and text.count("\n") <= 3:
         ls.message(types.MessageType.Info, text)
         return result
     if ls.features.show_document:
-        path = _answer_file(str(result.get("session")), text)
+        path = _answer_file(str(result["session"]), text)
         try:
             await ls.window_show_document_async(
                 types.ShowDocumentParams(uri=path.as_uri(), take_focus=True)
@@ -126,43 +138,45 @@ def _relative(ls: AgentLanguageServer, path: Path) -> str:
     return str(path)
 
 
-async def cancel(ls: AgentLanguageServer, args: CancelArgs) -> dict[str, Any]:
+async def cancel(ls: AgentLanguageServer, args: CancelArgs) -> CancelPayload:
     return {"cancelled": ls.host.cancel(args.session)}
 
 
-async def accept(ls: AgentLanguageServer, args: EditArgs) -> dict[str, Any]:
+async def accept(ls: AgentLanguageServer, args: EditArgs) -> AcceptPayload:
     from agentls.lsp.delivery import accept_staged
 
     return await accept_staged(ls, args.session, args.uris)
 
 
-async def reject(ls: AgentLanguageServer, args: EditArgs) -> dict[str, Any]:
+async def reject(ls: AgentLanguageServer, args: EditArgs) -> RejectPayload:
     from agentls.lsp.delivery import reject_staged
 
     return reject_staged(ls, args.session, args.uris)
 
 
-async def tool(ls: AgentLanguageServer, args: ToolArgs) -> dict[str, Any]:
+async def tool(ls: AgentLanguageServer, args: ToolArgs) -> ToolCallPayload:
     result = await ls.host.run_tool(args.name, args.input, args.mode)
     return {"content": result.content, "is_error": result.is_error}
 
 
-async def tools(ls: AgentLanguageServer, args: ToolsArgs) -> list[dict[str, Any]]:
+async def tools(ls: AgentLanguageServer, args: ToolsArgs) -> ToolsPayload:
     return ls.host.tool_definitions(args.session, args.mode)
 
 
-async def status(ls: AgentLanguageServer, args: StatusArgs) -> dict[str, Any]:
+async def status(ls: AgentLanguageServer, args: StatusArgs) -> StatusPayload:
     from agentls.lsp.symbols import index_state
 
-    result = ls.host.status()
-    result["mode"] = ls.config.current.mode
-    result["settings"] = ls.config.current.model_dump(by_alias=True, mode="json")
-    result["permission_mode"] = ls.safety.mode if ls.safety is not None else None
-    result["index"] = index_state(ls)
+    result: StatusPayload = {
+        **ls.host.status(),
+        "mode": ls.config.current.mode,
+        "settings": ls.config.current.model_dump(by_alias=True, mode="json"),
+        "permission_mode": ls.safety.mode if ls.safety is not None else None,
+        "index": index_state(ls),
+    }
     return result
 
 
-async def compact(ls: AgentLanguageServer, args: CompactArgs) -> dict[str, Any]:
+async def compact(ls: AgentLanguageServer, args: CompactArgs) -> CompactionPayload:
     """Summarise a session's older turns now; the session keeps working afterwards."""
     from agentls.agent.compaction import CompactionError
 
@@ -172,20 +186,20 @@ async def compact(ls: AgentLanguageServer, args: CompactArgs) -> dict[str, Any]:
         raise ValueError(str(exc)) from None
 
 
-async def sessions(ls: AgentLanguageServer, args: StatusArgs) -> dict[str, Any]:
+async def sessions(ls: AgentLanguageServer, args: StatusArgs) -> SessionsPayload:
     """Saved sessions of this workspace, newest first (resumable with `agentls.run`)."""
     root = ls.host.workspace.roots[0]
     return {"sessions": [summary.to_dict() for summary in ls.host.store.list(root)]}
 
 
-async def staged(ls: AgentLanguageServer, args: StagedArgs) -> dict[str, Any]:
+async def staged(ls: AgentLanguageServer, args: StagedArgs) -> StagedPayload:
     """A session's staged files with the texts a diff view needs."""
     from agentls.lsp.review import staged_files
 
     return staged_files(ls, args.session, args.uris)
 
 
-async def tool_result(ls: AgentLanguageServer, args: ToolResultArgs) -> dict[str, Any]:
+async def tool_result(ls: AgentLanguageServer, args: ToolResultArgs) -> ToolResultPayload:
     """One tool call's output (`agentls/event` carries only its summary and status)."""
     from agentls.lsp.review import tool_result as find
 

@@ -14,13 +14,24 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from agentls.errors import SessionBusy
 from agentls.lsp.server import AgentLanguageServer
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[["AgentLanguageServer", Any], Awaitable[Any]]
+
+REQUEST_FAILED = -32803
+"""LSP `RequestFailed`: the request was valid but could not be done now (a busy session)."""
+
+
+class SessionBusyError(JsonRpcException):
+    """The session named is running (or compacting); the message says to cancel or wait."""
+
+    CODE = REQUEST_FAILED
+
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "agentls.run": ("RunArgs", "run"),
@@ -67,6 +78,8 @@ def _register(server: AgentLanguageServer, name: str, model_name: str, action: s
             raise
         except JsonRpcInvalidParams:
             raise
+        except SessionBusy as exc:
+            raise SessionBusyError(f"{name}: {exc}", REQUEST_FAILED) from None
         except LookupError as exc:  # unknown session and friends
             raise JsonRpcInvalidParams(f"{name}: {exc.args[0] if exc.args else exc}") from None
         except ValueError as exc:

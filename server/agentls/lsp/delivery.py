@@ -14,7 +14,7 @@ import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -25,6 +25,7 @@ from agentls.workspace.changes import Change, ChangeSet
 
 if TYPE_CHECKING:
     from agentls.agent.context import RunMode
+    from agentls.agent.results import AcceptPayload, RejectPayload
     from agentls.lsp.server import AgentLanguageServer
 
 log = logging.getLogger(__name__)
@@ -275,7 +276,7 @@ async def deliver(
 
 async def accept_staged(
     ls: AgentLanguageServer, session_id: str, uris: list[str] | None
-) -> dict[str, Any]:
+) -> AcceptPayload:
     changes = ls.host.changes_of(session_id)
     entries = select(changes, paths_of(uris))
     if not entries:
@@ -287,27 +288,34 @@ async def accept_staged(
         # accept often comes from a code action, whose result no editor shows
         kind = types.MessageType.Info if outcome.applied else types.MessageType.Warning
         ls.message(kind, f"agentls accept: {outcome.reason}")
-    result = {"session": session_id, **outcome.to_dict()}
+    result: AcceptPayload = {"session": session_id, **outcome.to_dict()}
     announce(ls, session_id, "accept", result)
     return result
 
 
 def reject_staged(
     ls: AgentLanguageServer, session_id: str, uris: list[str] | None
-) -> dict[str, Any]:
+) -> RejectPayload:
     changes = ls.host.changes_of(session_id)
     paths = paths_of(uris)
     restored = changes.discard(paths)
-    result = {"session": session_id, "files": [uri_of(ls, p) for p in restored]}
+    result: RejectPayload = {"session": session_id, "files": [uri_of(ls, p) for p in restored]}
     announce(ls, session_id, "reject", result)
     return result
 
 
-def announce(ls: AgentLanguageServer, session_id: str, action: str, result: dict[str, Any]) -> None:
+def announce(
+    ls: AgentLanguageServer, session_id: str, action: str, result: AcceptPayload | RejectPayload
+) -> None:
     """Tell the editor's agentls client what an accept or reject did, whoever asked for it
     (its own command, or a code action whose result the editor drops): an `agentls/event`
     `{"type": "edit_result", "session_id", "action", ...result}`."""
-    event = {**result, "type": "edit_result", "session_id": session_id, "action": action}
+    event: dict[str, object] = {
+        **result,
+        "type": "edit_result",
+        "session_id": session_id,
+        "action": action,
+    }
     event.pop("session", None)
     try:
         ls.protocol.notify("agentls/event", event)

@@ -29,6 +29,7 @@ from agentls.agent.events import (
 )
 
 if TYPE_CHECKING:
+    from agentls.agent.results import RunPayload
     from agentls.host import RunHandle
     from agentls.lsp.server import AgentLanguageServer
 
@@ -119,10 +120,10 @@ class LspRunReporter:
             self._text.clear()
             self._notify(TextDelta(self.run.session_id, text))
 
-    def _notify_result(self, result: dict[str, Any], outcome: str) -> None:
+    def _notify_result(self, result: RunPayload, outcome: str) -> None:
         """The run's result as one last `agentls/event` (`run_finished` comes from the loop,
         before the edits are delivered): what was applied, staged or left out, and why."""
-        event = {k: v for k, v in result.items() if k not in ("session", "text")}
+        event: dict[str, object] = {k: v for k, v in result.items() if k not in ("session", "text")}
         event.update(type="run_result", session_id=self.run.session_id, outcome=outcome)
         try:
             self.ls.protocol.notify(EVENT_METHOD, event)
@@ -135,7 +136,7 @@ class LspRunReporter:
         except Exception:
             log.exception("cannot send %s", EVENT_METHOD)
 
-    async def end(self, result: dict[str, Any]) -> None:
+    async def end(self, result: RunPayload) -> None:
         self._flush_text()
         outcome = outcome_line(result)
         self.ls.log_line(f"[{self.run.session_id}] {outcome}")
@@ -150,26 +151,23 @@ class LspRunReporter:
             )
 
 
-def outcome_line(result: dict[str, Any]) -> str:
-    status = str(result.get("status"))
-    parts = [status]
+def outcome_line(result: RunPayload) -> str:
+    """One line for the progress end and the log: status, edits, tokens and cost."""
+    parts = [result["status"]]
     edit = result.get("edit")
-    if isinstance(edit, dict) and edit.get("files"):
-        state = {True: "applied", False: "not applied", None: "staged for review"}[
-            edit.get("applied")
-        ]
+    if edit and edit["files"]:
+        state = {True: "applied", False: "not applied", None: "staged for review"}[edit["applied"]]
         parts.append(f"{len(edit['files'])} file(s) {state}")
         if edit.get("reason"):
-            parts.append(str(edit["reason"]))
-    usage = result.get("usage")
-    if isinstance(usage, dict) and (usage.get("input_tokens") or usage.get("output_tokens")):
-        tokens = int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
-        cost = usage.get("cost_usd")
-        parts.append(
-            f"{tokens} tokens" + (f", ${cost:.4f}" if isinstance(cost, int | float) else "")
-        )
+            parts.append(edit["reason"])
+    usage = result.get("usage") or {}
+    tokens = int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
+    if tokens:
+        cost = usage.get("cost_usd", 0)
+        shown = f"${cost:.4f}" if isinstance(cost, int | float) else "cost n/a"
+        parts.append(f"{tokens} tokens, {shown}")
     if result.get("error"):
-        parts.append(str(result["error"]))
+        parts.append(str(result.get("error")))
     return " — ".join(parts)
 
 

@@ -9,18 +9,18 @@ the user opens the call).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agentls.agent.messages import blocks_of
 from agentls.lsp.delivery import doc_state, paths_of, select, uri_of
 from agentls.workspace.changes import Change
 
 if TYPE_CHECKING:
+    from agentls.agent.results import StagedFilePayload, StagedPayload, ToolResultPayload
     from agentls.lsp.server import AgentLanguageServer
 
 
-def staged_files(
-    ls: AgentLanguageServer, session_id: str, uris: list[str] | None
-) -> dict[str, Any]:
+def staged_files(ls: AgentLanguageServer, session_id: str, uris: list[str] | None) -> StagedPayload:
     """`{session, files: [{uri, kind, old_uri, original, staged, current}]}`; texts are None
     where the file does not exist (before a create, after a delete)."""
     changes = ls.host.changes_of(session_id)
@@ -28,7 +28,7 @@ def staged_files(
     return {"session": session_id, "files": [_describe(ls, change) for change in entries]}
 
 
-def _describe(ls: AgentLanguageServer, change: Change) -> dict[str, Any]:
+def _describe(ls: AgentLanguageServer, change: Change) -> StagedFilePayload:
     source = change.old_path if change.old_path is not None else change.path
     current = doc_state(ls, source).text
     staged: str | None
@@ -48,16 +48,15 @@ def _describe(ls: AgentLanguageServer, change: Change) -> dict[str, Any]:
     }
 
 
-def tool_result(ls: AgentLanguageServer, session_id: str, tool_use_id: str) -> dict[str, Any]:
+def tool_result(ls: AgentLanguageServer, session_id: str, tool_use_id: str) -> ToolResultPayload:
     """`{tool_use_id, content, is_error}` of one call: from the session's messages, else
     (after compaction) from its transcript. LookupError when the session never made it."""
     session = ls.host.session(session_id)
     for message in reversed(session.messages):
-        content = message.get("content")
-        if message.get("role") != "user" or not isinstance(content, list):
+        if message["role"] != "user":
             continue
-        for block in content:
-            if isinstance(block, dict) and block.get("tool_use_id") == tool_use_id:
+        for block in blocks_of(message):
+            if block["type"] == "tool_result" and block["tool_use_id"] == tool_use_id:
                 return _result(tool_use_id, block.get("content"), block.get("is_error"))
     found = _from_transcript(session.transcript.path, tool_use_id)
     if found is not None:
@@ -65,7 +64,7 @@ def tool_result(ls: AgentLanguageServer, session_id: str, tool_use_id: str) -> d
     raise LookupError(f"session {session_id} has no tool call {tool_use_id!r}")
 
 
-def _from_transcript(path: Path, tool_use_id: str) -> dict[str, Any] | None:
+def _from_transcript(path: Path, tool_use_id: str) -> ToolResultPayload | None:
     from agentls.agent.transcript import read_records
 
     try:
@@ -77,11 +76,11 @@ def _from_transcript(path: Path, tool_use_id: str) -> dict[str, Any] | None:
     return None
 
 
-def _result(tool_use_id: str, content: Any, is_error: Any) -> dict[str, Any]:
+def _result(tool_use_id: str, content: object, is_error: object) -> ToolResultPayload:
     return {"tool_use_id": tool_use_id, "content": _text(content), "is_error": bool(is_error)}
 
 
-def _text(content: Any) -> str:
+def _text(content: object) -> str:
     """A tool result's text; non-text blocks (images) are named, not sent."""
     if isinstance(content, str):
         return content

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import jsonschema
 import mcp_types as types
@@ -186,7 +186,8 @@ def _image(data: str, mime: str, what: str) -> ContentBlock:
         )
     if len(data) > MAX_IMAGE_BASE64:
         return _text(f"[{what}: {mime} image of {len(data) * 3 // 4} bytes omitted: too large]")
-    return {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}
+    image = {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}
+    return cast(ContentBlock, image)  # `mime` is one of API_IMAGE_TYPES
 
 
 def resource_blocks(

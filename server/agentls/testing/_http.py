@@ -27,7 +27,7 @@ POLL_SECONDS = 0.01
 
 Short, because `stop()` waits up to one interval and tests start and stop many servers."""
 
-StreamEnding: TypeAlias = Literal["complete", "cut", "error", "hang"]
+StreamEnding: TypeAlias = Literal["complete", "cut", "error", "hang", "truncate"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,8 @@ class StreamReply:
     ending: StreamEnding = "complete"
     after: int | None = None
     delay: float = 0.0
+    keepalive: float | None = None
+    """With `hang`: send a ping this often while hanging."""
 
     @property
     def events_to_send(self) -> list[SseEvent]:
@@ -61,7 +63,16 @@ class DropReply:
     hang: bool = False
 
 
-Reply: TypeAlias = JsonReply | StreamReply | DropReply
+@dataclass(frozen=True)
+class RawReply:
+    """A complete response with any body: not what a Messages API client expects."""
+
+    status: int
+    body: bytes
+    content_type: str
+
+
+Reply: TypeAlias = JsonReply | StreamReply | DropReply | RawReply
 
 _OVERLOADED_SSE = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
 
@@ -173,6 +184,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, reply: Reply) -> None:
         if isinstance(reply, JsonReply):
             self._send_json(reply)
+        elif isinstance(reply, RawReply):
+            self._send_raw(reply)
         elif isinstance(reply, StreamReply):
             self._send_stream(reply)
         else:
@@ -197,6 +210,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_headers(reply.status, {**headers, **reply.headers})
         self.wfile.write(payload)
 
+    def _send_raw(self, reply: RawReply) -> None:
+        headers = {"content-type": reply.content_type, "content-length": str(len(reply.body))}
+        self._send_headers(reply.status, headers)
+        self.wfile.write(reply.body)
+
     def _send_stream(self, reply: StreamReply) -> None:
         self._send_headers(200, _SSE_HEADERS)
         for index, (name, data) in enumerate(reply.events_to_send):
@@ -204,17 +222,28 @@ class _Handler(BaseHTTPRequestHandler):
                 self._abort()
                 return
             self._write_chunk(encode_sse(name, data))
-        self._end_stream(reply.ending)
+        self._end_stream(reply.ending, reply.keepalive)
 
-    def _end_stream(self, ending: StreamEnding) -> None:
+    def _end_stream(self, ending: StreamEnding, keepalive: float | None = None) -> None:
         if ending == "error":
             self._write_chunk(encode_sse("error", _OVERLOADED_SSE))
-        if ending in ("complete", "error"):
+        if ending in ("complete", "error", "truncate"):
             self.wfile.write(b"0\r\n\r\n")
             return
         if ending == "hang":
-            self._wait_for_disconnect()
+            if keepalive is not None:
+                self._ping_until_disconnect(keepalive)
+            else:
+                self._wait_for_disconnect()
         self._abort()
+
+    def _ping_until_disconnect(self, interval: float) -> None:
+        """Keep the connection busy with pings and never send anything else."""
+        while self._pause(interval) and not self._peer_closed():
+            try:
+                self._write_chunk(encode_sse("ping", {"type": "ping"}))
+            except OSError:
+                return
 
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))

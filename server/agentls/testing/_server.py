@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Self, cast
 
-from agentls.testing._http import POLL_SECONDS, DropReply, HTTPServer, JsonReply, Reply, StreamReply
+from agentls.testing._http import (
+    POLL_SECONDS,
+    DropReply,
+    HTTPServer,
+    JsonReply,
+    RawReply,
+    Reply,
+    StreamReply,
+)
 from agentls.testing._validation import validate_request
 from agentls.testing._wire import (
     RenderContext,
@@ -58,7 +66,9 @@ class _Attempts:
     """Faults already injected for the current turn; reset when the turn is consumed."""
 
     errors: int = 0
+    raws: int = 0
     cuts: int = 0
+    truncations: int = 0
     sse_errors: int = 0
 
 
@@ -240,9 +250,16 @@ class ScriptedMessagesServer:
         if turn.error_status is not None and attempts.errors < turn.error_times:
             attempts.errors += 1
             return _turn_error(turn)
+        if turn.raw_body is not None and attempts.raws < turn.raw_times:
+            attempts.raws += 1
+            return RawReply(turn.raw_status, turn.raw_body.encode(), turn.raw_content_type)
         if turn.cut_stream_after_events is not None and attempts.cuts < turn.cut_times:
             attempts.cuts += 1
             return _cut(turn, request, turn.cut_stream_after_events)
+        after = turn.truncate_after_events
+        if after is not None and attempts.truncations < turn.truncate_times:
+            attempts.truncations += 1
+            return _truncate(turn, request, after)
         if turn.sse_error and request.stream and attempts.sse_errors < 1:
             attempts.sse_errors += 1
             return _sse_error(turn, request)
@@ -259,6 +276,14 @@ def _cut(turn: Turn, request: RecordedRequest, after: int) -> Reply:
     return StreamReply(_events(turn, request), "cut", after, turn.event_delay)
 
 
+def _truncate(turn: Turn, request: RecordedRequest, after: int) -> Reply:
+    """Ends the response cleanly, but before `message_stop` (at most all but that event)."""
+    if not request.stream:
+        return DropReply()
+    events = _events(turn, request)
+    return StreamReply(events, "truncate", min(after, len(events) - 1), turn.event_delay)
+
+
 def _sse_error(turn: Turn, request: RecordedRequest) -> StreamReply:
     """Sends the error before `message_stop` at the latest, so it really is mid-stream."""
     events = _events(turn, request)
@@ -273,5 +298,8 @@ def _play(turn: Turn, request: RecordedRequest) -> Reply:
         body = message_json(turn, RenderContext.for_turn(turn, request))
         return JsonReply(200, body, delay=turn.event_delay)
     if turn.hang:
-        return StreamReply(_events(turn, request), "hang", turn.hang_after_events, turn.event_delay)
+        events = _events(turn, request)
+        return StreamReply(
+            events, "hang", turn.hang_after_events, turn.event_delay, turn.keepalive_interval
+        )
     return StreamReply(_events(turn, request), delay=turn.event_delay)

@@ -92,12 +92,14 @@ class Usage(_Strict):
 class Turn(_Strict):
     """One assistant reply plus the faults to inject before (or while) it plays.
 
-    Fault attempts (`error_status`, `cut_stream_after_events`, `sse_error`) do not consume
-    the turn: the client's retry gets the next fault or, finally, the real content. They are
-    injected in that order. A `hang` turn is consumed by the request that hangs.
+    Fault attempts (`error_status`, `raw_body`, `cut_stream_after_events`,
+    `truncate_after_events`, `sse_error`) do not consume the turn: the client's retry gets
+    the next fault or, finally, the real content. They are injected in that order. A `hang`
+    turn is consumed by the request that hangs.
 
-    For non-streaming requests a cut closes the connection before any response, a hang holds
-    it silently, `event_delay` delays the whole response, and `sse_error` does not apply.
+    For non-streaming requests a cut or a truncation closes the connection before any
+    response, a hang holds it silently, `event_delay` delays the whole response, and
+    `sse_error` and `keepalive_interval` do not apply.
     """
 
     content: list[ContentBlock] = Field(default_factory=list)
@@ -115,8 +117,21 @@ class Turn(_Strict):
     retry_after: str | float | None = None
     """Value of the `retry-after` header sent with `error_status` replies."""
 
+    raw_body: str | None = None
+    """Answer with this body instead of a Messages API response (an HTML error page, some
+    other JSON), with `raw_status` and `raw_content_type`."""
+    raw_status: int = Field(default=200, ge=100, le=599)
+    raw_content_type: str = "text/html; charset=utf-8"
+    raw_times: int = Field(default=1, ge=0)
+
     cut_stream_after_events: int | None = Field(default=None, ge=0)
+    """Abort the connection after this many SSE events (a network failure)."""
     cut_times: int = Field(default=1, ge=0)
+
+    truncate_after_events: int | None = Field(default=None, ge=0)
+    """End the response cleanly after this many SSE events, before `message_stop` (a proxy
+    or server that closes the stream early)."""
+    truncate_times: int = Field(default=1, ge=0)
 
     sse_error: bool = False
     sse_error_after_events: int = Field(default=4, ge=0)
@@ -126,6 +141,8 @@ class Turn(_Strict):
     hang: bool = False
     hang_after_events: int = Field(default=1, ge=0)
     """SSE events sent before hanging; the default sends just `message_start`."""
+    keepalive_interval: float | None = Field(default=None, gt=0)
+    """While hanging, send a `ping` event this often (the connection never goes quiet)."""
 
     chunk_size: int = Field(default=16, ge=1)
     """Characters per text/thinking delta and per `partial_json` piece."""

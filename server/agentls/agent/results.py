@@ -1,0 +1,298 @@
+"""The typed shapes agentls answers with: run results, status, sessions, edits, tools.
+
+These TypedDicts are the JSON the LSP commands return (see `docs/lsp.md`, which names
+them) and the CLI reads. Fields are only ever added, never renamed or removed: editors and
+scripts rely on them. `RunResult` is the core's own result of one run; `to_dict` gives its
+JSON form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NotRequired, TypedDict
+
+from agentls.agent.accounting import Tally, UsagePayload
+from agentls.agent.events import RunStatus
+from agentls.agent.messages import ToolResultContent, ToolUnionParam
+from agentls.agent.usage import Usage, UsageDict
+
+__all__ = [
+    "AcceptPayload",
+    "CancelPayload",
+    "CompactionPayload",
+    "ContextPayload",
+    "EditPayload",
+    "HostStatusPayload",
+    "LeftOutPayload",
+    "RefusedEditPayload",
+    "RejectPayload",
+    "RunPayload",
+    "RunResult",
+    "SessionStatusPayload",
+    "SessionSummaryPayload",
+    "SessionsPayload",
+    "StagedFilePayload",
+    "StagedPayload",
+    "StartedPayload",
+    "StartingSessionPayload",
+    "StatusPayload",
+    "ToolCallPayload",
+    "ToolResultPayload",
+    "ToolsPayload",
+    "UsagePayload",
+]
+
+
+class LeftOutPayload(TypedDict):
+    """A file whose edit was not applied and stays staged, and why."""
+
+    uri: str
+    reason: str
+
+
+class EditPayload(TypedDict):
+    """What happened to a run's (or an accept's) edits."""
+
+    files: list[str]
+    applied: bool | None
+    """True: the editor applied them; False: it refused; None: still staged."""
+    reason: NotRequired[str]
+    conflicts: NotRequired[list[str]]
+    left_out: NotRequired[list[LeftOutPayload]]
+    """Each file that was not applied (it stays staged), with the reason."""
+
+
+class RunPayload(TypedDict):
+    """`agentls.run {wait: true}` / `agentls.ask` result, and the CLI's `--json` output."""
+
+    session: str | None
+    status: str
+    """`completed`, `cancelled`, `failed`, `max_turns` or `refused`."""
+    text: str
+    usage: UsagePayload | UsageDict | dict[str, int]
+    """The run's tokens and cost (`UsagePayload`); empty when the run never started."""
+    edit: NotRequired[EditPayload | None]
+    turns: NotRequired[int]
+    transcript: NotRequired[str]
+    error: NotRequired[str]
+    notices: NotRequired[list[str]]
+    compactions: NotRequired[int]
+    answer: NotRequired[str]
+    """`agentls.ask`: the URI of the document the long answer was shown in."""
+    diff: NotRequired[str]
+    """Added by the CLI: the unified diff of the run's changes."""
+    refused_edits: NotRequired[list[RefusedEditPayload]]
+    """Added by the CLI: the run's write calls the permission policy refused."""
+    all_edits_refused: NotRequired[bool]
+    """Added by the CLI: every write call was refused (the CLI exits 1)."""
+
+
+class RefusedEditPayload(TypedDict):
+    """One refused write call, as the CLI reports it (`--json`: `refused_edits`)."""
+
+    tool: str
+    summary: str
+    reason: str
+    rule: str
+    """The `--allow` rule that would allow it."""
+
+
+class StartedPayload(TypedDict):
+    """`agentls.run` / `agentls.ask` without `wait`: the run goes on in the background."""
+
+    session: str
+
+
+class CancelPayload(TypedDict):
+    cancelled: list[str]
+
+
+class AcceptPayload(EditPayload):
+    session: str
+
+
+class RejectPayload(TypedDict):
+    session: str
+    files: list[str]
+
+
+class ToolCallPayload(TypedDict):
+    """`agentls.tool`: one call through the full pipeline."""
+
+    content: str | list[ToolResultContent]
+    is_error: bool
+
+
+class ToolResultPayload(TypedDict):
+    """`agentls.toolResult`: one tool call's output as text (images are named)."""
+
+    tool_use_id: str
+    content: str
+    is_error: bool
+
+
+class StagedFilePayload(TypedDict):
+    """One staged file in `agentls.staged`; texts are None where the file does not exist."""
+
+    uri: str
+    kind: str
+    old_uri: str | None
+    original: str | None
+    """What the agent read."""
+    staged: str | None
+    """What the agent wants."""
+    current: str | None
+    """What the editor has now."""
+
+
+class StagedPayload(TypedDict):
+    """`agentls.staged`: a session's staged files with the texts a diff view needs."""
+
+    session: str
+    files: list[StagedFilePayload]
+
+
+ToolsPayload = list[ToolUnionParam]
+"""`agentls.tools`: the `tools` array exactly as the next request sends it."""
+
+
+class ContextPayload(TypedDict):
+    window: int
+    last_input_tokens: int | None
+    share: float | None
+    compact_threshold: float
+    compactions: int
+
+
+class SessionStatusPayload(TypedDict):
+    """One session in `agentls.status`."""
+
+    id: str
+    status: str
+    running: bool
+    turns: int
+    runs: int
+    usage: UsagePayload
+    context: ContextPayload
+    model: str
+    created: float
+    first_prompt: str
+    staged: list[str]
+    transcript: str
+    state_file: str | None
+
+
+class StartingSessionPayload(TypedDict):
+    """A session whose first run is still starting (the model SDK is being loaded)."""
+
+    id: str
+    status: str
+    running: bool
+    turns: int
+    runs: int
+
+
+class HostStatusPayload(TypedDict):
+    sessions: list[SessionStatusPayload | StartingSessionPayload]
+    model: str
+    endpoint: str
+    credentials: bool
+    workspace: list[str]
+    tool_sources: list[Mapping[str, object]]
+    """One entry per MCP server (name, state, tools, …)."""
+    sandbox: Mapping[str, object]
+    """Whether commands, tests and linters run sandboxed, and the fix when they cannot."""
+
+
+class StatusPayload(HostStatusPayload):
+    """`agentls.status`: the host's figures plus what only the language server knows."""
+
+    mode: NotRequired[str]
+    settings: NotRequired[Mapping[str, object]]
+    """The effective settings (camelCase, as the editor would write them)."""
+    permission_mode: NotRequired[str | None]
+    index: NotRequired[Mapping[str, object]]
+
+
+class SessionSummaryPayload(TypedDict):
+    """One saved session in `agentls.sessions` / `agentls sessions --json`."""
+
+    id: str
+    created: float
+    updated: float
+    workspace: list[str]
+    model: str
+    first_prompt: str
+    status: str
+    runs: int
+    turns: int
+    tokens: int
+    cost_usd: float | None
+    state_file: str
+    staged: NotRequired[list[str]]
+    """Paths with staged (saved, undelivered) edits."""
+
+
+class SessionsPayload(TypedDict):
+    sessions: list[SessionSummaryPayload]
+
+
+class CompactionPayload(TypedDict):
+    """`agentls.compact`, and the transcript's `compaction` record."""
+
+    reason: str
+    before_tokens: int
+    after_tokens: int
+    messages_before: int
+    messages_after: int
+    summarized_messages: int
+    kept_turns: int
+    instruction_files: list[str]
+    staged_paths: list[str]
+    summary: str
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One run's outcome; `tally` is the run's own tokens and cost."""
+
+    session_id: str
+    status: RunStatus
+    text: str
+    tally: Tally
+    turns: int
+    transcript: Path
+    error: str | None = None
+    notices: tuple[str, ...] = ()
+    compactions: int = 0
+
+    @property
+    def usage(self) -> Usage:
+        return self.tally.usage
+
+    @property
+    def cost_usd(self) -> float | None:
+        return self.tally.cost_usd
+
+    @property
+    def cost_note(self) -> str | None:
+        return self.tally.cost_note
+
+    def to_dict(self) -> RunPayload:
+        result: RunPayload = {
+            "session": self.session_id,
+            "status": self.status,
+            "text": self.text,
+            "usage": self.tally.payload(),
+            "turns": self.turns,
+            "transcript": self.transcript.as_uri(),
+        }
+        if self.error:
+            result["error"] = self.error
+        if self.notices:
+            result["notices"] = list(self.notices)
+        if self.compactions:
+            result["compactions"] = self.compactions
+        return result
