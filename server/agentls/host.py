@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     # the session and model client pull in the model SDK (seconds to import): loaded lazily
     from agentls.agent.model_client import ModelClient, ModelRequest, ModelResponse
     from agentls.agent.session import AgentSession, RunResult, SessionConfig
+    from agentls.codeintel.sources import CodeSource
 
 log = logging.getLogger(__name__)
 
@@ -235,6 +236,8 @@ class HostOptions:
     """Shared by all sessions (e.g. the MCP servers); closed with the host."""
     tool_search: Callable[[], ToolSearchSettings] = ToolSearchSettings
     transcript_dir: Path | None = None
+    code_sources: Callable[[Workspace], Sequence[CodeSource]] = lambda workspace: ()
+    """Code-intelligence sources tried before the index (the editor, language servers)."""
 
 
 class AgentHost:
@@ -257,6 +260,11 @@ class AgentHost:
         self._tools: Sequence[AnyTool] | None = None
         self._tool_pools: dict[bool, ToolPool] = {}
         self._direct_permissions: PermissionPolicy | None = None
+        sources = self.options.code_sources(workspace)
+        if sources:
+            from agentls.codeintel.service import install_code_intel
+
+            install_code_intel(workspace, sources)
 
     # --- tools ---------------------------------------------------------------------------
 
@@ -506,6 +514,7 @@ class AgentHost:
             "tool_sources": [
                 entry for source in self.options.tool_sources for entry in _source_status(source)
             ],
+            "code_intel": _code_intel_status(self.workspace),
         }
 
     async def shutdown(self) -> None:
@@ -524,6 +533,11 @@ class AgentHost:
                     await closer()
                 except Exception:
                     log.exception("closing tool source %r failed", source)
+        from agentls.codeintel.service import installed_code_intel
+
+        code_intel = installed_code_intel(self.workspace)
+        if code_intel is not None:
+            await code_intel.aclose()  # language servers get shutdown + exit
         self.workspace.close()  # shadow copies deleted, the symbol index persisted
 
 
@@ -534,6 +548,14 @@ def _source_status(source: ToolSource) -> list[dict[str, Any]]:
         return []
     entries = status()
     return list(entries) if isinstance(entries, list) else [entries]
+
+
+def _code_intel_status(workspace: Workspace) -> list[dict[str, Any]]:
+    """Language servers: which run, for which languages, and why one does not."""
+    from agentls.codeintel.service import installed_code_intel
+
+    service = installed_code_intel(workspace)
+    return service.status() if service is not None else []
 
 
 CORE_MODULES = ("agentls.agent.session", "agentls.agent.loop", "agentls.agent.model_client")

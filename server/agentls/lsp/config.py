@@ -26,6 +26,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentls.codeintel.settings import LanguageServersSetting
+
 log = logging.getLogger(__name__)
 
 Mode = Literal["review", "auto", "plan"]
@@ -67,6 +69,14 @@ class AgentlsConfig(BaseModel):
     """When MCP tools are deferred behind `tool_search` (see docs/mcp.md)."""
     instructions: str = ""
     """Extra project instructions appended to the system prompt."""
+    language_servers: LanguageServersSetting | None = Field(default=None, alias="languageServers")
+    """`{language: {command, initializationOptions?, settings?}}` (docs/code-intelligence.md)."""
+    editor_queries: list[str] | bool | None = Field(default=None, alias="editorQueries")
+    """The `agentls/editorQuery` methods the client answers (initializationOptions)."""
+    editor_query_timeout: float | None = Field(
+        default=None, gt=0, le=120, alias="editorQueryTimeout"
+    )
+    """Seconds the editor gets to answer one `agentls/editorQuery` (default 5)."""
 
     def settings_overrides(self) -> dict[str, Any]:
         """The fields that map onto `AgentSettings`, only where set."""
