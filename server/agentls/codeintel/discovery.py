@@ -22,6 +22,7 @@ from agentls.codeintel.languages import (
     SETTING_KEYS,
     known_servers_for,
     language_of,
+    ready_log_for,
 )
 from agentls.codeintel.settings import (
     ConfiguredServer,
@@ -48,6 +49,8 @@ class ServerPlan:
     """Why no server is available (None when `argv` is set)."""
     config: LanguageServerConfig | None = None
     lsp_language_id: str = ""
+    ready_log: str = ""
+    """See `KnownServer.ready_log`."""
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -140,7 +143,14 @@ def plan_language(
         found = places.find(server.argv[0])
         if found is not None:
             argv = (found[0], *server.argv[1:])
-            return ServerPlan(language, server.name, argv, found[1], lsp_language_id=lsp_id)
+            return ServerPlan(
+                language,
+                server.name,
+                argv,
+                found[1],
+                lsp_language_id=lsp_id,
+                ready_log=server.ready_log,
+            )
     names = " or ".join(f"`{s.argv[0]}`" for s in known)
     hints = "; ".join(f"{s.name}: {s.install}" for s in known)
     untrusted = (
@@ -185,9 +195,8 @@ def _plan_configured(
         if not candidate.is_absolute():
             candidate = roots[0] / candidate if roots else candidate.resolve()
         if candidate.is_file() and os.access(candidate, os.X_OK):
-            return ServerPlan(
-                language, name, (str(candidate), *config.command[1:]), origin, None, config, lsp_id
-            )
+            argv = (str(candidate), *config.command[1:])
+            return ServerPlan(language, name, argv, origin, None, config, lsp_id, _ready_log(argv))
         return ServerPlan(
             language,
             name,
@@ -208,7 +217,17 @@ def _plan_configured(
             config,
             lsp_id,
         )
-    return ServerPlan(language, name, (found[0], *config.command[1:]), origin, None, config, lsp_id)
+    argv = (found[0], *config.command[1:])
+    return ServerPlan(language, name, argv, origin, None, config, lsp_id, _ready_log(argv))
+
+
+def _ready_log(argv: tuple[str, ...]) -> str:
+    """A configured command that runs a well-known server (maybe through a wrapper)."""
+    for word in argv:
+        found = ready_log_for(word)
+        if found:
+            return found
+    return ""
 
 
 def language_for_file(path: Path | str, settings: LanguageServerSettings) -> str | None:

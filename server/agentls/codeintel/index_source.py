@@ -66,16 +66,6 @@ class IndexSource:
     ) -> Answer[list[Location]] | None:
         name = _name_at(doc.text, pos)
         found = await asyncio.to_thread(self._scan, doc.path, name, overlay)
-        if not include_declaration:
-            declared = {
-                (s.path, s.selection_range.start.line, s.selection_range.start.character)
-                for s in await self._definitions(doc.path, name, overlay)
-            }
-            found = [
-                loc
-                for loc in found
-                if (loc.path, loc.span.start.line, loc.span.start.character) not in declared
-            ]
         note = (
             f"Every identifier `{name}` in files of this language counts (comments and strings "
             "excluded); the index cannot tell which definition each one means."

@@ -78,6 +78,15 @@ class KnownServer:
     languages: tuple[str, ...]
     install: str
     """How to get it (said when it is missing)."""
+    ready_log: str = ""
+    """A regular expression for the `window/logMessage` that says the server has found the
+    project's files; queries wait for it (up to a limit) so the first cross-file answer is
+    complete. Empty: ready once initialized."""
+
+
+PYRIGHT_READY = r"^(Found \d+ source files?|No source files found)"
+"""pyright (and basedpyright) log this when the workspace's files are enumerated: before it,
+references miss files nothing imported yet."""
 
 
 KNOWN_SERVERS: tuple[KnownServer, ...] = (
@@ -86,9 +95,14 @@ KNOWN_SERVERS: tuple[KnownServer, ...] = (
         ("basedpyright-langserver", "--stdio"),
         ("python",),
         "pip install basedpyright",
+        PYRIGHT_READY,
     ),
     KnownServer(
-        "pyright", ("pyright-langserver", "--stdio"), ("python",), "npm install -g pyright"
+        "pyright",
+        ("pyright-langserver", "--stdio"),
+        ("python",),
+        "npm install -g pyright",
+        PYRIGHT_READY,
     ),
     KnownServer(
         "typescript-language-server",
@@ -106,3 +120,12 @@ KNOWN_SERVERS: tuple[KnownServer, ...] = (
 
 def known_servers_for(language: str) -> list[KnownServer]:
     return [s for s in KNOWN_SERVERS if language in s.languages]
+
+
+def ready_log_for(executable: str) -> str:
+    """The readiness message of a well-known server, recognised by its executable's name."""
+    name = executable.rsplit("/", 1)[-1]
+    for server in KNOWN_SERVERS:
+        if server.ready_log and (name == server.argv[0] or server.name in name):
+            return server.ready_log
+    return ""

@@ -76,13 +76,23 @@ class CodeIntel:
     async def references(
         self, doc: Document, pos: Pos, overlay: Overlay, include_declaration: bool
     ) -> Answer[list[Location]]:
-        return await self._ask(
-            doc,
-            overlay,
-            REFERENCES,
-            lambda s: s.references(doc, pos, overlay, include_declaration),
-            _empty_list,
-        )
+        """References; without the declaration, the answering source's own definitions are
+        taken out (servers differ on `includeDeclaration`: pyright also drops the queried
+        occurrence itself)."""
+
+        async def ask(source: CodeSource) -> Answer[list[Location]] | None:
+            found = await source.references(doc, pos, overlay, True)
+            if found is None or include_declaration or not found.value:
+                return found
+            try:
+                definitions = await source.definition(doc, pos, overlay)
+            except SourceFailed:
+                return found
+            declared = {(d.path, d.span.start) for d in (definitions.value if definitions else [])}
+            kept = [loc for loc in found.value if (loc.path, loc.span.start) not in declared]
+            return Answer(kept, found.source, found.notes)
+
+        return await self._ask(doc, overlay, REFERENCES, ask, _empty_list)
 
     async def hover(self, doc: Document, pos: Pos, overlay: Overlay) -> Answer[str]:
         return await self._ask(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -127,6 +128,15 @@ class LanguageServerConnection:
         self.encoding = "utf-16"
         self.diagnostics = DiagnosticStore()
         self.documents = Documents(self.notify)
+        self.ready = asyncio.Event()
+        """Set when the server logs its readiness message (see `ready_log`)."""
+        self.ready_log: re.Pattern[str] | None = None
+        self.settled = False
+        """Whether the first query's document was analysed (see `settle`)."""
+        self.progress: set[str] = set()
+        """Work-done tokens the server has begun and not ended (project loading, indexing)."""
+        self.quiet = asyncio.Event()
+        self.quiet.set()
         self._register_handlers()
         self._attach()
 
@@ -225,6 +235,21 @@ class LanguageServerConnection:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.exited.wait(), 2.0)
 
+    async def settle(self, uri: str, seconds: float) -> None:
+        """Once per server: wait until it has analysed the first document it was shown (its
+        first `publishDiagnostics`) and finished the work it announced (project loading).
+        Before that, servers like tsserver answer cross-file queries from a half-loaded
+        project."""
+        if self.settled:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        await self.diagnostics.wait(uri, lambda published: True, seconds)
+        await asyncio.sleep(0.05)  # a progress `begin` right after the publish
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.quiet.wait(), max(0.0, deadline - loop.time()))
+        self.settled = True
+
     def _exited(self, code: int | None) -> None:
         self.exit_code = code if code is not None else -1
         self.exited.set()
@@ -249,6 +274,19 @@ class LanguageServerConnection:
         def publish(ls: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
             self.diagnostics.publish(params.uri, params.version, list(params.diagnostics))
 
+        @feature(types.PROGRESS)
+        def progress(ls: LanguageClient, params: types.ProgressParams) -> None:
+            value = params.value
+            kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+            token = str(params.token)
+            if kind == "begin":
+                self.progress.add(token)
+                self.quiet.clear()
+            elif kind == "end":
+                self.progress.discard(token)
+                if not self.progress:
+                    self.quiet.set()
+
         @feature(types.WORKSPACE_CONFIGURATION)
         def configuration(ls: LanguageClient, params: types.ConfigurationParams) -> list[Any]:
             return [_section(self.settings, item.section) for item in params.items]
@@ -268,6 +306,8 @@ class LanguageServerConnection:
         @feature(types.WINDOW_LOG_MESSAGE)
         def log_message(ls: LanguageClient, params: types.LogMessageParams) -> None:
             log.debug("%s: %s", self.name, params.message)
+            if self.ready_log is not None and self.ready_log.search(params.message):
+                self.ready.set()
 
         @feature(types.WINDOW_SHOW_MESSAGE)
         def show_message(ls: LanguageClient, params: types.ShowMessageParams) -> None:
@@ -299,7 +339,7 @@ _ANSWERED_WITH_NULL = (
     types.WORKSPACE_DIAGNOSTIC_REFRESH,
     types.WORKSPACE_INLINE_VALUE_REFRESH,
 )
-_IGNORED_NOTIFICATIONS = (types.PROGRESS, types.TELEMETRY_EVENT, types.LOG_TRACE)
+_IGNORED_NOTIFICATIONS = (types.TELEMETRY_EVENT, types.LOG_TRACE, "$/typescriptVersion")
 
 
 def _section(settings: dict[str, Any], section: str | None) -> Any:

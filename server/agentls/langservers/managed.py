@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -36,6 +37,8 @@ Spawn = Callable[..., Awaitable[SpawnedServer]]
 BACKOFF_SECONDS = (0.0, 1.0, 5.0, 15.0, 30.0, 60.0)
 CRASH_WINDOW_SECONDS = 600.0
 START_TIMEOUT = 60.0
+READY_TIMEOUT = 30.0
+"""At most this long the first query waits for a server's readiness message."""
 
 
 class ManagedServer:
@@ -112,13 +115,19 @@ class ManagedServer:
                 f"The language server {self.name} could not start ({self.last_error})."
             ) from None
         config = self.plan.config
-        connection = LanguageServerConnection(
-            self.name,
-            spawned,
-            self.roots,
-            config.settings if config is not None else None,
-            self._exited,
-        )
+        try:
+            connection = LanguageServerConnection(
+                self.name,
+                spawned,
+                self.roots,
+                config.settings if config is not None else None,
+                self._exited,
+            )
+        except Exception:
+            spawned.kill_group()
+            raise
+        if self.plan.ready_log:
+            connection.ready_log = re.compile(self.plan.ready_log)
         self.connection = connection
         try:
             await connection.initialize(
@@ -130,10 +139,24 @@ class ManagedServer:
             raise SourceFailed(
                 f"The language server {self.name} did not start ({self.last_error})."
             ) from None
+        await self._wait_ready(connection)
         self.state = "running"
         self.started_at = time.monotonic()
         log.info("started %s (pid %s) for %s", self.name, spawned.pid, sorted(self.languages))
         return connection
+
+    async def _wait_ready(self, connection: LanguageServerConnection) -> None:
+        if connection.ready_log is None:
+            return
+        gone = asyncio.ensure_future(connection.exited.wait())
+        ready = asyncio.ensure_future(connection.ready.wait())
+        try:
+            await asyncio.wait({gone, ready}, timeout=READY_TIMEOUT, return_when="FIRST_COMPLETED")
+        finally:
+            gone.cancel()
+            ready.cancel()
+        if not connection.ready.is_set() and connection.exit_code is None:
+            log.warning("%s: no readiness message within %.0f s", self.name, READY_TIMEOUT)
 
     def _failed(self, reason: str) -> None:
         self.state = "crashed"

@@ -45,6 +45,8 @@ T = TypeVar("T")
 
 PLAN_TTL_SECONDS = 30.0
 """How long a "no server found" answer is kept before PATH is searched again."""
+SETTLE_SECONDS = 30.0
+"""How long a fresh server's first query waits for the project to be loaded."""
 DIAGNOSTICS_SETTLE_SECONDS = 0.15
 """After a version-less `publishDiagnostics`, how long to wait for a follow-up one."""
 _PROVIDERS: dict[Method, str] = {
@@ -205,6 +207,7 @@ class LanguageServerPool:
             if not getattr(connection.capabilities, _PROVIDERS[method], None):
                 return None
             self._sync(server, connection, overlay, {doc.path: doc.text})
+            await connection.settle(doc.path.as_uri(), SETTLE_SECONDS)
             texts = {**overlay.texts, doc.path: doc.text}
             converter = Converter(Encoding(connection.encoding), Lines(texts))
             return await ask(server, converter)
@@ -236,6 +239,7 @@ class LanguageServerPool:
             overlay_docs = {d.path: d.text for d in docs if d.path in overlay.texts}
             disk_docs = {d.path: d.text for d in docs if d.path not in overlay.texts}
             self._sync(server, connection, overlay, overlay_docs, disk_docs)
+            await connection.settle(docs[0].path.as_uri(), SETTLE_SECONDS)
             texts = {**overlay.texts, **{d.path: d.text for d in docs}}
             converter = Converter(Encoding(connection.encoding), Lines(texts))
             if connection.capabilities.diagnostic_provider is not None:
