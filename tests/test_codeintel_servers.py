@@ -117,7 +117,9 @@ async def test_binary_and_outside_files_are_refused(shop: FakeEditor) -> None:
 
 
 async def test_a_file_type_without_a_server_falls_back_to_the_index(shop: FakeEditor) -> None:
-    content, is_error = await tool(shop, "find_references", tool_input("scripts/tool.rb", 2, "total"))
+    content, is_error = await tool(
+        shop, "find_references", tool_input("scripts/tool.rb", 2, "total")
+    )
     assert not is_error, content
     assert "(source: index (by name, unresolved))" in content
     assert reference_lines(content) == {("scripts/tool.rb", 2), ("scripts/tool.rb", 6)}
@@ -167,12 +169,18 @@ async def test_diagnostics_see_a_staged_type_error_without_touching_disk(
     content, is_error = await tool(
         editor,
         "edit_file",
-        {"path": "shop/checkout.py", "old_string": "cart.total(0.2)", "new_string": 'cart.total("x")'},
+        {
+            "path": "shop/checkout.py",
+            "old_string": "cart.total(0.2)",
+            "new_string": 'cart.total("x")',
+        },
     )
     assert not is_error, content
     content, is_error = await tool(editor, "diagnostics", {"severity": "error"})
     assert not is_error, content
-    assert content.startswith("1 error in shop/checkout.py (source: language server (basedpyright))")
+    assert content.startswith(
+        "1 error in shop/checkout.py (source: language server (basedpyright))"
+    )
     assert "shop/checkout.py:5:23 error: Argument of type" in content
     assert "[reportArgumentType]" in content
     assert '5 |     return cart.total("x")' in content
@@ -224,5 +232,7 @@ async def test_typescript_through_typescript_language_server(
         assert "(source: language server (typescript-language-server))" in content
         lines = reference_lines(content)
         assert {("src/greeter.ts", 1), ("src/a.ts", 1), ("src/a.ts", 3), ("src/b.ts", 1)} <= lines
-        content, is_error = await tool(editor, "go_to_definition", tool_input("src/b.ts", 3, "hello"))
-        assert not is_error and "src/b.ts:1" in content or "src/greeter.ts:1" in content, content
+        content, is_error = await tool(
+            editor, "go_to_definition", tool_input("src/b.ts", 3, "hello")
+        )
+        assert (not is_error and "src/b.ts:1" in content) or "src/greeter.ts:1" in content, content

@@ -24,6 +24,7 @@ from agentls.index import language_for
 from agentls.tools._code_intel import (
     LineReader,
     PositionInput,
+    Query,
     context_snippet,
     dedupe,
     group_by_file,
@@ -34,6 +35,7 @@ from agentls.tools._code_intel import (
     what,
 )
 from agentls.tools._files import cut_line
+from agentls.workspace.secrets import secrets_for
 
 DEFAULT_REFERENCES = 100
 MAX_REFERENCES = 1000
@@ -215,9 +217,14 @@ Example: {"path": "app/views.py", "line": 42, "symbol": "request"}
 
     async def call(self, input: PositionInput, ctx: ToolContext) -> str:
         query = prepare(ctx, input)
-        answer = await code_intel_for(ctx.workspace).hover(
-            query.document, query.target.pos, query.overlay
-        )
+        service = code_intel_for(ctx.workspace)
+        answer = await service.hover(query.document, query.target.pos, query.overlay)
+        hidden = await _defined_in_hidden_file(ctx, query)
+        if hidden is not None:
+            return (
+                f"{what(query).capitalize()} is defined in {hidden}, which may not be read; "
+                "its hover text is not shown."
+            )
         if not answer.value.strip():
             return _with_notes(
                 [f"Nothing known about {what(query)} {source_line(answer)}."], answer
@@ -225,6 +232,22 @@ Example: {"path": "app/views.py", "line": 42, "symbol": "request"}
         return _with_notes(
             [f"{what(query).capitalize()} {source_line(answer)}:", answer.value.strip()], answer
         )
+
+
+async def _defined_in_hidden_file(ctx: ToolContext, query: Query) -> str | None:
+    """A definition in a secret or read-denied file: hover would show its values (a
+    constant's literal type is its value), so the hover is withheld."""
+    try:
+        found = await code_intel_for(ctx.workspace).definition(
+            query.document, query.target.pos, query.overlay
+        )
+    except ToolError:
+        return None
+    secrets = secrets_for(ctx.workspace)
+    for loc in found.value:
+        if ctx.workspace.contains(loc.path) and secrets.blocks_reading(loc.path):
+            return ctx.workspace.display(loc.path)
+    return None
 
 
 Severity = Literal["error", "warning", "all"]
@@ -308,7 +331,10 @@ def _diagnostic_targets(ctx: ToolContext, raw: list[str] | None) -> tuple[list[P
             for p in [*ctx.changes.changed_paths(), *ws.open_paths()]
             if ws.is_file(p, ctx.changes) and ws.contains(p)
         ]
-        paths = [p for p in dict.fromkeys(changed) if _checkable(p)]
+        secrets = secrets_for(ws)
+        paths = [
+            p for p in dict.fromkeys(changed) if _checkable(p) and not secrets.blocks_reading(p)
+        ]
         if not paths:
             raise ToolError(
                 "Nothing to check: you changed no source file in this session and none is "
@@ -320,7 +346,12 @@ def _diagnostic_targets(ctx: ToolContext, raw: list[str] | None) -> tuple[list[P
     for text in raw:
         path = ws.resolve(text)
         if view.is_dir(path):
-            inside = [Path(p) for p in view.file_strs(path) if _checkable(Path(p))]
+            secrets = secrets_for(ws)
+            inside = [
+                Path(p)
+                for p in view.file_strs(path)
+                if _checkable(Path(p)) and not secrets.blocks_reading(p, resolve=False)
+            ]
             paths.extend(inside)
         elif view.is_file(path):
             paths.append(path)

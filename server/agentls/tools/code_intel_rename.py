@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr, computed_field
 
 from agentls.agent.context import ToolContext
-from agentls.agent.tool import Tool
+from agentls.agent.tool import PermissionDecision, Tool
 from agentls.codeintel.model import FileEdit, RenameResult
 from agentls.codeintel.service import code_intel_for
 from agentls.codeintel.views import apply_changes
@@ -29,10 +29,6 @@ from agentls.workspace.secrets import secrets_for
 _NAME = re.compile(r"^[^\W\d][\w$]*$|^\$[\w$]*$")
 
 
-class RenameSymbolInput(PositionInput):
-    new_name: str = Field(description="The new name (an identifier).")
-
-
 @dataclass(frozen=True)
 class _Staged:
     path: Path
@@ -40,6 +36,20 @@ class _Staged:
     base_text: str
     version: int | None
     count: int
+
+
+class RenameSymbolInput(PositionInput):
+    new_name: str = Field(description="The new name (an identifier).")
+    _plan: list[_Staged] | None = PrivateAttr(default=None)
+    _summary: tuple[str, str, tuple[str, ...]] = PrivateAttr(default=("", "", ()))
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def paths(self) -> list[str]:
+        """Every file the rename changes, once `check_permissions` computed it: the permission
+        policy reads `paths`, so rules on any of those files apply, not only on `path`. Not
+        part of the model's input schema."""
+        return [str(item.path) for item in self._plan or []]
 
 
 class RenameSymbol(Tool[RenameSymbolInput]):
@@ -72,14 +82,22 @@ Example: {"path": "app/models.py", "line": 10, "symbol": "save", "new_name": "st
             )
         return position_problem(ctx, input.path) or write_problem(ctx, input.path)
 
+    async def check_permissions(
+        self, input: RenameSymbolInput, ctx: ToolContext
+    ) -> PermissionDecision:
+        """Compute the rename before the permission check, so the policy sees every file it
+        would change (`input.paths`); a failure here is reported by `call`."""
+        try:
+            await self._compute(input, ctx)
+        except ToolError:
+            input._plan = None
+        return PermissionDecision.allow()
+
     async def call(self, input: RenameSymbolInput, ctx: ToolContext) -> str:
-        query = prepare(ctx, input)
-        if query.target.name == input.new_name:
-            raise ToolError(f"{what(query)} is already named `{input.new_name}`.")
-        answer = await code_intel_for(ctx.workspace).rename(
-            query.document, query.target.pos, query.overlay, input.new_name
-        )
-        staged = _plan(ctx, answer.value)
+        if input._plan is None:
+            await self._compute(input, ctx)
+        staged = input._plan or []
+        what_text, source, notes = input._summary
         for item in staged:
             ctx.changes.stage_write(item.path, item.new_text, item.base_text, item.version)
         total = sum(item.count for item in staged)
@@ -89,16 +107,26 @@ Example: {"path": "app/models.py", "line": 10, "symbol": "save", "new_name": "st
             for item in staged
         )
         head = (
-            f"Renamed {what(query)} to `{input.new_name}`: {total} change"
+            f"Renamed {what_text} to `{input.new_name}`: {total} change"
             f"{'s' if total != 1 else ''} in {len(staged)} file"
-            f"{'s' if len(staged) != 1 else ''} (source: {answer.source}; staged in this "
+            f"{'s' if len(staged) != 1 else ''} (source: {source}; staged in this "
             "session, delivered to the user as one edit):"
+        )
+        note_text = notes_block(notes)
+        return f"{head}\n{files}" + (f"\n{note_text}" if note_text else "")
+
+    async def _compute(self, input: RenameSymbolInput, ctx: ToolContext) -> None:
+        query = prepare(ctx, input)
+        if query.target.name == input.new_name:
+            raise ToolError(f"{what(query)} is already named `{input.new_name}`.")
+        answer = await code_intel_for(ctx.workspace).rename(
+            query.document, query.target.pos, query.overlay, input.new_name
         )
         notes = list(answer.notes)
         if answer.value.skipped:
             notes.append("Not staged: " + "; ".join(answer.value.skipped))
-        note_text = notes_block(notes)
-        return f"{head}\n{files}" + (f"\n{note_text}" if note_text else "")
+        input._plan = _plan(ctx, answer.value)
+        input._summary = (what(query), answer.source, tuple(notes))
 
 
 def _plan(ctx: ToolContext, result: RenameResult) -> list[_Staged]:
