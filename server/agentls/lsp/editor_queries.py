@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException
@@ -47,6 +49,15 @@ log = logging.getLogger(__name__)
 
 REQUEST = "agentls/editorQuery"
 _converter = get_converter()
+
+
+@attrs.define
+class RawResponse:
+    """A JSON-RPC response whose `result` stays plain JSON."""
+
+    id: int | str
+    jsonrpc: str
+    result: Any = None
 
 
 class EditorQuerySource:
@@ -139,10 +150,13 @@ class EditorQuerySource:
         settings = self._settings()
         payload = {"method": method, "params": _converter.unstructure(params)}
         self.asked += 1
+        msg_id = str(uuid.uuid4())
         try:
-            response = await asyncio.wait_for(
-                self.ls.protocol.send_request_async(REQUEST, payload), settings.timeout
-            )
+            future = self.ls.protocol.send_request_async(REQUEST, payload, msg_id=msg_id)
+            # pygls turns an untyped result into named tuples, which mangles the URI keys
+            # of a WorkspaceEdit's `changes`: have it keep the JSON as it came.
+            self.ls.protocol._result_types[msg_id] = RawResponse
+            response = await asyncio.wait_for(future, settings.timeout)
         except TimeoutError:
             self._fail(f"no answer within {settings.timeout:g} s")
             raise SourceFailed(
