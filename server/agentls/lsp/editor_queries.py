@@ -132,6 +132,7 @@ class EditorQuerySource:
         raw, source = await self._ask(DIAGNOSTICS, {"uris": list(uris)})
         entries = raw.get("items", []) if isinstance(raw, dict) else raw or []
         found: list[Diagnostic] = []
+        answered: set[Path] = set()
         for entry in entries if isinstance(entries, list) else []:
             if not isinstance(entry, dict):
                 continue
@@ -139,8 +140,13 @@ class EditorQuerySource:
             path = uris.get(uri) or path_of(uri)
             if path is None:
                 continue
+            answered.add(path)
             items = [_structure(d, types.Diagnostic) for d in entry.get("diagnostics") or []]
             found.extend(converter.diagnostics(path, items))
+        missing = [doc.path for doc in docs if doc.path not in answered]
+        if missing:  # no entry is not "no problems": the editor may not have checked it
+            names = ", ".join(p.name for p in missing)
+            raise SourceFailed(f"The editor has no diagnostics for {names}.")
         return Answer(found, source)
 
     # -- the request ----------------------------------------------------------------------

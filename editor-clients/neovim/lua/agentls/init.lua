@@ -23,6 +23,7 @@ M.options = {}
 
 function M.setup(opts)
   M.options = vim.tbl_extend("force", {}, opts or {})
+  require("agentls.editor_queries").setup(M.options) -- answer agentls/editorQuery (docs/code-intelligence.md)
   if M.options.commands ~= false then
     commands.create_user_commands()
   end
