@@ -55,9 +55,10 @@ def test_code_server_answers_find_references_through_the_extension() -> None:
     node = shutil.which("node")
     assert node is not None
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    runner = str(EXT / "e2e" / "code-intel.mjs")
+    argv = [node, runner, "--python", sys.executable, "--code-server", str(CODE_SERVER)]
     proc = subprocess.run(
-        [node, str(EXT / "e2e" / "code-intel.mjs"), "--python", sys.executable]
-        + ["--code-server", str(CODE_SERVER), "--chromium", CHROMIUM],
+        [*argv, "--chromium", CHROMIUM],
         cwd=EXT,
         env=env,
         capture_output=True,
