@@ -79,7 +79,7 @@ async def test_a_server_crashing_mid_query_gives_a_clear_error_then_restarts(
         )
         assert not is_error, content
         assert reference_lines(content) == CART_TOTAL_REFERENCES
-        assert "(source: language server (crash_proxy.py))" in content or "basedpyright" in content
+        assert "(source: language server (basedpyright))" in content  # the proxied server
         status = await command(editor, "agentls.status", {})
         python = next(e for e in status["code_intel"] if e.get("language") == "python")
         assert python["state"] == "running"

@@ -20,6 +20,7 @@ from agentls.codeintel.languages import (
     BY_ID,
     LANGUAGES,
     SETTING_KEYS,
+    known_server_named,
     known_servers_for,
     language_of,
     ready_log_for,
@@ -189,7 +190,7 @@ def _plan_configured(
             lsp_id,
         )
     program = config.command[0]
-    name = Path(program).name
+    name = _display_name(config.command)
     if os.sep in program or (os.altsep and os.altsep in program):
         candidate = Path(program).expanduser()
         if not candidate.is_absolute():
@@ -219,6 +220,16 @@ def _plan_configured(
         )
     argv = (found[0], *config.command[1:])
     return ServerPlan(language, name, argv, origin, None, config, lsp_id, _ready_log(argv))
+
+
+def _display_name(argv: tuple[str, ...]) -> str:
+    """A configured command's name: the well-known server it runs (maybe via a wrapper),
+    else its executable's file name."""
+    for word in argv:
+        known = known_server_named(word)
+        if known is not None:
+            return known.name
+    return Path(argv[0]).name
 
 
 def _ready_log(argv: tuple[str, ...]) -> str:

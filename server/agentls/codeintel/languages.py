@@ -122,6 +122,15 @@ def known_servers_for(language: str) -> list[KnownServer]:
     return [s for s in KNOWN_SERVERS if language in s.languages]
 
 
+def known_server_named(executable: str) -> KnownServer | None:
+    """The well-known server an executable is (by its file name)."""
+    name = executable.rsplit("/", 1)[-1]
+    for server in KNOWN_SERVERS:
+        if name == server.argv[0]:
+            return server
+    return None
+
+
 def ready_log_for(executable: str) -> str:
     """The readiness message of a well-known server, recognised by its executable's name."""
     name = executable.rsplit("/", 1)[-1]

@@ -69,9 +69,7 @@ class ManagedServer:
 
     @property
     def name(self) -> str:
-        connection = self.connection
-        if self.plan.config is not None and connection is not None:
-            return connection.server_info_name or self.plan.name
+        """The plan's name (a well-known server's, or the configured executable's)."""
         return self.plan.name
 
     @property
