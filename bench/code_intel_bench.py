@@ -403,7 +403,8 @@ async def agentls_references(conn: ServerConnection, target: Target) -> set[tupl
         raise RuntimeError(f"find_references {target.name}: {result.get('content')}")
     content = str(result.get("content"))
     if "source: language server (basedpyright)" not in content:
-        raise RuntimeError(f"not answered by basedpyright: {content[:300]}")
+        notes = [line for line in content.splitlines() if line.startswith("Note:")]
+        raise RuntimeError(f"not answered by basedpyright: {content[:200]} … {notes}")
     return parse_references(content)
 
 

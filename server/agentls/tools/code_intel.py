@@ -399,7 +399,7 @@ def _format_diagnostics(
     if severity != "all":
         notes.append(f"Showing severity `{severity}` and above; `all` adds information and hints.")
     note_text = notes_block(notes)
-    return "\n".join(parts) + ("\n" + note_text if note_text else "")
+    return "\n".join([parts[0], note_text, *parts[1:]] if note_text else parts)
 
 
 def _counts(found: list[Diagnostic]) -> str:
@@ -433,6 +433,6 @@ def _diagnostic_line(display: str, d: Diagnostic, texts: dict[Path, list[str]]) 
 
 
 def _with_notes(parts: list[str], answer: Answer[Any]) -> str:
-    text = "\n".join(parts)
+    """The header, then the notes (before a long list, so truncation never hides them)."""
     notes = notes_block(answer.notes)
-    return f"{text}\n{notes}" if notes else text
+    return "\n".join([parts[0], notes, *parts[1:]] if notes else parts)
