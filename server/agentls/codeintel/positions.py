@@ -93,9 +93,12 @@ def _by_symbol(
 ) -> Target:
     starts = [m.start() for m in _word(symbol).finditer(line_text)]
     name = symbol
-    if not starts and "." in symbol:  # `self.save` or `models.Model`: the last part
+    if "." in symbol:  # `self.save` or `models.Model`: the last part is meant
         name = symbol.rsplit(".", 1)[1]
-        starts = [m.start() for m in _word(name).finditer(line_text)]
+        offset = len(symbol) - len(name)
+        starts = [s + offset for s in starts] or [
+            m.start() for m in _word(name).finditer(line_text)
+        ]
     if not starts:
         raise ToolError(
             f"`{symbol}` is not on line {line} of {display}. That line is:\n"
