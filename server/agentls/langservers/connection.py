@@ -240,8 +240,8 @@ class LanguageServerConnection:
         first `publishDiagnostics`) and finished the work it announced (project loading).
         Before that, servers like tsserver answer cross-file queries from a half-loaded
         project."""
-        if self.settled:
-            return
+        if self.settled or (self.ready_log is not None and self.ready.is_set()):
+            return  # its readiness message already said the project is loaded
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
         await self.diagnostics.wait(uri, lambda published: True, seconds)
