@@ -135,10 +135,12 @@ end
 
 -- Buffers and clients ---------------------------------------------------------------------
 
---- The buffer of `uri`, loaded (with its filetype detected) when it was not.
+--- The buffer of `uri`, loaded (with its filetype detected) when it was not; the second
+--- value says whether it was loaded just now.
 local function ensure_buffer(uri)
   local bufnr = vim.uri_to_bufnr(uri)
-  if not vim.api.nvim_buf_is_loaded(bufnr) then
+  local fresh = not vim.api.nvim_buf_is_loaded(bufnr)
+  if fresh then
     vim.fn.bufload(bufnr)
   end
   if vim.bo[bufnr].filetype == "" then
@@ -146,7 +148,7 @@ local function ensure_buffer(uri)
       vim.cmd("silent! filetype detect")
     end)
   end
-  return bufnr
+  return bufnr, fresh
 end
 
 local function stopped(client)
@@ -284,9 +286,12 @@ function M.handle(_, query, ctx)
     return nil, response_error(METHOD_NOT_FOUND, "unsupported method " .. tostring(method))
   end
   local encoding = agentls.offset_encoding or "utf-16"
-  local bufnr = params.textDocument and ensure_buffer(params.textDocument.uri) or nil
+  local bufnr, fresh = nil, false
+  if params.textDocument then
+    bufnr, fresh = ensure_buffer(params.textDocument.uri)
+  end
   local clients = other_clients(bufnr, agentls.id, method)
-  if #clients == 0 and bufnr then -- a buffer loaded just now: give its servers time to attach
+  if #clients == 0 and fresh then -- a buffer loaded just now: give its servers time to attach
     vim.wait(M.timeout_ms / 2, function()
       return #other_clients(bufnr, agentls.id, method) > 0
     end, 20)
