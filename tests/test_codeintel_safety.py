@@ -210,3 +210,30 @@ async def test_hover_withholds_values_defined_in_secret_files(tmp_path: Path) ->
         assert "shop/private/keys.py, which may not be read" in content
         content, _ = await tool(editor, "go_to_definition", tool_input("shop/pay.py", 3, "API_KEY"))
         assert "shop/private/keys.py:1" in content and "sk-live" not in content
+
+
+async def test_hooks_see_the_code_tools(tmp_path: Path) -> None:
+    root = shop(tmp_path)
+    seen = tmp_path / "hook-input.json"
+    hooks = {
+        "PreToolUse": [
+            {
+                "matcher": "find_references|rename_symbol",
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": f"cat > {seen}; echo 'references are off today' >&2; exit 2",
+                    }
+                ],
+            }
+        ]
+    }
+    env = server_env(None, tmp_path / "transcripts")
+    options = {"hooks": hooks}
+    async with editor_session("neovim", root, env, initialization_options=options) as editor:
+        query = tool_input("shop/checkout.py", 5, "total")
+        content, is_error = await tool(editor, "find_references", query)
+        assert is_error and "Blocked by hook: references are off today" in content
+        assert json.loads(seen.read_text())["tool_input"]["symbol"] == "total"
+        content, is_error = await tool(editor, "hover", query)  # not matched: runs
+        assert not is_error and "def total" in content

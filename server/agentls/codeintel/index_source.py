@@ -29,7 +29,7 @@ from agentls.codeintel.model import (
     Span,
 )
 from agentls.codeintel.positions import identifier_at
-from agentls.codeintel.sources import RENAME, Method
+from agentls.codeintel.sources import Method
 from agentls.index import Symbol, index_for, language_for, syntax_errors
 from agentls.workspace.core import Workspace
 from agentls.workspace.secrets import secrets_for
@@ -203,6 +203,3 @@ def _unresolved_note(name: str, count: int) -> tuple[str, ...]:
         f"{count} definitions are named `{name}`; the index matches by name only, so check "
         "which one the code at that position means.",
     )
-
-
-__all__ = ["LABEL", "RENAME", "IndexSource"]

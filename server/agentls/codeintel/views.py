@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentls.codeintel.languages import language_of
-from agentls.codeintel.model import Document, Overlay, Span, TextChange
+from agentls.codeintel.model import Document, Overlay, TextChange
 from agentls.errors import ToolError
 from agentls.workspace.changes import DELETED, ChangeSet
 from agentls.workspace.core import Workspace
@@ -79,8 +79,3 @@ def apply_changes(text: str, changes: tuple[TextChange, ...]) -> str:
         result = result[:begin] + change.new_text + result[end:]
         previous_start = begin
     return result
-
-
-def span_text(text: str, span: Span) -> str:
-    starts = line_starts(text)
-    return text[offset_of(text, starts, *span.start) : offset_of(text, starts, *span.end)]

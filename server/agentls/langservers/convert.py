@@ -204,7 +204,3 @@ def _markup(contents: Any) -> str:
     if isinstance(contents, list | tuple):
         return "\n\n".join(_markup(c) for c in contents)
     return str(contents or "")
-
-
-def severity_name(value: int | None) -> Severity:
-    return _SEVERITIES.get(int(value or 1), "error")

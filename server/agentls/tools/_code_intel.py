@@ -7,7 +7,6 @@ deny rule hides — are named but their text is not shown.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -165,8 +164,3 @@ def context_snippet(reader: LineReader, loc: Location, before: int = 2, after: i
     first = max(0, loc.span.start.line - before)
     last = min(len(lines), loc.span.start.line + after + 1)
     return "\n".join(number_line(n + 1, cut_line(lines[n], LINE_CHARS)) for n in range(first, last))
-
-
-def relative_or_absolute(ctx: ToolContext, path: Path) -> str:
-    ws = ctx.workspace
-    return ws.display(path) if ws.contains(path) else os.fspath(path)
