@@ -9,7 +9,7 @@ every source sees what the agent sees: unsaved buffers and this session's staged
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import Field
 
@@ -50,18 +50,23 @@ written on that line (`occurrence` picks the n-th one when it appears twice); `c
 """
 
 
-class _ReadOnly(Tool[PositionInput]):
-    def is_read_only(self, input: PositionInput | None = None) -> bool:
+QueryT = TypeVar("QueryT", bound=PositionInput)
+
+
+class _PositionQuery(Tool[QueryT]):
+    """A read-only query at a position: parallel-safe, refused early for unreadable paths."""
+
+    def is_read_only(self, input: QueryT | None = None) -> bool:
         return True
 
-    def is_concurrency_safe(self, input: PositionInput) -> bool:
+    def is_concurrency_safe(self, input: QueryT) -> bool:
         return True
 
-    async def validate_input(self, input: PositionInput, ctx: ToolContext) -> str | None:
+    async def validate_input(self, input: QueryT, ctx: ToolContext) -> str | None:
         return position_problem(ctx, input.path)
 
 
-class GoToDefinition(_ReadOnly):
+class GoToDefinition(_PositionQuery[PositionInput]):
     name = "go_to_definition"
     input_model = PositionInput
     search_hint = "definition declaration where defined jump go to source implementation"
@@ -121,7 +126,7 @@ class FindReferencesInput(PositionInput):
     )
 
 
-class FindReferences(Tool[FindReferencesInput]):
+class FindReferences(_PositionQuery[FindReferencesInput]):
     name = "find_references"
     input_model = FindReferencesInput
     search_hint = "references usages callers call sites who uses where used find usages"
@@ -143,15 +148,6 @@ ignores unrelated symbols that share the name, and comments and strings.
 Example: {{"path": "app/models.py", "line": 10, "symbol": "save"}}
 """
     )
-
-    def is_read_only(self, input: FindReferencesInput | None = None) -> bool:
-        return True
-
-    def is_concurrency_safe(self, input: FindReferencesInput) -> bool:
-        return True
-
-    async def validate_input(self, input: FindReferencesInput, ctx: ToolContext) -> str | None:
-        return position_problem(ctx, input.path)
 
     def summary(self, input: FindReferencesInput) -> str:
         return f"Finding references to {input.symbol or 'a symbol'} in {input.path}"
@@ -194,7 +190,7 @@ def _first_by_file(found: list[Location], limit: int, first: Path) -> list[Locat
     return ordered[:limit]
 
 
-class Hover(_ReadOnly):
+class Hover(_PositionQuery[PositionInput]):
     name = "hover"
     input_model = PositionInput
     search_hint = "type signature docs documentation hover what is the type of"
