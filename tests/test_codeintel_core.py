@@ -3,6 +3,7 @@ by-name scan, and the layering rule (the core never loads an LSP library)."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -154,3 +155,18 @@ def test_the_core_loads_no_lsp_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_doctor_lists_the_language_servers(tmp_path: Path) -> None:
+    from tests.cli_support import cli_env, run_cli
+
+    (tmp_path / ".agentls.toml").write_text(
+        '[languageServers.go]\ncommand = ["no-such-gopls"]\n', encoding="utf-8"
+    )
+    result = run_cli("doctor", "--json", "-w", str(tmp_path), env=cli_env(None, tmp_path))
+    checks = [c for c in json.loads(result.stdout)["checks"] if c["group"] == "language servers"]
+    by_name = {c["name"]: c for c in checks}
+    assert by_name["basedpyright"]["status"] == "ok"  # next to this interpreter
+    assert "python:" in by_name["basedpyright"]["detail"]
+    go = next(c for c in checks if c["detail"].startswith("go:"))
+    assert "`no-such-gopls` (from languageServers (.agentls.toml)) was not found" in go["detail"]
