@@ -347,6 +347,10 @@ class BareClient:
             if re.match(r"Found \d+ source file", params.message):
                 self.ready.set()
 
+        @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def diagnostics(ls: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
+            return None
+
         @self.client.feature(types.WORKSPACE_CONFIGURATION)
         def configuration(ls: LanguageClient, params: types.ConfigurationParams) -> list[Any]:
             return [None for _ in params.items]
