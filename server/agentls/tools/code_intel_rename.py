@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import Field, PrivateAttr, computed_field
 
 from agentls.agent.context import ToolContext
-from agentls.agent.tool import PermissionDecision, Tool
+from agentls.agent.tool import Tool
 from agentls.codeintel.model import FileEdit, RenameResult
 from agentls.codeintel.service import code_intel_for
 from agentls.codeintel.views import apply_changes
@@ -46,9 +46,9 @@ class RenameSymbolInput(PositionInput):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def paths(self) -> list[str]:
-        """Every file the rename changes, once `check_permissions` computed it: the permission
+        """Every file the rename changes, once `validate_input` computed it: the permission
         policy reads `paths`, so rules on any of those files apply, not only on `path`. Not
-        part of the model's input schema."""
+        part of the model's input schema (a computed field cannot be given as input)."""
         return [str(item.path) for item in self._plan or []]
 
 
@@ -75,27 +75,32 @@ Example: {"path": "app/models.py", "line": 10, "symbol": "save", "new_name": "st
         return f"Renaming {input.symbol or 'a symbol'} to {input.new_name} in {input.path}"
 
     async def validate_input(self, input: RenameSymbolInput, ctx: ToolContext) -> str | None:
+        """Checks the name and the path, then computes the rename: before the permission
+        step, so the policy sees every file it would change (`input.paths`)."""
         if not _NAME.match(input.new_name):
             return (
                 f"`{input.new_name}` is not an identifier; give the bare new name "
                 "(letters, digits, underscores; not starting with a digit)."
             )
-        return position_problem(ctx, input.path) or write_problem(ctx, input.path)
-
-    async def check_permissions(
-        self, input: RenameSymbolInput, ctx: ToolContext
-    ) -> PermissionDecision:
-        """Compute the rename before the permission check, so the policy sees every file it
-        would change (`input.paths`); a failure here is reported by `call`."""
+        problem = position_problem(ctx, input.path) or write_problem(ctx, input.path)
+        if problem is not None:
+            return problem
         try:
             await self._compute(input, ctx)
-        except ToolError:
-            input._plan = None
-        return PermissionDecision.allow()
+        except ToolError as exc:
+            return str(exc)
+        return None
 
     async def call(self, input: RenameSymbolInput, ctx: ToolContext) -> str:
-        if input._plan is None:
-            await self._compute(input, ctx)
+        if input._plan is None:  # a hook replaced the input after validation
+            planned = await self._compute(input, ctx)
+            checked = ctx.workspace.resolve(input.path)
+            if any(item.path != checked for item in planned):
+                raise ToolError(
+                    "The rename's input was changed after validation (by a hook), so the "
+                    "files it changes were not checked against the permission rules. Call "
+                    "rename_symbol again."
+                )
         staged = input._plan or []
         what_text, source, notes = input._summary
         for item in staged:
@@ -115,7 +120,7 @@ Example: {"path": "app/models.py", "line": 10, "symbol": "save", "new_name": "st
         note_text = notes_block(notes)
         return f"{head}\n{files}" + (f"\n{note_text}" if note_text else "")
 
-    async def _compute(self, input: RenameSymbolInput, ctx: ToolContext) -> None:
+    async def _compute(self, input: RenameSymbolInput, ctx: ToolContext) -> list[_Staged]:
         query = prepare(ctx, input)
         if query.target.name == input.new_name:
             raise ToolError(f"{what(query)} is already named `{input.new_name}`.")
@@ -127,6 +132,7 @@ Example: {"path": "app/models.py", "line": 10, "symbol": "save", "new_name": "st
             notes.append("Not staged: " + "; ".join(answer.value.skipped))
         input._plan = _plan(ctx, answer.value)
         input._summary = (what(query), answer.source, tuple(notes))
+        return input._plan
 
 
 def _plan(ctx: ToolContext, result: RenameResult) -> list[_Staged]:
