@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from agentls.agent.model_client import ModelClient, ModelRequest, ModelResponse
     from agentls.agent.results import RunResult
     from agentls.agent.session import AgentSession, SessionConfig
+    from agentls.codeintel.sources import CodeSource
 
 log = logging.getLogger(__name__)
 
@@ -245,6 +246,8 @@ class HostOptions:
     """Shared by all sessions (e.g. the MCP servers); closed with the host."""
     tool_search: Callable[[], ToolSearchSettings] = ToolSearchSettings
     transcript_dir: Path | None = None
+    code_sources: Callable[[Workspace], Sequence[CodeSource]] = lambda workspace: ()
+    """Code-intelligence sources tried before the index (the editor, language servers)."""
 
 
 class AgentHost:
@@ -269,6 +272,11 @@ class AgentHost:
         self._direct_permissions: PermissionPolicy | None = None
         self.edit_sink = _HostEditSink(self)
         """Where write tools hand their staged changes (delivered at once in auto mode)."""
+        sources = self.options.code_sources(workspace)
+        if sources:
+            from agentls.codeintel.service import install_code_intel
+
+            install_code_intel(workspace, sources)
 
     # --- tools ---------------------------------------------------------------------------
 
@@ -526,6 +534,7 @@ class AgentHost:
                 entry for source in self.options.tool_sources for entry in _source_status(source)
             ],
             "sandbox": _sandbox_status(self.workspace),
+            "code_intel": _code_intel_status(self.workspace),
         }
 
     async def shutdown(self) -> None:
@@ -544,6 +553,11 @@ class AgentHost:
                     await closer()
                 except Exception:
                     log.exception("closing tool source %r failed", source)
+        from agentls.codeintel.service import installed_code_intel
+
+        code_intel = installed_code_intel(self.workspace)
+        if code_intel is not None:
+            await code_intel.aclose()  # language servers get shutdown + exit
         self.workspace.close()  # shadow copies deleted, the symbol index persisted
 
 
@@ -561,6 +575,14 @@ def _source_status(source: ToolSource) -> list[Mapping[str, object]]:
         return []
     entries = status()
     return list(entries) if isinstance(entries, list) else [cast(Mapping[str, object], entries)]
+
+
+def _code_intel_status(workspace: Workspace) -> list[dict[str, Any]]:
+    """Language servers: which run, for which languages, and why one does not."""
+    from agentls.codeintel.service import installed_code_intel
+
+    service = installed_code_intel(workspace)
+    return service.status() if service is not None else []
 
 
 CORE_MODULES = ("agentls.agent.session", "agentls.agent.loop", "agentls.agent.model_client")

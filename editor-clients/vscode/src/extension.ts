@@ -2,6 +2,7 @@
 import * as vscode from "vscode";
 import { type LanguageClient, DidChangeConfigurationNotification, ExecuteCommandRequest } from "vscode-languageclient/node";
 import { API_KEY_SECRET, createClient, findServer, serverEnv } from "./client";
+import { EditorQueriesFeature } from "./editorQueries";
 import { type AgentEvent, renderEvent, RunTracker } from "./events";
 import { type Outcome, describeEditResult, describeRunResult } from "./outcomes";
 import { RunStatus } from "./progress";
@@ -87,6 +88,7 @@ class Agentls implements vscode.Disposable {
       settings: serverSettings(this.config()),
       serverChannel: this.serverChannel,
     });
+    client.registerFeature(new EditorQueriesFeature(client)); // agentls/editorQuery (docs/code-intelligence.md)
     this.serverChannel.appendLine(`starting ${found.command} ${found.args.join(" ")} (from ${found.source})`);
     try {
       await client.start();

@@ -45,7 +45,19 @@ __all__ = [
 ]
 
 SECRET_GUARDED_TOOLS: frozenset[str] = frozenset(
-    {"read_file", "grep", "edit_file", "rename_file", "document_symbols", "search_symbols"}
+    {
+        "read_file",
+        "grep",
+        "edit_file",
+        "rename_file",
+        "document_symbols",
+        "search_symbols",
+        "go_to_definition",
+        "find_references",
+        "hover",
+        "diagnostics",
+        "rename_symbol",
+    }
 )
 """Tools whose result shows (or, for rename_file, would later show under another name) the
 contents of the file they name. grep and list_files also skip secret files inside the

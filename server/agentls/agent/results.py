@@ -8,7 +8,7 @@ JSON form.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NotRequired, TypedDict
@@ -204,6 +204,9 @@ class HostStatusPayload(TypedDict):
     """One entry per MCP server (name, state, tools, …)."""
     sandbox: Mapping[str, object]
     """Whether commands, tests and linters run sandboxed, and the fix when they cannot."""
+    code_intel: Sequence[Mapping[str, object]]
+    """Code intelligence: the editor bridge and each language server (which run, for which
+    languages, and why one does not; docs/code-intelligence.md)."""
 
 
 class StatusPayload(HostStatusPayload):

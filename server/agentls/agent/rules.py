@@ -51,6 +51,7 @@ BEHAVIORS: tuple[Behavior, ...] = ("deny", "ask", "allow")
 
 READ_TOOLS: tuple[str, ...] = ("read_file", "grep", "list_files")
 EDIT_TOOLS: tuple[str, ...] = ("edit_file", "write_file", "rename_file", "delete_file")
+EDIT_TOOLS += ("rename_symbol",)  # a language server's rename, staged like edit_file
 COMMAND_TOOLS: frozenset[str] = frozenset({"run_command"})
 
 CLAUDE_TOOL_NAMES: dict[str, tuple[str, ...]] = {

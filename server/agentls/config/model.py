@@ -9,6 +9,7 @@ from pydantic import Field, field_validator
 
 from agentls.config.base import PermissionMode, RunMode, meta
 from agentls.config.checks import LintEntry, TestEntry
+from agentls.config.code_intel import LanguageServerConfig
 from agentls.config.loop import LoopSettings
 from agentls.config.mcp import McpSettings
 from agentls.config.safety import (
@@ -90,6 +91,18 @@ class AgentlsSettings(LoopSettings):
     tests: list[TestEntry] = Field(default_factory=list, json_schema_extra=meta(restricted=True))
     """Test commands to run instead of the detected runner (docs/lint-and-tests.md); a
     project file's apply while `trustProjectSettings` is on."""
+
+    language_servers: dict[str, LanguageServerConfig] = Field(
+        default_factory=dict, json_schema_extra=meta(restricted=True)
+    )
+    """Language servers agentls starts itself for code intelligence, by language:
+    `{command, initializationOptions?, settings?, extensions?, enabled?}`
+    (docs/code-intelligence.md); a project file's apply while `trustProjectSettings` is on."""
+    editor_queries: list[str] | bool | None = None
+    """The `agentls/editorQuery` methods this editor answers with its own language features
+    (a client announces them in its initialization options; `true`: all of them)."""
+    editor_query_timeout: float | None = Field(default=None, gt=0, le=120)
+    """Seconds the editor gets to answer one `agentls/editorQuery` (default 5)."""
 
     @field_validator("lint", "tests", mode="before")
     @classmethod

@@ -278,12 +278,28 @@ def check_index(workspace: Path) -> list[Check]:
     ]
 
 
+def check_language_servers(workspace: Path) -> list[Check]:
+    """Which language servers code intelligence would start (settings, then discovery)."""
+    try:
+        from agentls.codeintel.report import language_server_lines
+        from agentls.codeintel.settings import LanguageServerSettings
+        from agentls.lsp.config import load_project_config
+
+        project = load_project_config(workspace).settings.language_servers
+        settings = LanguageServerSettings.merge(None, project)
+        lines = language_server_lines(workspace, settings)
+    except Exception as exc:
+        return [Check("language servers", "discovery", "warn", f"failed: {exc}")]
+    return [Check("language servers", name, status, detail) for name, status, detail in lines]
+
+
 def run_checks(workspace: Path, timeout: float) -> list[Check]:
     checks = check_python() + check_packages()
     if not any(c.status == "fail" and c.name == "anthropic" for c in checks):
         checks += check_endpoint(timeout)
     checks += check_sandbox() + check_tools() + check_workspace_checks(workspace.resolve())
-    return checks + check_editors() + check_index(workspace.resolve())
+    checks += check_editors() + check_index(workspace.resolve())
+    return checks + check_language_servers(workspace.resolve())
 
 
 def doctor(workspace: Path, *, as_json: bool = False, timeout: float = 15.0) -> int:

@@ -37,6 +37,8 @@ HOST_IMPORTS = (
     "agentls.lsp.port",
     "agentls.workspace",
     "agentls.config.environment",
+    "agentls.lsp.code_intel",
+    "agentls.langservers",
 )
 WARM_IMPORTS = (
     "agentls.index",
@@ -95,6 +97,7 @@ def setup(server: AgentLanguageServer) -> None:
 def start_agent(ls: AgentLanguageServer) -> None:
     """Build configuration and the agent host for this connection's workspace."""
     from agentls.host import AgentHost, HostOptions
+    from agentls.lsp.code_intel import code_sources
     from agentls.lsp.config import load_project_config
     from agentls.lsp.port import LspPort
     from agentls.lsp.safety import (
@@ -122,6 +125,7 @@ def start_agent(ls: AgentLanguageServer) -> None:
         pool_filter=lambda: session_pool_filter(ls),
         tool_sources=[LazyMcpSource(ls, roots[0])],
         tool_search=lambda: tool_search_settings(ls),
+        code_sources=lambda workspace: code_sources(ls, workspace),
     )
     ls.host = AgentHost(Workspace(roots), LspPort(ls), options)
     problems += reload_safety(ls)

@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from agentls.agent.tool import Tool
+from agentls.tools.code_intel import Diagnostics, FindReferences, GoToDefinition, Hover
+from agentls.tools.code_intel_rename import RenameSymbol
 from agentls.tools.delete_file import DeleteFile
 from agentls.tools.edit_file import EditFile
 from agentls.tools.grep import Grep
@@ -22,14 +24,19 @@ from agentls.tools.write_file import WriteFile
 
 __all__ = [
     "DeleteFile",
+    "Diagnostics",
     "DocumentSymbols",
     "EditFile",
+    "FindReferences",
+    "GoToDefinition",
     "Grep",
+    "Hover",
     "LintConfig",
     "LintTool",
     "ListFiles",
     "ReadFile",
     "RenameFile",
+    "RenameSymbol",
     "RunCommand",
     "RunTestsTool",
     "SearchSymbols",
@@ -55,6 +62,11 @@ def builtin_tools(
         RunTestsTool(tests),
         SearchSymbols(),
         DocumentSymbols(),
+        GoToDefinition(),
+        FindReferences(),
+        Hover(),
+        Diagnostics(),
+        RenameSymbol(),
         ReadFile(),
         ListFiles(),
         Grep(),

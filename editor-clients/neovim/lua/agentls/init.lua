@@ -29,6 +29,7 @@ function M.setup(opts)
   M.options = vim.tbl_extend("force", {}, opts or {})
   require("agentls.view").options.auto_open = M.options.view ~= false
   require("agentls.edits").options.save = M.options.save_edits ~= false
+  require("agentls.editor_queries").setup(M.options) -- answer agentls/editorQuery (docs/code-intelligence.md)
   if M.options.commands ~= false then
     commands.create_user_commands()
   end

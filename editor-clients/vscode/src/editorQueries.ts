@@ -1,0 +1,188 @@
+// Answers the server's `agentls/editorQuery` requests with VS Code's own language features
+// (whatever extensions provide them: Pylance, the built-in TypeScript support, gopls, …), so
+// the agent's go_to_definition, find_references, hover, diagnostics and rename see exactly
+// what the editor sees. Announced as `capabilities.experimental.agentlsEditorQueries`.
+//
+// A request is `{method, params}` with LSP params; the answer is `{result, source}` where
+// `source` says which editor and language answered ("code-server: typescript").
+import * as vscode from "vscode";
+import {
+  type ClientCapabilities,
+  type FeatureState,
+  type LanguageClient,
+  ResponseError,
+  type StaticFeature,
+} from "vscode-languageclient/node";
+
+export const EDITOR_QUERY_METHODS = [
+  "textDocument/definition",
+  "textDocument/references",
+  "textDocument/hover",
+  "textDocument/rename",
+  "workspace/symbol",
+  "agentls/diagnostics",
+] as const;
+
+const REQUEST_FAILED = -32803;
+
+interface Position {
+  line: number;
+  character: number;
+}
+interface QueryParams {
+  textDocument?: { uri: string };
+  position?: Position;
+  newName?: string;
+  query?: string;
+  uris?: string[];
+}
+interface EditorQuery {
+  method: string;
+  params?: QueryParams;
+}
+interface Answer {
+  result: unknown;
+  source: string;
+}
+
+/** The feature: announces the methods and registers the request handler. */
+export class EditorQueriesFeature implements StaticFeature {
+  private handler: vscode.Disposable | undefined;
+
+  constructor(private readonly client: LanguageClient) {}
+
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    capabilities.experimental = {
+      ...(capabilities.experimental as object | undefined),
+      agentlsEditorQueries: [...EDITOR_QUERY_METHODS],
+    };
+  }
+
+  initialize(): void {
+    this.handler = this.client.onRequest("agentls/editorQuery", (query: EditorQuery) => answer(this.client, query));
+  }
+
+  getState(): FeatureState {
+    return { kind: "static" };
+  }
+
+  clear(): void {
+    this.handler?.dispose();
+    this.handler = undefined;
+  }
+}
+
+function source(document?: vscode.TextDocument): string {
+  return document ? `${vscode.env.appName}: ${document.languageId}` : vscode.env.appName;
+}
+
+async function target(client: LanguageClient, params: QueryParams) {
+  if (!params.textDocument || !params.position) {
+    throw new ResponseError(REQUEST_FAILED, "textDocument and position are required");
+  }
+  const uri = client.protocol2CodeConverter.asUri(params.textDocument.uri);
+  const document = await vscode.workspace.openTextDocument(uri); // loads it without showing it
+  return { uri, document, position: new vscode.Position(params.position.line, params.position.character) };
+}
+
+function asLocation(client: LanguageClient, item: vscode.Location | vscode.LocationLink): unknown {
+  const c2p = client.code2ProtocolConverter;
+  if ("targetUri" in item) {
+    return {
+      targetUri: c2p.asUri(item.targetUri),
+      targetRange: c2p.asRange(item.targetRange),
+      targetSelectionRange: c2p.asRange(item.targetSelectionRange ?? item.targetRange),
+    };
+  }
+  return c2p.asLocation(item);
+}
+
+function hoverText(hovers: vscode.Hover[]): string {
+  const parts: string[] = [];
+  for (const hover of hovers) {
+    for (const content of hover.contents) {
+      if (typeof content === "string") {
+        parts.push(content);
+      } else if (content instanceof vscode.MarkdownString) {
+        parts.push(content.value);
+      } else {
+        parts.push(`\`\`\`${content.language}\n${content.value}\n\`\`\``);
+      }
+    }
+  }
+  return parts.filter((p) => p.trim()).join("\n\n---\n\n");
+}
+
+function asWorkspaceEdit(client: LanguageClient, edit: vscode.WorkspaceEdit | undefined): unknown {
+  if (!edit) {
+    return null;
+  }
+  const changes: Record<string, unknown[]> = {};
+  for (const [uri, edits] of edit.entries()) {
+    changes[client.code2ProtocolConverter.asUri(uri)] = edits.map((e) => client.code2ProtocolConverter.asTextEdit(e));
+  }
+  return { changes };
+}
+
+async function diagnostics(client: LanguageClient, uris: string[]): Promise<Answer> {
+  const open = new Set(vscode.workspace.textDocuments.map((d) => d.uri.toString()));
+  const items = [];
+  const languages = new Set<string>();
+  for (const raw of uris) {
+    const uri = client.protocol2CodeConverter.asUri(raw);
+    if (!open.has(uri.toString())) {
+      // Nothing collected for a closed file is not "no problems": let the server check it.
+      throw new ResponseError(REQUEST_FAILED, `${uri.fsPath} is not open in the editor`);
+    }
+    const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    if (document) {
+      languages.add(document.languageId);
+    }
+    const found = vscode.languages.getDiagnostics(uri);
+    items.push({ uri: raw, diagnostics: await client.code2ProtocolConverter.asDiagnostics(found) });
+  }
+  return { result: items, source: `${vscode.env.appName}: ${[...languages].join(", ")}` };
+}
+
+/** One `agentls/editorQuery`, answered with VS Code's `vscode.execute…Provider` commands. */
+export async function answer(client: LanguageClient, query: EditorQuery): Promise<Answer> {
+  const params = query.params ?? {};
+  const run = <T>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
+  switch (query.method) {
+    case "textDocument/definition": {
+      const { uri, document, position } = await target(client, params);
+      const found = (await run<(vscode.Location | vscode.LocationLink)[]>("vscode.executeDefinitionProvider", uri, position)) ?? [];
+      return { result: found.map((l) => asLocation(client, l)), source: source(document) };
+    }
+    case "textDocument/references": {
+      const { uri, document, position } = await target(client, params);
+      const found = (await run<vscode.Location[]>("vscode.executeReferenceProvider", uri, position)) ?? [];
+      return { result: found.map((l) => asLocation(client, l)), source: source(document) };
+    }
+    case "textDocument/hover": {
+      const { uri, document, position } = await target(client, params);
+      const hovers = (await run<vscode.Hover[]>("vscode.executeHoverProvider", uri, position)) ?? [];
+      const text = hoverText(hovers);
+      return { result: text ? { contents: { kind: "markdown", value: text } } : null, source: source(document) };
+    }
+    case "textDocument/rename": {
+      const { uri, document, position } = await target(client, params);
+      const edit = await run<vscode.WorkspaceEdit>("vscode.executeDocumentRenameProvider", uri, position, params.newName ?? "");
+      return { result: asWorkspaceEdit(client, edit), source: source(document) };
+    }
+    case "workspace/symbol": {
+      const found = (await run<vscode.SymbolInformation[]>("vscode.executeWorkspaceSymbolProvider", params.query ?? "")) ?? [];
+      const result = found.map((s) => ({
+        name: s.name,
+        kind: s.kind + 1, // vscode.SymbolKind is 0-based, LSP's is 1-based
+        containerName: s.containerName || undefined,
+        location: client.code2ProtocolConverter.asLocation(s.location),
+      }));
+      return { result, source: source() };
+    }
+    case "agentls/diagnostics":
+      return diagnostics(client, params.uris ?? []);
+    default:
+      throw new ResponseError(-32601, `agentls/editorQuery: unsupported method ${query.method}`);
+  }
+}

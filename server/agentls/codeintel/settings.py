@@ -1,0 +1,106 @@
+"""The `languageServers` setting and the code-intelligence options, as typed models.
+
+`languageServers` is `{language: {command: [...], initializationOptions?, settings?}}`, in
+the editor's settings or the project file (`.agentls.toml`):
+
+```toml
+[languageServers.python]
+command = ["basedpyright-langserver", "--stdio"]
+settings = { basedpyright = { analysis = { typeCheckingMode = "standard" } } }
+
+[languageServers.lua]                 # a language agentls has no table entry for
+command = ["lua-language-server"]
+extensions = [".lua"]
+```
+
+A project's servers are commands a cloned repository chooses, so they are used only while
+project settings are trusted (`trustProjectSettings`, on by default, user level only), the
+same rule that governs the project's hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from agentls.config.code_intel import LanguageServerConfig as LanguageServerConfig
+
+DEFAULT_REQUEST_TIMEOUT = 60.0
+"""Seconds one language-server request may take (a cold server indexes the project first)."""
+DEFAULT_EDITOR_TIMEOUT = 5.0
+"""Seconds the editor gets to answer one `agentls/editorQuery`."""
+
+
+LanguageServersSetting = dict[str, LanguageServerConfig]
+"""The value of `languageServers` (language → server)."""
+
+
+@dataclass(frozen=True)
+class ConfiguredServer:
+    """A `languageServers` entry and where it was written."""
+
+    config: LanguageServerConfig
+    origin: str
+    """"user settings" or the project file's name."""
+
+
+@dataclass(frozen=True)
+class LanguageServerSettings:
+    """What the language-server pool needs from the settings, resolved by the host."""
+
+    configured: Mapping[str, ConfiguredServer] = field(default_factory=dict)
+    """By language key as written (user entries over project entries)."""
+    trust_project: bool = True
+    """Whether the project's own executables (its virtualenv, `node_modules/.bin`) and its
+    `languageServers` entries may be started."""
+    ignored_project: tuple[str, ...] = ()
+    """Project entries left out because project settings are not trusted (for status)."""
+
+    @classmethod
+    def merge(
+        cls,
+        user: Mapping[str, LanguageServerConfig] | None,
+        project: Mapping[str, LanguageServerConfig] | None,
+        *,
+        project_label: str = ".agentls.toml",
+        trust_project: bool = True,
+    ) -> LanguageServerSettings:
+        configured: dict[str, ConfiguredServer] = {}
+        ignored: list[str] = []
+        for language, config in (project or {}).items():
+            if trust_project:
+                configured[language.lower()] = ConfiguredServer(config, project_label)
+            else:
+                ignored.append(language)
+        for language, config in (user or {}).items():
+            configured[language.lower()] = ConfiguredServer(config, "user settings")
+        return cls(configured, trust_project, tuple(ignored))
+
+
+@dataclass(frozen=True)
+class EditorQuerySettings:
+    """How the editor is asked (source 1)."""
+
+    methods: frozenset[str] = frozenset()
+    """The `agentls/editorQuery` methods the client announced (empty: never asked)."""
+    timeout: float = DEFAULT_EDITOR_TIMEOUT
+
+
+def parse_language_servers(raw: object) -> LanguageServersSetting:
+    """Validate a raw `languageServers` value (raises pydantic's `ValidationError`)."""
+    from pydantic import TypeAdapter
+
+    adapter: TypeAdapter[LanguageServersSetting] = TypeAdapter(LanguageServersSetting)
+    return adapter.validate_python(raw)
+
+
+def announced_methods(value: object) -> frozenset[str]:
+    """`editorQueries` / `agentlsEditorQueries` as a client sends it: a list of methods, or
+    `true` for all of them."""
+    from agentls.codeintel.sources import EDITOR_METHODS
+
+    if value is True:
+        return EDITOR_METHODS
+    if isinstance(value, list | tuple):
+        return frozenset(m for m in value if isinstance(m, str) and m in EDITOR_METHODS)
+    return frozenset()

@@ -1,0 +1,86 @@
+"""`CodeSource`: the port every answerer of code questions implements.
+
+Three kinds exist, tried in this order: the editor's own language servers (the LSP host
+implements it with `agentls/editorQuery`, in `agentls.lsp.editor_queries`), language
+servers agentls runs itself (`agentls.langservers`, an LSP client), and the symbol index by
+name (`agentls.codeintel.index_source`, always last). The core only knows this protocol, so
+it never imports an LSP library; the host decides which sources exist.
+
+A method returns None when the source has nothing to say for that file (the next source is
+asked), raises `SourceFailed` when it tried and failed, and otherwise an `Answer` naming
+itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from agentls.codeintel.model import (
+    Answer,
+    Diagnostic,
+    Document,
+    Location,
+    Overlay,
+    Pos,
+    RenameResult,
+)
+
+Method = Literal[
+    "textDocument/definition",
+    "textDocument/references",
+    "textDocument/hover",
+    "textDocument/rename",
+    "agentls/diagnostics",
+]
+DEFINITION: Method = "textDocument/definition"
+REFERENCES: Method = "textDocument/references"
+HOVER: Method = "textDocument/hover"
+RENAME: Method = "textDocument/rename"
+DIAGNOSTICS: Method = "agentls/diagnostics"
+
+EDITOR_METHODS: frozenset[str] = frozenset(
+    {DEFINITION, REFERENCES, HOVER, RENAME, DIAGNOSTICS, "workspace/symbol"}
+)
+"""What a client may announce in `editorQueries` (the methods of `agentls/editorQuery`)."""
+
+
+class CodeSource(Protocol):
+    """One way to answer code questions about files of the workspace."""
+
+    kind: str
+    """"editor", "language server" or "index" (status and notes)."""
+    sees_staged: bool
+    """Whether it sees the session's staged edits. One that does not (the editor) is not
+    asked while the session has staged edits: its lines would not match the agent's."""
+
+    def covers(self, path: Path, method: Method) -> bool:
+        """Cheap: whether it may answer `method` for this file at all."""
+        ...
+
+    async def definition(
+        self, doc: Document, pos: Pos, overlay: Overlay
+    ) -> Answer[list[Location]] | None: ...
+
+    async def references(
+        self, doc: Document, pos: Pos, overlay: Overlay, include_declaration: bool
+    ) -> Answer[list[Location]] | None: ...
+
+    async def hover(self, doc: Document, pos: Pos, overlay: Overlay) -> Answer[str] | None: ...
+
+    async def diagnostics(
+        self, docs: Sequence[Document], overlay: Overlay
+    ) -> Answer[list[Diagnostic]] | None: ...
+
+    async def rename(
+        self, doc: Document, pos: Pos, overlay: Overlay, new_name: str
+    ) -> Answer[RenameResult] | None: ...
+
+    def status(self) -> list[dict[str, Any]]:
+        """JSON-ready entries for `agentls.status` (one per server)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Stop what the source started (language-server processes)."""
+        ...

@@ -1,0 +1,99 @@
+-- Headless Neovim: the agentls plugin plus basedpyright as the user's own Python server;
+-- the agent's find_references / hover / diagnostics (through `agentls.tool`) must be
+-- answered by basedpyright *through the editor* (source 1). Run by
+-- tests/test_codeintel_editor_neovim.py; writes a JSON result to $CI_RESULT.
+local workspace = os.getenv("CI_WORKSPACE")
+local result_path = os.getenv("CI_RESULT")
+local agentls_cmd = vim.fn.json_decode(os.getenv("CI_AGENTLS_CMD"))
+local pyright = os.getenv("CI_PYRIGHT")
+local out = { steps = {} }
+
+local function finish(ok, err)
+  out.ok = ok
+  out.error = err
+  out.nvim = tostring(vim.version().major) .. "." .. vim.version().minor .. "." .. vim.version().patch
+  out.messages = vim.fn.execute("messages")
+  vim.fn.writefile({ vim.fn.json_encode(out) }, result_path)
+  vim.cmd("qall!")
+end
+
+local function wait_for(what, ms, predicate)
+  if not vim.wait(ms, predicate, 50) then
+    error("timed out after " .. ms .. " ms waiting for " .. what, 0)
+  end
+  table.insert(out.steps, what)
+end
+
+local function clients()
+  return vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()
+end
+
+local function client_named(name)
+  for _, c in pairs(clients()) do
+    if c.name == name then
+      return c
+    end
+  end
+end
+
+local function run()
+  -- The user's configuration: basedpyright on every Python buffer (as lspconfig would do).
+  local ready = false
+  local pyright_id = vim.lsp.start_client({
+    name = "basedpyright",
+    cmd = { pyright, "--stdio" },
+    root_dir = workspace,
+    workspace_folders = { { uri = vim.uri_from_fname(workspace), name = "shop" } },
+    handlers = {
+      ["window/logMessage"] = function(_, params)
+        if params and params.message and params.message:match("^Found %d+ source file") then
+          ready = true
+        end
+      end,
+    },
+  })
+  vim.api.nvim_create_autocmd("BufReadPost", {
+    pattern = "*.py",
+    callback = function(args)
+      vim.lsp.buf_attach_client(args.buf, pyright_id)
+    end,
+  })
+  require("agentls").setup({ cmd = agentls_cmd, root_dir = workspace })
+  vim.cmd("edit " .. vim.fn.fnameescape(workspace .. "/shop/checkout.py"))
+  wait_for("both clients initialized", 60000, function()
+    local a, p = client_named("agentls"), client_named("basedpyright")
+    return a and p and a.initialized and p.initialized and a.server_capabilities ~= nil
+  end)
+  wait_for("basedpyright found the project's files", 60000, function()
+    return ready
+  end)
+
+  local agentls = client_named("agentls")
+  local function tool(name, input)
+    local done, answer = false, nil
+    local params = { command = "agentls.tool", arguments = { { name = name, input = input } } }
+    agentls.request("workspace/executeCommand", params, function(err, result)
+      answer = err and { error = err.message or vim.inspect(err) } or result
+      done = true
+    end, 0)
+    wait_for(name .. " answered", 60000, function()
+      return done
+    end)
+    return answer
+  end
+
+  -- legacy.py is not open: the plugin loads it and basedpyright attaches to answer.
+  out.legacy_loaded_before = vim.fn.bufloaded(workspace .. "/shop/legacy.py")
+  out.references = tool("find_references", { path = "shop/legacy.py", line = 6, symbol = "total" })
+  out.legacy_loaded_after = vim.fn.bufloaded(workspace .. "/shop/legacy.py")
+  out.hover = tool("hover", { path = "shop/checkout.py", line = 5, symbol = "total" })
+  -- a type error typed into the buffer (unsaved): the editor's diagnostics see it
+  vim.api.nvim_buf_set_lines(0, 4, 5, false, { '    return cart.total("x")' })
+  wait_for("basedpyright reports the error", 30000, function()
+    return #vim.diagnostic.get(0, { severity = vim.diagnostic.severity.ERROR }) > 0
+  end)
+  out.diagnostics = tool("diagnostics", { paths = { "shop/checkout.py" }, severity = "error" })
+end
+
+local ok, err = pcall(run)
+finish(ok, not ok and tostring(err) or nil)
