@@ -100,3 +100,60 @@ def test_the_host_does_not_import_the_lsp_libraries() -> None:
 def test_building_the_server_imports_neither_the_model_sdk_nor_pydantic() -> None:
     probe = "agentls.cli, agentls.lsp.server as s; s.create_server()"
     assert _loaded(probe, "anthropic", "pydantic", "tree_sitter") == []
+
+
+def _subpackage(module: str) -> str | None:
+    """`agentls.agent.loop` → `agent`; top-level modules (`agentls.cli`) count as their own."""
+    parts = module.split(".")
+    if parts[0] != "agentls" or len(parts) < 2:
+        return None
+    return parts[1]
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Subpackage → the subpackages its modules import (lazy imports included)."""
+    graph: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        relative = path.relative_to(PACKAGE.parent).with_suffix("")
+        if "demo" in relative.parts[1:2] and "sample" in relative.parts:
+            continue
+        me = _subpackage(".".join(relative.parts).removesuffix(".__init__"))
+        if me is None:
+            continue
+        for _, module in _imports(path):
+            target = _subpackage(module)
+            if target is not None and target != me and (PACKAGE / target).exists():
+                graph.setdefault(me, set()).add(target)
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One cycle of the graph (as a path), or [] when it has none."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return []
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return []
+
+
+def test_subpackages_import_each_other_without_cycles() -> None:
+    assert _cycle(_import_graph()) == []
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) == []
