@@ -114,8 +114,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def answers(outcome: SearchOutcome, mode: Mode) -> dict[str, object]:
     return {
-        Path(hit.path).name: hit.lines if mode == "content" else hit.count
-        for hit in outcome.hits
+        Path(hit.path).name: hit.lines if mode == "content" else hit.count for hit in outcome.hits
     }
 
 
@@ -133,9 +132,7 @@ def search(
         for name, text in TEXT_FILES.items():
             ws.set_buffer(root / name, text, 1)
     view = ws.view(ChangeSet())
-    request = SearchRequest.build(
-        pattern, ignore_case=ignore_case, max_results=100_000, mode=mode
-    )
+    request = SearchRequest.build(pattern, ignore_case=ignore_case, max_results=100_000, mode=mode)
     return answers(run_search(view, view.file_strs(), request, engine=engine), mode)
 
 

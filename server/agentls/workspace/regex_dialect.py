@@ -104,7 +104,7 @@ def uses_word_boundary(pattern: str) -> bool:
     return "\\b" in pattern or "\\B" in pattern
 
 
-def compile_re2(pattern: str, *, ignore_case: bool) -> re2._Regexp:
+def compile_re2(pattern: str, *, ignore_case: bool) -> re2._Regexp[str]:
     """The RE2 twin of what ripgrep runs (per line: matches never span a newline).
     Raises `PatternError` with RE2's message for what RE2 rejects."""
     options = re2.Options()

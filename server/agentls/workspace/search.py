@@ -67,7 +67,7 @@ class SearchRequest:
     """A checked search. Build it with `SearchRequest.build` (raises `PatternError`)."""
 
     pattern: str
-    regex: re2._Regexp
+    regex: re2._Regexp[str]
     """The RE2 twin of the pattern, for overlay text (and disk files without rg)."""
     ignore_case: bool = False
     max_results: int = 200
@@ -268,7 +268,7 @@ def _search_bytes(path: str, data: bytes, request: SearchRequest) -> _Found | No
     return _Found(path, len(spans), lines)
 
 
-def _line_spans(regex: re2._Regexp, data: bytes, limit: int | None) -> list[tuple[int, int]]:
+def _line_spans(regex: re2._Regexp[str], data: bytes, limit: int | None) -> list[tuple[int, int]]:
     """(match start, line end) of each line where the regex matches, once per line, up to
     `limit`. The regex never matches a newline (RE2's `never_nl`), so a match lies within
     its line; searching on from the next line finds the next matching line."""
@@ -384,8 +384,6 @@ def context_groups(
         else:
             group = []
             groups.append(group)
-        group.extend(
-            (n, shown[n], n in matches) for n in range(start, end + 1) if n in shown
-        )
+        group.extend((n, shown[n], n in matches) for n in range(start, end + 1) if n in shown)
         last = max(last, end)
     return groups
