@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -20,6 +21,7 @@ from agentls.index.languages import language_for
 from agentls.index.store import default_cache_path
 from agentls.index.symbol_index import SymbolIndex
 from agentls.workspace.core import Attachment
+from agentls.workspace.secrets import secrets_for
 
 if TYPE_CHECKING:
     from agentls.workspace.core import Workspace
@@ -42,6 +44,7 @@ class _IndexService:
 
     def __init__(self, workspace: Workspace, cache_path: Path | None) -> None:
         self.index = SymbolIndex(cache_path)
+        self.index.excluded = _secret_filter(workspace)
         self.updater = _Updater(workspace, self.index)
         self._unsubscribe = workspace.add_listener(self.updater.changed)
 
@@ -55,6 +58,19 @@ class _IndexService:
 
 
 _INDEX: Final = Attachment[_IndexService]("symbol index")
+
+
+def _secret_filter(workspace: Workspace) -> Callable[[str], bool]:
+    """Whether the workspace's current secret rules (or read-deny rules) hide a path: such
+    files are never parsed, cached or shown. The rules are looked up on every call, as
+    settings may replace them (`use_secrets`); answers are memoised by the matcher."""
+    ref = weakref.ref(workspace)
+
+    def excluded(path: str) -> bool:
+        ws = ref()
+        return ws is not None and secrets_for(ws).blocks_reading(path, resolve=False)
+
+    return excluded
 
 
 def index_for(

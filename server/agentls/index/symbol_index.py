@@ -86,6 +86,10 @@ class SymbolIndex:
         """A base segment built since the last flush: saved for the next warm start."""
         self._recent_trees = RecentTrees()
         """Trees of the files edited last: their next edit re-parses incrementally."""
+        self.excluded: Callable[[str], bool] | None = None
+        """Paths never parsed, stored or shown (the workspace's secret files and read-deny
+        rules, set by `registry.index_for`). Asked again at query time, so rules that
+        change later hide what was indexed before them."""
 
     # ----------------------------------------------------------------------- state
 
@@ -124,7 +128,7 @@ class SymbolIndex:
         text that is not on disk (an unsaved buffer) so a later start re-parses the file.
         Files without a grammar are ignored.
         """
-        if language_for(path) is None:
+        if language_for(path) is None or self._is_excluded(str(path)):
             self.remove_file(path)
             return
         data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
@@ -236,7 +240,7 @@ class SymbolIndex:
             if language_for(path) is None:
                 continue
             key = str(path)
-            if key in seen:
+            if key in seen or self._is_excluded(key):
                 continue
             seen.add(key)
             try:
@@ -462,8 +466,13 @@ class SymbolIndex:
 
     def document_symbols(self, path: Path) -> list[Symbol]:
         """The file's outline as a tree (empty if the file is not indexed)."""
-        rec = self._records.get(str(path))
-        return rec.outline() if rec is not None else []
+        key = str(path)
+        rec = self._records.get(key)
+        return rec.outline() if rec is not None and not self._is_excluded(key) else []
+
+    def _is_excluded(self, key: str) -> bool:
+        excluded = self.excluded
+        return excluded is not None and excluded(key)
 
     def search(
         self,
@@ -501,8 +510,8 @@ class SymbolIndex:
                 if prefix is not None
                 else None
             )
-        accept = acceptor(kinds, prefix, q.qualifier, hidden)
-        accept_extra = acceptor(kinds, prefix, q.qualifier, frozenset())
+        accept = acceptor(kinds, prefix, q.qualifier, hidden, self.excluded)
+        accept_extra = acceptor(kinds, prefix, q.qualifier, frozenset(), self.excluded)
         limit = max(1, limit)
         if q.empty:
             if scoped is None and kinds is None:

@@ -115,6 +115,8 @@ def document_symbols(ls: AgentLanguageServer, uri: str) -> list[types.DocumentSy
     if raw is None:
         return []
     path = Path(os.path.realpath(raw))
+    if _is_secret(ls, path):
+        return []
     doc = ls.workspace.text_documents.get(uri)
     lines = _Lines(ls)
     symbols: Iterable[Symbol] | None
@@ -129,6 +131,13 @@ def document_symbols(ls: AgentLanguageServer, uri: str) -> list[types.DocumentSy
             except OSError:
                 symbols = None
     return [_document_symbol(lines, s) for s in symbols or []]
+
+
+def _is_secret(ls: AgentLanguageServer, path: Path) -> bool:
+    """Secret files (and read-deny rules) stay out of every symbol answer, as out of grep."""
+    from agentls.workspace.secrets import secrets_for
+
+    return secrets_for(ls.agent_workspace).blocks_reading(path)
 
 
 def _document_symbol(lines: _Lines, symbol: Symbol) -> types.DocumentSymbol:

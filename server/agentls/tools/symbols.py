@@ -28,6 +28,7 @@ from agentls.index import (
 )
 from agentls.tools._files import path_problem
 from agentls.workspace.changes import DELETED
+from agentls.workspace.secrets import secrets_for
 
 DEFAULT_LIMIT = 30
 MAX_LIMIT = 200
@@ -262,6 +263,13 @@ Example: {"path": "server/agentls/agent/loop.py"}
         ws = ctx.workspace
         path = ws.resolve(input.path)
         display = ws.display(path)
+        blocked = secrets_for(ws).reading_blocked_by(path)
+        if blocked is not None:
+            raise ToolError(
+                f"No outline for {display}: reading it is denied by the {blocked} (secret "
+                "files such as keys, credentials and .env are never shown; the user can change "
+                "the `secrets` setting). Do not try to read it another way."
+            )
         if language_for(path) is None:
             raise ToolError(
                 f"No outline for {display}: not a supported language (Python, JavaScript, "
