@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Final
 
 from agentls.index.languages import language_for
 from agentls.index.store import default_cache_path
-from agentls.index.symbol_index import SymbolIndex
+from agentls.index.symbol_index import Candidates, SymbolIndex
+from agentls.workspace import ripgrep
 from agentls.workspace.core import Attachment
 from agentls.workspace.secrets import secrets_for
 
@@ -45,11 +46,14 @@ class _IndexService:
     def __init__(self, workspace: Workspace, cache_path: Path | None) -> None:
         self.index = SymbolIndex(cache_path)
         self.index.excluded = _secret_filter(workspace)
+        self.index.candidates = _text_finder()
         self.updater = _Updater(workspace, self.index)
         self._unsubscribe = workspace.add_listener(self.updater.changed)
 
     def start(self, workspace: Workspace, workers: int) -> None:
-        self.index.start_build(workspace.iter_files(), workers=workers)  # workers read disk
+        self.index.start_build(  # the workers read the disk
+            workspace.iter_files(), workers=workers, first=workspace.open_paths()
+        )
         self.updater.after_build(workspace)
 
     def close(self) -> None:
@@ -71,6 +75,21 @@ def _secret_filter(workspace: Workspace) -> Callable[[str], bool]:
         return ws is not None and secrets_for(ws).blocks_reading(path, resolve=False)
 
     return excluded
+
+
+def _text_finder() -> Candidates | None:
+    """`SymbolIndex.candidates` by ripgrep: which of these files contain a name (any
+    case), in the order given. None without rg (queries then wait for the build)."""
+    rg = ripgrep.find_ripgrep()
+    if rg is None:
+        return None
+
+    def find(literal: str, paths: list[str]) -> list[str]:
+        runs = ripgrep.search(rg, literal, paths, ignore_case=True, max_count=1, fixed_strings=True)
+        hits = {hit.path for run in runs for hit in run.files}
+        return [path for path in paths if path in hits]
+
+    return find
 
 
 def index_for(

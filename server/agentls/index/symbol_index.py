@@ -14,7 +14,9 @@ rebuilds the whole structure.
 from __future__ import annotations
 
 import logging
+import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from agentls.index.extract import MAX_FILE_BYTES, TOO_LARGE
 from agentls.index.languages import language_for
 from agentls.index.matching import parse_query
 from agentls.index.model import IndexState, SearchResult, Symbol
+from agentls.index.priority import build_order
 from agentls.index.ranking import (
     KindFilter,
     Ranker,
@@ -49,6 +52,18 @@ PARALLEL_MIN_BYTES = 2_000_000
 """Below this much source, worker start-up (~0.2 s) costs more than it saves."""
 _BATCH_BYTES = 512_000
 _BATCH_FILES = 64
+ON_DEMAND_FILES = 48
+"""Files a query parses itself during a cold build (those that contain its name)."""
+ON_DEMAND_MIN_CHARS = 3
+LISTING_WAIT_S = 2.0
+"""How long a query during a cold build waits for the file listing (to know M and the
+files to parse on demand); the listing takes well under a second on 10k files."""
+_NAME_RUN = re.compile(r"[A-Za-z0-9_$]+")
+
+Entry = tuple[Path, int, int]
+"""A file the build must parse: path, mtime_ns, size."""
+Candidates = Callable[[str, list[str]], list[str]]
+"""Given a literal and paths, those whose text contains it (case-insensitively)."""
 
 
 class SymbolIndex:
@@ -86,6 +101,17 @@ class SymbolIndex:
         """A base segment built since the last flush: saved for the next warm start."""
         self._recent_trees = RecentTrees()
         """Trees of the files edited last: their next edit re-parses incrementally."""
+        self._pending: OrderedDict[str, Entry] = OrderedDict()
+        """Files the running build has still to parse, in parse order (see `priority`)."""
+        self._todo: dict[str, Entry] = {}
+        self._listed = threading.Event()
+        """Set once the running build knows every file (M in "N of M")."""
+        self._build_total = 0
+        self._build_done = 0
+        self.candidates: Candidates | None = None
+        """A fast text search (ripgrep, set by the registry): during a cold build, a query
+        first parses the not-yet-parsed files containing its name, so exact and prefix
+        answers are complete from the first second."""
         self.excluded: Callable[[str], bool] | None = None
         """Paths never parsed, stored or shown (the workspace's secret files and read-deny
         rules, set by `registry.index_for`). Asked again at query time, so rules that
@@ -104,6 +130,8 @@ class SymbolIndex:
                 skipped_files=sum(1 for r in self._records.values() if r.skipped),
                 building=self._building,
                 ready=self._ever_built and not self._building,
+                total_files=self._build_total,
+                indexed_files=self._build_done,
             )
 
     @property
@@ -183,35 +211,49 @@ class SymbolIndex:
         files: Iterable[Path],
         read: Callable[[Path], bytes] | None = None,
         workers: int = 2,
+        first: Iterable[Path] = (),
     ) -> IndexState:
         """Index `files` (absolute paths), reusing the persistent cache for unchanged ones.
 
         Files the index holds but `files` does not list are dropped. Runs in the calling
         thread; use `start_build` for the background. Parsing uses `workers` processes when
         there is enough to parse. `read` supplies file contents; None reads them from disk
-        (in the worker processes).
+        (in the worker processes). `first`: files to parse before all others (the editor's
+        open documents; see `priority` for the order of the rest).
         """
         with self._build_lock:
             with self._lock:
                 self._building = True
                 self._touched = set()
+                self._listed.clear()
+                self._build_total = self._build_done = 0
             try:
-                self._build(files, read, workers)
+                self._build(files, read, workers, [str(p) for p in first])
             finally:
                 with self._lock:
                     self._building = False
                     self._ever_built = True
                     self._touched = None
+                    self._pending.clear()
+                    self._todo = {}
+                    self._listed.set()
                     self._built.notify_all()
             self.flush()
             return self.state
 
     def start_build(
-        self, files: Iterable[Path], read: Callable[[Path], bytes] | None = None, workers: int = 2
+        self,
+        files: Iterable[Path],
+        read: Callable[[Path], bytes] | None = None,
+        workers: int = 2,
+        first: Iterable[Path] = (),
     ) -> threading.Thread:
         """`build` on a daemon thread; the thread is returned for callers that want to join."""
         thread = threading.Thread(
-            target=self._safe_build, args=(files, read, workers), name="symbol-index", daemon=True
+            target=self._safe_build,
+            args=(files, read, workers, list(first)),
+            name="symbol-index",
+            daemon=True,
         )
         with self._lock:
             self._building = True
@@ -219,20 +261,28 @@ class SymbolIndex:
         return thread
 
     def _safe_build(
-        self, files: Iterable[Path], read: Callable[[Path], bytes] | None, workers: int
+        self,
+        files: Iterable[Path],
+        read: Callable[[Path], bytes] | None,
+        workers: int,
+        first: list[Path],
     ) -> None:
         try:
-            self.build(files, read, workers)
+            self.build(files, read, workers, first)
         except Exception:
             log.exception("symbol index build failed")
 
     def _build(
-        self, files: Iterable[Path], read: Callable[[Path], bytes] | None, workers: int
+        self,
+        files: Iterable[Path],
+        read: Callable[[Path], bytes] | None,
+        workers: int,
+        first: list[str],
     ) -> None:
         cached = self._store.load() if self._store is not None else {}
         saved = self._store.load_segment() if self._store is not None and cached else None
         seen: set[str] = set()
-        todo: dict[str, tuple[Path, int, int]] = {}
+        todo: dict[str, Entry] = {}
         reuse: list[FileRecord] = []
         for path in files:
             if self._closed:
@@ -255,10 +305,16 @@ class SymbolIndex:
                     reuse = []
             elif st.st_size > MAX_FILE_BYTES:
                 too_big = FileRecord(path, st.st_mtime_ns, st.st_size, pack([], TOO_LARGE))
-                self._ingest([too_big])
+                self._ingest([too_big], counted=True)
             else:
                 todo[key] = (path, st.st_mtime_ns, st.st_size)
         self._ingest(reuse, cached=True)
+        order = build_order(((k, e[1], e[2]) for k, e in todo.items()), first)
+        with self._lock:
+            self._todo = todo
+            self._pending = OrderedDict((key, todo[key]) for key, _, _ in order)
+            self._build_total = self._build_done + len(todo)  # cached ones are in already
+        self._listed.set()
         self._parse_all(todo, read, workers)
         if self._closed:
             return
@@ -275,12 +331,11 @@ class SymbolIndex:
 
     def _parse_all(
         self,
-        todo: dict[str, tuple[Path, int, int]],
+        todo: dict[str, Entry],
         read: Callable[[Path], bytes] | None,
         workers: int,
     ) -> None:
-        order = sorted(todo.values(), key=lambda t: -t[2])
-        total = sum(t[2] for t in order)
+        total = sum(entry[2] for entry in todo.values())
         parallel = workers >= 2 and total >= PARALLEL_MIN_BYTES
 
         def content(path: Path) -> bytes | None:
@@ -292,9 +347,10 @@ class SymbolIndex:
         def batches() -> Iterator[Batch]:
             batch: Batch = []
             size = 0
-            for path, _, stat_size in order:
+            while (entry := self._next_pending()) is not None:
                 if self._closed:
                     return
+                path, _, stat_size = entry
                 try:
                     data = content(path)
                 except Exception as exc:  # unreadable now: skip, a later change re-adds it
@@ -315,7 +371,7 @@ class SymbolIndex:
                     continue  # could not be read: skipped, like a read error above
                 path, mtime_ns, size = todo[key]
                 recs.append(FileRecord(path, mtime_ns, size, packed))
-            self._ingest(recs, parsed=True)
+            self._ingest(recs, parsed=True, counted=True)
 
         if parallel:
             run_pool(batches(), on_results, workers)
@@ -323,11 +379,62 @@ class SymbolIndex:
             for batch in batches():
                 on_results(parse_batch(batch))
 
+    def _next_pending(self) -> Entry | None:
+        with self._lock:
+            if not self._pending:
+                return None
+            return self._pending.popitem(last=False)[1]
+
+    # ----------------------------------------------------------------------- on demand
+
+    def parse_now(self, keys: Iterable[str]) -> int:
+        """Parse these files of the running build now, in the calling thread (a query
+        needs them); the build will not parse them again. Returns how many were parsed."""
+        with self._lock:
+            entries = [self._pending.pop(key) for key in keys if key in self._pending]
+        recs = []
+        for path, mtime_ns, size in entries:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            recs.append(FileRecord(path, mtime_ns, size, parse_file(str(path), data)))
+        self._ingest(recs, parsed=True, counted=True)
+        return len(recs)
+
+    def _answer_first(self, query: str) -> None:
+        """During a cold build: parse the not-yet-parsed files that contain the query's
+        name (found by `candidates`, a fast text search), so exact and prefix answers are
+        complete before the build reaches those files."""
+        finder = self.candidates
+        runs = [run for run in _NAME_RUN.findall(query) if len(run) >= ON_DEMAND_MIN_CHARS]
+        if finder is None or not runs:
+            return
+        self._listed.wait(LISTING_WAIT_S)
+        with self._lock:
+            pending = list(self._pending)
+        if not pending:
+            return
+        try:
+            hits = finder(max(runs, key=len), pending)
+        except Exception:
+            log.exception("finding the files of a query failed")
+            return
+        self.parse_now(hits[:ON_DEMAND_FILES])
+
     def _ingest(
-        self, recs: list[FileRecord], *, cached: bool = False, parsed: bool = False
+        self,
+        recs: list[FileRecord],
+        *,
+        cached: bool = False,
+        parsed: bool = False,
+        counted: bool = False,
     ) -> None:
+        """Install records of a build (`counted`/`cached`: toward its N of M)."""
         with self._lock:
             touched = self._touched or ()
+            if counted or cached:
+                self._build_done += len(recs)
             for rec in recs:
                 if rec.path_str in touched:
                     continue  # an edit arrived during the build: it is newer
@@ -494,6 +601,8 @@ class SymbolIndex:
         parsed (cached by content) and searched instead of the indexed version; None hides
         the file (deleted).
         """
+        if self._building and self.candidates is not None:
+            self._answer_first(query)
         q = parse_query(query)
         kinds = kind_codes(kind)
         prefix = str(path_prefix) if path_prefix else None

@@ -32,8 +32,10 @@ from agentls.workspace.secrets import secrets_for
 
 DEFAULT_LIMIT = 30
 MAX_LIMIT = 200
-BUILD_WAIT_S = 5.0
-"""How long a search waits for the first index build before answering with partial results."""
+BUILD_WAIT_S = 2.0
+"""How long a search waits for the first index build before answering with partial results
+(exact and prefix matches are complete even then: the index parses the files holding the
+name first)."""
 LINE_CHARS = 160
 
 KindName = Literal[
@@ -191,11 +193,7 @@ def _format_results(
     scope = f" ({', '.join(filters)})" if filters else ""
     notes = []
     if result.partial:
-        state = index.state
-        notes.append(
-            f"[note: the symbol index is still being built ({state.files} files so far); "
-            "results may be incomplete — retry shortly or use grep]"
-        )
+        notes.append(f"[{partial_note(index)}]")
     if not result.symbols:
         hint = (
             " Try a shorter query or fewer filters; for text, usages or unindexed languages "
@@ -211,6 +209,19 @@ def _format_results(
         + ":"
     )
     return "\n".join([head, *lines, *notes])
+
+
+def partial_note(index: SymbolIndex) -> str:
+    """What a result says while the first build runs: "partial: N of M files indexed"."""
+    state = index.state
+    if state.total_files:
+        done = f"{min(state.indexed_files, state.total_files)} of {state.total_files}"
+    else:
+        done = f"{state.files} of ? (still listing)"
+    return (
+        f"partial: {done} files indexed; files containing the query's name were indexed "
+        "first, other matches may be missing: retry shortly or use grep"
+    )
 
 
 def _result_line(display: str, sym: Symbol) -> str:

@@ -184,9 +184,16 @@ def search_text(
 
 
 def _base_args(
-    rg: Ripgrep, pattern: str, ignore_case: bool, max_count: int | None, context: int
+    rg: Ripgrep,
+    pattern: str,
+    ignore_case: bool,
+    max_count: int | None,
+    context: int,
+    fixed_strings: bool = False,
 ) -> list[str | bytes]:
     base: list[str | bytes] = [rg.path, "--json", "--no-config", "--crlf", "--regexp", pattern]
+    if fixed_strings:
+        base.append("--fixed-strings")
     if ignore_case:
         base.append("--ignore-case")
     if max_count is not None:
@@ -205,12 +212,14 @@ def search(
     max_count: int | None,
     context: int = 0,
     should_stop: Callable[[], bool] | None = None,
+    fixed_strings: bool = False,
 ) -> Iterator[RgRun]:
     """Search `paths` (regular files, absolute), one rg run per argument chunk, in order.
 
     Binary files (a NUL byte seen) are left out. Stops after a cancelled run.
+    `fixed_strings`: the pattern is literal text.
     """
-    base = _base_args(rg, pattern, ignore_case, max_count, context)
+    base = _base_args(rg, pattern, ignore_case, max_count, context, fixed_strings)
     for chunk in _chunks(paths):
         run = _run([*base, "--", *chunk], should_stop)
         yield run
