@@ -37,8 +37,9 @@ HOST_IMPORTS = (
     "agentls.lsp.port",
     "agentls.workspace",
 )
+INDEX_IMPORTS = ("agentls.workspace", "agentls.index")
+"""What symbol requests need: imported and started before the rest of the host."""
 WARM_IMPORTS = (
-    "agentls.index",
     "anthropic",
     "agentls.agent.session",
     "agentls.agent.loop",
@@ -53,12 +54,19 @@ def setup(server: AgentLanguageServer) -> None:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: AgentLanguageServer, params: types.InitializedParams) -> None:
-        # the core's modules take a second or more to import: not on the event loop
+        # the core's modules take a second or more to import: not on the event loop. The
+        # workspace and its symbol index come first, so symbol requests need not wait for
+        # the rest of the host.
+        from agentls.lsp.symbols import allow_index_persistence, start_index
+
+        await asyncio.to_thread(_import_all, INDEX_IMPORTS)
+        start_index(ls)
         await asyncio.to_thread(_import_all, HOST_IMPORTS)
         start_agent(ls)
         for uri in list(ls.workspace.text_documents):  # opened while we were importing
             push_buffer(ls, uri)
         ls.ready.set()
+        allow_index_persistence(ls)  # the user's secret rules are loaded now
         threading.Thread(target=_warm_up, args=(ls,), name="agentls-warm-up", daemon=True).start()
         from agentls.lsp.watch import start_watching
 
@@ -120,7 +128,8 @@ def start_agent(ls: AgentLanguageServer) -> None:
         tool_sources=[LazyMcpSource(ls, roots[0])],
         tool_search=lambda: tool_search_settings(ls),
     )
-    ls.host = AgentHost(Workspace(roots), LspPort(ls), options)
+    workspace = ls.agent_workspace if ls.has_workspace else Workspace(roots)
+    ls.host = AgentHost(workspace, LspPort(ls), options)
     problems += reload_safety(ls)
     report_problems(ls, problems)
     log.info("agentls ready for %s", ", ".join(str(r) for r in roots))
@@ -176,11 +185,5 @@ def _import_all(names: tuple[str, ...]) -> None:
 
 
 def _warm_up(ls: AgentLanguageServer) -> None:
-    """Import the model SDK and start the symbol index off the event loop."""
+    """Import the model SDK off the event loop (the index started earlier)."""
     _import_all(WARM_IMPORTS)
-    try:
-        from agentls.lsp.symbols import index_of
-
-        index_of(ls)
-    except Exception:
-        log.exception("the symbol index could not start")

@@ -28,6 +28,7 @@ from agentls.index import (
 )
 from agentls.tools._files import path_problem
 from agentls.workspace.changes import DELETED
+from agentls.workspace.core import TextSnapshot
 from agentls.workspace.secrets import secrets_for
 
 DEFAULT_LIMIT = 30
@@ -286,8 +287,9 @@ Example: {"path": "server/agentls/agent/loop.py"}
                 f"No outline for {display}: not a supported language (Python, JavaScript, "
                 "TypeScript/TSX, Go, Rust, Java, C, C++, C#, Ruby, PHP). Use read_file or grep."
             )
-        text = ws.read_text(path, ctx.changes)
-        symbols = await asyncio.to_thread(outline, path, text)
+        snapshot = ws.load(path, ctx.changes)
+        text = snapshot.text
+        symbols = await asyncio.to_thread(_outline_of, ctx, snapshot)
         if symbols is None:
             raise ToolError(
                 f"No outline for {display}: it is too large or looks generated/minified. "
@@ -300,6 +302,25 @@ Example: {"path": "server/agentls/agent/loop.py"}
         count = len(out)
         head = f"{display}: {count} definition{'s' if count != 1 else ''}"
         return "\n".join([head, *out])
+
+
+def _outline_of(ctx: ToolContext, snapshot: TextSnapshot) -> list[Symbol] | None:
+    """The outline of the file as the session sees it, from the index's trees when they
+    hold this text: an open buffer re-parses incrementally, an unchanged disk file is
+    read from its record; staged text (this session's own) is parsed apart."""
+    path = snapshot.path
+    if snapshot.source == "buffer":
+        return index_for(ctx.workspace).buffer_outline(path, snapshot.text)
+    if snapshot.source == "disk":
+        try:
+            st = path.stat()
+        except OSError:
+            st = None
+        if st is not None:
+            found = index_for(ctx.workspace).disk_outline(path, st.st_mtime_ns, st.st_size)
+            if found is not None:
+                return found
+    return outline(path, snapshot.text)
 
 
 def _outline_lines(symbols: tuple[Symbol, ...] | list[Symbol], depth: int, out: list[str]) -> None:
