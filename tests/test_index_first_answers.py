@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from agentls.index import SymbolIndex
@@ -131,3 +132,40 @@ def test_without_a_finder_queries_are_partial_until_ready(tmp_path: Path) -> Non
         gate.set()
         thread.join(10)
     assert [s.name for s in index.search("Widget19").symbols] == ["Widget19"]
+
+
+def test_a_warm_start_answers_from_the_cache_before_the_walk_confirms_it(
+    tmp_path: Path,
+) -> None:
+    files = write_modules(tmp_path, 40)
+    cache = tmp_path / "index.sqlite"
+    first = SymbolIndex(cache)
+    first.build(files, workers=1)
+    first.close()
+    files[5].write_text("class Replaced5:\n    pass\n")  # changed while the server was down
+    gate = threading.Event()
+
+    def slow_walk() -> Iterator[Path]:
+        for path in files:
+            yield path
+            gate.wait(10)  # the walk stalls after its first file
+
+    warm = SymbolIndex(cache)
+    thread = warm.start_build(slow_walk(), workers=1)
+    try:
+        deadline = time.monotonic() + 5
+        found: list[str] = []
+        while not found and time.monotonic() < deadline:
+            found = [s.name for s in warm.search("Widget33").symbols]
+            time.sleep(0.01)
+        assert found[:1] == ["Widget33"]
+        assert warm.state.building and warm.search("Widget33").partial
+    finally:
+        gate.set()
+        thread.join(10)
+    assert (
+        warm.search("Widget5").symbols == [] or warm.search("Widget5").symbols[0].name != "Widget5"
+    )
+    assert [s.name for s in warm.search("Replaced5").symbols] == ["Replaced5"]
+    assert warm.state.cached_files == 39 and warm.state.parsed_files == 1
+    warm.close()

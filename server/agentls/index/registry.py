@@ -85,17 +85,33 @@ def _secret_filter(workspace: Workspace) -> Callable[[str], bool]:
     return excluded
 
 
+_DEFINES = (
+    r"(?i)\b(?:class|def|function|interface|type|enum|struct|trait|fn|func|module|"
+    r"namespace|const|let|var|val|object|record|macro)\s+\*?"
+)
+"""What precedes a name where it is defined in most languages: files where the query's
+name follows one of these are parsed first."""
+
+
 def _text_finder() -> Candidates | None:
-    """`SymbolIndex.candidates` by ripgrep: which of these files contain a name (any
-    case), in the order given. None without rg (queries then wait for the build)."""
+    """`SymbolIndex.candidates` by ripgrep: which of these files contain a name (any case),
+    likely definitions first (the name after a defining keyword), then the rest, each in
+    the order given. None without rg (queries then wait for the build)."""
     rg = ripgrep.find_ripgrep()
     if rg is None:
         return None
 
+    def matching(pattern: str, paths: list[str], fixed: bool) -> set[str]:
+        runs = ripgrep.search(
+            rg, pattern, paths, ignore_case=True, max_count=1, fixed_strings=fixed
+        )
+        return {hit.path for run in runs for hit in run.files}
+
     def find(literal: str, paths: list[str]) -> list[str]:
-        runs = ripgrep.search(rg, literal, paths, ignore_case=True, max_count=1, fixed_strings=True)
-        hits = {hit.path for run in runs for hit in run.files}
-        return [path for path in paths if path in hits]
+        defining = matching(_DEFINES + literal.replace("$", "\\$"), paths, False)
+        rest = [path for path in paths if path not in defining]
+        mentioning = matching(literal, rest, True) if rest else set()
+        return [p for p in paths if p in defining] + [p for p in rest if p in mentioning]
 
     return find
 

@@ -36,7 +36,7 @@ from agentls.index.ranking import (
 from agentls.index.records import FileRecord, pack
 from agentls.index.reparse import RecentTrees
 from agentls.index.segment import Segment
-from agentls.index.store import IndexStore
+from agentls.index.store import CachedFile, IndexStore
 from agentls.index.worker import Batch, Results, parse_batch, parse_file, run_pool
 
 log = logging.getLogger(__name__)
@@ -104,6 +104,8 @@ class SymbolIndex:
         self._pending: OrderedDict[str, Entry] = OrderedDict()
         """Files the running build has still to parse, in parse order (see `priority`)."""
         self._todo: dict[str, Entry] = {}
+        self._warm = False
+        """Serving from the cache while the first build checks it (see `_serve_from_cache`)."""
         self._listed = threading.Event()
         """Set once the running build knows every file (M in "N of M")."""
         self._build_total = 0
@@ -292,9 +294,11 @@ class SymbolIndex:
     ) -> None:
         cached = self._store.load() if self._store is not None else {}
         saved = self._store.load_segment() if self._store is not None and cached else None
+        early = self._serve_from_cache(cached, saved)
         seen: set[str] = set()
         todo: dict[str, Entry] = {}
         reuse: list[FileRecord] = []
+        confirmed = 0
         for path in files:
             if self._closed:
                 return
@@ -310,6 +314,9 @@ class SymbolIndex:
                 continue
             hit = cached.get(key)
             if hit is not None and hit.mtime_ns == st.st_mtime_ns and hit.size == st.st_size:
+                if early and self._holds(key, hit.mtime_ns, hit.size):
+                    confirmed += 1  # served from the cache already, and still current
+                    continue
                 reuse.append(FileRecord(path, hit.mtime_ns, hit.size, hit.packed))
                 if len(reuse) >= 512:
                     self._ingest(reuse, cached=True)
@@ -324,6 +331,8 @@ class SymbolIndex:
         with self._lock:
             self._todo = todo
             self._pending = OrderedDict((key, todo[key]) for key, _, _ in order)
+            self._build_done += confirmed
+            self._cached += confirmed
             self._build_total = self._build_done + len(todo)  # cached ones are in already
         self._listed.set()
         self._parse_all(todo, read, workers)
@@ -334,11 +343,46 @@ class SymbolIndex:
             for key in gone:
                 self._retire(self._records.pop(key))
                 self._dirty[key] = None
-        if saved is None or not self._adopt(saved):
+        if early:
+            self._compact_if_stale()
+        elif saved is None or not self._adopt(saved):
             self.compact()
         for key in set(cached) - seen:
             with self._lock:
                 self._dirty.setdefault(key, None)
+
+    def _serve_from_cache(self, cached: Mapping[str, CachedFile], saved: bytes | None) -> bool:
+        """Warm start: before the walk confirms anything, install every cached file and the
+        saved search structure, so queries answer from the cache at once (marked partial);
+        the walk then re-parses what changed and drops what is gone. Only for a first
+        build over an empty index with a usable saved structure."""
+        if saved is None or not cached:
+            return False
+        with self._lock:
+            if self._records:
+                return False
+        records = [
+            FileRecord(Path(key), hit.mtime_ns, hit.size, hit.packed)
+            for key, hit in cached.items()
+            if not self._is_excluded(key)
+        ]
+        with self._lock:
+            for rec in records:
+                self._install(rec)
+        if self._adopt(saved):
+            self._warm = True
+            return True
+        return False
+
+    def _holds(self, key: str, mtime_ns: int, size: int) -> bool:
+        rec = self._records.get(key)
+        return rec is not None and rec.alive and rec.mtime_ns == mtime_ns and rec.size == size
+
+    def _compact_if_stale(self) -> None:
+        with self._lock:
+            stale = self._dead_symbols > max(DEAD_MAX, self._symbols // 4)
+        if stale:
+            self.compact()
 
     def _parse_all(
         self,
@@ -421,7 +465,8 @@ class SymbolIndex:
         runs = [run for run in _NAME_RUN.findall(query) if len(run) >= ON_DEMAND_MIN_CHARS]
         if finder is None or not runs:
             return
-        self._listed.wait(LISTING_WAIT_S)
+        if not self._warm:  # nothing to answer from yet: worth waiting for the listing
+            self._listed.wait(LISTING_WAIT_S)
         with self._lock:
             pending = list(self._pending)
         if not pending:
