@@ -94,9 +94,10 @@ name follows one of these are parsed first."""
 
 
 def _text_finder() -> Candidates | None:
-    """`SymbolIndex.candidates` by ripgrep: which of these files contain a name (any case),
-    likely definitions first (the name after a defining keyword), then the rest, each in
-    the order given. None without rg (queries then wait for the build)."""
+    """`SymbolIndex.candidates` by ripgrep: the files where a name follows a defining
+    keyword (any case), in the order given; only when there are none, the files that
+    mention it at all. One rg pass over the unparsed files in the usual case (a query
+    during a cold build shares two cores with the build). None without rg."""
     rg = ripgrep.find_ripgrep()
     if rg is None:
         return None
@@ -109,9 +110,10 @@ def _text_finder() -> Candidates | None:
 
     def find(literal: str, paths: list[str]) -> list[str]:
         defining = matching(_DEFINES + literal.replace("$", "\\$"), paths, False)
-        rest = [path for path in paths if path not in defining]
-        mentioning = matching(literal, rest, True) if rest else set()
-        return [p for p in paths if p in defining] + [p for p in rest if p in mentioning]
+        if defining:
+            return [path for path in paths if path in defining]
+        mentioning = matching(literal, paths, True)
+        return [path for path in paths if path in mentioning]
 
     return find
 

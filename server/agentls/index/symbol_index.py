@@ -52,8 +52,8 @@ PARALLEL_MIN_BYTES = 2_000_000
 """Below this much source, worker start-up (~0.2 s) costs more than it saves."""
 _BATCH_BYTES = 512_000
 _BATCH_FILES = 64
-ON_DEMAND_FILES = 48
-"""Files a query parses itself during a cold build (those that contain its name)."""
+ON_DEMAND_FILES = 24
+"""Files a query parses itself during a cold build (those that define its name)."""
 ON_DEMAND_MIN_CHARS = 3
 LISTING_WAIT_S = 2.0
 """How long a query during a cold build waits for the file listing (to know M and the
@@ -355,24 +355,36 @@ class SymbolIndex:
         """Warm start: before the walk confirms anything, install every cached file and the
         saved search structure, so queries answer from the cache at once (marked partial);
         the walk then re-parses what changed and drops what is gone. Only for a first
-        build over an empty index with a usable saved structure."""
+        build over an empty index with a usable saved structure. The records and the
+        structure are installed together: a query in between would otherwise fold
+        thousands of loose records into a new segment."""
         if saved is None or not cached:
             return False
-        with self._lock:
-            if self._records:
-                return False
-        records = [
-            FileRecord(Path(key), hit.mtime_ns, hit.size, hit.packed)
+        records = {
+            key: FileRecord(Path(key), hit.mtime_ns, hit.size, hit.packed)
             for key, hit in cached.items()
             if not self._is_excluded(key)
-        ]
+        }
+        loaded = Segment.from_snapshot(saved, records)
+        if loaded is None:
+            return False
+        segment, covered = loaded
+        newer = [r for r in records.values() if len(r) and id(r) not in covered]
+        dead = sum(len(r) for r in segment.records if id(r) not in covered)
         with self._lock:
-            for rec in records:
-                self._install(rec)
-        if self._adopt(saved):
+            if self._records or dead > max(DEAD_MAX, sum(map(len, records.values())) // 4):
+                return False
+            for rec in records.values():
+                self._seq += 1
+                rec.seq = self._seq
+                self._records[rec.path_str] = rec
+                self._symbols += len(rec)
+            self._segments = [segment]
+            self._loose = newer
+            self._loose_symbols = sum(len(r) for r in newer)
+            self._dead_symbols = dead
             self._warm = True
-            return True
-        return False
+        return True
 
     def _holds(self, key: str, mtime_ns: int, size: int) -> bool:
         rec = self._records.get(key)
