@@ -384,6 +384,12 @@ class SymbolIndex:
             self._loose_symbols = sum(len(r) for r in newer)
             self._dead_symbols = dead
             self._warm = True
+        log.info(
+            "symbol cache: reused the saved search structure (%d stale entries, %d files new);"
+            " answering from it while the files are checked",
+            dead,
+            len(newer),
+        )
         return True
 
     def _holds(self, key: str, mtime_ns: int, size: int) -> bool:
