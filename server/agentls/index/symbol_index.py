@@ -106,6 +106,8 @@ class SymbolIndex:
         self._todo: dict[str, Entry] = {}
         self._warm = False
         """Serving from the cache while the first build checks it (see `_serve_from_cache`)."""
+        self._serving = threading.Event()
+        """Set once queries get useful answers: the cache is served, or the files listed."""
         self._listed = threading.Event()
         """Set once the running build knows every file (M in "N of M")."""
         self._build_total = 0
@@ -151,6 +153,11 @@ class SymbolIndex:
         """Block until no build is running (or `timeout` seconds); True when idle."""
         with self._lock:
             return self._built.wait_for(lambda: not self._building, timeout)
+
+    def wait_serving(self, timeout: float | None = None) -> bool:
+        """Block until queries get useful answers (a warm start serves its cache, a cold one
+        has listed its files and can parse a query's files first), or `timeout` seconds."""
+        return self._serving.wait(timeout)
 
     def __contains__(self, path: object) -> bool:
         return str(path) in self._records
@@ -250,6 +257,7 @@ class SymbolIndex:
                     self._pending.clear()
                     self._todo = {}
                     self._listed.set()
+                    self._serving.set()
                     self._built.notify_all()
             self.flush()
             return self.state
@@ -335,6 +343,7 @@ class SymbolIndex:
             self._cached += confirmed
             self._build_total = self._build_done + len(todo)  # cached ones are in already
         self._listed.set()
+        self._serving.set()
         self._parse_all(todo, read, workers)
         if self._closed:
             return
@@ -384,6 +393,7 @@ class SymbolIndex:
             self._loose_symbols = sum(len(r) for r in newer)
             self._dead_symbols = dead
             self._warm = True
+        self._serving.set()
         log.info(
             "symbol cache: reused the saved search structure (%d stale entries, %d files new);"
             " answering from it while the files are checked",

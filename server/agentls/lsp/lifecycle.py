@@ -39,6 +39,8 @@ HOST_IMPORTS = (
 )
 INDEX_IMPORTS = ("agentls.workspace", "agentls.index")
 """What symbol requests need: imported and started before the rest of the host."""
+INDEX_HEAD_START_S = 1.0
+"""The host's imports wait at most this long for the index to serve (warm: its cache)."""
 WARM_IMPORTS = (
     "anthropic",
     "agentls.agent.session",
@@ -57,10 +59,11 @@ def setup(server: AgentLanguageServer) -> None:
         # the core's modules take a second or more to import: not on the event loop. The
         # workspace and its symbol index come first, so symbol requests need not wait for
         # the rest of the host.
-        from agentls.lsp.symbols import allow_index_persistence, start_index
+        from agentls.lsp.symbols import allow_index_persistence, index_serving, start_index
 
         await asyncio.to_thread(_import_all, INDEX_IMPORTS)
         start_index(ls)
+        await index_serving(ls, INDEX_HEAD_START_S)
         await asyncio.to_thread(_import_all, HOST_IMPORTS)
         start_agent(ls)
         for uri in list(ls.workspace.text_documents):  # opened while we were importing

@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 WORKSPACE_SYMBOL_LIMIT = 100
 PROGRESS_EVERY_S = 0.25
+OUTLINE_CACHE = 32
 
 
 def index_of(ls: AgentLanguageServer) -> SymbolIndex:
@@ -55,6 +56,16 @@ def start_index(ls: AgentLanguageServer) -> None:
         return
     if ls.features.work_done_progress and not index.is_ready:
         asyncio.get_running_loop().create_task(_report_progress(ls, index))
+
+
+async def index_serving(ls: AgentLanguageServer, seconds: float) -> None:
+    """Wait (off the loop) until the index answers usefully, at most `seconds`: the host's
+    imports that follow would otherwise compete with the index's start for the GIL."""
+    try:
+        index = index_of(ls)
+    except Exception:
+        return
+    await asyncio.to_thread(index.wait_serving, seconds)
 
 
 def allow_index_persistence(ls: AgentLanguageServer) -> None:
@@ -223,9 +234,30 @@ def setup(server: AgentLanguageServer) -> None:
         await ls.wait_workspace()
         return await asyncio.to_thread(workspace_symbols, ls, params.query)
 
+    outlines: dict[str, tuple[int, list[types.DocumentSymbol]]] = {}
+    """Per open document, the outline of its latest version: editors ask again and again
+    (breadcrumbs, outline view, sticky scroll) between edits."""
+
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     async def document_symbol(
         ls: AgentLanguageServer, params: types.DocumentSymbolParams
     ) -> list[types.DocumentSymbol]:
         await ls.wait_workspace()
-        return await asyncio.to_thread(document_symbols, ls, params.text_document.uri)
+        uri = params.text_document.uri
+        version = _open_version(ls, uri)
+        cached = outlines.get(uri)
+        if version is not None and cached is not None and cached[0] == version:
+            path = uri_to_path(uri)
+            if path is None or not _is_secret(ls, Path(os.path.realpath(path))):
+                return cached[1]
+        result = await asyncio.to_thread(document_symbols, ls, uri)
+        if version is not None and _open_version(ls, uri) == version:
+            if len(outlines) >= OUTLINE_CACHE and uri not in outlines:
+                outlines.pop(next(iter(outlines)))
+            outlines[uri] = (version, result)
+        return result
+
+
+def _open_version(ls: AgentLanguageServer, uri: str) -> int | None:
+    doc = ls.workspace.text_documents.get(uri)
+    return doc.version if doc is not None else None
