@@ -104,8 +104,6 @@ class SymbolIndex:
         self._pending: OrderedDict[str, Entry] = OrderedDict()
         """Files the running build has still to parse, in parse order (see `priority`)."""
         self._todo: dict[str, Entry] = {}
-        self._warm = False
-        """Serving from the cache while the first build checks it (see `_serve_from_cache`)."""
         self._serving = threading.Event()
         """Set once queries get useful answers: the cache is served, or the files listed."""
         self._listed = threading.Event()
@@ -392,7 +390,6 @@ class SymbolIndex:
             self._loose = newer
             self._loose_symbols = sum(len(r) for r in newer)
             self._dead_symbols = dead
-            self._warm = True
         self._serving.set()
         log.info(
             "symbol cache: reused the saved search structure (%d stale entries, %d files new);"
@@ -493,8 +490,9 @@ class SymbolIndex:
         runs = [run for run in _NAME_RUN.findall(query) if len(run) >= ON_DEMAND_MIN_CHARS]
         if finder is None or not runs:
             return
-        if not self._warm:  # nothing to answer from yet: worth waiting for the listing
-            self._listed.wait(LISTING_WAIT_S)
+        # Nothing to answer from yet: wait until the cache is served (warm) or the files
+        # are listed (cold), which is what lets this query be answered well.
+        self._serving.wait(LISTING_WAIT_S)
         with self._lock:
             pending = list(self._pending)
         if not pending:
