@@ -54,6 +54,9 @@ _BATCH_BYTES = 512_000
 _BATCH_FILES = 64
 ON_DEMAND_FILES = 24
 """Files a query parses itself during a cold build (those that define its name)."""
+ON_DEMAND_BYTES = 1_000_000
+"""...and at most this much source (after the first file): bundles that also define the
+name come last in the build order and are left to the build."""
 ON_DEMAND_MIN_CHARS = 3
 LISTING_WAIT_S = 2.0
 """How long a query during a cold build waits for the file listing (to know M and the
@@ -502,7 +505,18 @@ class SymbolIndex:
         except Exception:
             log.exception("finding the files of a query failed")
             return
-        self.parse_now(hits[:ON_DEMAND_FILES])
+        chosen: list[str] = []
+        size = 0
+        with self._lock:
+            for key in hits[:ON_DEMAND_FILES]:
+                entry = self._pending.get(key)
+                if entry is None:
+                    continue
+                if chosen and size + entry[2] > ON_DEMAND_BYTES:
+                    break
+                chosen.append(key)
+                size += entry[2]
+        self.parse_now(chosen)
 
     def _ingest(
         self,
