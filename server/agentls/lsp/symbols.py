@@ -145,9 +145,12 @@ class _Lines:
         return codec.position_to_client_units(self.lines(path), ServerTextPosition(line, character))
 
     def range(self, symbol: Symbol, which: Any, ascii_line: bool) -> types.Range:
+        """`ascii_line`: the definition's line is ASCII, so a range on that one line (a
+        name) needs no conversion, and no file is read for it."""
+        one_line = ascii_line and which.start.line == which.end.line
         return types.Range(
             self.position(symbol.path, which.start.line, which.start.character, ascii_line),
-            self.position(symbol.path, which.end.line, which.end.character, False),
+            self.position(symbol.path, which.end.line, which.end.character, one_line),
         )
 
 
