@@ -695,6 +695,8 @@ class SymbolIndex:
         key = str(path)
         if language_for(path) is None or self._is_excluded(key):
             return None
+        if self.before_query is not None:
+            self.before_query()  # the edit may be queued or being applied: no second parse
         data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
         with self._lock:
             rec = self._records.get(key)
