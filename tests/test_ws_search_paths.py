@@ -223,3 +223,23 @@ def test_in_process_engine_reports_files_over_the_size_cap(tmp_path: Path) -> No
     outcome = run_search(view, view.file_strs(), request, engine=None)
     assert [Path(h.path).name for h in outcome.hits] == ["small.txt"]
     assert [Path(p).name for p in outcome.skipped_large] == ["big.txt"]
+
+
+@pytest.mark.parametrize("mode", ["content", "files"])
+def test_a_dense_search_stops_after_the_first_chunk_and_stays_exact(
+    tmp_path: Path, rg: Ripgrep, monkeypatch: pytest.MonkeyPatch, mode: Mode
+) -> None:
+    from agentls.workspace import search as engine
+
+    monkeypatch.setattr(engine, "FIRST_CHUNK_MIN", 2)
+    make_tree(
+        tmp_path, {f"f{n:02d}.txt": f"hit {n}\n" + ("rare\n" if n == 39 else "") for n in range(40)}
+    )
+    ws = Workspace([tmp_path])
+    view = ws.view(ChangeSet())
+    files = view.file_strs()
+    dense = run_search(view, files, SearchRequest.build("hit", max_results=3, mode=mode), engine=rg)
+    assert [Path(h.path).name for h in dense.hits] == ["f00.txt", "f01.txt", "f02.txt"]
+    assert dense.truncated
+    sparse = run_search(view, files, SearchRequest.build("rare", mode=mode), engine=rg)
+    assert [Path(h.path).name for h in sparse.hits] == ["f39.txt"] and not sparse.truncated

@@ -213,14 +213,17 @@ def search(
     context: int = 0,
     should_stop: Callable[[], bool] | None = None,
     fixed_strings: bool = False,
+    first_chunk: int | None = None,
 ) -> Iterator[RgRun]:
     """Search `paths` (regular files, absolute), one rg run per argument chunk, in order.
 
     Binary files (a NUL byte seen) are left out. Stops after a cancelled run.
-    `fixed_strings`: the pattern is literal text.
+    `fixed_strings`: the pattern is literal text. `first_chunk`: the first run takes only
+    this many files (a caller that may stop early sees their results first).
     """
     base = _base_args(rg, pattern, ignore_case, max_count, context, fixed_strings)
-    for chunk in _chunks(paths):
+    head = len(paths) if first_chunk is None else max(1, first_chunk)
+    for chunk in [*_chunks(paths[:head]), *_chunks(paths[head:])]:
         run = _run([*base, "--", *chunk], should_stop)
         yield run
         if run.cancelled:

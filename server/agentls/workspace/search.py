@@ -176,6 +176,7 @@ def _search_with_rg(
         max_count=request.per_file_limit,
         context=request.context,
         should_stop=should_stop,
+        first_chunk=_first_chunk(len(disk), request),
     )
     for run in runs:
         if run.cancelled:
@@ -187,6 +188,18 @@ def _search_with_rg(
             request.max_results
         ):
             return
+
+
+FIRST_CHUNK_MIN = 1000
+"""Files in the first rg run of a large content or files search (an eighth of them, at
+least this many): a pattern that matches everywhere fills the result limit there and the
+rest of the tree is never searched; any other search pays one more process start."""
+
+
+def _first_chunk(files: int, request: SearchRequest) -> int | None:
+    if request.mode == "count" or files < 4 * FIRST_CHUNK_MIN:
+        return None
+    return max(FIRST_CHUNK_MIN, files // 8)
 
 
 def _units_up_to(found: Mapping[str, _Found], last: str, request: SearchRequest) -> int:
