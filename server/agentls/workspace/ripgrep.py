@@ -214,17 +214,22 @@ def search(
     should_stop: Callable[[], bool] | None = None,
     fixed_strings: bool = False,
     first_chunk: int | None = None,
+    count_only: bool = False,
 ) -> Iterator[RgRun]:
     """Search `paths` (regular files, absolute), one rg run per argument chunk, in order.
 
     Binary files (a NUL byte seen) are left out. Stops after a cancelled run.
     `fixed_strings`: the pattern is literal text. `first_chunk`: the first run takes only
     this many files (a caller that may stop early sees their results first).
+    `count_only`: rg's `--count` instead of JSON (no lines; binary files are NOT left out:
+    rg counts explicitly named files in its "convert" mode, the caller checks them).
     """
     base = _base_args(rg, pattern, ignore_case, max_count, context, fixed_strings)
+    if count_only:
+        base[1:2] = ["--count", "--with-filename", "--null"]
     head = len(paths) if first_chunk is None else max(1, first_chunk)
     for chunk in [*_chunks(paths[:head]), *_chunks(paths[head:])]:
-        run = _run([*base, "--", *chunk], should_stop)
+        run = _run([*base, "--", *chunk], should_stop, count_only)
         yield run
         if run.cancelled:
             return
@@ -244,7 +249,9 @@ def _chunks(paths: Sequence[str]) -> Iterator[list[bytes]]:
         yield chunk
 
 
-def _run(argv: list[str | bytes], should_stop: Callable[[], bool] | None) -> RgRun:
+def _run(
+    argv: list[str | bytes], should_stop: Callable[[], bool] | None, count_only: bool = False
+) -> RgRun:
     try:
         proc = subprocess.Popen(
             argv,
@@ -271,7 +278,18 @@ def _run(argv: list[str | bytes], should_stop: Callable[[], bool] | None) -> RgR
             raise RgError(message)
     if err:
         log.debug("rg: %s", err[:2000].decode("utf-8", errors="replace"))
-    return RgRun(parse_output(out))
+    return RgRun(parse_counts(out) if count_only else parse_output(out))
+
+
+def parse_counts(out: bytes) -> list[RgFile]:
+    """`--count --null` output: `path NUL count` per matching file (lines end in CRLF
+    with `--crlf`)."""
+    found = []
+    for line in out.split(b"\n"):
+        path, sep, count = line.rstrip(b"\r").rpartition(b"\0")
+        if sep and count.isdigit():
+            found.append(RgFile(os.fsdecode(path), int(count)))
+    return found
 
 
 def _pattern_problem(stderr: bytes) -> str | None:

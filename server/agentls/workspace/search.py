@@ -146,10 +146,14 @@ def run_search(
 class _Found:
     """A file's matches before selection: counted now, lines materialised on demand."""
 
-    def __init__(self, path: str, count: int, load: Callable[[], _Lines]) -> None:
+    def __init__(
+        self, path: str, count: int, load: Callable[[], _Lines], *, rg: bool = True
+    ) -> None:
         self.path = path
         self.count = count
         self._load = load
+        self.rg = rg
+        """Found by rg on disk (a first pass may have stopped early), not by RE2."""
 
     def lines(self) -> _Lines:
         return self._load()
@@ -167,27 +171,80 @@ def _search_with_rg(
     should_stop: Callable[[], bool] | None,
 ) -> None:
     """rg over the disk files, chunk by chunk in path order; stops once the chunks so far
-    hold more than the limit (later files could not be shown)."""
+    hold more than the limit (later files could not be shown).
+
+    Content mode looks at no more than `PEEK` lines per file first, and asks again, for
+    the files the answer shows, only where that was not enough: a pattern that matches
+    most lines of most files would otherwise have rg print every one of them as JSON.
+    Count mode uses rg's own `--count` (binary files are dropped here, by their head)."""
+    content = request.mode == "content"
+    count_only = request.mode == "count"
+    peek = min(PEEK, request.max_results + 1) if content else request.per_file_limit
     runs = ripgrep.search(
         rg,
         request.pattern,
         disk,
         ignore_case=request.ignore_case,
-        max_count=request.per_file_limit,
+        max_count=peek,
         context=request.context,
         should_stop=should_stop,
         first_chunk=_first_chunk(len(disk), request),
+        count_only=count_only,
     )
     for run in runs:
         if run.cancelled:
             outcome.cancelled = True
             return
         for hit in run.files:
+            if count_only and _is_binary(hit.path):
+                continue
             found[hit.path] = _Found(hit.path, hit.count, hit.lines)
         if run.files and _units_up_to(found, max(h.path for h in run.files), request) > (
             request.max_results
         ):
-            return
+            break
+    if content and peek is not None and peek < request.max_results + 1:
+        _complete_shown(rg, request, found, peek)
+
+
+PEEK = 8
+"""Matching lines per file rg reports in a content search's first pass."""
+
+
+def _complete_shown(
+    rg: ripgrep.Ripgrep, request: SearchRequest, found: dict[str, _Found], peek: int
+) -> None:
+    """Ask rg again, with the full per-file limit, for the files the answer will show
+    whose first pass stopped at `peek` lines (they may hold more)."""
+    budget = request.max_results + 1
+    capped: list[str] = []
+    for path in sorted(found):
+        if budget <= 0:
+            break
+        hit = found[path]
+        if hit.count >= peek and hit.rg:
+            capped.append(path)
+        budget -= hit.count
+    if not capped:
+        return
+    for run in ripgrep.search(
+        rg,
+        request.pattern,
+        capped,
+        ignore_case=request.ignore_case,
+        max_count=request.max_results + 1,
+        context=request.context,
+    ):
+        for again in run.files:
+            found[again.path] = _Found(again.path, again.count, again.lines)
+
+
+def _is_binary(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return looks_binary(fh.read(8192))
+    except OSError:
+        return True
 
 
 FIRST_CHUNK_MIN = 1000
@@ -261,7 +318,7 @@ def _search_with_rg_stdin(
         max_count=request.per_file_limit,
         context=request.context,
     )
-    return None if hit is None else _Found(path, hit.count, hit.lines)
+    return None if hit is None else _Found(path, hit.count, hit.lines, rg=False)
 
 
 def _search_bytes(path: str, data: bytes, request: SearchRequest) -> _Found | None:
@@ -278,7 +335,7 @@ def _search_bytes(path: str, data: bytes, request: SearchRequest) -> _Found | No
     def lines() -> _Lines:
         return _numbered(data, spans, request.context)
 
-    return _Found(path, len(spans), lines)
+    return _Found(path, len(spans), lines, rg=False)
 
 
 def _line_spans(regex: re2._Regexp[str], data: bytes, limit: int | None) -> list[tuple[int, int]]:
