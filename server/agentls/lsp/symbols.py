@@ -250,8 +250,7 @@ def setup(server: AgentLanguageServer) -> None:
         version = _open_version(ls, uri)
         cached = outlines.get(uri)
         if version is not None and cached is not None and cached[0] == version:
-            path = uri_to_path(uri)
-            if path is None or not _is_secret(ls, Path(os.path.realpath(path))):
+            if not _is_secret_uri(ls, uri):
                 return cached[1]
         result = await asyncio.to_thread(document_symbols, ls, uri)
         if version is not None and _open_version(ls, uri) == version:
@@ -259,6 +258,11 @@ def setup(server: AgentLanguageServer) -> None:
                 outlines.pop(next(iter(outlines)))
             outlines[uri] = (version, result)
         return result
+
+
+def _is_secret_uri(ls: AgentLanguageServer, uri: str) -> bool:
+    path = uri_to_path(uri)
+    return path is not None and _is_secret(ls, Path(os.path.realpath(path)))
 
 
 def _open_version(ls: AgentLanguageServer, uri: str) -> int | None:
