@@ -249,9 +249,9 @@ def setup(server: AgentLanguageServer) -> None:
         uri = params.text_document.uri
         version = _open_version(ls, uri)
         cached = outlines.get(uri)
-        if version is not None and cached is not None and cached[0] == version:
-            if not _is_secret_uri(ls, uri):
-                return cached[1]
+        fresh = version is not None and cached is not None and cached[0] == version
+        if fresh and cached is not None and not _is_secret_uri(ls, uri):
+            return cached[1]
         result = await asyncio.to_thread(document_symbols, ls, uri)
         if version is not None and _open_version(ls, uri) == version:
             if len(outlines) >= OUTLINE_CACHE and uri not in outlines:
