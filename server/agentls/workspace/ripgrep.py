@@ -28,7 +28,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -215,7 +215,7 @@ def search(
     fixed_strings: bool = False,
     first_chunk: int | None = None,
     count_only: bool = False,
-) -> Iterator[RgRun]:
+) -> Generator[RgRun, None, None]:
     """Search `paths` (regular files, absolute), one rg run per argument chunk, in order.
 
     Binary files (a NUL byte seen) are left out. Stops after a cancelled run.
@@ -228,11 +228,23 @@ def search(
     if count_only:
         base[1:2] = ["--count", "--with-filename", "--null"]
     head = len(paths) if first_chunk is None else max(1, first_chunk)
-    for chunk in [*_chunks(paths[:head]), *_chunks(paths[head:])]:
-        run = _run([*base, "--", *chunk], should_stop, count_only)
-        yield run
-        if run.cancelled:
-            return
+    chunks = [*_chunks(paths[:head]), *_chunks(paths[head:])]
+    # The next chunk's run starts before this one is read (its output waits in the pipe):
+    # chunks cost no extra wall time, and a caller that stops early kills it.
+    ahead: subprocess.Popen[bytes] | None = None
+    try:
+        for index, chunk in enumerate(chunks):
+            proc = ahead if ahead is not None else _start([*base, "--", *chunk])
+            ahead = None
+            if index + 1 < len(chunks):
+                ahead = _start([*base, "--", *chunks[index + 1]])
+            run = _finish(proc, should_stop, count_only)
+            yield run
+            if run.cancelled:
+                return
+    finally:
+        if ahead is not None:
+            _stop(ahead)
 
 
 def _chunks(paths: Sequence[str]) -> Iterator[list[bytes]]:
@@ -249,11 +261,9 @@ def _chunks(paths: Sequence[str]) -> Iterator[list[bytes]]:
         yield chunk
 
 
-def _run(
-    argv: list[str | bytes], should_stop: Callable[[], bool] | None, count_only: bool = False
-) -> RgRun:
+def _start(argv: list[str | bytes]) -> subprocess.Popen[bytes]:
     try:
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -262,6 +272,20 @@ def _run(
         )
     except OSError as exc:
         raise RgError(f"cannot run ripgrep ({exc})") from None
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Kill a run nobody will read (the caller stopped early, or was cancelled)."""
+    if proc.poll() is None:
+        proc.kill()
+    with proc:
+        proc.communicate()
+
+
+def _finish(
+    proc: subprocess.Popen[bytes], should_stop: Callable[[], bool] | None, count_only: bool
+) -> RgRun:
+    """Wait for a started run (polling `should_stop`) and read its output."""
     with proc:
         while True:
             try:
@@ -279,6 +303,12 @@ def _run(
     if err:
         log.debug("rg: %s", err[:2000].decode("utf-8", errors="replace"))
     return RgRun(parse_counts(out) if count_only else parse_output(out))
+
+
+def _run(
+    argv: list[str | bytes], should_stop: Callable[[], bool] | None, count_only: bool = False
+) -> RgRun:
+    return _finish(_start(argv), should_stop, count_only)
 
 
 def parse_counts(out: bytes) -> list[RgFile]:

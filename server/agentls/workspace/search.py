@@ -18,6 +18,7 @@ starts; a UTF-8 byte-order mark is not part of the first line; `$` also matches 
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -191,18 +192,18 @@ def _search_with_rg(
         first_chunk=_first_chunk(len(disk), request),
         count_only=count_only,
     )
-    for run in runs:
-        if run.cancelled:
-            outcome.cancelled = True
-            return
-        for hit in run.files:
-            if count_only and _is_binary(hit.path):
-                continue
-            found[hit.path] = _Found(hit.path, hit.count, hit.lines)
-        if run.files and _units_up_to(found, max(h.path for h in run.files), request) > (
-            request.max_results
-        ):
-            break
+    with contextlib.closing(runs):  # stopping early kills a run started ahead
+        for run in runs:
+            if run.cancelled:
+                outcome.cancelled = True
+                return
+            for hit in run.files:
+                if count_only and _is_binary(hit.path):
+                    continue
+                found[hit.path] = _Found(hit.path, hit.count, hit.lines)
+            last = max((h.path for h in run.files), default="")
+            if last and _units_up_to(found, last, request) > request.max_results:
+                break
     if content and peek is not None and peek < request.max_results + 1:
         _complete_shown(rg, request, found, peek)
 
