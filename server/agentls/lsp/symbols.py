@@ -141,8 +141,11 @@ class _Lines:
     def position(self, path: Path, line: int, character: int, ascii_line: bool) -> types.Position:
         if ascii_line or character == 0:
             return types.Position(line, character)
+        lines = self.lines(path)
+        if line < len(lines) and lines[line].isascii():  # most lines: units are characters
+            return types.Position(line, character)
         codec = self.ls.workspace.position_codec
-        return codec.position_to_client_units(self.lines(path), ServerTextPosition(line, character))
+        return codec.position_to_client_units(lines, ServerTextPosition(line, character))
 
     def range(self, symbol: Symbol, which: Any, ascii_line: bool) -> types.Range:
         """`ascii_line`: the definition's line is ASCII, so a range on that one line (a
