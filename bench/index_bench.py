@@ -1,12 +1,14 @@
-"""Benchmark the symbol index on a real corpus (fetch it with bench/fetch_corpus.py).
+"""Benchmark building the symbol index on a real corpus (fetch it with bench/fetch_corpus.py).
 
-Measures in one run, on the same file list:
-- cold index (2 worker processes, empty cache) vs universal-ctags on the same files;
+Measures in one run, on exactly the files both index (the index skips files over 2 MB and
+minified ones; they are left out for ctags too, which spends much of its time on them):
+- cold index (2 worker processes, empty cache) vs universal-ctags: wall and CPU ratios;
 - warm start (unchanged files loaded from the SQLite cache) vs cold;
-- edit-to-queryable for a ~500-line file (update_file + a search that finds the edit);
-- search latency p50/p99 for prefix and fuzzy queries;
-- document_symbols for a ~500-line file (from the index, and a fresh parse);
 - memory: traced Python memory held by a loaded index, and the RSS growth of this process.
+
+Request latencies as users see them (workspace/symbol, documentSymbol, edit → queryable,
+the tools) are in bench/lsp_index_bench.py; time to the first correct answer in
+bench/ttfa.py; recall against ctags in bench/recall_bench.py.
 
     python bench/index_bench.py [--corpus DIR] [--repeat N] [--single]
 
@@ -19,19 +21,16 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import random
-import re
 import resource
 import shutil
-import statistics
 import subprocess
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
 
-from agentls.index import SymbolIndex, language_for, outline
+from agentls.index import SymbolIndex, language_for
+from agentls.index.extract import skip_reason
 
 DEFAULT_CORPUS = Path.home() / ".cache" / "agentls-bench" / "corpus"
 CTAGS_LANGUAGES = "Python,JavaScript,TypeScript,Go,Rust,Java,C,C++,C#,Ruby,PHP"
@@ -66,7 +65,12 @@ def ms(seconds: float) -> str:
 
 
 def corpus_files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*") if p.is_file() and language_for(p) is not None)
+    """Files both index: a grammar, and not skipped by the index as huge or minified."""
+    return sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and language_for(p) is not None and skip_reason(p.read_bytes()) is None
+    )
 
 
 def time_ctags(files: list[Path]) -> tuple[float, float] | None:
@@ -107,59 +111,6 @@ def build(files: list[Path], cache: Path | None, workers: int) -> tuple[float, f
     return time.perf_counter() - start, cpu_seconds() - cpu, index
 
 
-def pick_file(files: list[Path], lines: int) -> Path:
-    """A Python file close to `lines` lines (or any file)."""
-    best = files[0]
-    best_gap = 1 << 30
-    for path in files:
-        if path.suffix != ".py":
-            continue
-        count = path.read_bytes().count(b"\n")
-        if abs(count - lines) < best_gap:
-            best, best_gap = path, abs(count - lines)
-    return best
-
-
-def timed(fn: Callable[[], object]) -> tuple[float, float]:
-    """(wall, CPU) seconds of one call. CPU time stays meaningful on a shared machine."""
-    cpu = time.process_time()
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start, time.process_time() - cpu
-
-
-def summary(samples: list[tuple[float, float]]) -> str:
-    walls = [w for w, _ in samples]
-    cpus = [c for _, c in samples]
-    return (
-        f"p50 {ms(statistics.median(walls))}, p99 {ms(percentile(walls, 99))} wall; "
-        f"p50 {ms(statistics.median(cpus))}, p99 {ms(percentile(cpus, 99))} CPU"
-    )
-
-
-def make_queries(index: SymbolIndex, count: int) -> tuple[list[str], list[str]]:
-    """Prefix queries (3-6 leading chars of real names) and fuzzy ones (word initials or
-    scattered letters of real names, which rarely prefix anything)."""
-    rng = random.Random(7)
-    names = [
-        s.name
-        for s in index.search("", kind=["class", "function", "method"], limit=100_000).symbols
-    ]
-    names = [n for n in names if len(n) >= 6 and n.isascii() and n[0].isalpha()]
-    prefix = [n[: rng.randint(3, 6)] for n in rng.sample(names, count)]
-    fuzzy = []
-    for name in rng.sample(names, count * 3):
-        words = re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", name)
-        if len(words) >= 2:
-            fuzzy.append("".join(w[:2] for w in words[:3]).lower())
-        else:
-            letters = [c for c in name if c.isalnum()]
-            fuzzy.append((letters[0] + letters[2] + letters[-2] + letters[-1]).lower())
-        if len(fuzzy) == count:
-            break
-    return prefix, fuzzy
-
-
 def timed_builds(
     files: list[Path], cache: Path, repeat: int
 ) -> tuple[list[tuple[float, float]], list[tuple[float, float]], list[tuple[float, float]]]:
@@ -179,32 +130,6 @@ def timed_builds(
         assert index.state.parsed_files == 0, index.state
         index.close()
     return ctags_times, cold_times, warm_times
-
-
-def bench_queries(index: SymbolIndex, files: list[Path]) -> None:
-    target = pick_file(files, 500)
-    base = target.read_text(encoding="utf-8", errors="replace")
-    edits: list[tuple[float, float]] = []
-    for n in range(60):
-        text = base + f"\n\ndef bench_edit_marker_{n}():\n    pass\n"
-
-        def edit(text: str = text, n: int = n) -> None:
-            index.update_file(target, text, -1, len(text))
-            hits = index.search(f"bench_edit_marker_{n}").symbols
-            assert hits and hits[0].name == f"bench_edit_marker_{n}"
-
-        edits.append(timed(edit))
-    print(f"edit-to-queryable ({target.name}, {base.count(chr(10))} lines): {summary(edits)}")
-    prefix_q, fuzzy_q = make_queries(index, 300)
-    index.search("warmup")
-    for label, queries in (("prefix", prefix_q), ("fuzzy ", fuzzy_q)):
-        samples = [timed(lambda q=q: index.search(q)) for q in queries]
-        print(f"search {label} ({len(samples)} queries, e.g. {queries[:3]}): {summary(samples)}")
-    data = target.read_bytes()
-    stored = [timed(lambda: index.document_symbols(target)) for _ in range(50)]
-    parsed = [timed(lambda: outline(target, data)) for _ in range(20)]
-    print(f"document_symbols ({target.name}) from the index: {summary(stored)}")
-    print(f"document_symbols ({target.name}) by a fresh parse: {summary(parsed)}")
 
 
 def bench_memory(files: list[Path], cache: Path) -> None:
@@ -267,7 +192,6 @@ def main() -> None:
     _, _, index = build(files, cache, workers=2)
     state = index.state
     print(f"index: {state.files} files, {state.symbols:,} symbols, {state.skipped_files} skipped")
-    bench_queries(index, files)
     index.close()
     print(f"process RSS grew {rss_mb() - rss_before:.0f} MB over the builds above")
     bench_memory(files, cache)

@@ -324,3 +324,56 @@ def test_tool_kind_names_cover_every_searchable_kind() -> None:
 
 def test_unsupported_files_have_no_outline() -> None:
     assert outline(Path("notes.txt"), "class A: pass") is None
+
+
+RECALL_GAPS = {
+    "python": (
+        "try:\n    import fast_json as json_impl\nexcept ImportError:\n    json_impl = None\n"
+        "else:\n    HAVE_FAST = True\nif A:\n    pass\nelif B:\n    ELIF_VALUE = 1\n"
+        "else:\n    ELSE_VALUE = 2\nHORIZONTAL, VERTICAL = 1, 2\n(LEFT, RIGHT) = 3, 4\n"
+        "class Form:\n    new_password1, new_password2 = 'a', 'b'\n"
+        "def f():\n    local_a, local_b = 1, 2\n",
+        {
+            "json_impl",
+            "HAVE_FAST",
+            "ELIF_VALUE",
+            "ELSE_VALUE",
+            "HORIZONTAL",
+            "VERTICAL",
+            "LEFT",
+            "RIGHT",
+            "new_password1",
+            "new_password2",
+        },
+        {"local_a", "local_b"},
+    ),
+    "javascript": (
+        "'use strict';\n{\n  const SelectBox = {};\n  let popupIndex = 0;\n}\n"
+        "if (typeof window !== 'undefined') {\n  const API_ROOT = '/api';\n} else {\n"
+        "  var FALLBACK = 1;\n}\ntry {\n  const HAS_FETCH = !!fetch;\n} catch (e) {}\n"
+        "function Legacy() { this.x = 1; const inner = 2; }\n"
+        "Legacy.prototype.run = function () {};\n",
+        {"SelectBox", "popupIndex", "API_ROOT", "FALLBACK", "HAS_FETCH", "Legacy", "run"},
+        {"inner", "x"},
+    ),
+    "typescript": (
+        'declare module "os" {\n  namespace constants {\n    const ECONNRESET: number;\n'
+        "    var legacy: string;\n  }\n  const EOL: string;\n  export const devNull: string;\n}\n"
+        "declare global {\n  var SlowBuffer: unknown;\n}\nnamespace Inner { const hidden = 1; }\n"
+        "interface BufferConstructor {\n  new (size: number): Buffer;\n}\n"
+        "function g() { const notMine = 1; }\n",
+        {"ECONNRESET", "legacy", "EOL", "devNull", "SlowBuffer", "hidden", "new"},
+        {"notMine"},
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(RECALL_GAPS))
+def test_recall_gaps_of_issue_22_are_closed(language: str) -> None:
+    from agentls.index.extract import extract_rows
+    from agentls.index.languages import LANGUAGES
+
+    source, wanted, unwanted = RECALL_GAPS[language]
+    names = {row[0] for row in extract_rows(LANGUAGES[language], source.encode())}
+    assert wanted <= names, wanted - names
+    assert not (unwanted & names), unwanted & names

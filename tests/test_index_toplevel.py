@@ -30,7 +30,9 @@ SOURCES = {
         "const arrow = () => 1;\n"
         "const { x, y } = obj;\n"
         "function outer() { const inner = 1; let local = 2; }\n"
-        "if (z) { const notTop = 1; }\n"
+        "if (z) { const inIf = 1; } else { let inElse = 2; }\n"
+        "{ var inBlock = 3; }\n"
+        "try { const inTry = 4; } catch (e) { const notTop = 5; }\n"
         "const klass = class Named {};\n"
         "const 函数 = '😀';\n"
     ),

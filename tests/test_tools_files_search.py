@@ -175,3 +175,18 @@ async def test_grep_input_validation(run: Runner) -> None:
     assert "InputValidationError" in await run.error("grep", pattern="")
     assert "InputValidationError" in await run.error("grep", pattern="x", output="lines")
     assert "outside the workspace" in await run.error("grep", pattern="x", path="/")
+
+
+async def test_grep_names_constructs_it_cannot_run_in_linear_time(run: Runner) -> None:
+    ahead = await run.error("grep", pattern=r"helper(?=\()")
+    assert "look-ahead `(?=...)` at position 6" in ahead and "RE2/Rust" in ahead
+    back = await run.error("grep", pattern=r"(\w)\1")
+    assert "back-reference" in back
+    huge = await run.error("grep", pattern="x" * 100_000)
+    assert "at most 4,096" in huge and len(huge) < 1000
+
+
+async def test_grep_pathological_pattern_is_linear(run: Runner, root: Path) -> None:
+    (root / "evil.txt").write_text(("a" * 40 + "b\n") * 2000)
+    out = await run.ok("grep", pattern=r"(a+)+$")
+    assert "No matches" in out

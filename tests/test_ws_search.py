@@ -1,14 +1,21 @@
-"""Globs and the search engine's building blocks (literal prefilter, line mapping)."""
+"""Globs, and grep's regex dialect: what is refused, and how RE2 is made to read a pattern
+the way ripgrep does."""
 
 from __future__ import annotations
 
-import re
+import time
 
 import pytest
 
 from agentls.workspace.globs import GlobError, PathGlob
-from agentls.workspace.patterns import build_prefilter, compile_regex, starts_with_literal
-from agentls.workspace.search import candidate_lines, matching_lines
+from agentls.workspace.regex_dialect import (
+    MAX_PATTERN_CHARS,
+    PatternError,
+    check_pattern,
+    compile_re2,
+    re2_pattern,
+)
+from agentls.workspace.search import context_groups
 
 
 @pytest.mark.parametrize(
@@ -45,128 +52,107 @@ def test_malformed_globs_raise(bad: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("pattern", "needles"),
+    ("pattern", "construct"),
     [
-        ("def parse_args", ("def parse_args",)),
-        (r"class \w+Error", ("class ",)),
-        ("TODO|FIXME", ("TODO", "FIXME")),
-        (r"foo\.bar", ("foo.bar",)),
-        ("colou?r", ("colo",)),
-        ("ab{0,2}cdef", ("cdef",)),
-        ("x+yz", ("yz",)),
-        (r"(foo|bar)baz", ("baz",)),
-        (r"a|.*", ()),
-        ("(?x) a b", ()),
-        (r"\x41BCD", ("BCD",)),
+        (r"foo(?=bar)", "look-ahead `(?=...)` at position 3"),
+        (r"foo(?!bar)", "negative look-ahead"),
+        (r"(?<=\t)self", "look-behind `(?<=...)` at position 0"),
+        (r"(?<!x)y", "negative look-behind"),
+        (r"(a)\1", "back-reference `\\1` at position 3"),
+        (r"(?P<q>a)(?P=q)", "back-reference `(?P=name)`"),
+        (r"(?<q>a)\k<q>", "back-reference `\\k<name>`"),
+        (r"(?>a+)b", "atomic group"),
+        (r"a++b", "possessive quantifier at position 1"),
+        (r"end\Z", "`\\Z` (matching is per line: write `$` for a line end)"),
+        (r"\Aimport", "`\\A` (matching is per line: write `^` for a line start)"),
+        (r"\Qa.b\E", "quoting"),
     ],
 )
-def test_prefilter_extracts_required_literals(pattern: str, needles: tuple[str, ...]) -> None:
-    assert build_prefilter(pattern, ignore_case=False).needles == needles
-
-
-PROBES = [
-    "colour color colr",
-    "def parse_args(argv):",
-    "class ValueError2Error(Exception)",
-    "FIXME later",
-    "K-elvin ſtraße İstanbul",
-    "日本語のテキスト 😀 emoji",
-    "foo.bar fooxbar",
-    "aaa\nbbb\r\nccc",
-]
-PATTERNS = [
-    "colou?r",
-    r"class \w+Error",
-    "TODO|FIXME",
-    "kelvin",
-    "STRASSE|straße",
-    "istanbul",
-    "テキスト",
-    r"foo\.bar",
-    "b+\r?$",
-    r"(?i)EMOJI",
-    "[0-9]{2,}",
-]
-
-
-@pytest.mark.parametrize("pattern", PATTERNS)
-@pytest.mark.parametrize("ignore_case", [False, True])
-def test_prefilter_never_rejects_a_real_match(pattern: str, ignore_case: bool) -> None:
-    prefilter = build_prefilter(pattern, ignore_case=ignore_case)
-    regex = compile_regex(pattern, ignore_case=ignore_case)
-    for text in PROBES:
-        if regex.search(text):
-            assert prefilter.may_match(text.encode()), (pattern, text)
-            assert prefilter.may_match_text(text), (pattern, text)
-
-
-def test_prefilter_rules_out_files_without_the_literal() -> None:
-    prefilter = build_prefilter("parse_args", ignore_case=True)
-    assert not prefilter.may_match(b"nothing to see here")
-    assert prefilter.may_match(b"x = PARSE_ARGS()")
-
-
-def test_matching_lines_reports_each_line_once() -> None:
-    text = "a foo foo\nbar\r\nfoo end\n"
-    assert matching_lines(re.compile("foo", re.M), text) == [(1, "a foo foo"), (3, "foo end")]
-    assert matching_lines(re.compile("^", re.M), "x\ny\n") == [(1, "x"), (2, "y")]
-    assert matching_lines(re.compile("bar$", re.M), text) == []
-    assert matching_lines(compile_regex("bar$|d$", ignore_case=False), text) == [
-        (2, "bar"),
-        (3, "foo end"),
-    ]
-    assert matching_lines(compile_regex("[$]", ignore_case=False), "a$\nb\n") == [(1, "a$")]
-    assert matching_lines(re.compile("o\nbar", re.M), text) == []
-
-
-def test_matches_never_span_lines() -> None:
-    text = "x = 1\n\n    return None\nreturn\nNone\n"
-    regex = compile_regex(r"^\s+return None$", ignore_case=False)
-    assert matching_lines(regex, text) == [(3, "    return None")]
-    assert matching_lines(compile_regex(r"return\s+None", ignore_case=False), text) == [
-        (3, "    return None")
-    ]
-
-
-SOURCE = """import os
-class ParseError(Exception):
-    def parse(self, text):  # TODO: tabs
-        return self.helper(text) if text else None
-
-\tself.other(1)
-FIXME = 'done'   \r
-"""
+def test_constructs_without_a_linear_algorithm_are_refused_by_name(
+    pattern: str, construct: str
+) -> None:
+    with pytest.raises(PatternError) as caught:
+        check_pattern(pattern)
+    message = str(caught.value)
+    assert construct in message and "linear time" in message and "RE2/Rust" in message
 
 
 @pytest.mark.parametrize(
-    "pattern",
+    ("pattern", "problem"),
     [
-        r"\bself\.\w+\(",
-        r"class \w+Error",
-        "TODO|FIXME",
-        r"^\s+return",
-        r"done'\s*$",
-        "text",
-        r"\w+Error",
+        ("foo(bar", "missing ), unterminated subpattern at position 3"),
+        ("foo)bar", "unbalanced parenthesis at position 3"),
+        ("[abc", "unterminated character set at position 0"),
+        ("abc\\", "trailing backslash"),
     ],
 )
-@pytest.mark.parametrize("ignore_case", [False, True])
-def test_candidate_lines_agree_with_whole_text(pattern: str, ignore_case: bool) -> None:
-    regex = compile_regex(pattern, ignore_case=ignore_case)
-    prefilter = build_prefilter(pattern, ignore_case=ignore_case)
-    assert prefilter.needles
-    unicode_source = "# ünïcödé 😀\n" + SOURCE.replace("text", "tëxt, text")
-    for data in (SOURCE.encode(), b"# bad \xff\xfe bytes\n" + unicode_source.encode()):
-        text = data.decode("utf-8", errors="replace")
-        expected = matching_lines(regex, text)
-        assert expected
-        assert candidate_lines(regex, data, prefilter) == expected
-        assert candidate_lines(regex, data, prefilter, 1) == expected[:1]
+def test_structural_errors_name_the_position(pattern: str, problem: str) -> None:
+    with pytest.raises(PatternError, match="Invalid regex") as caught:
+        check_pattern(pattern)
+    assert problem in str(caught.value) and "escape it with a backslash" in str(caught.value)
 
 
-def test_starts_with_literal() -> None:
-    assert starts_with_literal("import")
-    assert starts_with_literal(r"\.venv")
-    assert not starts_with_literal(r"\bself")
-    assert not starts_with_literal("a|b")
-    assert not starts_with_literal("[ab]c")
+def test_named_groups_classes_and_flags_are_accepted() -> None:
+    for pattern in [r"(?<name>a)", r"(?P<name>a)", r"[(?=]", r"\(\?=", r"(?i)abc", r"[\]]x"]:
+        check_pattern(pattern)
+        compile_re2(pattern, ignore_case=False)
+
+
+def test_a_huge_pattern_is_refused_at_once_with_the_limit() -> None:
+    pattern = "a" * (10 * 1024 * 1024)
+    began = time.process_time()
+    with pytest.raises(PatternError) as caught:
+        check_pattern(pattern)
+    assert time.process_time() - began < 1.0
+    assert f"at most {MAX_PATTERN_CHARS:,}" in str(caught.value)
+    assert len(str(caught.value)) < 500
+
+
+def test_re2_rejections_are_pattern_errors() -> None:
+    with pytest.raises(PatternError, match="Invalid regex"):
+        compile_re2("a{2,1}", ignore_case=False)
+    with pytest.raises(PatternError, match="invalid repetition size"):
+        compile_re2("((a{100}){100}){100}", ignore_case=False)
+
+
+def test_translation_gives_re2_ripgreps_meaning() -> None:
+    assert re2_pattern(r"a$") == "(?m)a$"
+    assert re2_pattern(r"[$.]") == "(?m)[$.]"
+    assert re2_pattern(r"a.b") == "(?m)a[^\\r\\n]b"
+    assert re2_pattern(r"(?s)a.b") == "(?m)(?s)a.b"
+    assert re2_pattern(r"\u00e9\u{1F600}") == "(?m)\\x{00e9}\\x{1F600}"
+    assert re2_pattern(r"\d") == "(?m)\\p{Nd}"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "matches"),
+    [
+        (r"^\d+$", "٣٤٥", True),  # Arabic-Indic digits: \d is Unicode
+        (r"^\w+$", "straße", True),
+        (r"^\w+$", "日本語", True),
+        (r"a\sb", "a\u3000b", True),
+        (r"a\sb", "a\nb", False),  # never across a line break
+        (r"x.y", "x\ry", False),  # `.` never matches "\r" (rg --crlf)
+        (r"(?i)kelvin", "\u212aelvin", True),
+        (r"(?i)STRASSE", "straße", False),  # simple case folding, like rg
+    ],
+)
+def test_re2_twin_matches_like_ripgrep(pattern: str, text: str, matches: bool) -> None:
+    regex = compile_re2(pattern, ignore_case=False)
+    assert (regex.search(text.encode()) is not None) is matches
+
+
+def test_pathological_patterns_run_in_linear_time() -> None:
+    regex = compile_re2(r"(a+)+$", ignore_case=False)
+    small = b"a" * 2_000 + b"b\n"
+    began = time.process_time()
+    assert regex.search(small) is None
+    assert regex.search(small * 500) is None  # 1 MB
+    assert time.process_time() - began < 2.0
+
+
+def test_context_groups_merge_overlapping_ranges() -> None:
+    shown = {n: f"line {n}" for n in range(1, 11)}
+    groups = context_groups(shown, [2, 4, 9], 1)
+    assert [[n for n, _, _ in g] for g in groups] == [[1, 2, 3, 4, 5], [8, 9, 10]]
+    assert [m for _, _, m in groups[0]] == [False, True, False, True, False]

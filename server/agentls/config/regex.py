@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
-import re2  # type: ignore[import-untyped]
+import re2
 
 __all__ = ["PatternMatch", "RegexGroupsError", "UserPattern", "compile_user_regex"]
 

@@ -132,6 +132,10 @@ class IndexState:
     skipped_files: int
     building: bool
     ready: bool
+    total_files: int = 0
+    """Files the last build had to index (0 while it is still listing them)."""
+    indexed_files: int = 0
+    """Of those, how many are indexed (parsed, loaded from the cache, or skipped)."""
 
 
 class SyntaxProblem(NamedTuple):

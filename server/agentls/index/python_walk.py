@@ -19,7 +19,21 @@ from agentls.index.defs import Def, add_plain
 from agentls.index.languages import LanguageSpec, field_id, kind_id
 from agentls.index.model import SymbolKind
 
-_CLASS, _FUNCTION, _MODULE_VAR, _IF_VAR, _TRY_VAR, _FIELD = range(6)
+(
+    _CLASS,
+    _FUNCTION,
+    _MODULE_VAR,
+    _IF_VAR,
+    _TRY_VAR,
+    _FIELD,
+    _ELIF_VAR,
+    _ELSE_VAR,
+    _EXCEPT_VAR,
+    _TRY_ELSE_VAR,
+    _FINALLY_VAR,
+    _MODULE_TUPLE,
+    _FIELD_TUPLE,
+) = range(13)
 """Pattern numbers, in the order of python.scm."""
 _CONTAINERS = (
     "block",
@@ -54,11 +68,17 @@ class _Ids:
     block: int
     if_statement: int
     try_statement: int
+    elif_clause: int
+    else_clause: int
+    except_clause: int
+    finally_clause: int
+    tuples: frozenset[int]
     name: int
     body: int
     left: int
     definition: int
     consequence: int
+    alternative: int
 
 
 @cache
@@ -75,11 +95,17 @@ def _ids(spec: LanguageSpec) -> _Ids:
         kind("block"),
         kind("if_statement"),
         kind("try_statement"),
+        kind("elif_clause"),
+        kind("else_clause"),
+        kind("except_clause"),
+        kind("finally_clause"),
+        frozenset({kind("pattern_list"), kind("tuple_pattern")}),
         field("name"),
         field("body"),
         field("left"),
         field("definition"),
         field("consequence"),
+        field("alternative"),
     )
 
 
@@ -88,8 +114,11 @@ class _Walk:
         self.ids = ids
         self.found: dict[int, Def] = {}
 
-    def assignments(self, block: ts.Node, pattern: int, kind: SymbolKind) -> None:
-        """`x = ...` statements directly in `block` (the assignment is the definition)."""
+    def assignments(
+        self, block: ts.Node, pattern: int, kind: SymbolKind, tuples: int | None = None
+    ) -> None:
+        """`x = ...` statements directly in `block` (the assignment is the definition), and
+        with `tuples` also each name of `a, b = ...` (found by that pattern)."""
         ids = self.ids
         for statement in block.named_children:
             if statement.kind_id != ids.expression_statement or not statement.named_child_count:
@@ -98,21 +127,46 @@ class _Walk:
             if assignment is None or assignment.kind_id != ids.assignment:
                 continue
             left = assignment.child_by_field_id(ids.left)
-            if left is not None and left.kind_id == ids.identifier:
+            if left is None:
+                continue
+            if left.kind_id == ids.identifier:
                 add_plain(self.found, pattern, kind, assignment, left, assignment)
+            elif tuples is not None and left.kind_id in ids.tuples:
+                for name in left.named_children:
+                    if name.kind_id == ids.identifier:
+                        add_plain(self.found, tuples, kind, assignment, name, assignment)
 
     def module_level(self, root: ts.Node) -> None:
         ids = self.ids
-        self.assignments(root, _MODULE_VAR, SymbolKind.VARIABLE)
+        self.assignments(root, _MODULE_VAR, SymbolKind.VARIABLE, _MODULE_TUPLE)
         for statement in root.named_children:
-            if statement.kind_id == ids.if_statement:
-                block, pattern = statement.child_by_field_id(ids.consequence), _IF_VAR
-            elif statement.kind_id == ids.try_statement:
-                block, pattern = statement.child_by_field_id(ids.body), _TRY_VAR
-            else:
-                continue
-            if block is not None and block.kind_id == ids.block:
-                self.assignments(block, pattern, SymbolKind.VARIABLE)
+            for block, pattern in self._branches(statement):
+                if block is not None and block.kind_id == ids.block:
+                    self.assignments(block, pattern, SymbolKind.VARIABLE)
+
+    def _branches(self, statement: ts.Node) -> list[tuple[ts.Node | None, int]]:
+        """The blocks of a module-level if/try whose assignments are definitions."""
+        ids = self.ids
+        k = statement.kind_id
+        if k == ids.if_statement:
+            found = [(statement.child_by_field_id(ids.consequence), _IF_VAR)]
+            for branch in statement.children_by_field_id(ids.alternative):
+                if branch.kind_id == ids.elif_clause:
+                    found.append((branch.child_by_field_id(ids.consequence), _ELIF_VAR))
+                elif branch.kind_id == ids.else_clause:
+                    found.append((branch.child_by_field_id(ids.body), _ELSE_VAR))
+            return found
+        if k != ids.try_statement:
+            return []
+        found = [(statement.child_by_field_id(ids.body), _TRY_VAR)]
+        for clause in statement.named_children:
+            if clause.kind_id == ids.except_clause:
+                found.extend((c, _EXCEPT_VAR) for c in clause.named_children)
+            elif clause.kind_id == ids.else_clause:
+                found.append((clause.child_by_field_id(ids.body), _TRY_ELSE_VAR))
+            elif clause.kind_id == ids.finally_clause:
+                found.extend((c, _FINALLY_VAR) for c in clause.named_children)
+        return found
 
     def statements(self, node: ts.Node, decorator: ts.Node | None = None) -> None:
         """Classes and functions anywhere below `node`, and class-level fields."""
@@ -140,7 +194,7 @@ class _Walk:
         body = node.child_by_field_id(ids.body)
         if body is not None:
             if is_class:
-                self.assignments(body, _FIELD, SymbolKind.FIELD)
+                self.assignments(body, _FIELD, SymbolKind.FIELD, _FIELD_TUPLE)
             self.statements(body)
 
 

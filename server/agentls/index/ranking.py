@@ -9,7 +9,7 @@ one fills the limit, so a common prefix query never pays for the fuzzy scan.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
@@ -83,12 +83,21 @@ def _parse_cached(path: str, data: bytes) -> Packed:
 
 
 def acceptor(
-    kinds: frozenset[int] | None, prefix: str | None, qualifier: str, hidden: frozenset[str]
+    kinds: frozenset[int] | None,
+    prefix: str | None,
+    qualifier: str,
+    hidden: frozenset[str],
+    excluded: Callable[[str], bool] | None = None,
 ) -> Accept:
+    """The filter of one query. `hidden`: paths the query's overlay replaces; `excluded`:
+    paths that must never be shown (secret files, see `SymbolIndex.excluded`)."""
+
     def accept(rec: FileRecord, row: int, kind: int) -> bool:
         if not rec.alive or kind == _IMPL:
             return False
         if hidden and rec.path_str in hidden:
+            return False
+        if excluded is not None and excluded(rec.path_str):
             return False
         if kinds is not None and kind not in kinds:
             return False

@@ -14,7 +14,9 @@ rebuilds the whole structure.
 from __future__ import annotations
 
 import logging
+import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from agentls.index.extract import MAX_FILE_BYTES, TOO_LARGE
 from agentls.index.languages import language_for
 from agentls.index.matching import parse_query
 from agentls.index.model import IndexState, SearchResult, Symbol
+from agentls.index.priority import build_order
 from agentls.index.ranking import (
     KindFilter,
     Ranker,
@@ -33,7 +36,7 @@ from agentls.index.ranking import (
 from agentls.index.records import FileRecord, pack
 from agentls.index.reparse import RecentTrees
 from agentls.index.segment import Segment
-from agentls.index.store import IndexStore
+from agentls.index.store import CachedFile, IndexStore
 from agentls.index.worker import Batch, Results, parse_batch, parse_file, run_pool
 
 log = logging.getLogger(__name__)
@@ -49,6 +52,21 @@ PARALLEL_MIN_BYTES = 2_000_000
 """Below this much source, worker start-up (~0.2 s) costs more than it saves."""
 _BATCH_BYTES = 512_000
 _BATCH_FILES = 64
+ON_DEMAND_FILES = 24
+"""Files a query parses itself during a cold build (those that define its name)."""
+ON_DEMAND_BYTES = 1_000_000
+"""...and at most this much source (after the first file): bundles that also define the
+name come last in the build order and are left to the build."""
+ON_DEMAND_MIN_CHARS = 3
+LISTING_WAIT_S = 2.0
+"""How long a query during a cold build waits for the file listing (to know M and the
+files to parse on demand); the listing takes well under a second on 10k files."""
+_NAME_RUN = re.compile(r"[A-Za-z0-9_$]+")
+
+Entry = tuple[Path, int, int]
+"""A file the build must parse: path, mtime_ns, size."""
+Candidates = Callable[[str, list[str]], list[str]]
+"""Given a literal and paths, those whose text contains it (case-insensitively)."""
 
 
 class SymbolIndex:
@@ -86,6 +104,29 @@ class SymbolIndex:
         """A base segment built since the last flush: saved for the next warm start."""
         self._recent_trees = RecentTrees()
         """Trees of the files edited last: their next edit re-parses incrementally."""
+        self._pending: OrderedDict[str, Entry] = OrderedDict()
+        """Files the running build has still to parse, in parse order (see `priority`)."""
+        self._todo: dict[str, Entry] = {}
+        self._serving = threading.Event()
+        """Set once queries get useful answers: the cache is served, or the files listed."""
+        self._listed = threading.Event()
+        """Set once the running build knows every file (M in "N of M")."""
+        self._build_total = 0
+        self._build_done = 0
+        self.candidates: Candidates | None = None
+        """A fast text search (ripgrep, set by the registry): during a cold build, a query
+        first parses the not-yet-parsed files containing its name, so exact and prefix
+        answers are complete from the first second."""
+        self._buffer_texts: dict[str, bytes] = {}
+        """The text each buffer-sourced record was made from (open documents only)."""
+        self.before_query: Callable[[], None] | None = None
+        """Called first by every query: applies queued edits (set by the registry)."""
+        self._persist = threading.Event()
+        self._persist.set()
+        self.excluded: Callable[[str], bool] | None = None
+        """Paths never parsed, stored or shown (the workspace's secret files and read-deny
+        rules, set by `registry.index_for`). Asked again at query time, so rules that
+        change later hide what was indexed before them."""
 
     # ----------------------------------------------------------------------- state
 
@@ -100,6 +141,8 @@ class SymbolIndex:
                 skipped_files=sum(1 for r in self._records.values() if r.skipped),
                 building=self._building,
                 ready=self._ever_built and not self._building,
+                total_files=self._build_total,
+                indexed_files=self._build_done,
             )
 
     @property
@@ -111,6 +154,11 @@ class SymbolIndex:
         """Block until no build is running (or `timeout` seconds); True when idle."""
         with self._lock:
             return self._built.wait_for(lambda: not self._building, timeout)
+
+    def wait_serving(self, timeout: float | None = None) -> bool:
+        """Block until queries get useful answers (a warm start serves its cache, a cold one
+        has listed its files and can parse a query's files first), or `timeout` seconds."""
+        return self._serving.wait(timeout)
 
     def __contains__(self, path: object) -> bool:
         return str(path) in self._records
@@ -124,7 +172,7 @@ class SymbolIndex:
         text that is not on disk (an unsaved buffer) so a later start re-parses the file.
         Files without a grammar are ignored.
         """
-        if language_for(path) is None:
+        if language_for(path) is None or self._is_excluded(str(path)):
             self.remove_file(path)
             return
         data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
@@ -141,11 +189,16 @@ class SymbolIndex:
             self._parsed += 1
             self._install(rec)
             self._dirty[key] = rec
+            if mtime_ns == -1:
+                self._buffer_texts[key] = data
+            else:
+                self._buffer_texts.pop(key, None)
 
     def remove_file(self, path: Path) -> None:
         key = str(path)
         self._recent_trees.forget(key)
         with self._lock:
+            self._buffer_texts.pop(key, None)
             self._tickets[key] = self._tickets.get(key, 0) + 1
             if self._touched is not None:
                 self._touched.add(key)
@@ -179,35 +232,50 @@ class SymbolIndex:
         files: Iterable[Path],
         read: Callable[[Path], bytes] | None = None,
         workers: int = 2,
+        first: Iterable[Path] = (),
     ) -> IndexState:
         """Index `files` (absolute paths), reusing the persistent cache for unchanged ones.
 
         Files the index holds but `files` does not list are dropped. Runs in the calling
         thread; use `start_build` for the background. Parsing uses `workers` processes when
         there is enough to parse. `read` supplies file contents; None reads them from disk
-        (in the worker processes).
+        (in the worker processes). `first`: files to parse before all others (the editor's
+        open documents; see `priority` for the order of the rest).
         """
         with self._build_lock:
             with self._lock:
                 self._building = True
                 self._touched = set()
+                self._listed.clear()
+                self._build_total = self._build_done = 0
             try:
-                self._build(files, read, workers)
+                self._build(files, read, workers, [str(p) for p in first])
             finally:
                 with self._lock:
                     self._building = False
                     self._ever_built = True
                     self._touched = None
+                    self._pending.clear()
+                    self._todo = {}
+                    self._listed.set()
+                    self._serving.set()
                     self._built.notify_all()
             self.flush()
             return self.state
 
     def start_build(
-        self, files: Iterable[Path], read: Callable[[Path], bytes] | None = None, workers: int = 2
+        self,
+        files: Iterable[Path],
+        read: Callable[[Path], bytes] | None = None,
+        workers: int = 2,
+        first: Iterable[Path] = (),
     ) -> threading.Thread:
         """`build` on a daemon thread; the thread is returned for callers that want to join."""
         thread = threading.Thread(
-            target=self._safe_build, args=(files, read, workers), name="symbol-index", daemon=True
+            target=self._safe_build,
+            args=(files, read, workers, list(first)),
+            name="symbol-index",
+            daemon=True,
         )
         with self._lock:
             self._building = True
@@ -215,28 +283,38 @@ class SymbolIndex:
         return thread
 
     def _safe_build(
-        self, files: Iterable[Path], read: Callable[[Path], bytes] | None, workers: int
+        self,
+        files: Iterable[Path],
+        read: Callable[[Path], bytes] | None,
+        workers: int,
+        first: list[Path],
     ) -> None:
         try:
-            self.build(files, read, workers)
+            self.build(files, read, workers, first)
         except Exception:
             log.exception("symbol index build failed")
 
     def _build(
-        self, files: Iterable[Path], read: Callable[[Path], bytes] | None, workers: int
+        self,
+        files: Iterable[Path],
+        read: Callable[[Path], bytes] | None,
+        workers: int,
+        first: list[str],
     ) -> None:
         cached = self._store.load() if self._store is not None else {}
         saved = self._store.load_segment() if self._store is not None and cached else None
+        early = self._serve_from_cache(cached, saved)
         seen: set[str] = set()
-        todo: dict[str, tuple[Path, int, int]] = {}
+        todo: dict[str, Entry] = {}
         reuse: list[FileRecord] = []
+        confirmed = 0
         for path in files:
             if self._closed:
                 return
             if language_for(path) is None:
                 continue
             key = str(path)
-            if key in seen:
+            if key in seen or self._is_excluded(key):
                 continue
             seen.add(key)
             try:
@@ -245,16 +323,28 @@ class SymbolIndex:
                 continue
             hit = cached.get(key)
             if hit is not None and hit.mtime_ns == st.st_mtime_ns and hit.size == st.st_size:
+                if early and self._holds(key, hit.mtime_ns, hit.size):
+                    confirmed += 1  # served from the cache already, and still current
+                    continue
                 reuse.append(FileRecord(path, hit.mtime_ns, hit.size, hit.packed))
                 if len(reuse) >= 512:
                     self._ingest(reuse, cached=True)
                     reuse = []
             elif st.st_size > MAX_FILE_BYTES:
                 too_big = FileRecord(path, st.st_mtime_ns, st.st_size, pack([], TOO_LARGE))
-                self._ingest([too_big])
+                self._ingest([too_big], counted=True)
             else:
                 todo[key] = (path, st.st_mtime_ns, st.st_size)
         self._ingest(reuse, cached=True)
+        order = build_order(((k, e[1], e[2]) for k, e in todo.items()), first)
+        with self._lock:
+            self._todo = todo
+            self._pending = OrderedDict((key, todo[key]) for key, _, _ in order)
+            self._build_done += confirmed
+            self._cached += confirmed
+            self._build_total = self._build_done + len(todo)  # cached ones are in already
+        self._listed.set()
+        self._serving.set()
         self._parse_all(todo, read, workers)
         if self._closed:
             return
@@ -263,20 +353,72 @@ class SymbolIndex:
             for key in gone:
                 self._retire(self._records.pop(key))
                 self._dirty[key] = None
-        if saved is None or not self._adopt(saved):
+        if early:
+            self._compact_if_stale()
+        elif saved is None or not self._adopt(saved):
             self.compact()
         for key in set(cached) - seen:
             with self._lock:
                 self._dirty.setdefault(key, None)
 
+    def _serve_from_cache(self, cached: Mapping[str, CachedFile], saved: bytes | None) -> bool:
+        """Warm start: before the walk confirms anything, install every cached file and the
+        saved search structure, so queries answer from the cache at once (marked partial);
+        the walk then re-parses what changed and drops what is gone. Only for a first
+        build over an empty index with a usable saved structure. The records and the
+        structure are installed together: a query in between would otherwise fold
+        thousands of loose records into a new segment."""
+        if saved is None or not cached:
+            return False
+        records = {
+            key: FileRecord(Path(key), hit.mtime_ns, hit.size, hit.packed)
+            for key, hit in cached.items()
+            if not self._is_excluded(key)
+        }
+        loaded = Segment.from_snapshot(saved, records)
+        if loaded is None:
+            return False
+        segment, covered = loaded
+        newer = [r for r in records.values() if len(r) and id(r) not in covered]
+        dead = sum(len(r) for r in segment.records if id(r) not in covered)
+        with self._lock:
+            if self._records or dead > max(DEAD_MAX, sum(map(len, records.values())) // 4):
+                return False
+            for rec in records.values():
+                self._seq += 1
+                rec.seq = self._seq
+                self._records[rec.path_str] = rec
+                self._symbols += len(rec)
+            self._segments = [segment]
+            self._loose = newer
+            self._loose_symbols = sum(len(r) for r in newer)
+            self._dead_symbols = dead
+        self._serving.set()
+        log.info(
+            "symbol cache: reused the saved search structure (%d stale entries, %d files new);"
+            " answering from it while the files are checked",
+            dead,
+            len(newer),
+        )
+        return True
+
+    def _holds(self, key: str, mtime_ns: int, size: int) -> bool:
+        rec = self._records.get(key)
+        return rec is not None and rec.alive and rec.mtime_ns == mtime_ns and rec.size == size
+
+    def _compact_if_stale(self) -> None:
+        with self._lock:
+            stale = self._dead_symbols > max(DEAD_MAX, self._symbols // 4)
+        if stale:
+            self.compact()
+
     def _parse_all(
         self,
-        todo: dict[str, tuple[Path, int, int]],
+        todo: dict[str, Entry],
         read: Callable[[Path], bytes] | None,
         workers: int,
     ) -> None:
-        order = sorted(todo.values(), key=lambda t: -t[2])
-        total = sum(t[2] for t in order)
+        total = sum(entry[2] for entry in todo.values())
         parallel = workers >= 2 and total >= PARALLEL_MIN_BYTES
 
         def content(path: Path) -> bytes | None:
@@ -288,9 +430,10 @@ class SymbolIndex:
         def batches() -> Iterator[Batch]:
             batch: Batch = []
             size = 0
-            for path, _, stat_size in order:
+            while (entry := self._next_pending()) is not None:
                 if self._closed:
                     return
+                path, _, stat_size = entry
                 try:
                     data = content(path)
                 except Exception as exc:  # unreadable now: skip, a later change re-adds it
@@ -311,7 +454,7 @@ class SymbolIndex:
                     continue  # could not be read: skipped, like a read error above
                 path, mtime_ns, size = todo[key]
                 recs.append(FileRecord(path, mtime_ns, size, packed))
-            self._ingest(recs, parsed=True)
+            self._ingest(recs, parsed=True, counted=True)
 
         if parallel:
             run_pool(batches(), on_results, workers)
@@ -319,11 +462,75 @@ class SymbolIndex:
             for batch in batches():
                 on_results(parse_batch(batch))
 
+    def _next_pending(self) -> Entry | None:
+        with self._lock:
+            if not self._pending:
+                return None
+            return self._pending.popitem(last=False)[1]
+
+    # ----------------------------------------------------------------------- on demand
+
+    def parse_now(self, keys: Iterable[str]) -> int:
+        """Parse these files of the running build now, in the calling thread (a query
+        needs them); the build will not parse them again. Returns how many were parsed."""
+        with self._lock:
+            entries = [self._pending.pop(key) for key in keys if key in self._pending]
+        recs = []
+        for path, mtime_ns, size in entries:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            recs.append(FileRecord(path, mtime_ns, size, parse_file(str(path), data)))
+        self._ingest(recs, parsed=True, counted=True)
+        return len(recs)
+
+    def _answer_first(self, query: str) -> None:
+        """During a cold build: parse the not-yet-parsed files that contain the query's
+        name (found by `candidates`, a fast text search), so exact and prefix answers are
+        complete before the build reaches those files."""
+        finder = self.candidates
+        runs = [run for run in _NAME_RUN.findall(query) if len(run) >= ON_DEMAND_MIN_CHARS]
+        if finder is None or not runs:
+            return
+        # Nothing to answer from yet: wait until the cache is served (warm) or the files
+        # are listed (cold), which is what lets this query be answered well.
+        self._serving.wait(LISTING_WAIT_S)
+        with self._lock:
+            pending = list(self._pending)
+        if not pending:
+            return
+        try:
+            hits = finder(max(runs, key=len), pending)
+        except Exception:
+            log.exception("finding the files of a query failed")
+            return
+        chosen: list[str] = []
+        size = 0
+        with self._lock:
+            for key in hits[:ON_DEMAND_FILES]:
+                entry = self._pending.get(key)
+                if entry is None:
+                    continue
+                if chosen and size + entry[2] > ON_DEMAND_BYTES:
+                    break
+                chosen.append(key)
+                size += entry[2]
+        self.parse_now(chosen)
+
     def _ingest(
-        self, recs: list[FileRecord], *, cached: bool = False, parsed: bool = False
+        self,
+        recs: list[FileRecord],
+        *,
+        cached: bool = False,
+        parsed: bool = False,
+        counted: bool = False,
     ) -> None:
+        """Install records of a build (`counted`/`cached`: toward its N of M)."""
         with self._lock:
             touched = self._touched or ()
+            if counted or cached:
+                self._build_done += len(recs)
             for rec in recs:
                 if rec.path_str in touched:
                     continue  # an edit arrived during the build: it is newer
@@ -411,17 +618,29 @@ class SymbolIndex:
 
     # ----------------------------------------------------------------------- persistence
 
+    def hold_persistence(self) -> None:
+        """Keep changes in memory only until `allow_persistence` (a server holds them
+        until the user's secret rules are loaded, so no secret's symbols reach the disk)."""
+        self._persist.clear()
+
+    def allow_persistence(self) -> None:
+        self._persist.set()
+        self.flush()
+
     def flush(self) -> None:
         """Write changed files to the persistent cache (batched; call after edits settle),
-        and a newly built base segment (for the next warm start)."""
+        and a newly built base segment (for the next warm start). Files excluded by then
+        are deleted from the cache instead of written."""
+        if not self._persist.is_set():
+            return
         with self._lock:
             dirty, self._dirty = self._dirty, {}
             base, self._unsaved_base = self._unsaved_base, None
         if self._store is None:
             return
         if dirty:
-            recs = [r for r in dirty.values() if r is not None]
-            self._store.write(recs, [k for k, r in dirty.items() if r is None])
+            keep = {k: r for k, r in dirty.items() if r is not None and not self._is_excluded(k)}
+            self._store.write(keep.values(), [k for k in dirty if k not in keep])
         if base is not None:
             self._save_base(base)
 
@@ -462,8 +681,47 @@ class SymbolIndex:
 
     def document_symbols(self, path: Path) -> list[Symbol]:
         """The file's outline as a tree (empty if the file is not indexed)."""
-        rec = self._records.get(str(path))
-        return rec.outline() if rec is not None else []
+        if self.before_query is not None:
+            self.before_query()
+        key = str(path)
+        rec = self._records.get(key)
+        return rec.outline() if rec is not None and not self._is_excluded(key) else []
+
+    def buffer_outline(self, path: Path, text: str | bytes) -> list[Symbol] | None:
+        """The outline of an open document's current `text`, from the index: its record
+        when it was made from exactly this text, else re-indexed now (an incremental
+        re-parse from the file's last tree, ~1 ms for 500 lines). None when the file has
+        no grammar, is too large or generated, or is excluded."""
+        key = str(path)
+        if language_for(path) is None or self._is_excluded(key):
+            return None
+        if self.before_query is not None:
+            self.before_query()  # the edit may be queued or being applied: no second parse
+        data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+        with self._lock:
+            rec = self._records.get(key)
+            current = rec is not None and self._buffer_texts.get(key) == data
+        if not current:
+            self.update_file(path, data, -1, len(data))
+            rec = self._records.get(key)
+        if rec is None or rec.skipped:
+            return None
+        return rec.outline()
+
+    def disk_outline(self, path: Path, mtime_ns: int, size: int) -> list[Symbol] | None:
+        """The indexed outline of a file on disk when the index holds this very version
+        (same stat), else None (the caller parses the file itself)."""
+        key = str(path)
+        rec = self._records.get(key)
+        if rec is None or rec.skipped or self._is_excluded(key):
+            return None
+        if rec.mtime_ns != mtime_ns or rec.size != size:
+            return None
+        return rec.outline()
+
+    def _is_excluded(self, key: str) -> bool:
+        excluded = self.excluded
+        return excluded is not None and excluded(key)
 
     def search(
         self,
@@ -485,6 +743,10 @@ class SymbolIndex:
         parsed (cached by content) and searched instead of the indexed version; None hides
         the file (deleted).
         """
+        if self.before_query is not None:
+            self.before_query()
+        if self._building and self.candidates is not None:
+            self._answer_first(query)
         q = parse_query(query)
         kinds = kind_codes(kind)
         prefix = str(path_prefix) if path_prefix else None
@@ -501,8 +763,8 @@ class SymbolIndex:
                 if prefix is not None
                 else None
             )
-        accept = acceptor(kinds, prefix, q.qualifier, hidden)
-        accept_extra = acceptor(kinds, prefix, q.qualifier, frozenset())
+        accept = acceptor(kinds, prefix, q.qualifier, hidden, self.excluded)
+        accept_extra = acceptor(kinds, prefix, q.qualifier, frozenset(), self.excluded)
         limit = max(1, limit)
         if q.empty:
             if scoped is None and kinds is None:

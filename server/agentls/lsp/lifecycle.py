@@ -40,8 +40,11 @@ HOST_IMPORTS = (
     "agentls.lsp.code_intel",
     "agentls.langservers",
 )
+INDEX_IMPORTS = ("agentls.workspace", "agentls.index")
+"""What symbol requests need: imported and started before the rest of the host."""
+INDEX_HEAD_START_S = 1.0
+"""The host's imports wait at most this long for the index to serve (warm: its cache)."""
 WARM_IMPORTS = (
-    "agentls.index",
     "anthropic",
     "agentls.agent.session",
     "agentls.agent.loop",
@@ -56,12 +59,20 @@ def setup(server: AgentLanguageServer) -> None:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: AgentLanguageServer, params: types.InitializedParams) -> None:
-        # the core's modules take a second or more to import: not on the event loop
+        # the core's modules take a second or more to import: not on the event loop. The
+        # workspace and its symbol index come first, so symbol requests need not wait for
+        # the rest of the host.
+        from agentls.lsp.symbols import allow_index_persistence, index_serving, start_index
+
+        await asyncio.to_thread(_import_all, INDEX_IMPORTS)
+        start_index(ls)
+        await index_serving(ls, INDEX_HEAD_START_S)
         await asyncio.to_thread(_import_all, HOST_IMPORTS)
         start_agent(ls)
         for uri in list(ls.workspace.text_documents):  # opened while we were importing
             push_buffer(ls, uri)
         ls.ready.set()
+        allow_index_persistence(ls)  # the user's secret rules are loaded now
         threading.Thread(target=_warm_up, args=(ls,), name="agentls-warm-up", daemon=True).start()
         from agentls.lsp.watch import start_watching
 
@@ -127,7 +138,8 @@ def start_agent(ls: AgentLanguageServer) -> None:
         tool_search=lambda: tool_search_settings(ls),
         code_sources=lambda workspace: code_sources(ls, workspace),
     )
-    ls.host = AgentHost(Workspace(roots), LspPort(ls), options)
+    workspace = ls.agent_workspace if ls.has_workspace else Workspace(roots)
+    ls.host = AgentHost(workspace, LspPort(ls), options)
     problems += reload_safety(ls)
     report_problems(ls, problems)
     log.info("agentls ready for %s", ", ".join(str(r) for r in roots))
@@ -171,11 +183,5 @@ def _import_all(names: tuple[str, ...]) -> None:
 
 
 def _warm_up(ls: AgentLanguageServer) -> None:
-    """Import the model SDK and start the symbol index off the event loop."""
+    """Import the model SDK off the event loop (the index started earlier)."""
     _import_all(WARM_IMPORTS)
-    try:
-        from agentls.lsp.symbols import index_of
-
-        index_of(ls)
-    except Exception:
-        log.exception("the symbol index could not start")

@@ -56,6 +56,10 @@ class AgentLanguageServer(LanguageServer):
         """Resolved path → the URI the editor opened it by (they can differ via symlinks)."""
         self.watch_task: asyncio.Task[None] | None = None
         """The disk poll, for clients that cannot watch files (see `agentls.lsp.watch`)."""
+        self.workspace_ready = asyncio.Event()
+        """Set once the agent's `Workspace` (and its symbol index) exists, before the host:
+        symbol requests and document sync need only these (see `agentls.lsp.symbols`)."""
+        self._workspace: Workspace | None = None
 
     @property
     def config(self) -> ConfigState:
@@ -91,7 +95,27 @@ class AgentLanguageServer(LanguageServer):
 
     @property
     def agent_workspace(self) -> Workspace:
+        if self._workspace is not None:
+            return self._workspace
         return self.host.workspace
+
+    @agent_workspace.setter
+    def agent_workspace(self, value: Workspace) -> None:
+        self._workspace = value
+        self.workspace_ready.set()
+
+    @property
+    def has_workspace(self) -> bool:
+        return self._workspace is not None or self._host is not None
+
+    async def wait_workspace(self, seconds: float = 60.0) -> Workspace:
+        """The agent's workspace, once `initialized` has made it (before the host)."""
+        if not self.has_workspace:
+            try:
+                await asyncio.wait_for(self.workspace_ready.wait(), seconds)
+            except TimeoutError:
+                raise NotReady("the server did not finish starting; see its log") from None
+        return self.agent_workspace
 
     def roots(self) -> list[Path]:
         """Workspace folders from the client, else its root URI, else the current directory."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,12 +28,81 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 WORKSPACE_SYMBOL_LIMIT = 100
+PROGRESS_EVERY_S = 0.25
+OUTLINE_CACHE = 32
 
 
 def index_of(ls: AgentLanguageServer) -> SymbolIndex:
     from agentls.index import index_for
 
     return index_for(ls.agent_workspace)
+
+
+def start_index(ls: AgentLanguageServer) -> None:
+    """Make the agent's workspace and start its symbol index, before the agent host exists:
+    symbol requests and document sync need nothing else. Its cache writes are held until
+    `allow_index_persistence` (after the user's secret rules are loaded)."""
+    from agentls.index import index_for
+    from agentls.lsp.sync import push_buffer
+    from agentls.workspace import Workspace
+
+    ls.agent_workspace = Workspace(ls.roots())
+    for uri in list(ls.workspace.text_documents):  # opened before we got here: index first
+        push_buffer(ls, uri)
+    try:
+        index = index_for(ls.agent_workspace, hold_persistence=True)
+    except Exception:  # symbol requests then answer empty; the agent still works
+        log.exception("the symbol index could not start")
+        return
+    if ls.features.work_done_progress and not index.is_ready:
+        asyncio.get_running_loop().create_task(_report_progress(ls, index))
+
+
+async def index_serving(ls: AgentLanguageServer, seconds: float) -> None:
+    """Wait (off the loop) until the index answers usefully, at most `seconds`: the host's
+    imports that follow would otherwise compete with the index's start for the GIL."""
+    try:
+        index = index_of(ls)
+    except Exception:
+        return
+    await asyncio.to_thread(index.wait_serving, seconds)
+
+
+def allow_index_persistence(ls: AgentLanguageServer) -> None:
+    index_of(ls).allow_persistence()
+
+
+async def _report_progress(ls: AgentLanguageServer, index: SymbolIndex) -> None:
+    """Indexing as `$/progress` (work done, with a percentage) until the index is ready."""
+    token = f"agentls-index-{uuid.uuid4()}"
+    progress = ls.work_done_progress
+    try:
+        await asyncio.wait_for(progress.create_async(token), timeout=5)
+        progress.begin(
+            token,
+            types.WorkDoneProgressBegin(
+                title="agentls: indexing symbols", percentage=0, cancellable=False
+            ),
+        )
+        while not index.is_ready:
+            await asyncio.sleep(PROGRESS_EVERY_S)
+            state = index.state
+            if state.total_files and not state.ready:
+                done = min(state.indexed_files, state.total_files)
+                progress.report(
+                    token,
+                    types.WorkDoneProgressReport(
+                        message=f"{done} of {state.total_files} files",
+                        percentage=int(100 * done / state.total_files),
+                    ),
+                )
+        state = index.state
+        progress.end(
+            token,
+            types.WorkDoneProgressEnd(message=f"{state.files} files, {state.symbols} definitions"),
+        )
+    except Exception:  # progress is best-effort: the index works without it
+        log.debug("index progress reporting failed", exc_info=True)
 
 
 def index_state(ls: AgentLanguageServer) -> dict[str, Any]:
@@ -71,13 +141,19 @@ class _Lines:
     def position(self, path: Path, line: int, character: int, ascii_line: bool) -> types.Position:
         if ascii_line or character == 0:
             return types.Position(line, character)
+        lines = self.lines(path)
+        if line < len(lines) and lines[line].isascii():  # most lines: units are characters
+            return types.Position(line, character)
         codec = self.ls.workspace.position_codec
-        return codec.position_to_client_units(self.lines(path), ServerTextPosition(line, character))
+        return codec.position_to_client_units(lines, ServerTextPosition(line, character))
 
     def range(self, symbol: Symbol, which: Any, ascii_line: bool) -> types.Range:
+        """`ascii_line`: the definition's line is ASCII, so a range on that one line (a
+        name) needs no conversion, and no file is read for it."""
+        one_line = ascii_line and which.start.line == which.end.line
         return types.Range(
             self.position(symbol.path, which.start.line, which.start.character, ascii_line),
-            self.position(symbol.path, which.end.line, which.end.character, False),
+            self.position(symbol.path, which.end.line, which.end.character, one_line),
         )
 
 
@@ -109,26 +185,40 @@ def workspace_symbols(ls: AgentLanguageServer, query: str) -> list[types.Workspa
 
 
 def document_symbols(ls: AgentLanguageServer, uri: str) -> list[types.DocumentSymbol]:
+    """The outline of an open document comes from the index's incremental trees (its
+    record when current, else a re-parse of the edit); of a closed file, from the index
+    when it holds the file's current version, else a one-off parse."""
     from agentls.index import outline
 
     raw = uri_to_path(uri)
     if raw is None:
         return []
     path = Path(os.path.realpath(raw))
+    if _is_secret(ls, path):
+        return []
     doc = ls.workspace.text_documents.get(uri)
     lines = _Lines(ls)
     symbols: Iterable[Symbol] | None
     if doc is not None:
-        symbols = outline(path, doc.source)
-        lines.cache[path] = list(doc.lines)
+        text = doc.source  # one read: the loop may apply the next change meanwhile
+        symbols = index_of(ls).buffer_outline(path, text)
+        lines.cache[path] = text.splitlines(keepends=True)
     else:
-        symbols = index_of(ls).document_symbols(path) or None
-        if symbols is None:
-            try:
+        try:
+            st = path.stat()
+            symbols = index_of(ls).disk_outline(path, st.st_mtime_ns, st.st_size)
+            if symbols is None:
                 symbols = outline(path, path.read_bytes())
-            except OSError:
-                symbols = None
+        except OSError:
+            symbols = None
     return [_document_symbol(lines, s) for s in symbols or []]
+
+
+def _is_secret(ls: AgentLanguageServer, path: Path) -> bool:
+    """Secret files (and read-deny rules) stay out of every symbol answer, as out of grep."""
+    from agentls.workspace.secrets import secrets_for
+
+    return secrets_for(ls.agent_workspace).blocks_reading(path)
 
 
 def _document_symbol(lines: _Lines, symbol: Symbol) -> types.DocumentSymbol:
@@ -147,12 +237,37 @@ def setup(server: AgentLanguageServer) -> None:
     async def workspace_symbol(
         ls: AgentLanguageServer, params: types.WorkspaceSymbolParams
     ) -> list[types.WorkspaceSymbol]:
-        await ls.wait_ready()
+        await ls.wait_workspace()
         return await asyncio.to_thread(workspace_symbols, ls, params.query)
+
+    outlines: dict[str, tuple[int, list[types.DocumentSymbol]]] = {}
+    """Per open document, the outline of its latest version: editors ask again and again
+    (breadcrumbs, outline view, sticky scroll) between edits."""
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     async def document_symbol(
         ls: AgentLanguageServer, params: types.DocumentSymbolParams
     ) -> list[types.DocumentSymbol]:
-        await ls.wait_ready()
-        return document_symbols(ls, params.text_document.uri)
+        await ls.wait_workspace()
+        uri = params.text_document.uri
+        version = _open_version(ls, uri)
+        cached = outlines.get(uri)
+        fresh = version is not None and cached is not None and cached[0] == version
+        if fresh and cached is not None and not _is_secret_uri(ls, uri):
+            return cached[1]
+        result = await asyncio.to_thread(document_symbols, ls, uri)
+        if version is not None and _open_version(ls, uri) == version:
+            if len(outlines) >= OUTLINE_CACHE and uri not in outlines:
+                outlines.pop(next(iter(outlines)))
+            outlines[uri] = (version, result)
+        return result
+
+
+def _is_secret_uri(ls: AgentLanguageServer, uri: str) -> bool:
+    path = uri_to_path(uri)
+    return path is not None and _is_secret(ls, Path(os.path.realpath(path)))
+
+
+def _open_version(ls: AgentLanguageServer, uri: str) -> int | None:
+    doc = ls.workspace.text_documents.get(uri)
+    return doc.version if doc is not None else None

@@ -39,7 +39,7 @@ def setup(server: AgentLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AgentLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         path = uri_to_path(params.text_document.uri)
-        if path is None or not ls.has_host:
+        if path is None or not ls.has_workspace:
             return
         ls.open_uris.pop(Path(os.path.realpath(path)), None)
         try:
@@ -51,7 +51,7 @@ def setup(server: AgentLanguageServer) -> None:
 def push_buffer(ls: AgentLanguageServer, uri: str) -> None:
     """Copy pygls's current text and version of `uri` into the workspace overlay."""
     path = uri_to_path(uri)
-    if path is None or not ls.has_host:
+    if path is None or not ls.has_workspace:
         return
     doc = ls.workspace.get_text_document(uri)
     ls.open_uris[Path(os.path.realpath(path))] = uri

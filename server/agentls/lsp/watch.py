@@ -42,7 +42,7 @@ def setup(server: AgentLanguageServer) -> None:
 
 def _notify(ls: AgentLanguageServer, uri: str) -> None:
     path = uri_to_path(uri)
-    if path is None or not ls.has_host:
+    if path is None or not ls.has_workspace:
         return
     try:
         ls.agent_workspace.notify_disk_change(path)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -16,6 +15,8 @@ from agentls.errors import ToolError
 from agentls.tools._files import cut_line, path_problem, relative_to
 from agentls.workspace import Workspace
 from agentls.workspace.globs import GlobError, PathGlob
+from agentls.workspace.regex_dialect import MAX_PATTERN_CHARS, PatternError, check_pattern
+from agentls.workspace.ripgrep import RgError
 from agentls.workspace.search import SearchOutcome, SearchRequest, context_groups, run_search
 from agentls.workspace.secrets import secrets_for
 from agentls.workspace.view import LayeredView
@@ -30,8 +31,9 @@ OutputMode = Literal["content", "files", "count"]
 class GrepInput(ToolInput):
     pattern: str = Field(
         min_length=1,
-        description="Regular expression (Python `re` syntax), e.g. 'def \\w+_handler' or "
-        "'TODO|FIXME'. Escape ( [ { . * + ? | \\ to match them literally.",
+        description="Regular expression in ripgrep's syntax (RE2/Rust: no look-around, no "
+        "back-references), e.g. 'def \\w+_handler' or 'TODO|FIXME'. Escape ( [ { . * + ? | \\ "
+        f"to match them literally. At most {MAX_PATTERN_CHARS} characters.",
     )
     path: str | None = Field(
         default=None,
@@ -69,10 +71,13 @@ class Grep(Tool[GrepInput]):
     name = "grep"
     input_model = GrepInput
     search_hint = "search find text regex ripgrep occurrences usages"
-    usage = """
-Search file contents in the workspace with a regular expression (Python `re` syntax,
-per line: `^` and `$` match at line starts and ends). Use it to find definitions, usages,
-strings, config keys, TODOs.
+    usage = r"""
+Search file contents in the workspace with a regular expression. Powered by ripgrep:
+the syntax is ripgrep's (RE2/Rust), as in Claude Code's Grep: `\w`, `\d`, `\s` are
+Unicode-aware, `(?i)` and other inline flags work, and there is no look-around
+(`(?=`, `(?<=`, …) and no back-references (`\1`); matching is per line (`^` and `$` match
+at line starts and ends, also before "\r\n") and takes linear time. Use it to find
+definitions, usages, strings, config keys, TODOs.
 
 - Output 'content' (default): one line per match as `path:line: text`; with `context`,
   surrounding lines appear as `path-line- text` and groups are separated by `--`.
@@ -97,9 +102,14 @@ Example: {"pattern": "def (load|save)_config", "path": "src", "glob": "*.py", "c
 
     def summary(self, input: GrepInput) -> str:
         where = f" in {input.path}" if input.path else ""
-        return f"Searching for /{input.pattern}/{where}"
+        pattern = input.pattern if len(input.pattern) <= 80 else input.pattern[:80] + "…"
+        return f"Searching for /{pattern}/{where}"
 
     async def validate_input(self, input: GrepInput, ctx: ToolContext) -> str | None:
+        try:
+            check_pattern(input.pattern)
+        except PatternError as exc:
+            return str(exc)
         return path_problem(ctx, input.path) if input.path else None
 
     async def call(self, input: GrepInput, ctx: ToolContext) -> str:
@@ -111,11 +121,11 @@ Example: {"pattern": "def (load|save)_config", "path": "src", "glob": "*.py", "c
                 ignore_case=input.ignore_case,
                 max_results=limit,
                 mode=input.output,
-                keep_text=bool(input.context) and input.output == "content",
+                context=input.context or 0,
                 max_file_bytes=ws.max_file_bytes,
             )
-        except re.error as exc:
-            raise ToolError(_regex_problem(input.pattern, exc)) from None
+        except PatternError as exc:
+            raise ToolError(str(exc)) from None
         glob = None
         if input.glob:
             try:
@@ -134,7 +144,10 @@ Example: {"pattern": "def (load|save)_config", "path": "src", "glob": "*.py", "c
             files = [f for f in files if not secrets.blocks_reading(f, resolve=False)]
             return len(files), run_search(view, files, request, ctx.cancelled.is_set)
 
-        searched, outcome = await asyncio.to_thread(work)
+        try:
+            searched, outcome = await asyncio.to_thread(work)
+        except RgError as exc:
+            raise ToolError(f"Invalid regex /{input.pattern[:200]}/: {exc}") from None
         where = ws.display(folder) if folder is not None else "the workspace"
         if not outcome.hits:
             scope = f"{searched} file{'s' if searched != 1 else ''} in {where}"
@@ -168,8 +181,8 @@ def _content_lines(
     out: list[str] = []
     for hit in outcome.hits:
         name = display(hit.path)
-        if context and hit.text:
-            for group in context_groups(hit.text, [n for n, _ in hit.lines], context):
+        if context and hit.shown:
+            for group in context_groups(hit.shown, [n for n, _ in hit.lines], context):
                 if out:
                     out.append("--")
                 for number, text, is_match in group:
@@ -208,14 +221,3 @@ def _with_notes(text: str, outcome: SearchOutcome, input: GrepInput, ws: Workspa
     if outcome.cancelled:
         notes.append("[search cancelled; results are partial]")
     return "\n".join([text, *notes])
-
-
-def _regex_problem(pattern: str, exc: re.error) -> str:
-    where = ""
-    if exc.pos is not None:
-        where = f" at position {exc.pos}\n  {pattern}\n  {' ' * exc.pos}^"
-    return (
-        f"Invalid regex /{pattern}/: {exc.msg}{where}\n"
-        "grep uses Python `re` syntax. To match a character like ( ) [ ] { } . * + ? | "
-        "literally, escape it with a backslash (e.g. 'foo\\(' or 'a\\.b')."
-    )

@@ -28,11 +28,15 @@ from agentls.index import (
 )
 from agentls.tools._files import path_problem
 from agentls.workspace.changes import DELETED
+from agentls.workspace.core import TextSnapshot
+from agentls.workspace.secrets import secrets_for
 
 DEFAULT_LIMIT = 30
 MAX_LIMIT = 200
-BUILD_WAIT_S = 5.0
-"""How long a search waits for the first index build before answering with partial results."""
+BUILD_WAIT_S = 2.0
+"""How long a search waits for the first index build before answering with partial results
+(exact and prefix matches are complete even then: the index parses the files holding the
+name first)."""
 LINE_CHARS = 160
 
 KindName = Literal[
@@ -190,11 +194,7 @@ def _format_results(
     scope = f" ({', '.join(filters)})" if filters else ""
     notes = []
     if result.partial:
-        state = index.state
-        notes.append(
-            f"[note: the symbol index is still being built ({state.files} files so far); "
-            "results may be incomplete — retry shortly or use grep]"
-        )
+        notes.append(f"[{partial_note(index)}]")
     if not result.symbols:
         hint = (
             " Try a shorter query or fewer filters; for text, usages or unindexed languages "
@@ -210,6 +210,19 @@ def _format_results(
         + ":"
     )
     return "\n".join([head, *lines, *notes])
+
+
+def partial_note(index: SymbolIndex) -> str:
+    """What a result says while the first build runs: "partial: N of M files indexed"."""
+    state = index.state
+    if state.total_files:
+        done = f"{min(state.indexed_files, state.total_files)} of {state.total_files}"
+    else:
+        done = f"{state.files} of ? (still listing)"
+    return (
+        f"partial: {done} files indexed; files containing the query's name were indexed "
+        "first, other matches may be missing: retry shortly or use grep"
+    )
 
 
 def _result_line(display: str, sym: Symbol) -> str:
@@ -262,13 +275,21 @@ Example: {"path": "server/agentls/agent/loop.py"}
         ws = ctx.workspace
         path = ws.resolve(input.path)
         display = ws.display(path)
+        blocked = secrets_for(ws).reading_blocked_by(path)
+        if blocked is not None:
+            raise ToolError(
+                f"No outline for {display}: reading it is denied by the {blocked} (secret "
+                "files such as keys, credentials and .env are never shown; the user can change "
+                "the `secrets` setting). Do not try to read it another way."
+            )
         if language_for(path) is None:
             raise ToolError(
                 f"No outline for {display}: not a supported language (Python, JavaScript, "
                 "TypeScript/TSX, Go, Rust, Java, C, C++, C#, Ruby, PHP). Use read_file or grep."
             )
-        text = ws.read_text(path, ctx.changes)
-        symbols = await asyncio.to_thread(outline, path, text)
+        snapshot = ws.load(path, ctx.changes)
+        text = snapshot.text
+        symbols = await asyncio.to_thread(_outline_of, ctx, snapshot)
         if symbols is None:
             raise ToolError(
                 f"No outline for {display}: it is too large or looks generated/minified. "
@@ -281,6 +302,25 @@ Example: {"path": "server/agentls/agent/loop.py"}
         count = len(out)
         head = f"{display}: {count} definition{'s' if count != 1 else ''}"
         return "\n".join([head, *out])
+
+
+def _outline_of(ctx: ToolContext, snapshot: TextSnapshot) -> list[Symbol] | None:
+    """The outline of the file as the session sees it, from the index's trees when they
+    hold this text: an open buffer re-parses incrementally, an unchanged disk file is
+    read from its record; staged text (this session's own) is parsed apart."""
+    path = snapshot.path
+    if snapshot.source == "buffer":
+        return index_for(ctx.workspace).buffer_outline(path, snapshot.text)
+    if snapshot.source == "disk":
+        try:
+            st = path.stat()
+        except OSError:
+            st = None
+        if st is not None:
+            found = index_for(ctx.workspace).disk_outline(path, st.st_mtime_ns, st.st_size)
+            if found is not None:
+                return found
+    return outline(path, snapshot.text)
 
 
 def _outline_lines(symbols: tuple[Symbol, ...] | list[Symbol], depth: int, out: list[str]) -> None:

@@ -1,42 +1,42 @@
-"""Regex search over the layered view (see `patterns` for how a pattern is analysed).
+"""Regex search over the layered view: ripgrep for files on disk, RE2 for the overlay.
 
-The cost of searching a workspace is mostly per byte and per file, so each step avoids
-work the answer does not need:
+The caller lists the files (ignore rules, secret rules and the session's view applied);
+this module finds their matching lines:
 
-- files are read as raw bytes with plain `os` calls; binary files are skipped;
-- the prefilter rules most files out with a C-speed substring test, before any decoding;
-- a pure-ASCII file (most source files) is searched as bytes with the regex's bytes twin,
-  which matches exactly where the text regex would, so it is never decoded;
-- with a needle and no literal start, the regex runs only on the lines holding a needle,
-  and a non-ASCII file then decodes just those lines;
-- line numbers and line texts are only worked out for content output.
+- files whose content is on disk go to ripgrep as one argument list (`ripgrep.py`);
+- files the overlay has (unsaved editor buffers, staged edits, staged renames) are searched
+  in-process with RE2 (`regex_dialect.py`), and replace their disk versions;
+- without a usable ripgrep, disk files are searched with RE2 too (same dialect).
 
-Matches are reported once per line, for the line where the match starts, like grep and rg.
+Both engines run in linear time and release the GIL, so a search never stalls the server's
+event loop. Results are merged in path order, the order the caller listed the files in, and
+the result limit is applied across them exactly as before: matching lines in content mode,
+files in files/count mode. Matches are reported once per line, for the line where the match
+starts; a UTF-8 byte-order mark is not part of the first line; `$` also matches before
+"\\r\\n" (rg's `--crlf`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import AnyStr, Literal
+from typing import TYPE_CHECKING, Literal
 
-from agentls.workspace.patterns import (
-    Prefilter,
-    build_prefilter,
-    compile_ascii_regex,
-    compile_regex,
-    is_line_local,
-    literal_prefix,
-    starts_with_literal,
-)
+from agentls.workspace import ripgrep
+from agentls.workspace.regex_dialect import check_pattern, compile_re2, uses_word_boundary
 from agentls.workspace.textio import looks_binary, split_lines
 from agentls.workspace.view import LayeredView
 
-Span = tuple[int, int]
-"""A matching line as (an offset in the line, the line's end before its "\\n"): where the
-line starts and whether it ends in "\\r" are only worked out for content output."""
+if TYPE_CHECKING:
+    import re2
+
+Mode = Literal["content", "files", "count"]
+Engine = ripgrep.Ripgrep | None
+
+_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 @dataclass
@@ -45,222 +45,11 @@ class FileHits:
 
     path: str
     lines: list[tuple[int, str]]
-    """Line numbers and texts (terminators dropped); empty in files and count modes, which
-    do not need them."""
+    """Line numbers and texts (terminators dropped); empty in files and count modes."""
     count: int
     """How many lines match (up to the search's limit)."""
-    text: str = field(repr=False, default="")
-    """The file's whole text, kept only when context lines are wanted."""
-
-
-def matching_lines(
-    regex: re.Pattern[str], text: str, limit: int | None = None
-) -> list[tuple[int, str]]:
-    """Each line in which the regex matches, once, in order, like grep and rg.
-
-    Matching is per line: a match never spans a line break (`\\s` does not eat the
-    newline, `$` matches before "\\r\\n" too). The regex runs over the whole text (fast)
-    and only a match that crosses a line break is re-checked within its own line.
-    """
-    return _numbered_lines(text, _line_spans(regex, text, "\n", limit, ""))
-
-
-def _line_spans(
-    regex: re.Pattern[AnyStr], text: AnyStr, newline: AnyStr, limit: int | None, prefix: AnyStr
-) -> list[Span]:
-    """`matching_lines` as spans, for text or (with the bytes twin) ASCII bytes. Every
-    match starts with `prefix` (see `literal_prefix`), if given: the search jumps there."""
-    found: list[Span] = []
-    search = regex.search
-    find = text.find
-    pos = 0
-    size = len(text)
-    while pos <= size:
-        if prefix:
-            pos = find(prefix, pos)
-            if pos == -1:
-                break
-        match = search(text, pos)
-        if match is None:
-            break
-        start, end = match.span()
-        if start == size and (size == 0 or text.endswith(newline)):
-            break
-        line_end = find(newline, start)
-        if line_end == -1:
-            line_end = size
-        if end > line_end and search(text, start, line_end) is None:
-            pos = line_end + 1
-            continue
-        found.append((start, line_end))
-        if limit is not None and len(found) >= limit:
-            break
-        pos = line_end + 1
-    return found
-
-
-def candidate_lines(
-    regex: re.Pattern[str],
-    data: bytes,
-    prefilter: Prefilter,
-    limit: int | None = None,
-) -> list[tuple[int, str]]:
-    """`matching_lines` of `data` decoded, running the regex only on lines with a needle.
-
-    Same results as `matching_lines` for a line-local pattern (see `is_line_local`), since
-    a match never spans lines and always contains a needle. Only those lines are decoded;
-    a line's own decoding equals its part of the whole file's, as lines start after a
-    "\\n", which no UTF-8 sequence contains.
-    """
-    spans = _decoded_needle_spans(regex, data, prefilter.haystack(data), prefilter, limit)
-    return _numbered_lines(data, spans)
-
-
-def _decoded_needle_spans(
-    regex: re.Pattern[str],
-    data: bytes,
-    haystack: bytes,
-    prefilter: Prefilter,
-    limit: int | None,
-) -> list[Span]:
-    """Needle lines of `data` where the text regex matches the line's own decoding."""
-    needles = prefilter.raw_needles
-
-    def matches(start: int, end: int) -> bool:
-        line = data[start:end].decode("utf-8", errors="replace")
-        if prefilter.anchored:
-            return _decoded_anchored(regex, line, data, haystack, needles, start, end)
-        return regex.search(line) is not None
-
-    return _needle_spans(haystack, needles, matches, limit)
-
-
-def _needle_spans(
-    haystack: bytes,
-    needles: Sequence[bytes],
-    matches: Callable[[int, int], bool],
-    limit: int | None,
-) -> list[Span]:
-    """The lines holding a needle for which `matches(start, end)` holds, up to `limit`."""
-    found: list[Span] = []
-    for start, end in _needle_lines(haystack, needles):
-        if matches(start, end):
-            found.append((start, end))
-            if limit is not None and len(found) >= limit:
-                break
-    return found
-
-
-def _decoded_anchored(
-    regex: re.Pattern[str],
-    line: str,
-    data: bytes,
-    haystack: bytes,
-    needles: Sequence[bytes],
-    start: int,
-    end: int,
-) -> bool:
-    """Whether a match starts at a needle in `line` (the decoding of `data[start:end]`).
-
-    A needle begins with an ASCII or lead byte, so decoding the bytes up to it gives its
-    offset in `line`, whatever bytes precede it.
-    """
-    match = regex.match
-    for needle in needles:
-        at = haystack.find(needle, start, end)
-        done, chars = start, 0
-        while at != -1:
-            chars += len(data[done:at].decode("utf-8", errors="replace"))
-            done = at
-            if match(line, chars) is not None:
-                return True
-            at = haystack.find(needle, at + 1, end)
-    return False
-
-
-def _ascii_needle_spans(
-    regex: re.Pattern[bytes],
-    data: bytes,
-    haystack: bytes,
-    prefilter: Prefilter,
-    limit: int | None,
-) -> list[Span]:
-    """Needle lines of pure-ASCII `data` where the bytes twin matches, searched in place
-    (so even a lookbehind sees the text before the line, as in `matching_lines`)."""
-    needles = prefilter.raw_needles
-
-    def matches(start: int, end: int) -> bool:
-        if prefilter.anchored:
-            return _ascii_anchored(regex, data, haystack, needles, start, end)
-        return regex.search(data, start, end) is not None
-
-    return _needle_spans(haystack, needles, matches, limit)
-
-
-def _ascii_anchored(
-    regex: re.Pattern[bytes],
-    data: bytes,
-    haystack: bytes,
-    needles: Sequence[bytes],
-    start: int,
-    end: int,
-) -> bool:
-    """Whether a match starts at a needle in `data[start:end]`. Trying only there beats a
-    search of the line, which tries every position (slow on a long minified line)."""
-    match = regex.match
-    for needle in needles:
-        at = haystack.find(needle, start, end)
-        while at != -1:
-            if match(data, at, end) is not None:
-                return True
-            at = haystack.find(needle, at + 1, end)
-    return False
-
-
-def _needle_lines(haystack: bytes, needles: Sequence[bytes]) -> Iterator[Span]:
-    """(start, end) of each line holding a needle, in order, each line once."""
-    size = len(haystack)
-
-    def lines_of(needle: bytes) -> Iterator[Span]:
-        pos = haystack.find(needle)
-        while pos != -1:
-            start = haystack.rfind(b"\n", 0, pos) + 1
-            end = haystack.find(b"\n", pos)
-            if end == -1:
-                end = size
-            yield start, end
-            pos = haystack.find(needle, end + 1) if end < size else -1
-
-    if len(needles) == 1:
-        yield from lines_of(needles[0])
-    else:
-        yield from sorted({span for needle in needles for span in lines_of(needle)})
-
-
-def _numbered_lines(unit: str | bytes, spans: list[Span]) -> list[tuple[int, str]]:
-    """(line number, text) of each span of `unit` (text, or bytes decoded as lossy UTF-8)."""
-    if isinstance(unit, str):
-        return [(n, unit[s:e]) for n, s, e in _located(unit, spans, "\n", "\r")]
-    return [
-        (n, unit[s:e].decode("utf-8", errors="replace"))
-        for n, s, e in _located(unit, spans, b"\n", b"\r")
-    ]
-
-
-def _located(
-    unit: AnyStr, spans: list[Span], newline: AnyStr, cr: AnyStr
-) -> Iterator[tuple[int, int, int]]:
-    """(line number, start, end) of each span's line, the end before a closing "\\r".
-
-    The spans are in order, so newlines are counted once across them.
-    """
-    line_no = 1
-    counted_to = 0
-    for at, end in spans:
-        line_no += unit.count(newline, counted_to, at)
-        counted_to = at
-        start = unit.rfind(newline, 0, at) + 1
-        yield line_no, start, end - 1 if unit.endswith(cr, start, end) else end
+    shown: dict[int, str] = field(repr=False, default_factory=dict)
+    """Lines around the matches by number, kept only when context lines are wanted."""
 
 
 @dataclass
@@ -270,29 +59,27 @@ class SearchOutcome:
     """Stopped at the result limit; more matches exist."""
     files_searched: int = 0
     skipped_large: list[str] = field(default_factory=list)
+    """Files over the size cap, left out (only by the in-process engine: rg streams)."""
     cancelled: bool = False
 
 
 @dataclass(frozen=True)
 class SearchRequest:
-    """A compiled search. Build it with `SearchRequest.build` (that raises `re.error`)."""
+    """A checked search. Build it with `SearchRequest.build` (raises `PatternError`)."""
 
-    regex: re.Pattern[str]
-    prefilter: Prefilter
-    max_results: int
-    mode: Literal["content", "files", "count"] = "content"
+    pattern: str
+    regex: re2._Regexp[str]
+    """The RE2 twin of the pattern, for overlay text (and disk files without rg)."""
+    ignore_case: bool = False
+    max_results: int = 200
+    mode: Mode = "content"
     """content: the limit counts matching lines; files/count: it counts files."""
-    keep_text: bool = False
-    """Keep each matching file's text (for context lines)."""
+    context: int = 0
+    """Lines of context wanted around each match (content mode)."""
     max_file_bytes: int = 10 * 1024 * 1024
-    scan_lines: bool = False
-    """Run the regex only on lines holding a needle (see `starts_with_literal`)."""
-    ascii_regex: re.Pattern[bytes] | None = None
-    """`regex`'s bytes twin for pure-ASCII files (see `compile_ascii_regex`), if it has one."""
-    line_local: bool = False
-    """The regex gives the same answer on a line cut out of its file (see `is_line_local`)."""
-    prefix: str = ""
-    """Literal text every match starts with, when matching is case-sensitive."""
+    """Files larger than this are skipped by the in-process engine (read whole)."""
+    word_boundary: bool = False
+    """The pattern uses `\\b`/`\\B` (see `_search_with_rg_stdin`)."""
 
     @classmethod
     def build(
@@ -301,22 +88,30 @@ class SearchRequest:
         *,
         ignore_case: bool = False,
         max_results: int = 200,
-        mode: Literal["content", "files", "count"] = "content",
-        keep_text: bool = False,
+        mode: Mode = "content",
+        context: int = 0,
         max_file_bytes: int = 10 * 1024 * 1024,
     ) -> SearchRequest:
+        check_pattern(pattern)
+        regex = compile_re2(pattern, ignore_case=ignore_case)
+        context = context if mode == "content" else 0
         return cls(
-            compile_regex(pattern, ignore_case=ignore_case),
-            build_prefilter(pattern, ignore_case=ignore_case),
+            pattern,
+            regex,
+            ignore_case,
             max_results,
             mode,
-            keep_text,
+            context,
             max_file_bytes,
-            ignore_case or not starts_with_literal(pattern),
-            compile_ascii_regex(pattern, ignore_case=ignore_case),
-            is_line_local(pattern),
-            "" if ignore_case else literal_prefix(pattern),
+            uses_word_boundary(pattern),
         )
+
+    @property
+    def per_file_limit(self) -> int | None:
+        """Matching lines worth finding in one file: one more than can be shown."""
+        if self.mode == "content":
+            return self.max_results + 1
+        return 1 if self.mode == "files" else None
 
 
 def run_search(
@@ -324,174 +119,342 @@ def run_search(
     files: Sequence[str],
     request: SearchRequest,
     should_stop: Callable[[], bool] | None = None,
+    *,
+    engine: Engine | Literal["auto"] = "auto",
 ) -> SearchOutcome:
-    """Search `files` in order through `view`; binary files are skipped silently."""
-    outcome = SearchOutcome()
-    budget = request.max_results
-    content = request.mode == "content"
-    for index, path in enumerate(files):
-        if should_stop is not None and index % 256 == 0 and should_stop():
-            outcome.cancelled = True
-            break
-        limit = budget + 1 if content else 1 if request.mode == "files" else None
-        hit = _search_file(view, path, request, outcome, limit, numbered=content)
-        if hit is None:
-            continue
-        if content and hit.count > budget:
-            hit.lines = hit.lines[:budget]
-            hit.count = budget
-            outcome.truncated = True
-        outcome.hits.append(hit)
-        budget -= hit.count if content else 1
-        if outcome.truncated:
-            break
-        if budget <= 0:
-            outcome.truncated = _any_match(view, files[index + 1 :], request)
-            break
+    """Search `files` (sorted) through `view`; binary files are skipped silently.
+
+    `engine`: the rg to use, None for the in-process engine only, "auto" to find one.
+    Raises `ripgrep.RgError` when rg refuses the pattern.
+    """
+    rg = ripgrep.find_ripgrep() if engine == "auto" else engine
+    outcome = SearchOutcome(files_searched=len(files))
+    overlay = [path for path in files if view.overlays(path)]
+    disk = [path for path in files if not view.overlays(path)] if overlay else list(files)
+    found: dict[str, _Found] = {}
+    for path in overlay:
+        hit = _search_overlay(view, path, request, outcome, rg)
+        if hit is not None:
+            found[path] = hit
+    if rg is not None:
+        _search_with_rg(rg, disk, request, found, outcome, should_stop)
+    else:
+        _search_in_process(disk, request, found, outcome, should_stop)
+    _select(found, request, outcome)
     return outcome
 
 
-def _any_match(view: LayeredView, files: Sequence[str], request: SearchRequest) -> bool:
-    """Whether any of `files` matches, so "more results exist" is only said when true."""
-    scratch = SearchOutcome()
-    return any(
-        _search_file(view, path, request, scratch, 1, numbered=False) is not None for path in files
+class _Found:
+    """A file's matches before selection: counted now, lines materialised on demand."""
+
+    def __init__(
+        self, path: str, count: int, load: Callable[[], _Lines], *, rg: bool = True
+    ) -> None:
+        self.path = path
+        self.count = count
+        self._load = load
+        self.rg = rg
+        """Found by rg on disk (a first pass may have stopped early), not by RE2."""
+
+    def lines(self) -> _Lines:
+        return self._load()
+
+
+_Lines = tuple[list[tuple[int, str]], dict[int, str]]
+
+
+def _search_with_rg(
+    rg: ripgrep.Ripgrep,
+    disk: Sequence[str],
+    request: SearchRequest,
+    found: dict[str, _Found],
+    outcome: SearchOutcome,
+    should_stop: Callable[[], bool] | None,
+) -> None:
+    """rg over the disk files, chunk by chunk in path order; stops once the chunks so far
+    hold more than the limit (later files could not be shown).
+
+    Content mode looks at no more than `PEEK` lines per file first, and asks again, for
+    the files the answer shows, only where that was not enough: a pattern that matches
+    most lines of most files would otherwise have rg print every one of them as JSON.
+    Count mode uses rg's own `--count` (binary files are dropped here, by their head)."""
+    content = request.mode == "content"
+    count_only = request.mode == "count"
+    peek = min(PEEK, request.max_results + 1) if content else request.per_file_limit
+    runs = ripgrep.search(
+        rg,
+        request.pattern,
+        disk,
+        ignore_case=request.ignore_case,
+        max_count=peek,
+        context=request.context,
+        should_stop=should_stop,
+        first_chunk=_first_chunk(len(disk), request),
+        count_only=count_only,
     )
+    with contextlib.closing(runs):  # stopping early kills a run started ahead
+        for run in runs:
+            if run.cancelled:
+                outcome.cancelled = True
+                return
+            for hit in run.files:
+                if count_only and _is_binary(hit.path):
+                    continue
+                found[hit.path] = _Found(hit.path, hit.count, hit.lines)
+            last = max((h.path for h in run.files), default="")
+            if last and _units_up_to(found, last, request) > request.max_results:
+                break
+    if content and peek is not None and peek < request.max_results + 1:
+        _complete_shown(rg, request, found, peek)
 
 
-def _search_file(
+PEEK = 8
+"""Matching lines per file rg reports in a content search's first pass."""
+
+
+def _complete_shown(
+    rg: ripgrep.Ripgrep, request: SearchRequest, found: dict[str, _Found], peek: int
+) -> None:
+    """Ask rg again, with the full per-file limit, for the files the answer will show
+    whose first pass stopped at `peek` lines (they may hold more)."""
+    budget = request.max_results + 1
+    capped: list[str] = []
+    for path in sorted(found):
+        if budget <= 0:
+            break
+        hit = found[path]
+        if hit.count >= peek and hit.rg:
+            capped.append(path)
+        budget -= hit.count
+    if not capped:
+        return
+    for run in ripgrep.search(
+        rg,
+        request.pattern,
+        capped,
+        ignore_case=request.ignore_case,
+        max_count=request.max_results + 1,
+        context=request.context,
+    ):
+        for again in run.files:
+            found[again.path] = _Found(again.path, again.count, again.lines)
+
+
+def _is_binary(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return looks_binary(fh.read(8192))
+    except OSError:
+        return True
+
+
+FIRST_CHUNK_MIN = 1000
+"""Files in the first rg run of a large content or files search (an eighth of them, at
+least this many): a pattern that matches everywhere fills the result limit there and the
+rest of the tree is never searched; any other search pays one more process start."""
+
+
+def _first_chunk(files: int, request: SearchRequest) -> int | None:
+    if request.mode == "count" or files < 4 * FIRST_CHUNK_MIN:
+        return None
+    return max(FIRST_CHUNK_MIN, files // 8)
+
+
+def _units_up_to(found: Mapping[str, _Found], last: str, request: SearchRequest) -> int:
+    if request.mode == "content":
+        return sum(f.count for path, f in found.items() if path <= last)
+    return sum(1 for path in found if path <= last)
+
+
+def _search_in_process(
+    disk: Sequence[str],
+    request: SearchRequest,
+    found: dict[str, _Found],
+    outcome: SearchOutcome,
+    should_stop: Callable[[], bool] | None,
+) -> None:
+    """The engine without rg: every disk file read and searched with RE2."""
+    for index, path in enumerate(disk):
+        if should_stop is not None and index % 256 == 0 and should_stop():
+            outcome.cancelled = True
+            return
+        data = _read_disk(path, request.max_file_bytes, outcome)
+        if data is not None:
+            hit = _search_bytes(path, data, request)
+            if hit is not None:
+                found[path] = hit
+
+
+def _search_overlay(
     view: LayeredView,
     path: str,
     request: SearchRequest,
     outcome: SearchOutcome,
-    limit: int | None,
-    *,
-    numbered: bool,
-) -> FileHits | None:
-    """The file's matching lines (numbered and with texts when `numbered`); None when it
-    has none or is skipped."""
-    disk = path
-    if view.overlays(path):
-        source = view.source(path)
-        if source is None:
-            return None
-        if isinstance(source, str):
-            if not request.prefilter.may_match_text(source):
-                return None
-            spans = _line_spans(request.regex, source, "\n", limit, request.prefix)
-            return _hits(path, source, spans, request.keep_text)
-        disk = source.path
-    outcome.files_searched += 1
-    data = _read_text_bytes(disk, request.max_file_bytes, outcome)
+    rg: ripgrep.Ripgrep | None,
+) -> _Found | None:
+    source = view.source(path)
+    if source is None:
+        return None  # deleted in this session
+    if isinstance(source, str):
+        data: bytes | None = source.encode("utf-8", "surrogatepass")
+    else:
+        data = _read_disk(source.path, request.max_file_bytes, outcome)  # a staged rename
     if data is None:
         return None
-    found = _search_bytes(request, data, limit)
-    if found is None:
-        return None
-    unit, spans = found
+    if rg is not None and request.word_boundary and not data.isascii():
+        return _search_with_rg_stdin(rg, path, data, request)
+    return _search_bytes(path, data, request)
+
+
+def _search_with_rg_stdin(
+    rg: ripgrep.Ripgrep, path: str, data: bytes, request: SearchRequest
+) -> _Found | None:
+    """Non-ASCII text and a `\\b` in the pattern: RE2's word boundary is ASCII-only, so
+    rg (fed the text on stdin) decides, exactly as it does for files on disk."""
+    hit = ripgrep.search_text(
+        rg,
+        request.pattern,
+        data,
+        ignore_case=request.ignore_case,
+        max_count=request.per_file_limit,
+        context=request.context,
+    )
+    return None if hit is None else _Found(path, hit.count, hit.lines, rg=False)
+
+
+def _search_bytes(path: str, data: bytes, request: SearchRequest) -> _Found | None:
+    """RE2 over one file's bytes: a BOM stripped and "\\r\\n" made "\\n" first, so the
+    lines, their numbers and `$` are what rg's `--crlf` search sees."""
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    if b"\r\n" in data:
+        data = data.replace(b"\r\n", b"\n")
+    spans = _line_spans(request.regex, data, request.per_file_limit)
     if not spans:
         return None
-    hits = FileHits(path, _numbered_lines(unit, spans) if numbered else [], len(spans))
-    if request.keep_text:
-        hits.text = unit if isinstance(unit, str) else unit.decode("utf-8", errors="replace")
-    return hits
+
+    def lines() -> _Lines:
+        return _numbered(data, spans, request.context)
+
+    return _Found(path, len(spans), lines, rg=False)
 
 
-def _hits(path: str, text: str, spans: list[Span], keep_text: bool) -> FileHits | None:
-    """An overlay text's hits (always numbered: buffers are few and already decoded)."""
-    if not spans:
-        return None
-    return FileHits(path, _numbered_lines(text, spans), len(spans), text if keep_text else "")
+def _line_spans(regex: re2._Regexp[str], data: bytes, limit: int | None) -> list[tuple[int, int]]:
+    """(match start, line end) of each line where the regex matches, once per line, up to
+    `limit`. The regex never matches a newline (RE2's `never_nl`), so a match lies within
+    its line; searching on from the next line finds the next matching line."""
+    found: list[tuple[int, int]] = []
+    size = len(data)
+    ends_with_newline = data.endswith(b"\n")
+    search = regex.search
+    pos = 0
+    while pos <= size:
+        match = search(data, pos)
+        if match is None:
+            break
+        start = match.start()
+        if start == size and (size == 0 or ends_with_newline):
+            break  # an empty match after the final newline is not a line
+        line_end = data.find(b"\n", start)
+        if line_end == -1:
+            line_end = size
+        found.append((start, line_end))
+        if limit is not None and len(found) >= limit:
+            break
+        pos = line_end + 1
+    return found
 
 
-def _search_bytes(
-    request: SearchRequest, data: bytes, limit: int | None
-) -> tuple[bytes | str, list[Span]] | None:
-    """The matching spans of a file's bytes, and what they index: the bytes themselves, or
-    their decoding when the file had to be decoded whole. None when the prefilter rules the
-    file out."""
-    prefilter = request.prefilter
-    haystack = prefilter.haystack(data)
-    found = prefilter.found_in(haystack)
-    if not found and not prefilter.trapped(haystack):
-        return None
-    needles = prefilter.raw_needles
-    scan = found and request.scan_lines and bool(needles) and not prefilter.folding(haystack)
-    twin = request.ascii_regex
-    if twin is not None and data.isascii():
-        if scan:
-            return data, _ascii_needle_spans(twin, data, haystack, prefilter, limit)
-        return data, _line_spans(twin, data, b"\n", limit, request.prefix.encode())
-    if scan and request.line_local:
-        return data, _decoded_needle_spans(request.regex, data, haystack, prefilter, limit)
-    text = data.decode("utf-8", errors="replace")
-    return text, _line_spans(request.regex, text, "\n", limit, request.prefix)
+def _numbered(data: bytes, spans: list[tuple[int, int]], context: int) -> _Lines:
+    """Matching lines as (number, text), and with `context` the lines around them."""
+    matches: list[tuple[int, str]] = []
+    line_no = 1
+    counted_to = 0
+    for at, end in spans:
+        line_no += data.count(b"\n", counted_to, at)
+        counted_to = at
+        start = data.rfind(b"\n", 0, at) + 1
+        matches.append((line_no, _decode_line(data[start:end])))
+    shown: dict[int, str] = {}
+    if context:
+        all_lines = split_lines(data.decode("utf-8", errors="replace"))
+        for number, _ in matches:
+            for n in range(max(1, number - context), min(len(all_lines), number + context) + 1):
+                shown[n] = all_lines[n - 1]
+    return matches, shown
 
 
-_WHOLE_READ = 64 * 1024
+def _decode_line(raw: bytes) -> str:
+    text = raw.decode("utf-8", errors="replace")
+    return text[:-1] if text.endswith("\r") else text
 
 
-def _read_text_bytes(path: str, cap: int, outcome: SearchOutcome) -> bytes | None:
-    """The file's bytes, or None for binary, unreadable or oversized files.
-
-    Raw `os` calls: `open()` builds two Python objects per file, which dominates a search
-    over many small files. The first read takes most files whole without asking their size
-    (a stat per file is measurable); a larger file is sized then, and read whole (one
-    buffer, no joining) only when within the cap and its head shows no NUL, so a big binary
-    costs one small read.
-    """
+def _read_disk(path: str, cap: int, outcome: SearchOutcome) -> bytes | None:
+    """A disk file's bytes for the in-process engine; None for binary, unreadable or
+    oversized files (those are listed in `skipped_large`). UTF-16 with a BOM is read as
+    text, like rg does."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > cap:
+                outcome.skipped_large.append(path)
+                return None
+            data = fh.read(cap + 1)
     except OSError:
         return None
-    try:
-        data = os.read(fd, _WHOLE_READ)
-        whole = len(data) < _WHOLE_READ
-        size = len(data) if whole else os.fstat(fd).st_size
-        if size > cap:
-            outcome.skipped_large.append(path)
+    if data.startswith(_UTF16_BOMS):
+        try:
+            return data.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError:
             return None
-        if looks_binary(data):
-            return None
-        if whole:
-            return data
-        data = os.pread(fd, size + 1, 0)
-        return data if len(data) <= size else _read_on(fd, data)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return None if looks_binary(data) else data
 
 
-def _read_on(fd: int, head: bytes) -> bytes:
-    """`head` and the rest of a file that grew while it was being read."""
-    os.lseek(fd, len(head), os.SEEK_SET)
-    chunks = [head]
-    while more := os.read(fd, _WHOLE_READ):
-        chunks.append(more)
-    return b"".join(chunks)
+def _select(found: dict[str, _Found], request: SearchRequest, outcome: SearchOutcome) -> None:
+    """Apply the result limit over the files in path order."""
+    budget = request.max_results
+    content = request.mode == "content"
+    for path in sorted(found):
+        hit = found[path]
+        if budget <= 0:
+            outcome.truncated = True
+            return
+        count = hit.count
+        lines: list[tuple[int, str]] = []
+        shown: dict[int, str] = {}
+        if content:
+            lines, shown = hit.lines()
+            count = len(lines)
+            if count > budget:
+                lines, count = lines[:budget], budget
+                outcome.truncated = True
+        outcome.hits.append(FileHits(path, lines, count, shown))
+        budget -= count if content else 1
+        if outcome.truncated:
+            return
 
 
 def context_groups(
-    text: str, line_numbers: list[int], context: int
+    shown: Mapping[int, str], line_numbers: Iterable[int], context: int
 ) -> list[list[tuple[int, str, bool]]]:
     """Matching lines with `context` lines around them, merged into contiguous groups.
 
-    Each entry is (line number, text, is_match).
+    Each entry is (line number, text, is_match); `shown` holds the lines that exist near
+    the matches (a range stops at the file's ends).
     """
-    lines = split_lines(text)
-    matches = set(line_numbers)
+    numbers = list(line_numbers)
+    matches = set(numbers)
     groups: list[list[tuple[int, str, bool]]] = []
     last = 0
-    for number in line_numbers:
+    for number in numbers:
         start = max(1, number - context)
-        end = min(len(lines), number + context)
+        end = number + context
         if groups and start <= last + 1:
             group = groups[-1]
             start = last + 1
         else:
             group = []
             groups.append(group)
-        group.extend((n, lines[n - 1], n in matches) for n in range(start, end + 1))
+        group.extend((n, shown[n], n in matches) for n in range(start, end + 1) if n in shown)
         last = max(last, end)
     return groups

@@ -27,4 +27,19 @@
 (program (export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable)))
 (program (export_statement declaration: (variable_declaration (variable_declarator name: (identifier) @name) @def.variable)))
 
+; Top-level blocks and the bodies of top-level `if`/`else`/`try` (not functions) hold
+; module-level variables too: `if (typeof window !== 'undefined') { const API = ... }`.
+(program (statement_block (lexical_declaration kind: "const" (variable_declarator name: (identifier) @name) @def.constant)))
+(program (statement_block (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable)))
+(program (statement_block (variable_declaration (variable_declarator name: (identifier) @name) @def.variable)))
+(program (if_statement consequence: (statement_block (lexical_declaration kind: "const" (variable_declarator name: (identifier) @name) @def.constant))))
+(program (if_statement consequence: (statement_block (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable))))
+(program (if_statement consequence: (statement_block (variable_declaration (variable_declarator name: (identifier) @name) @def.variable))))
+(program (if_statement alternative: (else_clause (statement_block (lexical_declaration kind: "const" (variable_declarator name: (identifier) @name) @def.constant)))))
+(program (if_statement alternative: (else_clause (statement_block (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable)))))
+(program (if_statement alternative: (else_clause (statement_block (variable_declaration (variable_declarator name: (identifier) @name) @def.variable)))))
+(program (try_statement body: (statement_block (lexical_declaration kind: "const" (variable_declarator name: (identifier) @name) @def.constant))))
+(program (try_statement body: (statement_block (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable))))
+(program (try_statement body: (statement_block (variable_declaration (variable_declarator name: (identifier) @name) @def.variable))))
+
 (export_statement declaration: (_) @wrapped) @wrapper

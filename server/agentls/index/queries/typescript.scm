@@ -14,10 +14,28 @@
 (public_field_definition name: (_) @name) @def.property
 (property_signature name: (_) @name) @def.property
 
-; Variables exported from a namespace body.
-(internal_module body: (statement_block (export_statement declaration: (lexical_declaration kind: "const" (variable_declarator name: (identifier) @name) @def.constant))))
-(internal_module body: (statement_block (export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable))))
 (program (ambient_declaration (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable)))
 (program (ambient_declaration (variable_declaration (variable_declarator name: (identifier) @name) @def.variable)))
+
+; Variables declared in a namespace, an ambient module (`declare module "os" {...}`) or
+; `declare global {...}`, exported or not: `const ECONNRESET: number;` in os.d.ts.
+(internal_module body: (statement_block (lexical_declaration kind: "const" (variable_declarator name: (identifier) @name) @def.constant)))
+(internal_module body: (statement_block (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable)))
+(internal_module body: (statement_block (variable_declaration (variable_declarator name: (identifier) @name) @def.variable)))
+(internal_module body: (statement_block (export_statement declaration: (lexical_declaration kind: "const" (variable_declarator name: (identifier) @name) @def.constant))))
+(internal_module body: (statement_block (export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable))))
+(internal_module body: (statement_block (export_statement declaration: (variable_declaration (variable_declarator name: (identifier) @name) @def.variable))))
+(module body: (statement_block (lexical_declaration kind: "const" (variable_declarator name: (identifier) @name) @def.constant)))
+(module body: (statement_block (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable)))
+(module body: (statement_block (variable_declaration (variable_declarator name: (identifier) @name) @def.variable)))
+(module body: (statement_block (export_statement declaration: (lexical_declaration kind: "const" (variable_declarator name: (identifier) @name) @def.constant))))
+(module body: (statement_block (export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable))))
+(module body: (statement_block (export_statement declaration: (variable_declaration (variable_declarator name: (identifier) @name) @def.variable))))
+(ambient_declaration (statement_block (lexical_declaration kind: "const" (variable_declarator name: (identifier) @name) @def.constant)))
+(ambient_declaration (statement_block (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable)))
+(ambient_declaration (statement_block (variable_declaration (variable_declarator name: (identifier) @name) @def.variable)))
+
+; Construct signatures of interfaces and type literals: `new (size: number): Buffer;`.
+(construct_signature "new" @name) @def.constructor
 
 (ambient_declaration (_) @wrapped) @wrapper
