@@ -51,19 +51,24 @@ def bwrap_args(layout: Layout, network: NetworkPlan) -> list[str]:
     args += ["--dev", "/dev", "--proc", "/proc"]
     for private in layout.private:
         args += ["--tmpfs", private]
-    for folder in layout.hidden_dirs:
+    # Checked again here, at launch: a folder removed since the layout was built (a cache
+    # cleared meanwhile) has nothing to hide, and bwrap cannot mount over a missing path.
+    hidden = [folder for folder in layout.hidden_dirs if folder.is_dir()]
+    for folder in hidden:
         args += ["--tmpfs", str(folder)]
     for file in layout.hidden_files:
-        args += ["--ro-bind", "/dev/null", str(file)]
+        if file.exists():
+            args += ["--ro-bind", "/dev/null", str(file)]
     for path in layout.reexposed:
-        args += ["--ro-bind", str(path), str(path)]
+        if path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
     for path in layout.writable:
         args += ["--bind", str(path), str(path)]
     for source, target in layout.cache_binds:
         args += ["--bind", str(source), str(target)]
     if network.folder is not None:
         args += ["--ro-bind", str(network.folder), INSIDE]
-    for folder in layout.hidden_dirs:  # last: mount points inside them are made by now
+    for folder in hidden:  # last: mount points inside them are made by now
         args += ["--remount-ro", str(folder)]
     args += ["--chdir", str(layout.cwd)]
     return args

@@ -96,9 +96,11 @@ def build_layout(
     secrets: SecretMatcher | None,
     hidden: Iterable[Path] = (),
     real_home: Path | None = None,
+    readable: Iterable[Path] = (),
 ) -> Layout:
     """The layout for one run: `writable` are the shadow folders, `home` the private HOME,
-    `hidden` extra paths to hide (from deny rules)."""
+    `hidden` extra paths to hide (from deny rules), `readable` folders shown read-only even
+    inside a hidden or private folder (the dependency folders the shadow links to)."""
     user_home = real_home or Path.home()
     dirs: list[Path] = []
     files: list[Path] = []
@@ -134,7 +136,7 @@ def build_layout(
         cache_binds=tuple(cache_binds),
         hidden_dirs=tuple(dirs),
         hidden_files=tuple(_unique(files)),
-        reexposed=tuple(_toolchains(roots)),
+        reexposed=tuple(_unique([*_toolchains(roots), *_readable(readable, [*dirs, *covers])])),
         home=home,
         cwd=cwd,
         env=_toolchain_homes(user_home, dirs),
@@ -195,6 +197,19 @@ def _agentls_dirs() -> list[Path]:
     configured = os.environ.get("AGENTLS_TRANSCRIPT_DIR")
     if configured:
         found.append(Path(configured))
+    return found
+
+
+def _readable(extra: Iterable[Path], covered: Sequence[Path]) -> list[Path]:
+    """Folders a run must read even where a hidden or private folder covers them: what the
+    shadow links to, and the interpreter agentls runs with and its environment (its ruff,
+    pytest, mypy run the default checks), e.g. a checkout and its venv under /tmp."""
+    runtime = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent}
+    found = []
+    for path in [*extra, *runtime]:
+        real = path.resolve()
+        if real.is_dir() and any(_is_under(real, c) for c in covered):
+            found.append(real)
     return found
 
 

@@ -108,6 +108,7 @@ class SandboxService:
             caches=self.settings.caches,
             secrets=secrets_for(shadow.workspace),
             hidden=self.config.hidden,
+            readable=paths.readable,
         )
         if found.backend == "seatbelt":
             from agentls.sandbox.seatbelt import SeatbeltConfinement

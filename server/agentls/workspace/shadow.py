@@ -107,6 +107,9 @@ class SandboxPaths:
 
     writable: tuple[Path, ...]
     home: Path
+    readable: tuple[Path, ...] = ()
+    """The user's dependency folders the copy links to (node_modules, virtualenvs): shown
+    read-only inside the sandbox, which hides the rest of the user's tree."""
 
 
 class ShadowWorkspace:
@@ -201,7 +204,8 @@ class ShadowWorkspace:
         home.mkdir(exist_ok=True)
         trees = directory / "trees"
         trees.mkdir(exist_ok=True)
-        return SandboxPaths((trees, self.reports_dir, home), home)
+        linked = self._links.sources() if self._links is not None else []
+        return SandboxPaths((trees, self.reports_dir, home), home, tuple(map(Path, linked)))
 
     def _create(self) -> Path:
         roots = [Path(r).resolve() for r in self.workspace.roots]

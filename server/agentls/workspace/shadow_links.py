@@ -57,6 +57,7 @@ class DependencyLinks:
         self._pairs = dict(pairs)
         self._farms: set[str] = set()
         self._venvs: set[str] = set()
+        self._sources: set[str] = set()
 
     def sync(self, synced_paths: Iterable[str]) -> LinkStats:
         stats = LinkStats()
@@ -66,6 +67,7 @@ class DependencyLinks:
                 folders.add(os.path.dirname(path))
         farms: set[str] = set()
         venvs: set[str] = set()
+        sources: set[str] = set()
         for folder in folders:
             copy = self._copy_of(folder)
             if copy is None:
@@ -74,20 +76,27 @@ class DependencyLinks:
                 farm = os.path.join(copy, "node_modules")
                 self._sync_farm(os.path.join(folder, "node_modules"), farm, stats)
                 farms.add(farm)
+                sources.add(os.path.join(folder, "node_modules"))
             for name in VENV_NAMES:
                 venv = os.path.join(folder, name)
                 if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
                     link = os.path.join(copy, name)
                     self._link(venv, link, stats)
                     venvs.add(link)
+                    sources.add(venv)
         for farm in self._farms - farms:
             _remove(farm)
             stats.unlinked += 1
         for link in self._venvs - venvs:
             _remove(link)
             stats.unlinked += 1
-        self._farms, self._venvs = farms, venvs
+        self._farms, self._venvs, self._sources = farms, venvs, sources
         return stats
+
+    def sources(self) -> list[str]:
+        """The user's folders the copy links to (what a sandboxed run must be able to read,
+        read-only, though the rest of the user's tree is hidden from it)."""
+        return sorted(self._sources)
 
     def _copy_of(self, folder: str) -> str | None:
         for root, copy in sorted(self._pairs.items(), key=lambda p: -len(p[0])):
