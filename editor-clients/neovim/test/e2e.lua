@@ -379,8 +379,15 @@ NEW_CASES.enable = function()
   local progress = {}
   vim.api.nvim_create_autocmd("LspProgress", {
     callback = function(ev)
-      local value = ev.data and ev.data.params and ev.data.params.value or {}
-      table.insert(progress, { kind = value.kind, title = value.title, message = value.message, status = vim.lsp.status() })
+      local params = ev.data and ev.data.params or {}
+      local value = params.value or {}
+      table.insert(progress, {
+        token = tostring(params.token),
+        kind = value.kind,
+        title = value.title,
+        message = value.message,
+        status = vim.lsp.status(),
+      })
     end,
   })
   vim.cmd("runtime plugin/agentls.lua") -- what a plugin manager sources (-u NONE does not)

@@ -155,8 +155,9 @@ def _stderr_section(stderr: str, package: str) -> str:
 _CARGO_RESULT: Final = re.compile(r"^test (?P<name>.+?) \.\.\. (?P<result>ok|FAILED|ignored)\b")
 _CARGO_SECTION: Final = re.compile(r"^---- (?P<name>.+?) std(?:out|err) ----$")
 _PANIC_NEW: Final = re.compile(r"panicked at (?P<file>[^\s:]+):(?P<line>\d+):\d+:?\s*$")
+# Before Rust 1.73 the message is quoted and may span lines (`assert_eq!`'s left/right).
 _PANIC_OLD: Final = re.compile(
-    r"panicked at '(?P<message>.*)', (?P<file>[^\s:]+):(?P<line>\d+):\d+"
+    r"panicked at '(?P<message>.*?)', (?P<file>[^\s:]+):(?P<line>\d+):\d+", re.DOTALL
 )
 
 
@@ -205,14 +206,14 @@ def _cargo_case(name: str, outcome: Outcome, section: str) -> TestCaseResult:
     message = ""
     lines = section.splitlines()
     for index, text in enumerate(lines):
-        new, old = _PANIC_NEW.search(text), _PANIC_OLD.search(text)
+        new = _PANIC_NEW.search(text)
         if new:
             file, line = new["file"], int(new["line"])
             message = lines[index + 1].strip() if index + 1 < len(lines) else ""
             break
-        if old:
-            file, line, message = old["file"], int(old["line"]), old["message"]
-            break
+    old = None if file else _PANIC_OLD.search(section)
+    if old:
+        file, line, message = old["file"], int(old["line"]), old["message"]
     return TestCaseResult(
         test_id=name,
         outcome=outcome,
