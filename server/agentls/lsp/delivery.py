@@ -5,6 +5,11 @@
 of the server must stay responsive meanwhile. Changes are dropped from the session only
 after the client answers `applied: true`; on `applied: false` (or an error) they stay
 staged and the result carries the client's reason.
+
+Containment is checked again at delivery: a change whose path (or a rename's source) now
+resolves outside the workspace roots — a folder on the way was swapped for a symlink after
+the change was staged — is refused and stays staged, with a message that says where the
+path leads now. The editor would follow the symlink; agentls never hands it such a URI.
 """
 
 from __future__ import annotations
@@ -100,11 +105,14 @@ async def apply(
     confirm: bool,
 ) -> EditOutcome:
     """Send one WorkspaceEdit for `entries`; drop them from `changes` once applied."""
+    entries, escaped = _contained(ls, entries)
     entries, already = _already_applied(ls, changes, entries)
     plan = build_plan(ls, entries, label, confirm=confirm)
     conflicts = [p.uri for p in plan.conflicts]
-    left_out = [(p.uri, p.reason) for p in (*plan.conflicts, *plan.skipped)]
-    problems = plan.reasons
+    left_out = [*escaped, *((p.uri, p.reason) for p in (*plan.conflicts, *plan.skipped))]
+    problems = [f"{uri}: {reason}" for uri, reason in escaped] + plan.reasons
+    if escaped and not ls.features.shows_outcomes:
+        ls.message(types.MessageType.Warning, "agentls: " + "; ".join(problems[: len(escaped)]))
     if not ls.features.shows_outcomes:
         for reason in problems:
             ls.log_line(f"agentls: {reason}", types.MessageType.Warning)
@@ -152,6 +160,35 @@ async def apply(
     if not files:
         return EditOutcome(plan.files, False, "; ".join(problems), conflicts, left_out)
     return EditOutcome(files, True, "; ".join(problems) or None, conflicts, left_out)
+
+
+def escape_reason(ls: AgentLanguageServer, path: Path) -> str | None:
+    """Why `path` must not be delivered: it resolves outside every workspace root now."""
+    real = os.path.realpath(path)
+    if ls.host.workspace.contains(real):
+        return None
+    return (
+        f"refused: {path} now resolves to {real}, outside the workspace (a folder on its "
+        "way was replaced by a symbolic link after the change was staged); nothing was "
+        "written there, the change stays staged (reject it, or restore the folder)"
+    )
+
+
+def _contained(
+    ls: AgentLanguageServer, entries: list[Change]
+) -> tuple[list[Change], list[tuple[str, str]]]:
+    """`entries` whose paths still resolve inside the workspace, and (uri, reason) of the
+    others, checked now, at delivery, not only when the change was staged."""
+    kept: list[Change] = []
+    escaped: list[tuple[str, str]] = []
+    for change in entries:
+        reasons = [escape_reason(ls, p) for p in (change.path, change.old_path) if p is not None]
+        reason = next((r for r in reasons if r is not None), None)
+        if reason is None:
+            kept.append(change)
+        else:
+            escaped.append((uri_of(ls, change.path), reason))
+    return kept, escaped
 
 
 def _already_applied(
