@@ -136,6 +136,21 @@ def _trust_if_asked(args: argparse.Namespace) -> None:
         trust_workspace(Path(args.workspace))
 
 
+def _apply(args: argparse.Namespace) -> int:
+    import asyncio
+
+    try:
+        session = _session_id(args.session)
+    except ValueError as exc:
+        sys.stderr.write(f"agentls: {exc}\n")
+        return 2
+    _quiet_logging()
+    from agentls.headless.apply import apply_session
+
+    workspace = Path(args.workspace) if args.workspace else None
+    return asyncio.run(apply_session(session or args.session, workspace, as_json=args.json))
+
+
 def _trust(args: argparse.Namespace) -> int:
     from agentls.headless.trust import trust_command
 
@@ -236,6 +251,24 @@ def add_commands(commands: Any) -> None:
     resume.add_argument("prompt", help="the follow-up prompt")
     _run_options(resume)
     resume.set_defaults(handler=_run)
+
+    apply = commands.add_parser(
+        "apply",
+        help="write a session's staged edits (a reviewed dry run) without running the model",
+        description="Writes the edits a run left staged (`agentls run` without --apply): each "
+        "is rebased onto the file as it is now, or left staged as a conflict when the same "
+        "lines changed since. Exit code: 0 all written, 1 something left out, 2 unknown "
+        "session.",
+    )
+    apply.add_argument("session", metavar="ID", help="the session (an id prefix will do)")
+    apply.add_argument(
+        "--workspace",
+        "-w",
+        metavar="DIR",
+        help="the project folder (default: the session's own workspace)",
+    )
+    apply.add_argument("--json", action="store_true", help="print the result as JSON")
+    apply.set_defaults(handler=_apply)
 
     sessions = commands.add_parser(
         "sessions", help="list saved sessions (date, workspace, first prompt, status, tokens)"
