@@ -75,7 +75,7 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 2
     _quiet_logging()
-    _trust_if_asked(args)
+    _trust_if_asked(args, note=False)
     from agentls.headless.commands import RunOptions, run_agent
 
     output = "apply" if args.apply else "diff" if args.diff else "patch" if args.patch else "show"
@@ -128,12 +128,16 @@ def _tool(args: argparse.Namespace) -> int:
     )
 
 
-def _trust_if_asked(args: argparse.Namespace) -> None:
-    """`--trust`: trust the workspace's own settings before the server starts (scripts)."""
-    if getattr(args, "trust", False):
-        from agentls.headless.trust import trust_workspace
+def _trust_if_asked(args: argparse.Namespace, *, note: bool = True) -> None:
+    """`--trust`: trust the workspace's own settings before the server starts (scripts).
+    Without it, commands that cannot ask (`note`) say what stays held back; `run` asks on
+    a terminal and otherwise prints the server's own message."""
+    from agentls.headless.trust import held_back_note, trust_workspace
 
+    if getattr(args, "trust", False):
         trust_workspace(Path(args.workspace))
+    elif note:
+        held_back_note(Path(args.workspace))
 
 
 def _apply(args: argparse.Namespace) -> int:

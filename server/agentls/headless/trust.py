@@ -38,6 +38,21 @@ def trust_workspace(workspace: Path, *, quiet: bool = False) -> WorkspaceTrust:
     return trusted
 
 
+def held_back_note(workspace: Path) -> None:
+    """One line on stderr when the workspace's settings that loosen safety are held back
+    because nobody answered yet (for commands that cannot show the question)."""
+    try:
+        trust = assess(workspace)
+    except Exception:
+        return
+    if trust.state == "pending":
+        held = "; ".join(h.describe() for h in trust.held_back)
+        sys.stderr.write(
+            f"agentls: held back until you trust this workspace: {held} "
+            "(run with --trust, or `agentls trust`)\n"
+        )
+
+
 def trust_command(workspace: Path, *, revoke: bool, show: bool, as_json: bool) -> int:
     """`agentls trust [--revoke | --show]`."""
     if not workspace.is_dir():
