@@ -448,7 +448,7 @@ class AgentHost:
         try:
             await reporter.begin()
             if session is None:
-                await self._before_session(handle)
+                await self._before_session(handle, reporter)
                 await asyncio.to_thread(_import_core)
                 session = self.new_session(handle.session_id)
             if handle.cancel_requested:
@@ -478,11 +478,18 @@ class AgentHost:
         await reporter.end(payload)
         return payload
 
-    async def _before_session(self, handle: RunHandle) -> None:
+    async def _before_session(self, handle: RunHandle, reporter: RunReporter) -> None:
         """The host's wait before a new session (see `HostOptions.before_session`)."""
         if self.options.before_session is None:
             return
         waiting = asyncio.ensure_future(self.options.before_session())
+        await asyncio.wait({waiting}, timeout=0.05)
+        if not waiting.done():
+            from agentls.agent.events import Notice
+
+            reporter.on_event(
+                Notice(handle.session_id, "waiting for your answer to the question shown")
+            )
         while not waiting.done():
             if handle.cancel_requested:
                 waiting.cancel()

@@ -31,7 +31,11 @@ def trust_workspace(workspace: Path, *, quiet: bool = False) -> WorkspaceTrust:
     trust = assess(workspace)
     if trust.state in ("trusted", "not_needed", "disabled"):
         return trust
-    trusted = TrustStore().record(trust, True)
+    try:
+        trusted = TrustStore().record(trust, True)
+    except OSError as exc:
+        sys.stderr.write(f"agentls: --trust: cannot save the answer ({exc}); held back\n")
+        return trust
     if not quiet:
         held = "; ".join(h.describe() for h in trust.held_back)
         sys.stderr.write(f"agentls: trusted {trusted.roots[0]} (--trust): {held}\n")
