@@ -68,19 +68,24 @@ def test_the_project_file_sets_lint_and_tests_and_bad_entries_are_reported(tmp_p
     assert [p for p in result.problems if "`lint[1]`" in str(p)]
     state = ConfigState()
     state.set_project(result)
+    assert check_entries(state) == ((), ())  # held back until the workspace is trusted
+    state.set_project_trusted(True)
     lint, tests = check_entries(state)
     assert [e.command for e in lint] == [("sqlfluff", "lint", "{paths}")]
     assert [e.command for e in tests] == [("make", "test", "ONLY={target}")]
 
 
 def test_project_commands_need_trusted_project_settings(tmp_path: Path) -> None:
-    """Like hooks: a cloned repository's commands run only while the user trusts project
-    settings; the user's own entries always apply."""
+    """Like hooks: a cloned repository's commands run only once the user trusts the
+    workspace (`agentls.agent.trust`), never with `trustProjectSettings: false`; the user's
+    own entries always apply."""
     (tmp_path / "pyproject.toml").write_text(
         "[[tool.agentls.lint]]\ncommand = ['evil', '{paths}']\n"
     )
     state = ConfigState()
     state.set_project(load_project_config(tmp_path))
+    assert check_entries(state) == ((), ())
+    state.set_project_trusted(True)
     assert [e.command for e in check_entries(state)[0]] == [("evil", "{paths}")]
     state.set_editor(
         {"trustProjectSettings": False, "lint": [{"command": ["mine", "{paths}"]}]}, "editor"

@@ -98,7 +98,9 @@ def test_dry_run_shows_the_diff_and_writes_nothing(
     )
     assert result.code == 0, result.stdout + result.stderr
     assert snapshot(workspace) == before
-    assert "not written: dry run" in result.stdout and "--apply" in result.stdout
+    flat = " ".join(result.stdout.split())
+    assert "not written: dry run" in flat and " apply " in flat  # `agentls apply SESSION`
+    assert "without running the model again" in flat
     assert "diff --git a/pkg/util.py b/pkg/util.py" in result.stdout
 
 

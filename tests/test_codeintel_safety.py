@@ -21,6 +21,7 @@ from tests.codeintel_support import (
     write_tree,
 )
 from tests.lsp_support import FakeEditor, command, editor_session, server_env
+from tests.trust_support import trust_workspace
 
 HERE = Path(__file__).resolve().parent / "codeintel"
 
@@ -133,10 +134,11 @@ async def test_a_trusted_projects_server_command_is_used(tmp_path: Path) -> None
     marker = tmp_path / "project-server-ran"
     _project_server(root, marker)
     env = server_env(None, tmp_path / "transcripts")
+    trust_workspace(root, env)
     async with editor_session("neovim", root, env) as editor:
         content, is_error = await tool(editor, "hover", tool_input("shop/checkout.py", 5, "total"))
         assert not is_error, content
-    assert marker.exists()  # the project setting applies when project settings are trusted
+    assert marker.exists()  # the project setting applies once the workspace is trusted
 
 
 async def test_an_untrusted_projects_own_executables_are_not_discovered(tmp_path: Path) -> None:

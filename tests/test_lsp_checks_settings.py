@@ -11,6 +11,7 @@ import pytest
 from lsprotocol import types
 
 from tests.lsp_support import command, editor_session, server_env, wait_for
+from tests.trust_support import trust_workspace
 
 pytestmark = pytest.mark.asyncio
 
@@ -45,6 +46,7 @@ async def test_project_then_editor_lint_settings_apply(tmp_path: Path) -> None:
         f"languages = ['sql']\nformat = '{PATTERN}'\n"
     )
     env = server_env(None, tmp_path / "state")
+    trust_workspace(root, env)  # a project's commands run once the workspace is trusted
     async with editor_session("neovim", root, env) as editor:
         found = await _lint(editor)
         assert [d["source"] for d in found["diagnostics"]] == ["project-lint"]  # type: ignore[index]

@@ -13,7 +13,7 @@ import asyncio
 import importlib
 import logging
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -248,6 +248,9 @@ class HostOptions:
     transcript_dir: Path | None = None
     code_sources: Callable[[Workspace], Sequence[CodeSource]] = lambda workspace: ()
     """Code-intelligence sources tried before the index (the editor, language servers)."""
+    before_session: Callable[[], Awaitable[None]] | None = None
+    """Awaited before a run creates a new session (the LSP host: while the workspace-trust
+    question is open, so the session starts on the answer); a cancelled run stops waiting."""
 
 
 class AgentHost:
@@ -445,6 +448,7 @@ class AgentHost:
         try:
             await reporter.begin()
             if session is None:
+                await self._before_session(handle, reporter)
                 await asyncio.to_thread(_import_core)
                 session = self.new_session(handle.session_id)
             if handle.cancel_requested:
@@ -473,6 +477,26 @@ class AgentHost:
                 payload["transcript"] = session.transcript.path.as_uri()
         await reporter.end(payload)
         return payload
+
+    async def _before_session(self, handle: RunHandle, reporter: RunReporter) -> None:
+        """The host's wait before a new session (see `HostOptions.before_session`)."""
+        if self.options.before_session is None:
+            return
+        waiting = asyncio.ensure_future(self.options.before_session())
+        await asyncio.wait({waiting}, timeout=0.05)
+        if not waiting.done():
+            from agentls.agent.events import Notice
+
+            reporter.on_event(
+                Notice(handle.session_id, "waiting for your answer to the question shown")
+            )
+        while not waiting.done():
+            if handle.cancel_requested:
+                waiting.cancel()
+                return
+            await asyncio.wait({waiting}, timeout=0.05)
+        if not waiting.cancelled() and waiting.exception() is not None:
+            log.warning("waiting before the session failed: %s", waiting.exception())
 
     async def _deliver_at_end(
         self, session: AgentSession, handle: RunHandle, result: RunResult

@@ -103,9 +103,29 @@ local function unit_case()
     and vim.deep_equal(lspconfig.cmd, { "agentls", "serve" })
     and type(lspconfig.handlers["agentls/event"]) == "function"
     and lspconfig.name == nil
+  local status_lines = require("agentls.status").lines({
+    model = "claude-x", endpoint = "https://api.anthropic.com", mode = "review",
+    sessions = { { id = "abc", status = "completed", turns = 2, running = false } },
+    sandbox = { enabled = true, available = false, backend = vim.NIL, message = "bubblewrap is not installed.",
+      fix = "sudo apt install bubblewrap", network = "off", limits = "", fallback = { run_command = "refuse", lint = "ask" } },
+    trust = { state = "pending", trusted = false,
+      held_back = { { source = ".agentls.toml", setting = "hooks", detail = "PreToolUse: ./check.sh" } } },
+    code_intel = {
+      { source = "editor", state = "unavailable", reason = "the editor did not announce agentls/editorQuery" },
+      { source = "language server", language = "python", server = "basedpyright", state = "running", origin = "PATH", pid = 42 },
+      { source = "language server", language = "go", server = vim.NIL, state = "unavailable", reason = "gopls not found on PATH" },
+    },
+  })
+  local shown = table.concat(status_lines, "\n")
+  checks.status_view = shown:find("    python: basedpyright running from PATH, pid 42", 1, true) ~= nil
+    and shown:find("    go: no server unavailable — gopls not found on PATH", 1, true) ~= nil
+    and shown:find("  sandbox: unavailable — bubblewrap is not installed.", 1, true) ~= nil
+    and shown:find("    fix: sudo apt install bubblewrap", 1, true) ~= nil
+    and shown:find("    without it: lint: ask, run_command: refuse", 1, true) ~= nil
+    and shown:find("    held back: hooks: PreToolUse: ./check.sh (.agentls.toml)", 1, true) ~= nil
   for name, passed in pairs(checks) do
     if not passed then
-      error(("unit check %s failed: %s"):format(name, vim.inspect({ charwise, linewise, prompt })), 0)
+      error(("unit check %s failed: %s"):format(name, vim.inspect({ charwise, linewise, prompt, status_lines })), 0)
     end
   end
   return { checks = checks }

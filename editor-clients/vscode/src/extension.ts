@@ -6,7 +6,7 @@ import { EditorQueriesFeature } from "./editorQueries";
 import { type AgentEvent, renderEvent, RunTracker } from "./events";
 import { type Outcome, describeEditResult, describeRunResult } from "./outcomes";
 import { RunStatus } from "./progress";
-import { fixPrompt, statusSummary } from "./prompts";
+import { fixPrompt, statusDetails, statusSummary } from "./prompts";
 import { RESTART_KEYS, serverSettings } from "./settings";
 import { type StagedFile, StagedDocuments, SCHEME, showStagedDiff } from "./staged";
 import { AgentView } from "./view";
@@ -347,7 +347,7 @@ class Agentls implements vscode.Disposable {
 
   async showStatus(): Promise<void> {
     const status = await this.execute<unknown>("agentls.status", {});
-    this.log.appendLine(`${this.textOpen ? "\n" : ""}status: ${JSON.stringify(status, null, 2)}`);
+    this.log.appendLine(`${this.textOpen ? "\n" : ""}${statusDetails(status).join("\n")}`);
     this.textOpen = false;
     const choice = await vscode.window.showInformationMessage(statusSummary(status), "Show Details");
     if (choice) {

@@ -14,7 +14,8 @@ decisive step wins:
 1. deny rules — in every mode, bypass included;
 2. reasons to ask that no allow rule can override: an ask rule, a shell command that names
    a secret file, an edit to the agent's own configuration (`.claude/`, `.agentls.toml`,
-   `.git/`), a tool that always asks (run_command in the real tree), a hook's "ask" —
+   `.git/`, the `[tool.agentls]` table of a pyproject.toml: `agent/settings_guard.py`), a
+   tool that always asks (run_command in the real tree), a hook's "ask" —
    in bypass mode these are allowed, except the secret and config cases, which are denied;
 3. bypassPermissions: allow;
 4. a PreToolUse hook's "allow", allow rules and this session's remembered approvals;
@@ -47,6 +48,7 @@ from agentls.agent.permissions import (
 )
 from agentls.agent.rules import COMMAND_TOOLS, EDIT_TOOLS, Rule, RuleSet, Subject
 from agentls.agent.settings import ConfigError
+from agentls.agent.settings_guard import settings_table_change
 from agentls.agent.tool import NO_RISK, CallRisk
 from agentls.workspace.secrets import SecretMatcher, secrets_for
 
@@ -239,6 +241,9 @@ class RulePolicy:
                         "changing it needs the user's approval",
                         True,
                     )
+            settings = settings_table_change(tool.name, input_dict(input), ctx)
+            if settings is not None:
+                return settings, True
         if tool.name in self.always_ask or tool.always_ask(input):
             return f"{tool.name} always asks in this configuration", False
         if hook is not None and hook.behavior == "ask":

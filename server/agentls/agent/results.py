@@ -207,6 +207,9 @@ class HostStatusPayload(TypedDict):
     code_intel: Sequence[Mapping[str, object]]
     """Code intelligence: the editor bridge and each language server (which run, for which
     languages, and why one does not; docs/code-intelligence.md)."""
+    trust: NotRequired[Mapping[str, object]]
+    """Workspace trust: `{state, trusted, workspace, sources, held_back, loosening, digest,
+    decided_at}` (`agentls.agent.trust.WorkspaceTrust.payload`)."""
 
 
 class StatusPayload(HostStatusPayload):

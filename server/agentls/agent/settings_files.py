@@ -9,8 +9,10 @@ Sources (all optional), with what each may do:
 - **project**: `.claude/settings.json`, `.claude/settings.local.json` (Claude Code's) and our
   project file section (`.agentls.toml`), read from each workspace root. A cloned repository
   can add rules, hooks and secret patterns, and choose a default mode other than bypass;
-  it cannot weaken the secret protection or enable bypass. With
-  `trustProjectSettings: false` only its deny/ask rules and secret patterns are used.
+  it cannot weaken the secret protection or enable bypass. Until the user trusts the
+  workspace (`agentls.agent.trust`), and always with `trustProjectSettings: false`, only
+  what tightens is used: its deny/ask rules, secret patterns, a default or plan mode and a
+  stricter sandbox.
 
 Every source is validated by the typed settings models of `agentls.config` (Claude Code's
 files by `ClaudeSettingsFile`, which ignores their other keys). Every problem (unreadable
@@ -218,6 +220,7 @@ def load_safety(
     known_tools: Collection[str] | None = None,
     credentials: Sequence[str | None] = (),
     env: Mapping[str, str] | None = None,
+    project_trusted: bool | None = None,
 ) -> Safety:
     """Read and merge every safety source; never raises for bad content (see `problems`).
 
@@ -225,7 +228,10 @@ def load_safety(
     one from the project file: validated layers (whose problems the host has shown), or
     raw objects validated here (their problems join `problems`). `credentials` adds key
     values to redact besides the `ANTHROPIC_*` variables of `env` (default: the process
-    environment).
+    environment). `project_trusted` is the workspace-trust decision
+    (`agentls.agent.trust.assess_trust`): False uses only what tightens safety from the
+    project's sources, like `trustProjectSettings: false`; hosts pass it (None: only the
+    user's `trustProjectSettings` decides, for callers that assessed nothing).
     """
     root_list = [Path(r) for r in roots]
     home = home or Path.home()
@@ -244,7 +250,8 @@ def load_safety(
         sources.append(SettingsSource.of_section(project, first))
     if user.values:
         sources.append(SettingsSource.of_section(user, first))
-    merged = _merge_sources(sources, ours.trust_project_settings, root_list, home, known_tools)
+    trust_project = ours.trust_project_settings and project_trusted is not False
+    merged = _merge_sources(sources, trust_project, root_list, home, known_tools)
     problems.extend(merged.problems)
     bypass = ours.allow_bypass_permissions and not merged.bypass_disabled
     secrets = SecretMatcher(
@@ -263,8 +270,9 @@ def load_safety(
             "started"
         )
         problems.append(mode_error)
+    project_run = project.values.get("runCommand", {}) if trust_project else {}
     run_command = RunCommandSettings.model_validate(
-        merge_values(project.values.get("runCommand", {}), user.values.get("runCommand", {}))
+        merge_values(project_run, user.values.get("runCommand", {}))
     )
     sandbox, sandbox_problems = merge_layers(
         (s.label, s.sandbox, s.user_level) for s in sources if s.sandbox is not None
@@ -328,7 +336,7 @@ def _merge_sources(
         )
         merged.rules.extend(found)
         merged.problems.extend(rule_problems)
-        if source.mode is not None and trusted:
+        if source.mode is not None and (trusted or source.mode in ("default", "plan")):
             merged.mode, merged.mode_source = source.mode, source.label
         if source.permissions.disable_bypass_permissions_mode == "disable":
             merged.bypass_disabled = True

@@ -7,7 +7,9 @@ plus what a session list shows (dates, workspace, first prompt, status). The lay
 `os.replace`) at every status change, after every run, after each compaction and when the
 user accepts or rejects staged edits, so a crash leaves the previous complete state; the
 turns of a run in flight are journaled in the transcript (`agentls.agent.journal`).
-Credentials are never written.
+Credentials are never written. State files are private like transcripts: 0600 in a 0700
+folder (`agentls.privatefiles`); the atomic replace never follows a symlink planted at the
+state file's name.
 
 The staged changeset is saved with its base texts, so its edits can still be delivered
 after a restart (`staged_changes`). Delivery checks each base against the file as it is
@@ -113,11 +115,14 @@ class SessionStore:
 
     def save(self, state: SessionState) -> Path:
         """Write atomically: readers see the old or the new file, never half of one."""
+        from agentls.privatefiles import FILE_MODE, private_dir
+
         target = self.path(state.id)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(target.parent)
         data = state.model_dump_json()
         fd, tmp = tempfile.mkstemp(prefix=f".{state.id}.", suffix=".tmp", dir=target.parent)
         try:
+            os.fchmod(fd, FILE_MODE)  # mkstemp's 0600 today; said explicitly, not assumed
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(data)
                 handle.flush()

@@ -7,7 +7,9 @@ turn (see `agentls.agent.journal`). The transcript keeps the full history:
 compaction and tool-result stubbing change only what later requests send. Request records
 keep the request's shape (model, sizes, tool names and a hash of the tools array), never
 credentials. Files live in the user's cache directory unless `AGENTLS_TRANSCRIPT_DIR` points
-elsewhere.
+elsewhere. They hold the user's code and prompts, so they are private
+(`agentls.privatefiles`): 0600 files in a 0700 folder, never written through a symlink
+planted at their name, and never in a folder another user owns or replaced by a symlink.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ def transcript_dir() -> Path:
 
 
 class TranscriptWriter:
-    """Appends records to a session's transcript; a write failure is logged, never fatal."""
+    """Appends records to a session's transcript; a write failure is logged, never fatal
+    (a folder or file that cannot be made private is such a failure: nothing is written)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -46,8 +49,10 @@ class TranscriptWriter:
         line = json.dumps(record, ensure_ascii=False, default=str)
         try:
             if self._file is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._file = self.path.open("a", encoding="utf-8")
+                from agentls.privatefiles import open_private, private_dir
+
+                private_dir(self.path.parent)
+                self._file = open_private(self.path)
             self._file.write(line + "\n")
             self._file.flush()
         except OSError:

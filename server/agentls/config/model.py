@@ -70,8 +70,9 @@ class AgentlsSettings(LoopSettings):
     read_claude_settings: bool = Field(default=True, json_schema_extra=meta(user_only=True))
     """Also read Claude Code's `~/.claude/settings.json` and `.claude/settings*.json`."""
     trust_project_settings: bool = Field(default=True, json_schema_extra=meta(user_only=True))
-    """`false`: of a project's settings, use only what tightens safety (deny and ask rules,
-    secret patterns)."""
+    """`true`: a project's settings that loosen safety (allow rules, hooks, modes, commands,
+    language servers) apply once you trust the workspace (asked once per workspace and
+    settings content); `false`: never, and no question — only what tightens applies."""
     allow_bypass_permissions: bool = Field(
         default=False, json_schema_extra=meta(user_only=True, restricted=True)
     )
@@ -87,17 +88,17 @@ class AgentlsSettings(LoopSettings):
     file may only tighten it."""
     lint: list[LintEntry] = Field(default_factory=list, json_schema_extra=meta(restricted=True))
     """Linters to run besides or instead of the detected ones (docs/lint-and-tests.md); a
-    project file's apply while `trustProjectSettings` is on."""
+    project file's apply once the workspace is trusted (docs/security.md)."""
     tests: list[TestEntry] = Field(default_factory=list, json_schema_extra=meta(restricted=True))
     """Test commands to run instead of the detected runner (docs/lint-and-tests.md); a
-    project file's apply while `trustProjectSettings` is on."""
+    project file's apply once the workspace is trusted (docs/security.md)."""
 
     language_servers: dict[str, LanguageServerConfig] = Field(
         default_factory=dict, json_schema_extra=meta(restricted=True)
     )
     """Language servers agentls starts itself for code intelligence, by language:
     `{command, initializationOptions?, settings?, extensions?, enabled?}`
-    (docs/code-intelligence.md); a project file's apply while `trustProjectSettings` is on."""
+    (docs/code-intelligence.md); a project file's apply once the workspace is trusted."""
     editor_queries: list[str] | bool | None = None
     """The `agentls/editorQuery` methods this editor answers with its own language features
     (a client announces them in its initialization options; `true`: all of them)."""

@@ -75,6 +75,7 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 2
     _quiet_logging()
+    _trust_if_asked(args, note=False)
     from agentls.headless.commands import RunOptions, run_agent
 
     output = "apply" if args.apply else "diff" if args.diff else "patch" if args.patch else "show"
@@ -99,6 +100,7 @@ def _ask(args: argparse.Namespace) -> int:
     if _no_credentials():
         return 1
     _quiet_logging()
+    _trust_if_asked(args)
     from agentls.headless.commands import ask
 
     return asyncio.run(ask(args.prompt, Path(args.workspace), as_json=args.json))
@@ -108,6 +110,7 @@ def _tools(args: argparse.Namespace) -> int:
     import asyncio
 
     _quiet_logging()
+    _trust_if_asked(args)
     from agentls.headless.commands import list_tools
 
     return asyncio.run(list_tools(Path(args.workspace), as_json=args.json, mode=args.mode))
@@ -117,10 +120,46 @@ def _tool(args: argparse.Namespace) -> int:
     import asyncio
 
     _quiet_logging()
+    _trust_if_asked(args)
     from agentls.headless.commands import run_tool
 
     return asyncio.run(
         run_tool(args.name, args.input, Path(args.workspace), apply=args.apply, as_json=args.json)
+    )
+
+
+def _trust_if_asked(args: argparse.Namespace, *, note: bool = True) -> None:
+    """`--trust`: trust the workspace's own settings before the server starts (scripts).
+    Without it, commands that cannot ask (`note`) say what stays held back; `run` asks on
+    a terminal and otherwise prints the server's own message."""
+    from agentls.headless.trust import held_back_note, trust_workspace
+
+    if getattr(args, "trust", False):
+        trust_workspace(Path(args.workspace))
+    elif note:
+        held_back_note(Path(args.workspace))
+
+
+def _apply(args: argparse.Namespace) -> int:
+    import asyncio
+
+    try:
+        session = _session_id(args.session)
+    except ValueError as exc:
+        sys.stderr.write(f"agentls: {exc}\n")
+        return 2
+    _quiet_logging()
+    from agentls.headless.apply import apply_session
+
+    workspace = Path(args.workspace) if args.workspace else None
+    return asyncio.run(apply_session(session or args.session, workspace, as_json=args.json))
+
+
+def _trust(args: argparse.Namespace) -> int:
+    from agentls.headless.trust import trust_command
+
+    return trust_command(
+        Path(args.workspace), revoke=args.revoke, show=args.show, as_json=args.json
     )
 
 
@@ -148,6 +187,7 @@ def _sessions(args: argparse.Namespace) -> int:
 def _run_options(run: argparse.ArgumentParser) -> None:
     """Options shared by `run` and `resume`."""
     _workspace(run)
+    _trust_flag(run)
     run.add_argument(
         "--mode",
         choices=["review", "auto", "plan"],
@@ -180,8 +220,17 @@ def _workspace(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _trust_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--trust",
+        action="store_true",
+        help="trust the workspace's own settings (allow rules, hooks, commands) without "
+        "asking; remembered like the trust prompt's answer (see `agentls trust`)",
+    )
+
+
 def add_commands(commands: Any) -> None:
-    """Add run, resume, sessions, ask, tools, tool, doctor and demo to the subparsers."""
+    """Add run, resume, sessions, ask, tools, tool, trust, apply, doctor and demo."""
     run = commands.add_parser(
         "run",
         help="run the agent on a prompt without an editor",
@@ -207,6 +256,24 @@ def add_commands(commands: Any) -> None:
     _run_options(resume)
     resume.set_defaults(handler=_run)
 
+    apply = commands.add_parser(
+        "apply",
+        help="write a session's staged edits (a reviewed dry run) without running the model",
+        description="Writes the edits a run left staged (`agentls run` without --apply): each "
+        "is rebased onto the file as it is now, or left staged as a conflict when the same "
+        "lines changed since. Exit code: 0 all written, 1 something left out, 2 unknown "
+        "session.",
+    )
+    apply.add_argument("session", metavar="ID", help="the session (an id prefix will do)")
+    apply.add_argument(
+        "--workspace",
+        "-w",
+        metavar="DIR",
+        help="the project folder (default: the session's own workspace)",
+    )
+    apply.add_argument("--json", action="store_true", help="print the result as JSON")
+    apply.set_defaults(handler=_apply)
+
     sessions = commands.add_parser(
         "sessions", help="list saved sessions (date, workspace, first prompt, status, tokens)"
     )
@@ -218,6 +285,7 @@ def add_commands(commands: Any) -> None:
     ask = commands.add_parser("ask", help="ask a read-only question; the answer is Markdown")
     ask.add_argument("prompt")
     _workspace(ask)
+    _trust_flag(ask)
     ask.add_argument("--json", action="store_true", help="print the result object as JSON")
     ask.set_defaults(handler=_ask)
 
@@ -226,6 +294,7 @@ def add_commands(commands: Any) -> None:
         help="list the tools (--json: the definitions exactly as the model gets them)",
     )
     _workspace(tools)
+    _trust_flag(tools)
     tools.add_argument("--json", action="store_true", help="the tool definitions as JSON")
     tools.add_argument("--mode", choices=["review", "auto", "plan"], default="review")
     tools.set_defaults(handler=_tools)
@@ -236,9 +305,26 @@ def add_commands(commands: Any) -> None:
         "input", nargs="?", default="{}", help='tool input as JSON, e.g. \'{"path": "a.py"}\''
     )
     _workspace(tool)
+    _trust_flag(tool)
     tool.add_argument("--apply", action="store_true", help="write a write tool's change")
     tool.add_argument("--json", action="store_true", help="print {content, is_error} as JSON")
     tool.set_defaults(handler=_tool)
+
+    trust = commands.add_parser(
+        "trust",
+        help="trust this workspace's own agentls settings (what they loosen is held back "
+        "until then)",
+        description="A repository's own settings that loosen safety (allow rules, hooks, "
+        "lint/tests commands, language servers, auto modes) apply only once you trust the "
+        "workspace; the answer is remembered until those settings change. Editors ask with "
+        "a prompt; this records the same answer.",
+    )
+    _workspace(trust)
+    choice = trust.add_mutually_exclusive_group()
+    choice.add_argument("--revoke", action="store_true", help="do not trust it (hold back)")
+    choice.add_argument("--show", action="store_true", help="only show what would be trusted")
+    trust.add_argument("--json", action="store_true", help="the trust state as JSON")
+    trust.set_defaults(handler=_trust)
 
     doctor = commands.add_parser("doctor", help="check the environment agentls needs")
     _workspace(doctor)

@@ -342,9 +342,20 @@ def summarize(
     if options.output == "patch" and options.patch is not None:
         console.print(f"patch written to {escape(str(options.patch))}")
     if changes and not ledger.apply and options.output == "show" and status != "cancelled":
-        console.print("[dim]nothing was written: run again with --apply to write the changes[/dim]")
+        console.print(
+            "[dim]nothing was written: "
+            + escape(apply_hint(result.get("session")))
+            + " writes these changes (without running the model again)[/dim]"
+        )
     if result.get("transcript") and options.show_transcript:
         console.print(f"[dim]transcript: {escape(str(result['transcript']))}[/dim]")
+
+
+def apply_hint(session: object) -> str:
+    """The command that writes a dry run's staged edits (`agentls apply SESSION`)."""
+    from agentls.headless.demo import agentls_command
+
+    return f"{agentls_command()} apply {session}" if session else "run again with --apply"
 
 
 def _print_refused(console: Console, result: RunPayload, options: RunOptions) -> None:

@@ -171,9 +171,11 @@ def demo(*, keep: bool = False, directory: Path | None = None, as_json: bool = F
             if code == 0 and green:
                 console.print(
                     "\nThat was a real agentls session against a scripted model. With an API "
-                    "key, run it on your project:\n"
+                    "key, run it on your project — a dry run shows the diff, then `apply` "
+                    "writes what you reviewed without running the model again:\n"
                     f"  export ANTHROPIC_API_KEY=...\n"
-                    f'  {agentls_command()} run "fix the failing test" -w /path/to/project --diff'
+                    f'  {agentls_command()} run "fix the failing test" -w /path/to/project\n'
+                    f"  {agentls_command()} apply SESSION   # the id the run printed"
                 )
         else:
             sys.stdout.write(

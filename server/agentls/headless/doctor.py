@@ -2,9 +2,10 @@
 
 Essential checks (a failure → exit 1): Python version, the packages agentls runs on,
 credentials and a tiny real request to the Messages-API endpoint. Warnings: the sandbox
-(bubblewrap missing, no user namespaces: with the fix). Informational: linters and test
-runners (what `lint` and `run_tests` would use in the workspace, and why), editor clients,
-the symbol-index cache of the workspace.
+(bubblewrap missing, no user namespaces: with the fix), workspace trust (the project's own
+settings that loosen safety and are held back until the user trusts the workspace).
+Informational: linters and test runners (what `lint` and `run_tests` would use in the
+workspace, and why), editor clients, the symbol-index cache of the workspace.
 """
 
 from __future__ import annotations
@@ -293,11 +294,27 @@ def check_language_servers(workspace: Path) -> list[Check]:
     return [Check("language servers", name, status, detail) for name, status, detail in lines]
 
 
+def check_trust(workspace: Path) -> list[Check]:
+    """Whether the workspace's own settings that loosen safety apply, and what is held
+    back (docs/security.md#workspace-trust)."""
+    try:
+        from agentls.headless.trust import assess
+
+        trust = assess(workspace)
+    except Exception as exc:
+        return [Check("trust", "workspace trust", "warn", f"cannot tell: {exc}")]
+    if trust.trusted:
+        return [Check("trust", "workspace trust", "ok", trust.summary())]
+    fix = "" if trust.state == "disabled" else "; trust it with `agentls trust` (or --trust)"
+    return [Check("trust", "workspace trust", "warn", trust.summary() + fix)]
+
+
 def run_checks(workspace: Path, timeout: float) -> list[Check]:
     checks = check_python() + check_packages()
     if not any(c.status == "fail" and c.name == "anthropic" for c in checks):
         checks += check_endpoint(timeout)
-    checks += check_sandbox() + check_tools() + check_workspace_checks(workspace.resolve())
+    checks += check_sandbox() + check_trust(workspace.resolve())
+    checks += check_tools() + check_workspace_checks(workspace.resolve())
     checks += check_editors() + check_index(workspace.resolve())
     return checks + check_language_servers(workspace.resolve())
 

@@ -163,8 +163,12 @@ class RunView:
             self.set_status(message)
 
     def on_message(self, kind: int, message: str) -> None:
-        if kind == 2:  # warnings; errors come back in the result
-            self.note(message)
+        if kind != 2:  # warnings; errors come back in the result
+            return
+        if self.quiet:  # --json: stdout is the result; a warning still reaches the user
+            sys.stderr.write(f"{message}\n")
+            return
+        self.note(message)
 
 
 def usage_table(usage: Mapping[str, object]) -> Table:

@@ -382,8 +382,9 @@ class LanguageServerPool:
                     "source": "language server",
                     "language": language,
                     "state": "ignored",
-                    "reason": "set in the project file, but project settings are not trusted "
-                    "(trustProjectSettings: false)",
+                    "reason": "set in the project file, but the workspace is not trusted "
+                    "(answer the trust prompt, run `agentls trust`, or check "
+                    "trustProjectSettings)",
                 }
             )
         return entries

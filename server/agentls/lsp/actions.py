@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from agentls.lsp.sync import uri_to_path
+from agentls.lsp.trust import trust_of
 
 if TYPE_CHECKING:
     from agentls.agent.context import RunMode
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
         ToolArgs,
         ToolResultArgs,
         ToolsArgs,
+        TrustArgs,
     )
     from agentls.lsp.server import AgentLanguageServer
 
@@ -173,7 +175,22 @@ async def status(ls: AgentLanguageServer, args: StatusArgs) -> StatusPayload:
         "permission_mode": ls.safety.mode if ls.safety is not None else None,
         "index": index_state(ls),
     }
+    trust = trust_of(ls)
+    if trust is not None:
+        result["trust"] = trust.payload()
     return result
+
+
+async def trust(ls: AgentLanguageServer, args: TrustArgs) -> dict[str, object]:
+    """Trust the workspace (or not) for its current settings: the answer the trust prompt
+    would give, for clients that cannot show one (Helix) and for scripts."""
+    from agentls.lsp.trust import decide, refresh_trust
+
+    refresh_trust(ls)
+    current = trust_of(ls)
+    if current is None:
+        raise ValueError("the workspace is not set up yet")
+    return decide(ls, current, args.trusted).payload()
 
 
 async def compact(ls: AgentLanguageServer, args: CompactArgs) -> CompactionPayload:

@@ -78,6 +78,11 @@ class ToolResultArgs(_Args):
     tool_use_id: str = Field(min_length=1)
 
 
+class TrustArgs(_Args):
+    trusted: bool = True
+    """False: do not trust the workspace (its loosening settings stay held back)."""
+
+
 def parse_args(command: str, model: type[M], args: tuple[Any, ...]) -> M:
     """One argument object (or none, where every field is optional) → the model."""
     if len(args) > 1:

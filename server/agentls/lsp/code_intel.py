@@ -3,7 +3,8 @@
 Settings are read per query, so a `workspace/didChangeConfiguration` that changes
 `languageServers` restarts the affected server on its next use. A project file's
 `languageServers` (and the project's own executables found by discovery) are used only
-while project settings are trusted (`trustProjectSettings`, user settings only).
+once the workspace is trusted (`agentls.agent.trust`; never with `trustProjectSettings:
+false`).
 """
 
 from __future__ import annotations
@@ -54,8 +55,8 @@ class _SettingsReader:
     def language_servers(self) -> LanguageServerSettings:
         config = self.ls.config
         user = config.editor.settings.language_servers
-        project = config.project.settings.language_servers
-        trust = config.editor.settings.trust_project_settings
+        project = config.project_source.settings.language_servers
+        trust = config.project_trusted  # workspace trust (agentls.lsp.trust)
         key = repr((user, project, trust))
         if key != self._key:
             self._key = key

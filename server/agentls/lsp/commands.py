@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "agentls.sessions": ("StatusArgs", "sessions"),
     "agentls.staged": ("StagedArgs", "staged"),
     "agentls.toolResult": ("ToolResultArgs", "tool_result"),
+    "agentls.trust": ("TrustArgs", "trust"),
 }
 """Command name → (argument model in `arguments`, function in `actions`)."""
 

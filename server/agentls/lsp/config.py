@@ -43,7 +43,15 @@ def unwrap_section(raw: object) -> object:
 
 
 class ConfigState(SettingsStack):
-    """The layered settings of one connection; `current` is always valid."""
+    """The layered settings of one connection; `current` is always valid.
+
+    The project layer in the stack is the project file without what loosens safety
+    (`agentls.agent.trust.hold_back`) until the workspace is trusted (`project_trusted`,
+    set by the host from `agentls.agent.trust.assess_trust`); `project_source` is the
+    whole file, for the trust assessment and status."""
+
+    project_trusted: bool = False
+    _project_source: Layer | None = None
 
     def set_environment(self) -> list[str]:
         """The process environment's settings (once, at start-up)."""
@@ -55,7 +63,26 @@ class ConfigState(SettingsStack):
         return self.set("environment", layer)
 
     def set_project(self, layer: Layer) -> list[str]:
-        return self.set("project", layer)
+        self._project_source = layer
+        return self.set("project", self._effective_project())
+
+    def set_project_trusted(self, trusted: bool) -> None:
+        """Apply the workspace-trust decision to the project layer (its problems were
+        reported when it was set)."""
+        self.project_trusted = trusted
+        if self._project_source is not None:
+            self.set("project", self._effective_project())
+
+    def _effective_project(self) -> Layer:
+        from agentls.agent.trust import hold_back
+
+        source = self.project_source
+        return source if self.project_trusted else hold_back(source)
+
+    @property
+    def project_source(self) -> Layer:
+        """The whole project layer, loosening parts included."""
+        return self._project_source or self.layer("project")
 
     def set_editor(self, raw: object, source: str) -> list[str]:
         return self.set("editor", load_layer(unwrap_section(raw), source, "user"))
@@ -71,7 +98,8 @@ class ConfigState(SettingsStack):
 
 def check_entries(state: ConfigState) -> tuple[tuple[LintEntry, ...], tuple[TestEntry, ...]]:
     """The `lint` and `tests` entries for the tools. Like hooks, a project file's commands
-    apply only while the user trusts project settings (`trustProjectSettings`, default on)."""
+    apply only once the workspace is trusted (they are held back from the project layer
+    until then, see `ConfigState`) and never with `trustProjectSettings: false`."""
     chosen = state.editor.settings if not state.editor.settings.trust_project_settings else None
     settings = chosen or state.current
     return tuple(settings.lint), tuple(settings.tests)

@@ -1,18 +1,27 @@
 """Sending staged edits to the editor: review, auto, accept and reject.
 
-`workspace/applyEdit` is awaited without holding any lock: VS Code keeps a request with
-`needsConfirmation` edits pending until the user acts in its refactor preview, and the rest
-of the server must stay responsive meanwhile. Changes are dropped from the session only
+`workspace/applyEdit` is awaited holding only the locks of the documents it changes: VS
+Code keeps a request with `needsConfirmation` edits pending until the user acts in its
+refactor preview, and the rest of the server stays responsive meanwhile; only another
+delivery to one of those documents waits (it is then built on the version this one
+produced, see `apply`). Changes are dropped from the session only
 after the client answers `applied: true`; on `applied: false` (or an error) they stay
 staged and the result carries the client's reason.
+
+Containment is checked again at delivery: a change whose path (or a rename's source) now
+resolves outside the workspace roots — a folder on the way was swapped for a symlink after
+the change was staged — is refused and stays staged, with a message that says where the
+path leads now. The editor would follow the symlink; agentls never hands it such a URI.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
-from collections.abc import Iterable
+import weakref
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -99,12 +108,61 @@ async def apply(
     *,
     confirm: bool,
 ) -> EditOutcome:
-    """Send one WorkspaceEdit for `entries`; drop them from `changes` once applied."""
+    """Send one WorkspaceEdit for `entries`; drop them from `changes` once applied.
+
+    Serialized per document: while one delivery to a file is in flight (sent, answered,
+    its didChange confirmed), the next waits, then is built on the version that one
+    produced — so concurrent sessions editing one open buffer rebase onto each other's
+    changes instead of failing on a stale version."""
+    wanted = set(_touched(entries))
+    async with _documents_locked(ls, wanted):
+        # what is staged now: a delivery that held the lock may have applied some of it
+        current = [c for c in changes.entries() if c.path in wanted]
+        return await _apply_now(ls, changes, current, label, confirm=confirm)
+
+
+class _DocumentLocks:
+    """One lock per document path of a connection (deliveries to a file, one at a time)."""
+
+    def __init__(self) -> None:
+        self.locks: dict[Path, asyncio.Lock] = {}
+
+
+_LOCKS: weakref.WeakKeyDictionary[AgentLanguageServer, _DocumentLocks] = weakref.WeakKeyDictionary()
+
+
+@contextlib.asynccontextmanager
+async def _documents_locked(ls: AgentLanguageServer, paths: Iterable[Path]) -> AsyncIterator[None]:
+    """Hold the delivery lock of every path (in sorted order: no two deliveries deadlock)."""
+    table = _LOCKS.setdefault(ls, _DocumentLocks()).locks
+    held: list[asyncio.Lock] = []
+    try:
+        for path in sorted(set(paths)):  # staged paths are resolved already
+            lock = table.setdefault(path, asyncio.Lock())
+            await lock.acquire()
+            held.append(lock)
+        yield
+    finally:
+        for lock in reversed(held):
+            lock.release()
+
+
+async def _apply_now(
+    ls: AgentLanguageServer,
+    changes: ChangeSet,
+    entries: list[Change],
+    label: str,
+    *,
+    confirm: bool,
+) -> EditOutcome:
+    entries, escaped = _contained(ls, entries)
     entries, already = _already_applied(ls, changes, entries)
     plan = build_plan(ls, entries, label, confirm=confirm)
     conflicts = [p.uri for p in plan.conflicts]
-    left_out = [(p.uri, p.reason) for p in (*plan.conflicts, *plan.skipped)]
-    problems = plan.reasons
+    left_out = [*escaped, *((p.uri, p.reason) for p in (*plan.conflicts, *plan.skipped))]
+    problems = [f"{uri}: {reason}" for uri, reason in escaped] + plan.reasons
+    if escaped and not ls.features.shows_outcomes:
+        ls.message(types.MessageType.Warning, "agentls: " + "; ".join(problems[: len(escaped)]))
     if not ls.features.shows_outcomes:
         for reason in problems:
             ls.log_line(f"agentls: {reason}", types.MessageType.Warning)
@@ -152,6 +210,35 @@ async def apply(
     if not files:
         return EditOutcome(plan.files, False, "; ".join(problems), conflicts, left_out)
     return EditOutcome(files, True, "; ".join(problems) or None, conflicts, left_out)
+
+
+def escape_reason(ls: AgentLanguageServer, path: Path) -> str | None:
+    """Why `path` must not be delivered: it resolves outside every workspace root now."""
+    real = os.path.realpath(path)
+    if ls.host.workspace.contains(real):
+        return None
+    return (
+        f"refused: {path} now resolves to {real}, outside the workspace (a folder on its "
+        "way was replaced by a symbolic link after the change was staged); nothing was "
+        "written there, the change stays staged (reject it, or restore the folder)"
+    )
+
+
+def _contained(
+    ls: AgentLanguageServer, entries: list[Change]
+) -> tuple[list[Change], list[tuple[str, str]]]:
+    """`entries` whose paths still resolve inside the workspace, and (uri, reason) of the
+    others, checked now, at delivery, not only when the change was staged."""
+    kept: list[Change] = []
+    escaped: list[tuple[str, str]] = []
+    for change in entries:
+        reasons = [escape_reason(ls, p) for p in (change.path, change.old_path) if p is not None]
+        reason = next((r for r in reasons if r is not None), None)
+        if reason is None:
+            kept.append(change)
+        else:
+            escaped.append((uri_of(ls, change.path), reason))
+    return kept, escaped
 
 
 def _already_applied(

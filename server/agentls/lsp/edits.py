@@ -4,9 +4,10 @@ For each staged `Change` the builder compares three texts: what the agent read
 (`original_text`, at `base_version`), what the agent wants (`new_text`) and what the editor
 has now (its open buffer, else the file on disk). When the editor still has what the agent
 read, the edit is the line diff between them. When the user changed the buffer meanwhile,
-the agent's hunks are rebased onto the user's text if no hunk of one touches a hunk of the
-other; otherwise the file is left out and reported as a conflict, and the agent's version
-stays staged — the user's text is never overwritten.
+the agent's hunks are rebased onto the user's text if no hunk of one shares a line with a
+hunk of the other (changes to adjacent lines merge); otherwise the file is left out and
+reported as a conflict, and the agent's version stays staged — the user's text is never
+overwritten.
 
 Edits replace whole lines (difflib over lines), never fragments of a line, so they read
 well in a preview and survive the editor's own normalisation. Positions are computed on
@@ -92,7 +93,7 @@ def shows_edit(before: str, expected: str, current: str) -> bool:
     that skipped the edit while the user typed has changed text that fails this."""
     edited = _changed_spans(before, expected, side="new")
     others = _changed_spans(expected, current, side="old")
-    return not any(a1 <= o2 and o1 <= a2 for a1, a2 in edited for o1, o2 in others)
+    return not any(overlaps(a, o) for a in edited for o in others)
 
 
 def _changed_spans(old: str, new: str, *, side: str) -> list[tuple[int, int]]:
@@ -105,17 +106,34 @@ def _changed_spans(old: str, new: str, *, side: str) -> list[tuple[int, int]]:
     return spans
 
 
-def rebase(base: str, ours: str, theirs: str) -> str | None:
-    """Apply the base→ours line changes onto theirs; None when they touch theirs' changes.
+def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether two line ranges `[start, end)` of the same text share a line.
 
-    Like git, adjacent hunks count as touching: a change right next to the user's edit is
-    too likely to depend on it to merge silently.
+    Only shared lines count: a change to line 10 and one to line 11 do not overlap. An
+    empty range (an insertion before a line) overlaps a range only strictly inside it, and
+    another insertion only at the same point (their order would be a guess).
     """
-    mine = line_hunks(base, ours)
+    (a1, a2), (b1, b2) = a, b
+    if a1 == a2 and b1 == b2:
+        return a1 == b1
+    if a1 == a2:
+        return b1 < a1 < b2
+    if b1 == b2:
+        return a1 < b1 < a2
+    return a1 < b2 and b1 < a2
+
+
+def rebase(base: str, ours: str, theirs: str) -> str | None:
+    """Apply the base→ours line changes onto theirs; None when they overlap theirs' changes.
+
+    Only overlapping lines conflict: the agent's change to line 10 and the user's to line
+    11 both apply. The same change made on both sides applies once.
+    """
     user = line_hunks(base, theirs)
+    mine = [h for h in line_hunks(base, ours) if h not in user]
     for i1, i2, _ in mine:
         for k1, k2, _ in user:
-            if i1 <= k2 and k1 <= i2:
+            if overlaps((i1, i2), (k1, k2)):
                 return None
     lines = split_lines(base)
     result: list[str] = []

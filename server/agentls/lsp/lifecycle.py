@@ -39,6 +39,8 @@ HOST_IMPORTS = (
     "agentls.config.environment",
     "agentls.lsp.code_intel",
     "agentls.langservers",
+    "agentls.agent.trust",
+    "agentls.lsp.trust",
 )
 INDEX_IMPORTS = ("agentls.workspace", "agentls.index")
 """What symbol requests need: imported and started before the rest of the host."""
@@ -91,9 +93,12 @@ def setup(server: AgentLanguageServer) -> None:
         problems = ls.config.set_editor(settings, source)
         if ls.has_host:
             from agentls.lsp.safety import reload_safety
+            from agentls.lsp.trust import refresh_trust, start_trust_prompt
 
+            problems += refresh_trust(ls)  # `trustProjectSettings` may have changed
             problems += reload_safety(ls)
             ls.host.settings_changed()
+            start_trust_prompt(ls)
         report_problems(ls, problems)
         ls.log_line(f"agentls: configuration updated (mode={ls.config.current.mode})")
 
@@ -127,6 +132,9 @@ def start_agent(ls: AgentLanguageServer) -> None:
     problems += ls.config.set_project(load_project_config(roots[0]))
     if "editor" not in ls.config.layers:  # else a configuration change came while starting
         problems += ls.config.set_editor(ls.initialization_options, "initializationOptions")
+    from agentls.lsp.trust import refresh_trust, start_trust_prompt, wait_for_trust
+
+    problems += refresh_trust(ls)  # before the safety settings: they depend on it
     options = HostOptions(
         settings=lambda: agent_settings(ls),
         instructions=lambda: ls.config.current.instructions,
@@ -137,11 +145,13 @@ def start_agent(ls: AgentLanguageServer) -> None:
         tool_sources=[LazyMcpSource(ls, roots[0])],
         tool_search=lambda: tool_search_settings(ls),
         code_sources=lambda workspace: code_sources(ls, workspace),
+        before_session=lambda: wait_for_trust(ls),
     )
     workspace = ls.agent_workspace if ls.has_workspace else Workspace(roots)
     ls.host = AgentHost(workspace, LspPort(ls), options)
     problems += reload_safety(ls)
     report_problems(ls, problems)
+    start_trust_prompt(ls)
     log.info("agentls ready for %s", ", ".join(str(r) for r in roots))
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentls.agent.messages import blocks_of
-from agentls.lsp.delivery import doc_state, paths_of, select, uri_of
+from agentls.lsp.delivery import doc_state, escape_reason, paths_of, select, uri_of
 from agentls.workspace.changes import Change
 
 if TYPE_CHECKING:
@@ -30,7 +30,8 @@ def staged_files(ls: AgentLanguageServer, session_id: str, uris: list[str] | Non
 
 def _describe(ls: AgentLanguageServer, change: Change) -> StagedFilePayload:
     source = change.old_path if change.old_path is not None else change.path
-    current = doc_state(ls, source).text
+    # a path swapped for a symlink out of the workspace is not read (delivery refuses it)
+    current = None if escape_reason(ls, source) else doc_state(ls, source).text
     staged: str | None
     if change.kind == "delete":
         staged = None

@@ -38,7 +38,10 @@ def reload_safety(ls: AgentLanguageServer) -> list[str]:
         from agentls.agent.settings_files import load_safety
 
         ls.safety = load_safety(
-            ls.host.workspace.roots, section=ls.config.editor, project_section=ls.config.project
+            ls.host.workspace.roots,
+            section=ls.config.editor,
+            project_section=ls.config.project,
+            project_trusted=ls.config.project_trusted,  # agentls.lsp.trust decided it
         )
     except Exception as exc:
         log.exception("cannot load the permission settings")

@@ -163,17 +163,7 @@ M.last_status = nil
 function M.status(on_result)
   return M.execute("agentls.status", vim.empty_dict(), function(result)
     M.last_status = result
-    local lines = { "agentls status" }
-    if type(result) == "table" then
-      for key, value in pairs(result) do
-        if key ~= "sessions" then
-          table.insert(lines, ("  %s: %s"):format(key, type(value) == "table" and vim.inspect(value, { newline = " ", indent = "" }) or tostring(value)))
-        end
-      end
-      for _, s in ipairs(result.sessions or {}) do
-        table.insert(lines, ("  session %s: %s, %s turn(s)%s"):format(s.id, tostring(s.status), tostring(s.turns), s.running and " (running)" or ""))
-      end
-    end
+    local lines = require("agentls.status").lines(result)
     vim.schedule(function()
       vim.api.nvim_echo({ { table.concat(lines, "\n") } }, true, {})
     end)
