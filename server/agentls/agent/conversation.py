@@ -130,6 +130,8 @@ class Conversation:
         self._cancel: asyncio.Event | None = None
         folder = config.transcript_dir or transcript_dir()
         self.transcript = TranscriptWriter(folder / f"{self.id}.jsonl")
+        self.session_started = False
+        """SessionStart hooks ran for this session object (`agentls.agent.loop`)."""
 
     # --- figures other layers read --------------------------------------------------------
 

@@ -11,8 +11,11 @@ and the network is off unless the settings open it. Where no sandbox can run,
 `sandbox.fallback.run_command` decides: refuse (the default) or ask first.
 
 A config switch (`where="workspace"`) runs in the real tree, unsandboxed; then every call
-asks the user, whatever the allow rules say. So does `dangerously_disable_sandbox`, which
-`sandbox.allowUnsandboxedCommands: false` forbids.
+asks the user unless an allow rule covers it (`CallRisk.approval`). A call with
+`dangerously_disable_sandbox` always asks (no rule skips it), and
+`sandbox.allowUnsandboxedCommands: false` forbids it. A sandboxed call is marked
+`confined`, so a command that only reads (`ls`, `git status`; see
+`agentls.agent.readonly_commands`) can run without asking.
 
 Every run goes through the shared process runner (via `process_guard`, which also kills
 descendants that left the process group): own process group killed as a whole on timeout
@@ -125,21 +128,33 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         return f"Running{outside}: {input.description or _one_line(input.command)}"
 
     def always_ask(self, input: RunCommandInput | None = None) -> bool:
-        """Read by the permission policy: in the real tree, or outside the sandbox on the
-        model's request, no allow rule skips the prompt."""
-        requested = input is not None and input.dangerously_disable_sandbox
-        return self.config.where == "workspace" or requested
+        """Read by the permission policy: outside the sandbox on the model's request, no
+        allow rule skips the prompt."""
+        return input is not None and input.dangerously_disable_sandbox
 
     async def assess(self, input: RunCommandInput, ctx: ToolContext) -> CallRisk:
-        """Refused (or asked) where the sandbox should run but cannot."""
+        """Refused (or asked) where the sandbox should run but cannot; in the real tree,
+        asked unless an allow rule covers it; `confined` when it runs sandboxed."""
         if self.config.where == "workspace":
-            return CallRisk()  # always asks anyway (`always_ask`)
-        return execution_risk(
+            return CallRisk(
+                approval="the command runs in your real workspace, without the sandbox "
+                '(runCommand.where = "workspace")'
+            )
+        risk = execution_risk(
             self.name,
             ctx,
             command=input.command,
             unsandboxed_requested=input.dangerously_disable_sandbox,
         )
+        if risk.refusal or risk.approval:
+            return risk
+        plan = plan_execution(
+            self.name,
+            ctx,
+            command=input.command,
+            unsandboxed_requested=input.dangerously_disable_sandbox,
+        )
+        return CallRisk(confined=plan.decision.sandboxed)
 
     async def call(self, input: RunCommandInput, ctx: ToolContext) -> ToolOutput:
         roots = list(ctx.workspace.roots)
