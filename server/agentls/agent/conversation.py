@@ -302,6 +302,7 @@ class Conversation:
             tools=pool.api_tools(),
             messages=with_cache_breakpoint(self.request_messages()),
             temperature=self.settings.temperature,
+            thinking_budget=self.settings.thinking_budget,
         )
 
     def request_messages(self) -> History:

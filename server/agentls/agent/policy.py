@@ -33,6 +33,7 @@ to allow it. In `dontAsk` mode nobody is asked: whatever would ask is denied.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -222,6 +223,14 @@ class RulePolicy:
         remember = self._remember(subject)
         if risk.approval:
             return Verdict("ask", risk.approval, remember)
+        outside = self._outside_reads(subject, ctx) if read_only else None
+        if outside is not None:
+            return Verdict(
+                "ask",
+                f"{outside} is outside the workspace and outside "
+                "`permissions.additionalDirectories`",
+                remember,
+            )
         if read_only or self._reads_only(subject, risk, ctx):
             return Verdict("allow")
         if name in self.edit_tools:
@@ -235,6 +244,16 @@ class RulePolicy:
     def subject(self, tool: str, raw: dict[str, Any], ctx: ToolContext) -> Subject:
         """The paths or command a call is about, as rules match them."""
         return call_subject(tool, raw, ctx.workspace.roots)
+
+    def _outside_reads(self, subject: Subject, ctx: ToolContext) -> str | None:
+        """A path a read reaches outside the workspace and `additionalDirectories` (only a
+        `Read(…)` allow rule's folder lets a tool get there; the rule must match)."""
+        folders = [*(str(r) for r in ctx.workspace.roots), *(str(r) for r in self.read_roots)]
+        for path in subject.paths:
+            real = os.path.realpath(path)  # where the tool really reads
+            if not any(real == f or real.startswith(f.rstrip("/") + "/") for f in folders):
+                return path
+        return None
 
     def _reads_only(self, subject: Subject, risk: CallRisk, ctx: ToolContext) -> bool:
         """A sandboxed shell command that only reads (`agentls.agent.readonly_commands`)."""

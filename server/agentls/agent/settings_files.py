@@ -26,7 +26,8 @@ Every source is validated by the typed settings models of `agentls.config` (Clau
 files by `ClaudeSettingsFile`; the keys it does not use are listed once in a warning).
 Every problem (unreadable file, bad JSON, invalid value, unparseable rule) is collected in
 `Safety.problems` for the host to show; the offending part is ignored, never widened.
-`sandbox` sections are merged so that project sources only tighten them (`agentls.sandbox.settings.merge_layers`).
+`sandbox` sections are merged so that project sources only tighten them
+(`agentls.sandbox.settings.merge_layers`).
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ __all__ = ["Safety", "SettingsSource", "claude_settings_files", "load_safety"]
 log = logging.getLogger(__name__)
 
 MAX_SETTINGS_BYTES = 1024 * 1024
+DEFAULT_THINKING_BUDGET = 10_000
+"""The thinking budget `alwaysThinkingEnabled: true` stands for."""
 USER_LABEL = "agentls settings"
 PROJECT_LABEL = "project agentls settings"
 
@@ -287,6 +290,20 @@ class Safety:
             extra_env=self.env,
             cwd=self.roots[0] if self.roots else None,
         )
+
+    def loop_overrides(self, explicit: Collection[str]) -> dict[str, Any]:
+        """What Claude Code's files set for a session's `AgentSettings`: `model` (managed
+        settings win over everything; otherwise only where no agentls setting chose one),
+        `apiKeyHelper`, and `alwaysThinkingEnabled` (a thinking budget), each where the
+        agentls settings (`explicit`: the keys they set) leave it open."""
+        found: dict[str, Any] = {}
+        if self.model and (self.model_managed or "model" not in explicit):
+            found["model"] = self.model
+        if self.api_key_helper and "apiKeyHelper" not in explicit:
+            found["api_key_helper"] = self.api_key_helper
+        if self.thinking and "thinkingBudget" not in explicit:
+            found["thinking_budget"] = DEFAULT_THINKING_BUDGET
+        return found
 
     @property
     def readable_roots(self) -> tuple[Path, ...]:

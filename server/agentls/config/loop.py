@@ -161,12 +161,13 @@ class LoopSettings(SettingsModel):
     """A shell command whose output is the API key (Claude Code's `apiKeyHelper`), run when
     no key is in the environment; the key is sent as `x-api-key` and as a bearer token, and
     fetched again after `API_KEY_HELPER_TTL` (5 minutes) or a 401. Not from a project."""
-    auth_header: Literal["auto", "x-api-key", "bearer"] = Field(
+    auth_header: Literal["auto", "bearer", "x-api-key", "both"] = Field(
         default="auto", json_schema_extra=meta(env="AGENTLS_AUTH_HEADER", user_only=True)
     )
-    """How the credential is sent: `auto` (the key as `x-api-key`, a token as
-    `Authorization: Bearer`), `x-api-key` (whichever credential, only as `x-api-key`, for
-    endpoints that accept nothing else) or `bearer` (only as `Authorization: Bearer`)."""
+    """How the credential (`ANTHROPIC_API_KEY`, else `ANTHROPIC_AUTH_TOKEN`, else the
+    `apiKeyHelper`'s key) is sent: `bearer` (`Authorization: Bearer`, what the SDK sends),
+    `x-api-key` (only an `x-api-key` header, for endpoints that accept nothing else),
+    `both`, or `auto` (`bearer`; `both` for an `apiKeyHelper` key, as Claude Code)."""
     headers: dict[str, str] = Field(
         default_factory=dict, json_schema_extra=meta(env="AGENTLS_HEADERS", user_only=True)
     )

@@ -13,9 +13,10 @@ from pydantic import Field
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import Tool, ToolInput
 from agentls.errors import ToolError
-from agentls.tools._files import cut_line, path_problem, relative_to
+from agentls.tools._files import cut_line, read_path_problem, relative_to
 from agentls.workspace import Workspace
 from agentls.workspace.globs import GlobError, PathGlob
+from agentls.workspace.read_roots import resolve_readable
 from agentls.workspace.search import SearchOutcome, SearchRequest, context_groups, run_search
 from agentls.workspace.secrets import secrets_for
 from agentls.workspace.view import LayeredView
@@ -100,7 +101,7 @@ Example: {"pattern": "def (load|save)_config", "path": "src", "glob": "*.py", "c
         return f"Searching for /{input.pattern}/{where}"
 
     async def validate_input(self, input: GrepInput, ctx: ToolContext) -> str | None:
-        return path_problem(ctx, input.path) if input.path else None
+        return read_path_problem(ctx, input.path) if input.path else None
 
     async def call(self, input: GrepInput, ctx: ToolContext) -> str:
         ws = ctx.workspace
@@ -122,7 +123,7 @@ Example: {"pattern": "def (load|save)_config", "path": "src", "glob": "*.py", "c
                 glob = PathGlob.compile(input.glob, rg_style=True)
             except GlobError as exc:
                 raise ToolError(f"Invalid glob: {exc}") from None
-        folder = ws.resolve(input.path) if input.path else None
+        folder = resolve_readable(ws, input.path) if input.path else None
         view = ws.view(ctx.changes)
         if folder is not None and not view.exists(folder):
             raise ws.missing_error(folder, ctx.changes)

@@ -37,6 +37,7 @@ from agentls.agent.context import ToolContext
 from agentls.agent.tool import CallRisk, Tool, ToolError, ToolInput, ToolOutput
 from agentls.config import RunCommandSettings
 from agentls.tools._execution import confinement_for, execution_risk, plan_execution
+from agentls.workspace.child_env import child_env_of
 from agentls.workspace.process import Confinement, ProcessResult, ProcessStartError, scrub_env
 from agentls.workspace.process_guard import run_guarded
 from agentls.workspace.secrets import Redactor
@@ -195,6 +196,7 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         note: str,
     ) -> ToolOutput:
         env = self.config.redactor.scrub_env(scrub_env())
+        env.update(self.config.redactor.scrub_env(child_env_of(ctx.workspace)))
         env.update(venv_env(list(ctx.workspace.roots)))
         map_output = _identity
         if shadow is not None:
