@@ -277,7 +277,10 @@ _GIT_GLOBAL_SAFE = frozenset(
 )
 """Global options that change nothing (`-c`, `-C`, `--git-dir`, `--work-tree`,
 `--exec-path`, `-p`/`--paginate` (runs a pager program) are not among them)."""
-_DIFF_WRITES = ("--output", "--ext-diff", "--no-index")
+_DIFF_WRITES = ("--output", "--ext-diff", "--no-index", "--exec")
+"""`--output` writes a file, `--ext-diff` runs the configured diff program, `--no-index`
+compares any two files on the system; `--exec` is no option of these, but a line that
+tries one is not read-only."""
 _BRANCH_CHANGES = (
     *("-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f", "--force"),
     *("-u", "--set-upstream-to", "--unset-upstream", "--edit-description", "-t", "--track"),
@@ -391,3 +394,15 @@ def _git(args: list[str], where: Where) -> str | None:
 
 
 READ_ONLY_COMMANDS["git"] = _git
+
+
+def git_reads_only(args: Sequence[str]) -> bool:
+    """Whether `git ARGS` only reads, paths aside (for telling `git branch` from
+    `git branch new-name` when deciding which runs may write the repository)."""
+    anywhere = Where(
+        cwd=Path("/"),
+        readable=(Path("/"),),
+        secrets=SecretMatcher(patterns=(), exceptions=()),
+        home=Path("/"),
+    )
+    return _git([dequote(a) for a in args], anywhere) is None
