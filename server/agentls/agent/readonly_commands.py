@@ -37,6 +37,9 @@ from agentls.workspace.secrets import SecretMatcher
 __all__ = ["READ_ONLY_COMMANDS", "READ_ONLY_GIT", "Where", "read_only_problem"]
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+EXPANSION = "\0"
+"""Marks an argument whose value the shell computes (`$VAR`, `$(…)`, `` `…` ``): fine
+where the argument is only printed, refused where it names a file."""
 _GLOB = re.compile(r"[*?\[]")
 
 
@@ -53,6 +56,8 @@ class Where:
         """Why a file argument is not a plain read inside the readable folders."""
         if text in ("", "-"):
             return None
+        if text.startswith(EXPANSION):
+            return f"`{text[1:]}` uses a shell expansion whose value cannot be checked"
         if text.startswith("~"):
             if text != "~" and not text.startswith("~/"):
                 return f"`{text}` names another user's home folder"
@@ -93,7 +98,7 @@ def read_only_problem(split: ShellSplit, where: Where) -> str | None:
     if split.writes:
         return "it redirects output to a file"
     for target in split.reads:
-        problem = _word_problem(target) or where.path_problem(dequote(target))
+        problem = _word_problem(target) or where.path_problem(_argument(target))
         if problem:
             return problem
     for part in split.parts:
@@ -104,12 +109,18 @@ def read_only_problem(split: ShellSplit, where: Where) -> str | None:
 
 
 def _word_problem(word: str) -> str | None:
-    single_quoted = len(word) >= 2 and word[0] == word[-1] == "'"
-    if not single_quoted and ("$" in word or "`" in word):
-        return f"`{word}` uses a shell expansion"
     if word.startswith(("<(", ">(")):
         return f"`{word}` is a process substitution"
     return None
+
+
+def _argument(word: str) -> str:
+    """The argument as the program gets it; `EXPANSION` + the text when the shell computes
+    it (single quotes keep `$` literal)."""
+    single_quoted = len(word) >= 2 and word[0] == word[-1] == "'"
+    if not single_quoted and ("$" in word or "`" in word):
+        return EXPANSION + word
+    return dequote(word)
 
 
 def _part_problem(part: CommandPart, where: Where) -> str | None:
@@ -122,13 +133,13 @@ def _part_problem(part: CommandPart, where: Where) -> str | None:
             return problem
     if _ASSIGNMENT.match(words[0]):
         return f"`{part.text}` sets a variable for the command"
-    name = dequote(words[0])
-    if "/" in name or _GLOB.search(name):
-        return f"`{name}` is run by path"
+    name = _argument(words[0])
+    if "/" in name or _GLOB.search(name) or name.startswith(EXPANSION):
+        return f"`{words[0]}` is run by path or computed"
     check = READ_ONLY_COMMANDS.get(name)
     if check is None:
         return f"`{name}` is not in the read-only set"
-    return check([dequote(w) for w in words[1:]], where)
+    return check([_argument(w) for w in words[1:]], where)
 
 
 Check = Callable[[list[str], Where], "str | None"]
@@ -305,8 +316,8 @@ def _git_reader(forbidden: Sequence[str] = ()) -> Check:
 def _git_paths(positionals: Sequence[str], where: Where) -> str | None:
     """Revisions and paths alike are checked as paths; `REV:PATH` by its path."""
     for word in positionals:
-        if ":" in word:
-            path = word.split(":", 1)[1].lstrip("./") or "."
+        if ":" in word and not word.startswith(EXPANSION):
+            path = word.split(":", 1)[1].removeprefix("./") or "."
             candidate = os.path.normpath(where.cwd / path)
             if where.secrets.blocks_reading(candidate, resolve=False):
                 return f"`{word}` shows a secret file from the history"
@@ -405,4 +416,4 @@ def git_reads_only(args: Sequence[str]) -> bool:
         secrets=SecretMatcher(patterns=(), exceptions=()),
         home=Path("/"),
     )
-    return _git([dequote(a) for a in args], anywhere) is None
+    return _git([_argument(a) for a in args], anywhere) is None

@@ -60,7 +60,10 @@ def resolve_readable(workspace: Workspace, path: str | Path) -> Path:
 def _with_hint(error: WorkspaceError, folders: Sequence[Path]) -> WorkspaceError:
     if folders:
         shown = ", ".join(str(f) for f in folders)
-        hint = f" Outside it, only these folders can be read (by absolute path): {shown}."
+        hint = (
+            f" Outside it, only these folders can be read (by absolute path; the user's "
+            f"`permissions.additionalDirectories` and `Read(…)` rules): {shown}."
+        )
     else:
         hint = (
             " Folders outside it can be read when the user lists them in "
