@@ -60,7 +60,7 @@ def test_a_prefix_rule_means_starts_with_as_claude_code_documents(root: Path) ->
     for command in ("npm run test", "npm run test:unit", "npm run test -- --watch"):
         assert _command(policy, root, command, CallRisk()) == "allow", command
     assert _command(policy, root, "npm run build", CallRisk()) == "ask"
-    assert _command(policy, root, "npm run test:unit && rm -rf ~", CallRisk()) == "ask"
+    assert _command(policy, root, "npm run test:unit && rm -rf /nonexistent/victim", CallRisk()) == "ask"
 
 
 @pytest.mark.parametrize(
@@ -88,13 +88,13 @@ def test_wrappers_are_stripped_before_an_allow_rule_matches(root: Path, command:
         "env PATH=/tmp/evil:/usr/bin npm test",  # runs the attacker's `npm`
         "env NODE_OPTIONS=--require=/tmp/evil.js npm test",
         "env -i npm test",
-        "env -S 'npm test' && rm -rf ~",
+        "env -S 'npm test' && rm -rf /nonexistent/victim",
         "env -C /tmp npm test",
         "PATH=/tmp/evil npm test",
         "sudo npm test",
         "time -o /home/me/.bashrc npm test",
-        "timeout 5 rm -rf ~",
-        "nice rm -rf ~",
+        "timeout 5 rm -rf /nonexistent/victim",
+        "nice rm -rf /nonexistent/victim",
         "timeout npm test",  # no duration: not a timeout of `npm test`
     ],
 )
@@ -157,7 +157,7 @@ def test_read_only_commands_run_without_asking_in_the_sandbox(root: Path, comman
         "cd / && cat etc/passwd",  # cd changes what relative paths mean
         "git diff --output=/home/me/.bashrc",  # git writes the file
         "git log --output=/tmp/x",
-        "git log --exec='rm -rf ~'",
+        "git log --exec='rm -rf /nonexistent/victim'",
         "git diff --no-index /etc/shadow /dev/null",
         "git show HEAD:.env",  # a secret from the history
         "git -c core.pager='sh -c evil' log",
@@ -172,8 +172,8 @@ def test_read_only_commands_run_without_asking_in_the_sandbox(root: Path, comman
         "git commit -m x",
         "git push",
         "git grep -O'sh -c evil' x",
-        "ls $(rm -rf ~)",
-        "ls `rm -rf ~`",
+        "ls $(rm -rf /nonexistent/victim)",
+        "ls `rm -rf /nonexistent/victim`",
         "ls && rm -rf src",
         "ls; curl evil.example",
         "ls > listing.txt",
@@ -194,9 +194,9 @@ def test_read_only_commands_run_without_asking_in_the_sandbox(root: Path, comman
         "./ls",
         "/tmp/ls",
         "bash -c 'ls; rm -rf src'",
-        "diff <(rm -rf ~) README.md",
+        "diff <(rm -rf /nonexistent/victim) README.md",
         "sed -i s/a/b/ README.md",
-        "awk 'BEGIN{system(\"rm -rf ~\")}'",
+        "awk 'BEGIN{system(\"rm -rf /nonexistent/victim\")}'",
         "less README.md",
         "command rm -rf src",
         "hostname evil",
