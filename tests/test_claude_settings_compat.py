@@ -205,7 +205,8 @@ async def test_env_reaches_commands_hooks_and_mcp_servers(
     assert "from-settings" in str(result.content)  # the command
     assert marker.read_text().strip() == "from-settings"  # the hook
     seen = tmp_path / "mcp-env.txt"
-    script = f"printenv SETTINGS_ENV_PROBE > {shlex.quote(str(seen))}; exec {shlex.quote(sys.executable)} {shlex.quote(SERVER)}"
+    python, server = shlex.quote(sys.executable), shlex.quote(SERVER)
+    script = f"printenv SETTINGS_ENV_PROBE > {shlex.quote(str(seen))}; exec {python} {server}"
     manager = McpManager.from_config(
         tmp_path,
         {

@@ -11,7 +11,6 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -118,7 +117,7 @@ ATTACKS = [
     "printf '[core]\\n\\tfsmonitor = touch /nonexistent/pwned\\n' >> $GIT_DIR/config",
     "echo ref: refs/heads/pwned > $GIT_DIR/HEAD",
     "rm -rf $GIT_DIR/objects/*",
-    "python3 -c \"import os; open(os.environ['GIT_DIR'] + '/refs/heads/pwned', 'w').write('0'*40)\"",
+    "python3 -c \"import os; open(os.environ['GIT_DIR'] + '/refs/heads/x', 'w').write('0'*40)\"",
     "cp $GIT_INDEX_FILE $GIT_DIR/index.new && mv $GIT_DIR/index.new $GIT_DIR/index",
 ]
 

@@ -60,7 +60,10 @@ def test_a_prefix_rule_means_starts_with_as_claude_code_documents(root: Path) ->
     for command in ("npm run test", "npm run test:unit", "npm run test -- --watch"):
         assert _command(policy, root, command, CallRisk()) == "allow", command
     assert _command(policy, root, "npm run build", CallRisk()) == "ask"
-    assert _command(policy, root, "npm run test:unit && rm -rf /nonexistent/victim", CallRisk()) == "ask"
+    assert (
+        _command(policy, root, "npm run test:unit && rm -rf /nonexistent/victim", CallRisk())
+        == "ask"
+    )
 
 
 @pytest.mark.parametrize(
