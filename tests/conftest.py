@@ -22,3 +22,5 @@ def _isolated_env(
     for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "AGENTLS_MODEL"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("AGENTLS_TRANSCRIPT_DIR", str(tmp_path_factory.mktemp("transcripts")))
+    # this machine's Claude Code managed settings (if any) must not change test results
+    monkeypatch.setenv("AGENTLS_MANAGED_SETTINGS", "/nonexistent/managed-settings.json")

@@ -229,6 +229,7 @@ def server_env(api_url: str | None, transcripts: Path, **extra: str) -> dict[str
     env["HOME"] = str(transcripts / "home")  # no user-level ~/.claude settings
     env["AGENTLS_RETRY_BASE_DELAY"] = "0.01"
     env["AGENTLS_RETRY_MAX_DELAY"] = "0.05"
+    env["AGENTLS_MANAGED_SETTINGS"] = str(transcripts / "managed-settings.json")
     if api_url is not None:
         env["ANTHROPIC_BASE_URL"] = api_url
         env["ANTHROPIC_API_KEY"] = "test"

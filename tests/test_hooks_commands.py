@@ -4,6 +4,7 @@ prompt-level UserPromptSubmit and Stop hooks through the real loop."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 import time
@@ -90,11 +91,14 @@ async def test_a_passing_hook_sees_the_call_and_lets_it_run(tmp_path: Path) -> N
     result = await _call(tmp_path, hooks, "edit_file", label="a", delay=0)
     assert not result.is_error and result.content == "wrote:a"
     payload = json.loads(seen.read_text())
-    assert payload["hook_event_name"] == "PreToolUse" and payload["tool_name"] == "edit_file"
+    assert payload["hook_event_name"] == "PreToolUse" and payload["tool_name"] == "Edit"
+    assert payload["agentls_tool_name"] == "edit_file"
     assert payload["tool_input"] == {"label": "a", "delay": 0}
+    assert payload["agentls_tool_input"] == {"label": "a", "delay": 0}
     assert payload["session_id"] == "sess" and payload["tool_use_id"] == "tu1"
     assert payload["cwd"] == str(tmp_path)
     assert payload["transcript_path"] == str(tmp_path / "t" / "sess.jsonl")
+    assert os.path.isfile(payload["transcript_path"])  # noqa: ASYNC240 - a hook can open it
 
 
 async def test_exit_2_blocks_with_stderr_as_the_reason(tmp_path: Path) -> None:
@@ -185,8 +189,9 @@ def test_bad_hook_settings_are_reported() -> None:
         "f",
     )
     text = "\n".join(config.problems)
-    assert "not a valid regex" in text and "only type" in text and "timeout" in text
-    assert "SessionStart hooks are not supported" in text and "unknown hook event" in text
+    assert "not a valid regex" in text and "timeout" in text
+    assert 'hook type "prompt" is not supported by agentls (it asks a model' in text
+    assert "'Nonsense' is not supported" in text and "'SessionStart'" not in text
     assert [c.command for c in config.commands("PreToolUse", "x")] == ["ok"]
 
 
@@ -234,6 +239,7 @@ async def test_post_hooks_see_the_response_and_can_block_or_add_context(tmp_path
     assert json.loads(seen.read_text())["tool_response"] == {
         "content": "wrote:p",
         "is_error": False,
+        "success": True,
     }
     blocking = CommandHooks(_hooks("PostToolUse", "echo 'formatter failed' >&2; exit 2"))
     result = await _call(tmp_path, blocking)

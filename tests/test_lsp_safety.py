@@ -121,6 +121,6 @@ async def test_calls_that_need_approval_are_asked_for(editor: FakeEditor) -> Non
     """With or without loaded settings, run_command is asked about (never run unasked)."""
     editor.prompts.clear()
     editor.choices[:] = ["Deny"]
-    result = await _tool(editor, "run_command", {"command": "echo ran-it"})
+    result = await _tool(editor, "run_command", {"command": "touch ran-it"})
     assert len(editor.prompts) == 1 and "run_command" in editor.prompts[0].message
     assert result["is_error"] and "denied" in str(result["content"])

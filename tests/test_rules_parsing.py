@@ -133,7 +133,7 @@ def test_command_specifiers_prefix_wildcard_and_exact() -> None:
     assert prefix and wild and trailing and exact
     assert prefix.command and prefix.command.matches("npm run test")
     assert prefix.command.matches("npm run test --watch")
-    assert not prefix.command.matches("npm run tests")  # word boundary
+    assert prefix.command.matches("npm run test:unit")  # "starts with", as Claude Code documents
     assert not prefix.command.matches("npm run build")
     assert wild.command and wild.command.matches("git push origin main")
     assert not wild.command.matches("git push origin dev")

@@ -139,18 +139,21 @@ async def test_asks_by_default_and_runs_when_an_allow_rule_matches(
     assert asked.is_error and "Permission denied" in str(asked.content)
 
 
-async def test_the_real_tree_always_asks_even_with_an_allow_rule(
+async def test_the_real_tree_honours_allow_rules_and_asks_otherwise(
     tmp_path: Path, root: Path
 ) -> None:
     tool = _tool(tmp_path, where="workspace")
-    rules, _ = parse_rules({"allow": ["run_command"]}, "t", root=root)
-    verdict = RulePolicy(RuleSet(rules)).evaluate(
-        tool,
-        RunCommandInput(command="touch b"),
-        make_ctx(Workspace([root])),
-    )
-    assert verdict.behavior == "ask" and not verdict.remember
-    output = await tool.call(RunCommandInput(command="touch b"), make_ctx(Workspace([root])))
+    ctx = make_ctx(Workspace([root]))
+    touch, listing = RunCommandInput(command="touch b"), RunCommandInput(command="ls")
+    rules, _ = parse_rules({"allow": ["Bash(touch:*)"]}, "t", root=root)
+    policy = RulePolicy(RuleSet(rules))
+    allowed = policy.evaluate(tool, touch, ctx, risk=await tool.assess(touch, ctx))
+    assert allowed.behavior == "allow"
+    # no rule: asked, read-only or not (the real tree is not sandboxed)
+    asked = policy.evaluate(tool, listing, ctx, risk=await tool.assess(listing, ctx))
+    assert asked.behavior == "ask" and "real workspace" in asked.reason
+    assert [r.text for r in asked.remember] == ["run_command(ls)"]
+    output = await tool.call(touch, ctx)
     assert not output.is_error and (root / "b").exists()
 
 
@@ -165,10 +168,10 @@ def test_settings_choose_where_and_how_long(tmp_path: Path, root: Path) -> None:
     )
     tool = RunCommand.from_settings(safety.run_command, safety.redactor)
     assert isinstance(tool, RunCommand)
-    assert tool.always_ask() and tool.config.timeout == 5
+    assert tool.config.where == "workspace" and tool.config.timeout == 5
     assert any("runCommand.where" in p for p in safety.problems)
     default = load_safety([root], home=tmp_path / "home")
-    assert not RunCommand.from_settings(default.run_command, default.redactor).always_ask()
+    assert RunCommand.from_settings(default.run_command, default.redactor).config.where == "shadow"
 
 
 async def test_a_descendant_that_left_the_process_group_is_killed_too(

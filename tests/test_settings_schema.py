@@ -76,6 +76,9 @@ def test_a_repository_s_vscode_settings_cannot_set_the_user_only_ones() -> None:
         "agentls.allowBypassPermissions",
         "agentls.trustProjectSettings",
         "agentls.readClaudeSettings",
+        "agentls.apiKeyHelper",
+        "agentls.authHeader",
+        "agentls.headers",
     }
     restricted = {k for k, v in properties.items() if v.get("restricted")}
     assert {"agentls.permissions", "agentls.hooks", "agentls.allowedTools"} <= restricted

@@ -80,17 +80,27 @@ def test_claude_settings_count_and_read_claude_false_holds_nothing_back(tmp_path
     (root / ".claude" / "settings.json").write_text(
         json.dumps(
             {
-                "permissions": {"allow": ["Bash(curl:*)"], "deny": ["Read(./.env)"]},
+                "permissions": {
+                    "allow": ["Bash(curl:*)"],
+                    "deny": ["Read(./.env)"],
+                    "additionalDirectories": ["~/secrets"],
+                },
                 "hooks": {
                     "Stop": [{"matcher": "", "hooks": [{"type": "command", "command": "x"}]}]
                 },
-                "model": "ignored-by-agentls",
+                "model": "opus",  # used by agentls, so held back like the rest
+                "spinnerTipsEnabled": False,  # not used by agentls: nothing to hold back
             }
         )
     )
     store = TrustStore(tmp_path / "trust.json")
     read = assess_trust([root], project=load_project_layer(root), store=store)
-    assert {h.setting for h in read.held_back} == {"permissions.allow", "hooks"}
+    assert {h.setting for h in read.held_back} == {
+        "permissions.allow",
+        "permissions.additionalDirectories",
+        "hooks",
+        "model",
+    }
     skipped = assess_trust([root], project=load_project_layer(root), store=store, read_claude=False)
     assert skipped.state == "not_needed" and skipped.digest == read.digest
 

@@ -23,7 +23,16 @@ import os
 import sys
 from collections.abc import Mapping
 
-__all__ = ["CREDENTIAL_VARS", "FD_VAR", "environ", "held", "isolate", "remember"]
+__all__ = [
+    "CREDENTIAL_VARS",
+    "FD_VAR",
+    "environ",
+    "held",
+    "isolate",
+    "remember",
+    "remember_secret",
+    "secret_values",
+]
 
 CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 FD_VAR = "AGENTLS_CREDENTIALS_FD"
@@ -34,6 +43,21 @@ _held: dict[str, str] = {}
 def held() -> dict[str, str]:
     """The credentials this process holds (a copy)."""
     return dict(_held)
+
+
+_secret_values: set[str] = set()
+
+
+def remember_secret(value: str) -> None:
+    """Redact this value everywhere the agent's credentials are redacted: a key an
+    `apiKeyHelper` printed, a custom header's value (`agentls.workspace.secrets`)."""
+    if value:
+        _secret_values.add(value)
+
+
+def secret_values() -> list[str]:
+    """The values `remember_secret` was given."""
+    return list(_secret_values)
 
 
 def remember(values: Mapping[str, str]) -> None:

@@ -567,6 +567,9 @@ class AgentHost:
         tasks = [h.task for h in self.runs.values() if h.task and not h.task.done()]
         if tasks:
             await asyncio.wait(tasks, timeout=5)
+        ending = [s.end("other") for s in self.sessions.values()]  # SessionEnd hooks
+        if ending:
+            await asyncio.wait([asyncio.ensure_future(e) for e in ending], timeout=10)
         for session in self.sessions.values():
             await session.client.close()
             session.transcript.close()

@@ -130,6 +130,8 @@ class Conversation:
         self._cancel: asyncio.Event | None = None
         folder = config.transcript_dir or transcript_dir()
         self.transcript = TranscriptWriter(folder / f"{self.id}.jsonl")
+        self.session_started = False
+        """SessionStart hooks ran for this session object (`agentls.agent.loop`)."""
 
     # --- figures other layers read --------------------------------------------------------
 
@@ -300,6 +302,7 @@ class Conversation:
             tools=pool.api_tools(),
             messages=with_cache_breakpoint(self.request_messages()),
             temperature=self.settings.temperature,
+            thinking_budget=self.settings.thinking_budget,
         )
 
     def request_messages(self) -> History:

@@ -1,53 +1,71 @@
 """User-configured hook commands, in Claude Code's format and with its protocol.
 
-Why Claude Code's format: users already have hooks in `.claude/settings.json`
-(`{"hooks": {"PreToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command",
-"command": "…", "timeout": 60}]}]}}`), and they should keep working here. Matchers are
-regexes over the tool name; Claude Code's names (`Edit`, `Bash`, …) match our tools too.
+Why Claude Code's format: users already have hooks in `.claude/settings.json`, and they
+should keep working here (`agentls.agent.hook_config` parses them). Every event of Claude
+Code's that means something here runs: PreToolUse, PostToolUse, UserPromptSubmit, Stop,
+SubagentStop, SessionStart, SessionEnd, PreCompact and Notification.
 
-Protocol per hook: a JSON object on stdin (session_id, transcript_path, cwd,
-hook_event_name, permission_mode, tool_name, tool_input, tool_use_id, and tool_response
-for PostToolUse, prompt for UserPromptSubmit, stop_hook_active for Stop).
+Protocol per hook: a JSON object on stdin with session_id, transcript_path (a file that
+exists), cwd, hook_event_name and permission_mode, plus per event: tool_name / tool_input /
+tool_use_id (Claude Code's names and fields, our own in `agentls_tool_name` /
+`agentls_tool_input`; see `agentls.agent.hook_payload`) and tool_response (PostToolUse);
+prompt (UserPromptSubmit); stop_hook_active (Stop, SubagentStop, which also gets
+agent_type, agent_id and agent_transcript_path); source (SessionStart); reason
+(SessionEnd); trigger and custom_instructions (PreCompact); message, title and
+notification_type (Notification).
 
 - exit 0 proceeds; a JSON object on stdout may say `decision: "block" | "approve"`,
-  `continue: false` (+ `stopReason`), `reason`, or `hookSpecificOutput` with
-  `permissionDecision` ("allow" | "deny" | "ask"), `permissionDecisionReason`,
-  `updatedInput` (PreToolUse) and `additionalContext`. Plain stdout of a UserPromptSubmit
-  hook is added to the prompt as context.
-- exit 2 blocks; stderr is the reason the model (or, for a prompt, the user) sees.
+  `continue: false` (+ `stopReason`), `reason`, `systemMessage` (shown to the user),
+  `suppressOutput` (keep the hook's stdout out of the transcript), or
+  `hookSpecificOutput` with `permissionDecision` ("allow" | "deny" | "ask"),
+  `permissionDecisionReason`, `updatedInput` (PreToolUse) and `additionalContext`.
+  Plain stdout of a UserPromptSubmit or SessionStart hook is added as context.
+- exit 2 blocks where the event can be blocked; stderr is the reason the model (or, for a
+  prompt, the user) sees. Where it cannot (SessionStart, SessionEnd, PreCompact,
+  Notification) stderr is shown to the user.
 - any other exit, a crash, or a timeout (default 60 s) is reported through `on_problem`
   and the log, and the call proceeds: a broken hook must not wedge the agent.
+- `"async": true` hooks are started and not waited for; their output is not read.
+
+Every run is recorded in the session's transcript (a `hook` record: event, command, exit
+status, stderr and — unless `suppressOutput` — stdout).
 
 Hooks run through the shared process runner (own process group, the whole group killed on
-timeout or cancel, capped output, scrubbed environment), guarded by `process_guard` so
-descendants that left the group die too. The input reaches the command on stdin.
-
-What reaches a hook command (its JSON input, its environment) never carries the agent's
-credentials. Redacting them from tool results is not a hook's job: the pipeline does it
-for every call, with or without hooks.
+timeout or cancel, capped output, scrubbed environment plus the settings' `env`), guarded
+by `process_guard` so descendants that left the group die too. What reaches a hook command
+(its JSON input, its environment) never carries the agent's credentials.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-import os
-import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentls import credentials
+from agentls.agent.hook_config import (
+    DEFAULT_HOOK_TIMEOUT,
+    HOOK_EVENTS,
+    HookCommand,
+    HookConfig,
+    HookGroup,
+    SubjectFactory,
+)
+from agentls.agent.hook_payload import claude_call, input_from_hook, tool_response
 from agentls.agent.hooks import HookDecision, HookOutcome, HookPermission
-from agentls.agent.rules import claude_names_for
 from agentls.workspace.process import ProcessStartError, scrub_env
 from agentls.workspace.process_guard import run_guarded
 from agentls.workspace.secrets import Redactor
 
 if TYPE_CHECKING:
     from agentls.agent.context import ToolContext
+    from agentls.agent.permissions import ApprovalChoice, ApprovalRequest, Approver
     from agentls.agent.tool import ToolOutput
 
 __all__ = [
@@ -58,160 +76,18 @@ __all__ = [
     "HookConfig",
     "HookGroup",
     "HookRun",
+    "NotifyingApprover",
 ]
 
 log = logging.getLogger(__name__)
 
-HOOK_EVENTS: tuple[str, ...] = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop")
-UNSUPPORTED_EVENTS = frozenset(
-    {"Notification", "SubagentStop", "PreCompact", "SessionStart", "SessionEnd"}
-)
-DEFAULT_HOOK_TIMEOUT = 60.0
-MAX_HOOK_TIMEOUT = 3600.0
 MAX_HOOK_OUTPUT_BYTES = 64 * 1024
+RECORDED_CHARS = 4000
+"""Characters of a hook's stdout and stderr kept in its transcript record."""
 _KILL_GRACE = 1.0
 _SHELL = "/bin/sh"
-
-
-@dataclass(frozen=True)
-class HookCommand:
-    command: str
-    timeout: float = DEFAULT_HOOK_TIMEOUT
-    source: str = ""
-    pass_credentials: bool = False
-    """`"passCredentials": true` (user settings only): the hook gets ANTHROPIC_API_KEY /
-    ANTHROPIC_AUTH_TOKEN; every other hook runs without them."""
-
-
-@dataclass(frozen=True)
-class HookGroup:
-    """One `{"matcher": …, "hooks": [...]}` entry of one event."""
-
-    event: str
-    matcher: str
-    commands: tuple[HookCommand, ...]
-    regex: re.Pattern[str] | None = None
-
-    def matches(self, tool: str | None) -> bool:
-        if self.regex is None or tool is None:
-            return True
-        names = [tool, *claude_names_for(tool)]
-        return any(self.regex.fullmatch(name) for name in names)
-
-
-@dataclass
-class HookConfig:
-    """Hooks from every settings source, merged (duplicates run once)."""
-
-    groups: list[HookGroup] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    user_level: bool = True
-    """Whether the source being parsed is the user's own (may pass credentials)."""
-
-    @classmethod
-    def parse(cls, raw: object, source: str, *, user_level: bool = True) -> HookConfig:
-        """Parse a `hooks` object; every malformed part is reported and skipped.
-        `passCredentials` is honoured only in user-level settings."""
-        config = cls()
-        config.user_level = user_level
-        if raw is None:
-            return config
-        if not isinstance(raw, Mapping):
-            config.problems.append(f"{source}: `hooks` must be an object; ignored")
-            return config
-        for event, entries in raw.items():
-            if event in UNSUPPORTED_EVENTS:
-                config.problems.append(f"{source}: {event} hooks are not supported; ignored")
-                continue
-            if event not in HOOK_EVENTS:
-                config.problems.append(
-                    f"{source}: unknown hook event {event!r} (known: {', '.join(HOOK_EVENTS)})"
-                )
-                continue
-            if not isinstance(entries, list):
-                config.problems.append(f"{source}: hooks.{event} must be a list; ignored")
-                continue
-            for index, entry in enumerate(entries):
-                group = _parse_group(event, entry, f"{source}: hooks.{event}[{index}]", config)
-                if group is not None:
-                    config.groups.append(group)
-        return config
-
-    def merge(self, other: HookConfig) -> None:
-        self.groups.extend(other.groups)
-        self.problems.extend(other.problems)
-
-    def commands(self, event: str, tool: str | None = None) -> list[HookCommand]:
-        found: list[HookCommand] = []
-        seen: set[str] = set()
-        for group in self.groups:
-            if group.event != event or not group.matches(tool):
-                continue
-            for command in group.commands:
-                if command.command not in seen:
-                    seen.add(command.command)
-                    found.append(command)
-        return found
-
-    def __bool__(self) -> bool:
-        return bool(self.groups)
-
-
-def _parse_group(event: str, entry: object, where: str, config: HookConfig) -> HookGroup | None:
-    if not isinstance(entry, Mapping):
-        config.problems.append(f"{where} must be an object; ignored")
-        return None
-    matcher = entry.get("matcher", "")
-    if not isinstance(matcher, str):
-        config.problems.append(f"{where}: matcher must be a string; ignored")
-        return None
-    regex: re.Pattern[str] | None = None
-    if matcher.strip() not in ("", "*"):
-        try:
-            regex = re.compile(matcher.strip())
-        except re.error as exc:
-            config.problems.append(f"{where}: matcher {matcher!r} is not a valid regex ({exc})")
-            return None
-    hooks = entry.get("hooks")
-    if not isinstance(hooks, list) or not hooks:
-        config.problems.append(f"{where}: `hooks` must be a non-empty list; ignored")
-        return None
-    commands: list[HookCommand] = []
-    for index, hook in enumerate(hooks):
-        at = f"{where}.hooks[{index}]"
-        if not isinstance(hook, Mapping):
-            config.problems.append(f"{at} must be an object; ignored")
-            continue
-        if hook.get("type", "command") != "command":
-            config.problems.append(f'{at}: only type "command" is supported; ignored')
-            continue
-        command = hook.get("command")
-        if not isinstance(command, str) or not command.strip():
-            config.problems.append(f"{at}: `command` must be a non-empty string; ignored")
-            continue
-        timeout = hook.get("timeout", DEFAULT_HOOK_TIMEOUT)
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            config.problems.append(f"{at}: timeout must be a positive number of seconds")
-            timeout = DEFAULT_HOOK_TIMEOUT
-        passes = _pass_credentials(hook, at, config)
-        commands.append(HookCommand(command, min(float(timeout), MAX_HOOK_TIMEOUT), where, passes))
-    if not commands:
-        return None
-    return HookGroup(event, matcher, tuple(commands), regex)
-
-
-def _pass_credentials(hook: Mapping[str, Any], at: str, config: HookConfig) -> bool:
-    value = hook.get("passCredentials", False)
-    if not isinstance(value, bool):
-        config.problems.append(f"{at}: passCredentials must be true or false; using false")
-        return False
-    if value and not config.user_level:
-        config.problems.append(
-            f"{at}: passCredentials can only be set in user settings (a project hook never "
-            "gets the API key); ignored"
-        )
-        return False
-    return value
+_UNBLOCKABLE = frozenset({"SessionStart", "SessionEnd", "PreCompact", "Notification"})
+_PLAIN_CONTEXT = frozenset({"UserPromptSubmit", "SessionStart"})
 
 
 @dataclass(frozen=True)
@@ -224,6 +100,7 @@ class HookRun:
     stderr: str = ""
     timed_out: bool = False
     error: str | None = None
+    seconds: float = 0.0
 
     @property
     def failed(self) -> bool:
@@ -249,14 +126,18 @@ class _Combined:
     permission_reason: str = ""
     updated: dict[str, Any] | None = None
     context: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+    """`systemMessage`s, and stderr of exit 2 where the event cannot block."""
 
 
 class CommandHooks:
-    """Runs configured hook commands; a `HookRunner` and `LifecycleHooks`.
+    """Runs configured hook commands: a `HookRunner`, `LifecycleHooks`, `SessionHooks`,
+    `CompactionHooks`, `SubagentHooks` and `NotificationHooks`.
 
     `on_problem` receives a line for each crashing, hanging or unparsable hook (the host
-    shows it to the user); `permission_mode` reports the current mode in the hook input.
-    A PreToolUse permission decision is returned in the `HookOutcome`.
+    shows it to the user); `permission_mode` reports the current mode in the hook input;
+    `extra_env` is the settings' `env`; `cwd` is where hooks run when no call says (the
+    first workspace root).
     """
 
     def __init__(
@@ -268,6 +149,8 @@ class CommandHooks:
         transcript_dir: Path | None = None,
         permission_mode: Callable[[], str] = lambda: "default",
         env: Mapping[str, str] | None = None,
+        extra_env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
     ) -> None:
         self.config = config or HookConfig()
         self.redactor = redactor if redactor is not None else Redactor.from_env()
@@ -275,118 +158,237 @@ class CommandHooks:
         self.transcript_dir = transcript_dir
         self.permission_mode = permission_mode
         self.env = env
+        self.extra_env = dict(extra_env or {})
+        self.cwd = cwd
         self.reports: list[str] = []
+        self._background: set[asyncio.Task[Any]] = set()
 
     # -- HookRunner ------------------------------------------------------------------------
 
     async def pre_tool(
         self, tool_name: str, input: dict[str, Any], ctx: ToolContext
     ) -> HookOutcome:
-        commands = self.config.commands("PreToolUse", tool_name)
+        commands = self._for_tool("PreToolUse", tool_name, input, ctx)
         if not commands:
             return HookOutcome()
-        sent = _with_file_path(input, ctx)
-        payload = self._base(ctx, "PreToolUse")
-        payload.update(tool_name=tool_name, tool_input=sent, tool_use_id=ctx.tool_use_id)
-        combined = await self._run_all(commands, payload, ctx, "PreToolUse")
+        call = claude_call(tool_name, input, _cwd(ctx))
+        payload = self._tool_payload(ctx, "PreToolUse", tool_name, input)
+        combined = await self._run_all(commands, payload, ctx.session_id, _cwd(ctx), "PreToolUse")
+        message = self._messages(combined)
         if combined.block:
-            return HookOutcome(block=True, message=self._reason(combined, "PreToolUse"))
+            reason = self._reason(combined, "PreToolUse")
+            return HookOutcome(block=True, message=reason, system_message=message)
         decision = None
         if combined.permission is not None:
             reason = self.redactor.redact(combined.permission_reason)
             decision = HookDecision(combined.permission, reason)
         if decision is not None and decision.behavior == "deny":
-            return HookOutcome(permission=decision)
+            return HookOutcome(permission=decision, system_message=message)
         updated = None
         if combined.updated is not None:
-            updated = _apply_update(input, sent, combined.updated)
+            updated = input_from_hook(tool_name, input, call.input, combined.updated)
         return HookOutcome(
             updated_input=updated,
             additional_context="\n".join(combined.context),
             permission=decision,
+            system_message=message,
         )
 
     async def post_tool(
         self, tool_name: str, input: dict[str, Any], output: ToolOutput, ctx: ToolContext
     ) -> HookOutcome:
-        commands = self.config.commands("PostToolUse", tool_name)
+        commands = self._for_tool("PostToolUse", tool_name, input, ctx)
         if not commands:
             return HookOutcome()
-        payload = self._base(ctx, "PostToolUse")
-        payload.update(
-            tool_name=tool_name,
-            tool_input=_with_file_path(input, ctx),
-            tool_use_id=ctx.tool_use_id,
-            tool_response={"content": _output_text(output), "is_error": output.is_error},
-        )
-        combined = await self._run_all(commands, payload, ctx, "PostToolUse")
+        payload = self._tool_payload(ctx, "PostToolUse", tool_name, input)
+        call = claude_call(tool_name, input, _cwd(ctx))
+        text = _output_text(output)
+        payload["tool_response"] = tool_response(tool_name, input, call, text, output.is_error)
+        combined = await self._run_all(commands, payload, ctx.session_id, _cwd(ctx), "PostToolUse")
+        message = self._messages(combined)
         if combined.block:
-            return HookOutcome(block=True, message=self._reason(combined, "PostToolUse"))
-        return HookOutcome(additional_context="\n".join(combined.context))
+            reason = self._reason(combined, "PostToolUse")
+            return HookOutcome(block=True, message=reason, system_message=message)
+        return HookOutcome(additional_context="\n".join(combined.context), system_message=message)
+
+    def _for_tool(
+        self, event: str, tool: str, input: Mapping[str, Any], ctx: ToolContext
+    ) -> list[HookCommand]:
+        """The event's commands for this tool whose `if` rule (if any) matches the call."""
+        found = self.config.commands(event, tool)
+        if not any(c.condition for c in found):
+            return found
+        subject = SubjectFactory(input, list(ctx.workspace.roots))
+        return [c for c in found if c.applies(tool, subject, _cwd(ctx))]
+
+    def _tool_payload(
+        self, ctx: ToolContext, event: str, tool: str, input: dict[str, Any]
+    ) -> dict[str, Any]:
+        call = claude_call(tool, input, _cwd(ctx))
+        payload = self._base(ctx.session_id, _cwd(ctx), event)
+        payload.update(
+            tool_name=call.name,
+            tool_input=call.input,
+            tool_use_id=ctx.tool_use_id,
+            agentls_tool_name=tool,
+            agentls_tool_input=input,
+        )
+        return payload
 
     # -- LifecycleHooks --------------------------------------------------------------------
 
     async def user_prompt_submit(self, prompt: str, ctx: ToolContext) -> HookOutcome:
-        commands = self.config.commands("UserPromptSubmit")
-        if not commands:
-            return HookOutcome()
-        payload = self._base(ctx, "UserPromptSubmit")
-        payload["prompt"] = prompt
-        combined = await self._run_all(commands, payload, ctx, "UserPromptSubmit")
-        if combined.block:
-            return HookOutcome(block=True, message=self._reason(combined, "UserPromptSubmit"))
-        return HookOutcome(additional_context="\n".join(combined.context))
+        return await self._event(ctx, "UserPromptSubmit", None, {"prompt": prompt})
 
     async def stop(self, ctx: ToolContext, *, stop_hook_active: bool) -> HookOutcome:
-        commands = self.config.commands("Stop")
+        outcome = await self._event(ctx, "Stop", None, {"stop_hook_active": stop_hook_active})
+        return HookOutcome(outcome.block, outcome.message, system_message=outcome.system_message)
+
+    # -- SessionHooks, CompactionHooks, SubagentHooks ----------------------------------------
+
+    async def session_start(self, ctx: ToolContext, *, source: str) -> HookOutcome:
+        return await self._event(ctx, "SessionStart", source, {"source": source})
+
+    async def session_end(self, ctx: ToolContext, *, reason: str) -> HookOutcome:
+        return await self._event(ctx, "SessionEnd", reason, {"reason": reason})
+
+    async def pre_compact(
+        self, ctx: ToolContext, *, trigger: str, custom_instructions: str = ""
+    ) -> HookOutcome:
+        fields = {"trigger": trigger, "custom_instructions": custom_instructions}
+        return await self._event(ctx, "PreCompact", trigger, fields)
+
+    async def subagent_stop(
+        self,
+        ctx: ToolContext,
+        *,
+        agent_type: str,
+        stop_hook_active: bool,
+        agent_id: str = "",
+        transcript_path: str = "",
+        last_message: str = "",
+    ) -> HookOutcome:
+        fields = {
+            "stop_hook_active": stop_hook_active,
+            "agent_type": agent_type,
+            "agent_id": agent_id or ctx.session_id,
+            "agent_transcript_path": transcript_path,
+            "last_assistant_message": last_message,
+        }
+        outcome = await self._event(ctx, "SubagentStop", agent_type, fields)
+        return HookOutcome(outcome.block, outcome.message, system_message=outcome.system_message)
+
+    # -- NotificationHooks -----------------------------------------------------------------
+
+    async def notification(
+        self,
+        session_id: str,
+        message: str,
+        *,
+        notification_type: str = "permission_prompt",
+        title: str = "agentls",
+    ) -> HookOutcome:
+        commands = self.config.commands("Notification", notification_type)
         if not commands:
             return HookOutcome()
-        payload = self._base(ctx, "Stop")
-        payload["stop_hook_active"] = stop_hook_active
-        combined = await self._run_all(commands, payload, ctx, "Stop")
-        if combined.block:
-            return HookOutcome(block=True, message=self._reason(combined, "Stop"))
-        return HookOutcome()
+        cwd = self.cwd or Path.cwd()
+        payload = self._base(session_id, cwd, "Notification")
+        payload.update(message=message, title=title, notification_type=notification_type)
+        combined = await self._run_all(commands, payload, session_id, cwd, "Notification")
+        return HookOutcome(system_message=self._messages(combined))
+
+    async def _event(
+        self, ctx: ToolContext, event: str, subject: str | None, fields: dict[str, Any]
+    ) -> HookOutcome:
+        """One non-tool event: block (where it can), context and messages."""
+        commands = self.config.commands(event, subject)
+        if not commands:
+            return HookOutcome()
+        payload = self._base(ctx.session_id, _cwd(ctx), event)
+        payload.update(fields)
+        combined = await self._run_all(commands, payload, ctx.session_id, _cwd(ctx), event)
+        message = self._messages(combined)
+        if combined.block and event not in _UNBLOCKABLE:
+            reason = self._reason(combined, event)
+            return HookOutcome(block=True, message=reason, system_message=message)
+        return HookOutcome(additional_context="\n".join(combined.context), system_message=message)
 
     # -- running ---------------------------------------------------------------------------
 
-    def _base(self, ctx: ToolContext, event: str) -> dict[str, Any]:
-        from agentls.agent.transcript import transcript_dir
-
-        folder = self.transcript_dir or transcript_dir()
+    def _base(self, session_id: str, cwd: Path, event: str) -> dict[str, Any]:
         return {
-            "session_id": ctx.session_id,
-            "transcript_path": str(folder / f"{ctx.session_id}.jsonl"),
-            "cwd": str(_cwd(ctx)),
+            "session_id": session_id,
+            "transcript_path": str(self._transcript(session_id)),
+            "cwd": str(cwd),
             "hook_event_name": event,
             "permission_mode": self.permission_mode(),
         }
+
+    def _transcript(self, session_id: str) -> Path:
+        """The session's transcript, created (empty, private) when it does not exist yet, so
+        a hook can always open `transcript_path` (a direct `agentls tool` call has none)."""
+        from agentls.agent.transcript import transcript_dir
+        from agentls.privatefiles import open_private, private_dir
+
+        folder = self.transcript_dir or transcript_dir()
+        path = folder / f"{session_id}.jsonl"
+        if not path.exists():
+            with contextlib.suppress(OSError):
+                private_dir(folder)
+                open_private(path).close()
+        return path
 
     def _reason(self, combined: _Combined, event: str) -> str:
         text = "\n".join(r for r in combined.reasons if r).strip()
         return self.redactor.redact(text) or f"a {event} hook blocked this"
 
+    def _messages(self, combined: _Combined) -> str:
+        return self.redactor.redact("\n".join(m for m in combined.messages if m).strip())
+
     async def _run_all(
         self,
         commands: Sequence[HookCommand],
         payload: dict[str, Any],
-        ctx: ToolContext,
+        session_id: str,
+        cwd: Path,
         event: str,
     ) -> _Combined:
         data = self.redactor.redact(json.dumps(payload, ensure_ascii=False, default=str))
-        runs = await asyncio.gather(*(self._run_one(c, data, ctx) for c in commands))
+        for command in (c for c in commands if c.background):
+            self._in_background(self._finish(command, data, session_id, cwd, event, _Combined()))
+        waited = [c for c in commands if not c.background]
         combined = _Combined()
-        for run in runs:
-            self._interpret(run, event, combined)
+        await asyncio.gather(
+            *(self._finish(c, data, session_id, cwd, event, combined) for c in waited)
+        )
         return combined
 
-    async def _run_one(self, command: HookCommand, data: str, ctx: ToolContext) -> HookRun:
-        cwd = _cwd(ctx)
+    async def _finish(
+        self,
+        command: HookCommand,
+        data: str,
+        session_id: str,
+        cwd: Path,
+        event: str,
+        combined: _Combined,
+    ) -> None:
+        run = await self._run_one(command, data, cwd)
+        suppressed = self._interpret(run, event, combined)
+        self._record(session_id, event, run, suppressed)
+
+    def _in_background(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _run_one(self, command: HookCommand, data: str, cwd: Path) -> HookRun:
         env = self.redactor.scrub_env(scrub_env(self.env))
+        env.update(self.redactor.scrub_env(self.extra_env))
         env["CLAUDE_PROJECT_DIR"] = env["AGENTLS_PROJECT_DIR"] = str(cwd)
         if command.pass_credentials:  # the user's own opt-in (user settings only)
             source = credentials.environ() if self.env is None else self.env
             env.update({k: source[k] for k in credentials.CREDENTIAL_VARS if source.get(k)})
+        started = time.monotonic()
         try:
             result = await run_guarded(
                 [_SHELL, "-c", command.command],
@@ -401,32 +403,72 @@ class CommandHooks:
             )
         except ProcessStartError as exc:
             return HookRun(command, None, error=str(exc))
-        return HookRun(command, result.exit_code, result.stdout, result.stderr, result.timed_out)
+        seconds = time.monotonic() - started
+        return HookRun(
+            command, result.exit_code, result.stdout, result.stderr, result.timed_out, None, seconds
+        )
 
-    def _interpret(self, run: HookRun, event: str, combined: _Combined) -> None:
+    def _interpret(self, run: HookRun, event: str, combined: _Combined) -> bool:
+        """Fold one run into the combined outcome; returns whether it asked to suppress its
+        output (`suppressOutput`)."""
         label = f"{event} hook `{_short(run.command.command)}` ({run.command.source})"
+        if run.command.background:
+            if run.failed:
+                self._problem(f"{label} (async) failed: {_failure(run)}")
+            return False
         if run.timed_out:
             self._problem(f"{label} timed out after {run.command.timeout:g}s and was killed")
-            return
+            return False
         if run.error is not None:
             self._problem(f"{label} could not run: {run.error}")
-            return
+            return False
         if run.exit_code == 2:
-            combined.block = True
-            combined.reasons.append(run.stderr.strip() or f"{label} exited with status 2")
-            return
+            reason = run.stderr.strip() or f"{label} exited with status 2"
+            if event in _UNBLOCKABLE:
+                combined.messages.append(reason)
+            else:
+                combined.block = True
+                combined.reasons.append(reason)
+            return False
         if run.exit_code != 0:
-            detail = run.stderr.strip().splitlines()[-1:] or ["no error output"]
-            self._problem(f"{label} failed with exit status {run.exit_code}: {detail[0]}")
-            return
+            self._problem(f"{label} failed with exit status {run.exit_code}: {_failure(run)}")
+            return False
         output = run.json()
         if output is None:
-            if run.stdout.strip() and event == "UserPromptSubmit":
+            if run.stdout.strip() and event in _PLAIN_CONTEXT:
                 combined.context.append(self.redactor.redact(run.stdout.strip()))
             elif run.stdout.strip().startswith("{"):
                 self._problem(f"{label} printed invalid JSON; its output was ignored")
-            return
+            return False
         _apply_json(output, event, combined)
+        return output.get("suppressOutput") is True
+
+    def _record(self, session_id: str, event: str, run: HookRun, suppressed: bool) -> None:
+        """A `hook` record in the session's transcript (stdout left out when suppressed)."""
+        from agentls.privatefiles import open_private
+
+        record: dict[str, Any] = {
+            "type": "hook",
+            "ts": round(time.time(), 3),
+            "event": event,
+            "command": _short(run.command.command),
+            "source": run.command.source,
+            "exit_code": run.exit_code,
+            "timed_out": run.timed_out,
+            "duration_ms": round(run.seconds * 1000, 1),
+            "stderr": self.redactor.redact(run.stderr[-RECORDED_CHARS:]),
+        }
+        if run.error:
+            record["error"] = run.error
+        if suppressed:
+            record["stdout_suppressed"] = True
+        else:
+            record["stdout"] = self.redactor.redact(run.stdout[:RECORDED_CHARS])
+        try:
+            with open_private(self._transcript(session_id)) as handle:
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        except OSError:
+            log.debug("cannot record a hook run in the transcript", exc_info=True)
 
     def _problem(self, message: str) -> None:
         log.warning("%s", message)
@@ -444,20 +486,27 @@ def _apply_json(output: dict[str, Any], event: str, combined: _Combined) -> None
     specific = specific if isinstance(specific, dict) else {}
     reason = output.get("reason")
     reason_text = reason if isinstance(reason, str) else ""
+    message = output.get("systemMessage")
+    if isinstance(message, str) and message.strip():
+        combined.messages.append(message.strip())
     if output.get("continue") is False:
-        combined.block = True
         stop = output.get("stopReason")
-        combined.reasons.append(stop if isinstance(stop, str) and stop else reason_text)
+        why = stop if isinstance(stop, str) and stop else reason_text
+        if event in _UNBLOCKABLE:
+            combined.messages.append(why)
+        else:
+            combined.block = True
+            combined.reasons.append(why)
     decision = output.get("decision")
-    if decision == "block":
+    if decision == "block" and event not in _UNBLOCKABLE:
         combined.block = True
         combined.reasons.append(reason_text)
     elif decision == "approve" and event == "PreToolUse":
         _permission(combined, "allow", reason_text)
     if event == "PreToolUse":
         permission = specific.get("permissionDecision")
-        why = specific.get("permissionDecisionReason")
-        why_text = why if isinstance(why, str) else reason_text
+        why_text = specific.get("permissionDecisionReason")
+        why_text = why_text if isinstance(why_text, str) else reason_text
         if permission in ("allow", "ask", "deny"):
             _permission(combined, permission, why_text)
         updated = specific.get("updatedInput", output.get("updatedInput"))
@@ -480,34 +529,26 @@ def _permission(combined: _Combined, decision: HookPermission, reason: str) -> N
     combined.permission_reason = reason
 
 
+class NotifyingApprover:
+    """An `Approver` that tells Notification hooks when it opens a prompt (in the
+    background: a slow hook never delays the prompt)."""
+
+    def __init__(self, approver: Approver, hooks: CommandHooks) -> None:
+        self.approver = approver
+        self.hooks = hooks
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalChoice:
+        message = f"agentls needs your permission to use {request.tool}: {request.summary}"
+        self.hooks._in_background(self.hooks.notification(request.session_id, message))
+        return await self.approver.ask(request)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.approver, name)
+
+
 def _cwd(ctx: ToolContext) -> Path:
     roots = ctx.workspace.roots
     return Path(roots[0]) if roots else Path.cwd()
-
-
-def _with_file_path(input: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    """Our input plus Claude Code's `file_path` (absolute), so hooks written for Claude
-    Code's Read/Edit/Write tools find the file where they expect it."""
-    sent = dict(input)
-    path = input.get("path")
-    if isinstance(path, str) and "file_path" not in sent:
-        root = _cwd(ctx)
-        sent["file_path"] = path if os.path.isabs(path) else os.path.normpath(root / path)
-    return sent
-
-
-def _apply_update(
-    input: dict[str, Any], sent: dict[str, Any], update: dict[str, Any]
-) -> dict[str, Any]:
-    changes = dict(update)
-    file_path = changes.pop("file_path", None)
-    if (
-        "file_path" not in input
-        and isinstance(file_path, str)
-        and file_path != sent.get("file_path")
-    ):
-        changes.setdefault("path", file_path)
-    return {**input, **changes}
 
 
 def _output_text(output: ToolOutput) -> str:
@@ -516,6 +557,15 @@ def _output_text(output: ToolOutput) -> str:
     return "\n".join(
         str(block.get("text", "")) for block in output.content if block.get("type") == "text"
     )
+
+
+def _failure(run: HookRun) -> str:
+    if run.timed_out:
+        return f"timed out after {run.command.timeout:g}s"
+    if run.error:
+        return run.error
+    detail = run.stderr.strip().splitlines()[-1:] or ["no error output"]
+    return detail[0]
 
 
 def _short(command: str) -> str:

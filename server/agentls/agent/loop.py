@@ -35,7 +35,12 @@ from agentls.agent.events import (
     TextDelta,
     TurnUsage,
 )
-from agentls.agent.hooks import HookOutcome, lifecycle_hooks
+from agentls.agent.hooks import (
+    HookOutcome,
+    compaction_hooks,
+    lifecycle_hooks,
+    session_hooks,
+)
 from agentls.agent.messages import ContentBlockParam, text_block, texts_of, tool_uses_of
 from agentls.agent.model_client import (
     ModelError,
@@ -158,6 +163,7 @@ class AgentLoop:
         over, tokens = await self._until_cancelled(self.compactor.needs_compaction(request))
         if not over:
             return request
+        await self._pre_compact("auto")
         try:
             result = await self.compactor.compact(
                 "auto", summarize=self._summarize, mode=self.mode, tokens_before=tokens
@@ -177,6 +183,9 @@ class AgentLoop:
             f"{result.after_tokens:,} tokens; {result.summarized_messages} messages summarised, "
             f"last {result.kept_turns} turns kept."
         )
+        context = await self._session_start("compact")
+        if context:
+            self.conversation.add_user_content(context)
         return self.conversation.build_request(self.pool)
 
     async def _summarize(self, request: ModelRequest) -> ModelResponse:
@@ -214,6 +223,7 @@ class AgentLoop:
     async def _submit_prompt(self, prompt: str) -> str | None:
         """Add the prompt, after UserPromptSubmit hooks; returns why a hook blocked it."""
         blocks: list[ContentBlockParam] = [text_block(prompt)]
+        blocks += await self._session_start()
         hooks = lifecycle_hooks(self.conversation.config.hooks)
         if hooks is not None:
             outcome = await self._hook(hooks.user_prompt_submit(prompt, self.ctx))
@@ -225,6 +235,26 @@ class AgentLoop:
                 blocks.append(text_block(outcome.additional_context))
         self.conversation.add_user_content([*self.conversation.initial_context(), *blocks])
         return None
+
+    async def _session_start(self, source: str | None = None) -> list[ContentBlockParam]:
+        """SessionStart hooks, once per session object ("startup", or "resume" for a saved
+        one) and after each compaction ("compact"); their context goes to the model."""
+        conv = self.conversation
+        hooks = session_hooks(conv.config.hooks)
+        if source is None:
+            if conv.session_started:
+                return []
+            conv.session_started = True
+            source = "resume" if conv.messages else "startup"
+        if hooks is None:
+            return []
+        outcome = await self._hook(hooks.session_start(self.ctx, source=source))
+        return [text_block(outcome.additional_context)] if outcome.additional_context else []
+
+    async def _pre_compact(self, trigger: str) -> None:
+        hooks = compaction_hooks(self.conversation.config.hooks)
+        if hooks is not None:
+            await self._hook(hooks.pre_compact(self.ctx, trigger=trigger))
 
     async def _stop_hook_continues(self) -> bool:
         """Stop hooks may keep the agent going; their reason becomes the next user message."""
@@ -245,13 +275,16 @@ class AgentLoop:
     async def _hook(self, call: Awaitable[HookOutcome]) -> HookOutcome:
         """Run a prompt-level hook; a failing hook runner is reported, never fatal."""
         try:
-            return await self._until_cancelled(call)
+            outcome = await self._until_cancelled(call)
         except (RunCancelled, asyncio.CancelledError):
             raise
         except Exception as exc:
             log.exception("prompt-level hook failed")
             self._notice(f"A hook failed and was skipped: {type(exc).__name__}: {exc}")
             return HookOutcome()
+        if outcome.system_message:
+            self._notice(outcome.system_message)
+        return outcome
 
     def _continue_after_max_tokens(self) -> RunStatus | None:
         if self.continuations >= self.conversation.settings.max_continuations:

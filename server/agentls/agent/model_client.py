@@ -10,6 +10,13 @@ a half-streamed `tool_use` is never executed. A body that is not an event stream
 error page, some other JSON) fails with the endpoint, the status and its first bytes. A
 stall detector ends an attempt that gets no content for `stall_timeout` seconds even while
 the endpoint keeps the connection alive with pings (the HTTP read timeout never fires then).
+
+Credentials and headers (`sdk_client`): the key or token is sent the way `authHeader` says
+(`Authorization: Bearer`, `x-api-key`, or both), custom `headers` go with every request,
+and an `apiKeyHelper` supplies the key when the environment has none (fetched again after
+its time to live or a 401). Extended thinking (`thinkingBudget`) adds `thinking` to the
+turn's request; thinking blocks come back as `thinking` / `redacted_thinking` params with
+their signatures and stay in the history unchanged.
 """
 
 from __future__ import annotations
@@ -18,13 +25,16 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import anthropic
 import httpx2
 import pydantic
 from anthropic.lib.streaming import AsyncMessageStream
+from anthropic.types import ThinkingConfigEnabledParam
 
+from agentls import credentials
+from agentls.agent.api_key_helper import ApiKeyHelper, ApiKeyHelperError
 from agentls.agent.messages import (
     ContentBlockParam,
     History,
@@ -54,6 +64,8 @@ class ModelRequest:
     tools: list[ToolUnionParam]
     messages: History
     temperature: float | None = None
+    thinking_budget: int | None = None
+    """Extended thinking with this many tokens (None: off); see `thinking_params`."""
 
     def counted_part(self) -> JsonObject:
         """What the input-token count covers (for estimates)."""
@@ -75,6 +87,8 @@ class ModelError(Exception):
         super().__init__(message)
         self.transient = transient
         self.retry_after = retry_after
+        self.status: int | None = None
+        """The HTTP status, when the endpoint answered with an error."""
 
 
 def ignore_text(text: str) -> None:
@@ -114,21 +128,51 @@ async def count_request_tokens(client: object, request: ModelRequest) -> int | N
         return None
 
 
+MIN_ANSWER_TOKENS = 4096
+"""With thinking on, `max_tokens` is at least the budget plus this (the API requires the
+budget to be below `max_tokens`, and the answer needs room after the thinking)."""
+
+
+def sdk_client(settings: AgentSettings, helper_key: str | None = None) -> anthropic.AsyncAnthropic:
+    """The SDK client for these settings (see `client_options`)."""
+    return anthropic.AsyncAnthropic(**client_options(settings, helper_key))
+
+
+def client_options(settings: AgentSettings, helper_key: str | None = None) -> dict[str, Any]:
+    """The SDK client's options: credential header(s) per `authHeader`, custom `headers`,
+    no SDK retries, the request timeout. `helper_key` is an `apiKeyHelper`'s key."""
+    credential = settings.api_key or settings.auth_token or helper_key or LOCAL_ENDPOINT_KEY
+    mode = settings.auth_header
+    if mode == "auto":
+        from_helper = helper_key and not (settings.api_key or settings.auth_token)
+        mode = "both" if from_helper else "bearer"
+    headers: dict[str, object] = dict(settings.headers)
+    for value in settings.headers.values():
+        credentials.remember_secret(value)  # a gateway token in a header is a credential too
+    if mode in ("x-api-key", "both"):
+        headers["x-api-key"] = credential
+    if mode == "x-api-key":
+        headers["Authorization"] = anthropic.omit
+    return {
+        "api_key": credential,
+        "base_url": settings.base_url,
+        "max_retries": 0,
+        "timeout": settings.request_timeout,
+        "default_headers": headers,  # `omit` drops Authorization
+    }
+
+
 class AnthropicModelClient:
     """`ModelClient` over the official SDK's streaming Messages API."""
 
     def __init__(self, settings: AgentSettings) -> None:
         settings.require_credentials()
-        api_key = settings.api_key
-        if not (api_key or settings.auth_token):
-            api_key = LOCAL_ENDPOINT_KEY
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key,
-            auth_token=settings.auth_token,
-            base_url=settings.base_url,
-            max_retries=0,
-            timeout=settings.request_timeout,
-        )
+        self._settings = settings
+        has_key = bool(settings.api_key or settings.auth_token)
+        helper = settings.api_key_helper
+        self._helper = ApiKeyHelper(helper) if helper and not has_key else None
+        self._helper_key: str | None = None
+        self._client = sdk_client(settings)
         self._stall_timeout = settings.stall_timeout
         self._can_count = True
 
@@ -136,14 +180,44 @@ class AnthropicModelClient:
     def base_url(self) -> str:
         return str(self._client.base_url)
 
+    async def _current_client(self, *, refresh: bool = False) -> anthropic.AsyncAnthropic:
+        """The client with the helper's current key (a new client when the key changed)."""
+        if self._helper is None:
+            return self._client
+        try:
+            key = await self._helper.key(refresh=refresh)
+        except ApiKeyHelperError as exc:
+            raise ModelError(str(exc), transient=False) from exc
+        if key != self._helper_key:
+            await self._client.close()
+            self._client = sdk_client(self._settings, key)
+            self._helper_key = key
+        return self._client
+
     async def stream(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
         try:
-            async with self._client.messages.stream(
+            return await self._stream(request, on_text, await self._current_client())
+        except ModelError as exc:
+            if self._helper is None or exc.status != 401:
+                raise
+        # the helper's key was refused: fetch a new one and try once more
+        return await self._stream(request, on_text, await self._current_client(refresh=True))
+
+    async def _stream(
+        self,
+        request: ModelRequest,
+        on_text: Callable[[str], None],
+        client: anthropic.AsyncAnthropic,
+    ) -> ModelResponse:
+        thinking = thinking_params(request)
+        try:
+            async with client.messages.stream(
                 model=request.model,
-                max_tokens=request.max_tokens,
+                max_tokens=thinking.max_tokens,
                 system=request.system,
                 messages=request.messages,
                 tools=request.tools or anthropic.omit,
+                thinking=thinking.param or anthropic.omit,
                 extra_body=_extra_body(request),
             ) as stream:
                 await _require_event_stream(stream.response, self.base_url)
@@ -208,7 +282,8 @@ class AnthropicModelClient:
         if not self._can_count:
             return None
         try:
-            counted = await self._client.messages.count_tokens(
+            client = await self._current_client()
+            counted = await client.messages.count_tokens(
                 model=request.model,
                 system=request.system,
                 messages=request.messages,
@@ -225,6 +300,9 @@ class AnthropicModelClient:
         except (pydantic.ValidationError, ValueError, TypeError) as exc:
             log.debug("count_tokens answered something else: %s", exc)
             return None
+        except ModelError as exc:  # the apiKeyHelper failed: the turn will say so
+            log.debug("count_tokens skipped: %s", exc)
+            return None
         tokens = getattr(counted, "input_tokens", None)
         return tokens if isinstance(tokens, int) else None
 
@@ -232,9 +310,27 @@ class AnthropicModelClient:
         await self._client.close()
 
 
+@dataclass(frozen=True)
+class ThinkingParams:
+    param: ThinkingConfigEnabledParam | None
+    max_tokens: int
+
+
+def thinking_params(request: ModelRequest) -> ThinkingParams:
+    """`thinking` for the request (None when off) and the `max_tokens` that goes with it."""
+    budget = request.thinking_budget
+    if not budget:
+        return ThinkingParams(None, request.max_tokens)
+    param: ThinkingConfigEnabledParam = {"type": "enabled", "budget_tokens": budget}
+    return ThinkingParams(param, max(request.max_tokens, budget + MIN_ANSWER_TOKENS))
+
+
 def _extra_body(request: ModelRequest) -> dict[str, object] | None:
-    """Request fields this SDK version has no keyword for (sent as they are)."""
-    return None if request.temperature is None else {"temperature": request.temperature}
+    """Request fields this SDK version has no keyword for (sent as they are). No
+    temperature with thinking: the API accepts only the default then."""
+    if request.temperature is None or request.thinking_budget:
+        return None
+    return {"temperature": request.temperature}
 
 
 def block_to_param(block: anthropic.types.ContentBlock) -> ContentBlockParam:
@@ -283,6 +379,12 @@ _HINTS = {
 
 
 def _status_error(exc: anthropic.APIStatusError, endpoint: str) -> ModelError:
+    error = _status_error_of(exc, endpoint)
+    error.status = exc.status_code
+    return error
+
+
+def _status_error_of(exc: anthropic.APIStatusError, endpoint: str) -> ModelError:
     status = exc.status_code
     detail = _error_detail(exc)
     if status == 200:  # an `error` event inside an otherwise successful stream

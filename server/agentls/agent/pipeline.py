@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentls.agent.context import ToolContext
-from agentls.agent.events import EventSink, ToolFinished, ToolStarted, ignore_event
+from agentls.agent.events import EventSink, Notice, ToolFinished, ToolStarted, ignore_event
 from agentls.agent.guards import plan_mode_denial, redact_output, secret_file_denial
 from agentls.agent.hooks import HookDecision, HookOutcome, HookRunner, NoHooks
 from agentls.agent.messages import TextBlockParam, ToolResultBlockParam
@@ -159,6 +159,7 @@ class Pipeline:
         if problem:
             return _error(problem)
         pre = await self.hooks.pre_tool(tool.name, raw_input, ctx)
+        self._tell_user(pre, ctx)
         refusal = _hook_refusal(pre)
         if refusal is not None:
             return _error(f"Blocked by hook: {refusal or 'a pre-tool hook refused this call'}")
@@ -224,11 +225,17 @@ class Pipeline:
         self, tool: AnyTool, raw_input: dict[str, Any], output: ToolOutput, ctx: ToolContext
     ) -> ToolOutput:
         post = await self.hooks.post_tool(tool.name, raw_input, output, ctx)
+        self._tell_user(post, ctx)
         if post.block:
             return _error(f"Blocked by hook after the call ran: {post.message}")
         if post.additional_context and isinstance(output.content, str):
             return ToolOutput(f"{output.content}\n\n{post.additional_context}", output.is_error)
         return output
+
+    def _tell_user(self, outcome: HookOutcome, ctx: ToolContext) -> None:
+        """A hook's `systemMessage` is for the user, not the model: a notice event."""
+        if outcome.system_message:
+            self.events(Notice(ctx.session_id, outcome.system_message))
 
 
 def _summary(tool: AnyTool | None, call: ToolCall) -> str:

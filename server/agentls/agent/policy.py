@@ -21,19 +21,23 @@ decisive step wins:
 4. a PreToolUse hook's "allow", allow rules and this session's remembered approvals;
 5. what the tool found out about the call (`CallRisk.approval`: e.g. run_tests over code
    this session staged, or run_tests outside the sandbox): ask;
-6. the mode's default: read-only tools run; edits are staged in review delivery, asked in
+6. a shell command that only reads, in the sandbox (`agentls.agent.readonly_commands`;
+   off with `read_only_commands=False`): allow;
+7. the mode's default: read-only tools run; edits are staged in review delivery, asked in
    auto delivery (acceptEdits: run); everything else (run_command, MCP tools that write)
    asks.
 
 "ask" goes to the approver; without one the call is denied with a message that says how
-to allow it.
+to allow it. In `dontAsk` mode nobody is asked: whatever would ask is denied.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentls.agent.guards import call_subject, input_dict, is_read_only
@@ -46,9 +50,11 @@ from agentls.agent.permissions import (
     PermissionDecision,
     PermissionMode,
 )
+from agentls.agent.readonly_commands import Where, read_only_problem
 from agentls.agent.rules import COMMAND_TOOLS, EDIT_TOOLS, Rule, RuleSet, Subject
 from agentls.agent.settings import ConfigError
 from agentls.agent.settings_guard import settings_table_change
+from agentls.agent.suggestions import session_rules
 from agentls.agent.tool import NO_RISK, CallRisk
 from agentls.workspace.secrets import SecretMatcher, secrets_for
 
@@ -108,8 +114,14 @@ class RulePolicy:
         edit_tools: Collection[str] = EDIT_TOOLS,
         protected_paths: Sequence[str] = PROTECTED_PATHS,
         always_ask: Collection[str] = (),
+        read_only_commands: bool = True,
+        read_roots: Sequence[Path] = (),
     ) -> None:
         self.rules = rules or RuleSet()
+        self.read_only_commands = read_only_commands
+        """Allow sandboxed shell commands that only read (`runCommand.autoAllowReadOnly`)."""
+        self.read_roots = tuple(read_roots)
+        """Folders outside the workspace that may be read (`additionalDirectories`)."""
         self.approver = approver
         self.secrets = secrets
         """For commands that name a secret file. None: the workspace's registered matcher
@@ -168,6 +180,24 @@ class RulePolicy:
     ) -> Verdict:
         """The decision before asking anyone (pure). `hook` is a PreToolUse hook's say,
         `risk` what the tool found out about the call (`Tool.assess`)."""
+        verdict = self._evaluate(tool, input, ctx, hook, risk)
+        if verdict.behavior == "ask" and self._mode == "dontAsk":
+            hint = f" such as `{verdict.remember[0].text}`" if verdict.remember else ""
+            return Verdict(
+                "deny",
+                f"{verdict.reason}; the permission mode is dontAsk, which denies whatever "
+                f"would ask. The user can add an allow rule{hint} to the settings",
+            )
+        return verdict
+
+    def _evaluate(
+        self,
+        tool: Tool[Any],
+        input: Any,
+        ctx: ToolContext,
+        hook: HookDecision | None,
+        risk: CallRisk,
+    ) -> Verdict:
         name = tool.name
         if hook is not None and hook.behavior == "deny":
             return Verdict("deny", hook.reason or "a PreToolUse hook denied this call")
@@ -195,7 +225,15 @@ class RulePolicy:
         remember = self._remember(subject)
         if risk.approval:
             return Verdict("ask", risk.approval, remember)
-        if read_only:
+        outside = self._outside_reads(subject, ctx) if read_only else None
+        if outside is not None:
+            return Verdict(
+                "ask",
+                f"{outside} is outside the workspace and outside "
+                "`permissions.additionalDirectories`",
+                remember,
+            )
+        if read_only or self._reads_only(subject, risk, ctx):
             return Verdict("allow")
         if name in self.edit_tools:
             if mode == "acceptEdits" or ctx.mode == "review":
@@ -208,6 +246,33 @@ class RulePolicy:
     def subject(self, tool: str, raw: dict[str, Any], ctx: ToolContext) -> Subject:
         """The paths or command a call is about, as rules match them."""
         return call_subject(tool, raw, ctx.workspace.roots)
+
+    def _outside_reads(self, subject: Subject, ctx: ToolContext) -> str | None:
+        """A path a read reaches outside the workspace and `additionalDirectories` (only a
+        `Read(…)` allow rule's folder lets a tool get there; the rule must match)."""
+        folders = [*(str(r) for r in ctx.workspace.roots), *(str(r) for r in self.read_roots)]
+        for path in subject.paths:
+            real = os.path.realpath(path)  # where the tool really reads
+            if not any(real == f or real.startswith(f.rstrip("/") + "/") for f in folders):
+                return path
+        return None
+
+    def _reads_only(self, subject: Subject, risk: CallRisk, ctx: ToolContext) -> bool:
+        """A sandboxed shell command that only reads (`agentls.agent.readonly_commands`)."""
+        if subject.command is None or not risk.confined or not self.read_only_commands:
+            return False
+        roots = tuple(Path(r) for r in ctx.workspace.roots)
+        if not roots:
+            return False
+        where = Where(
+            cwd=roots[0],
+            readable=(*roots, *self.read_roots),
+            secrets=self.secrets or secrets_for(ctx.workspace),
+            home=Path.home(),
+        )
+        problem = read_only_problem(subject.command, where)
+        log.debug("read-only check of %r: %s", subject.command.source, problem or "read-only")
+        return problem is None
 
     def _forced_ask(
         self,
@@ -223,15 +288,15 @@ class RulePolicy:
             return f"the rule `{asked.text}` ({asked.source}) asks for approval", False
         if subject.command is not None:
             secrets = self.secrets or secrets_for(ctx.workspace)
-            for part in subject.command.parts:
-                for word in part.words[1:]:
-                    pattern = secrets.match(word.strip("'\""), resolve=False)
-                    if pattern is not None:
-                        return (
-                            f"the command names {word}, which matches the secret-file "
-                            f"pattern `{pattern}`",
-                            True,
-                        )
+            named = [w for part in subject.command.parts for w in part.words[1:]]
+            for word in [*named, *subject.command.reads]:  # `cat < .env` names it too
+                pattern = secrets.match(word.strip("'\""), resolve=False)
+                if pattern is not None:
+                    return (
+                        f"the command names {word}, which matches the secret-file "
+                        f"pattern `{pattern}`",
+                        True,
+                    )
         if tool.name in self.edit_tools or not is_read_only(tool, input):
             for path in (*subject.paths, *subject.real_paths):
                 pattern = self._protected.match(path)
@@ -251,16 +316,9 @@ class RulePolicy:
         return None
 
     def _remember(self, subject: Subject) -> tuple[Rule, ...]:
-        source = "allowed for this session"
-        if subject.command is not None:
-            split = subject.command
-            if not split.complete or split.writes or not split.parts:
-                return ()
-            return tuple(Rule.exact(subject.tool, p.text, source) for p in split.parts)
-        if subject.paths:
-            values = sorted({*subject.paths, *subject.real_paths})
-            return (Rule.exact_paths(subject.tool, values, source),)
-        return (Rule.exact(subject.tool, None, source),)
+        """What "allow for this session" would remember: valid rules only (see
+        `agentls.agent.suggestions`), so the hint in a denial can be pasted as it is."""
+        return session_rules(subject)
 
     async def _ask(
         self, tool: Tool[Any], input: Any, verdict: Verdict, ctx: ToolContext

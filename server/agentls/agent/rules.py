@@ -7,8 +7,10 @@ policy should just work here. Claude Code's tool names map onto ours (`Read` →
 - path tools: a gitignore-style pattern. `//abs/path` is absolute, `~/x` is under the home
   folder, `/x` and `./x` are anchored at the workspace root, a bare `x` follows gitignore
   (no inner slash: any depth; an inner slash: anchored at the root);
-- `run_command`: an exact command, a prefix `npm run test:*` (matches `npm run test` and
-  `npm run test --watch`, not `npm run tests`), or a wildcard `git * main`;
+- `run_command`: an exact command, a prefix `npm run test:*` ("starts with", as Claude
+  Code documents it: `npm run test`, `npm run test --watch` and `npm run test:unit`), or a
+  wildcard `git * main`. Allow rules also match a command without the wrappers
+  `timeout`, `nice`, `nohup`, `time` and `env VAR=…` (`shell_parse.strip_wrappers`);
 - MCP: `mcp__server` (every tool of the server), `mcp__server__*`, `mcp__server__tool`.
 
 Safety properties: a rule that cannot be parsed is reported and dropped, never read more
@@ -30,7 +32,7 @@ from typing import Literal, Protocol
 
 from pathspec import GitIgnoreSpec
 
-from agentls.agent.shell_parse import ShellSplit, deny_candidates
+from agentls.agent.shell_parse import ShellSplit, allow_candidates, deny_candidates
 
 __all__ = [
     "CLAUDE_TOOL_NAMES",
@@ -170,7 +172,8 @@ class _Matcher(Protocol):
 
 
 class _CommandPattern:
-    """`cmd:*` prefix (word boundary), `a * b` wildcard, or an exact command."""
+    """`cmd:*` prefix (the command starts with `cmd`), `a * b` wildcard, or an exact
+    command."""
 
     def __init__(self, spec: str) -> None:
         text = " ".join(spec.split())
@@ -192,11 +195,7 @@ class _CommandPattern:
     def matches(self, command: str) -> bool:
         text = command.strip()
         if self.prefix is not None:
-            if not self.prefix:
-                return True
-            return text == self.prefix or (
-                text.startswith(self.prefix) and text[len(self.prefix)] in " \t\n"
-            )
+            return text.startswith(self.prefix) or " ".join(text.split()).startswith(self.prefix)
         if self.regex is not None:
             return self.regex.fullmatch(text) is not None
         return text == self.exact or " ".join(text.split()) == self.exact
@@ -408,8 +407,14 @@ class RuleSet:
                 return None
             used: list[Rule] = []
             for part in split.parts:
+                texts = allow_candidates(part)
                 rule = next(
-                    (r for r in candidates if r.command and r.command.matches(part.text)), None
+                    (
+                        r
+                        for r in candidates
+                        if r.command and any(r.command.matches(t) for t in texts)
+                    ),
+                    None,
                 )
                 if rule is None:
                     return None

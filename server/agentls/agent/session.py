@@ -25,6 +25,7 @@ from agentls.agent.compactor import Compactor, Summarizer
 from agentls.agent.context import RunMode
 from agentls.agent.conversation import Conversation, SessionConfig
 from agentls.agent.events import EventSink, ignore_event
+from agentls.agent.hooks import compaction_hooks, session_hooks
 from agentls.agent.loop import AgentLoop
 from agentls.agent.messages import text_block
 from agentls.agent.model_client import ModelClient
@@ -163,10 +164,31 @@ class AgentSession(Conversation):
         tokens_before: int | None = None,
     ) -> CompactionResult:
         """Summarise older turns now (see `Compactor.compact`); `SessionBusy` while a run
-        is going."""
-        return await self.compactor.compact(
+        is going. A manual compaction runs PreCompact hooks first and SessionStart hooks
+        ("compact") after, whose context reaches the model with the next prompt."""
+        hooks = self.config.hooks
+        ctx = self.tool_context(mode, asyncio.Event())
+        manual = reason == "manual" and not self.running
+        if manual and (before := compaction_hooks(hooks)) is not None:
+            await before.pre_compact(ctx, trigger="manual")
+        result = await self.compactor.compact(
             reason, summarize=summarize, mode=mode, tokens_before=tokens_before
         )
+        if manual and (after := session_hooks(hooks)) is not None:
+            outcome = await after.session_start(ctx, source="compact")
+            if outcome.additional_context:
+                self.reminders.append(text_block(outcome.additional_context))
+        return result
+
+    async def end(self, reason: str = "other") -> None:
+        """SessionEnd hooks, for a session whose SessionStart hooks ran (never raises)."""
+        hooks = session_hooks(self.config.hooks)
+        if hooks is None or not self.session_started:
+            return
+        try:
+            await hooks.session_end(self.tool_context("review", asyncio.Event()), reason=reason)
+        except Exception:
+            log.exception("SessionEnd hooks of session %s failed", self.id)
 
     # --- saving ---------------------------------------------------------------------------
 

@@ -61,12 +61,13 @@ class AgentSettings(LoopSettings):
 
     def require_credentials(self) -> None:
         """Fail with one clear message before the first request, not a traceback after."""
-        if self.api_key or self.auth_token or self.base_url:
+        if self.api_key or self.auth_token or self.base_url or self.api_key_helper:
             return
         raise ConfigError(
             "No API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment the "
-            "server starts in. To use a local Messages-API endpoint (Ollama, llama.cpp, LiteLLM), "
-            "set ANTHROPIC_BASE_URL instead."
+            "server starts in, or an `apiKeyHelper` command in your user settings. To use a "
+            "local Messages-API endpoint (Ollama, llama.cpp, LiteLLM), set ANTHROPIC_BASE_URL "
+            "instead."
         )
 
 

@@ -14,27 +14,40 @@ Sources (all optional), with what each may do:
   what tightens is used: its deny/ask rules, secret patterns, a default or plan mode and a
   stricter sandbox.
 
+- **managed**: Claude Code's managed settings (`/etc/claude-code/managed-settings.json`,
+  see `agentls.agent.claude_settings`), read last: an administrator's mode, `env`, `model`
+  and `apiKeyHelper` win, and `allowManagedPermissionRulesOnly` / `allowManagedHooksOnly`
+  drop every other source's rules / hooks.
+
+Besides rules and hooks a source may give `env` (for commands, hooks and MCP servers; a
+project's may not set variables that change which program runs), `model`, `apiKeyHelper`
+(user and managed only), `alwaysThinkingEnabled`, `disableAllHooks` and
+`permissions.additionalDirectories` (folders the read tools may read).
+
 Every source is validated by the typed settings models of `agentls.config` (Claude Code's
-files by `ClaudeSettingsFile`, which ignores their other keys). Every problem (unreadable
-file, bad JSON, invalid value, unparseable rule) is collected in `Safety.problems` for the
-host to show; the offending part is ignored, never widened. `sandbox` sections are merged
-so that project sources only tighten them (`agentls.sandbox.settings.merge_layers`).
+files by `ClaudeSettingsFile`; the keys it does not use are listed once in a warning).
+Every problem (unreadable file, bad JSON, invalid value, unparseable rule) is collected in
+`Safety.problems` for the host to show; the offending part is ignored, never widened.
+`sandbox` sections are merged so that project sources only tighten them
+(`agentls.sandbox.settings.merge_layers`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentls.agent import claude_settings
 from agentls.agent.hook_commands import CommandHooks, HookConfig
 from agentls.agent.permissions import Approver, PermissionMode
 from agentls.agent.policy import RulePolicy, check_mode
 from agentls.agent.registry import PoolFilter
-from agentls.agent.rules import RuleSet, parse_rules
+from agentls.agent.rules import Rule, RuleSet, parse_rules
 from agentls.agent.settings import ConfigError
 from agentls.config import (
     ClaudeSettingsFile,
@@ -60,6 +73,8 @@ __all__ = ["Safety", "SettingsSource", "claude_settings_files", "load_safety"]
 log = logging.getLogger(__name__)
 
 MAX_SETTINGS_BYTES = 1024 * 1024
+DEFAULT_THINKING_BUDGET = 10_000
+"""The thinking budget `alwaysThinkingEnabled: true` stands for."""
 USER_LABEL = "agentls settings"
 PROJECT_LABEL = "project agentls settings"
 
@@ -79,10 +94,29 @@ class SettingsSource:
     secrets: SecretsSettings | None = None
     sandbox: object | None = None
     """The raw `sandbox` section (validated by `merge_layers`, which knows the layer)."""
+    managed: bool = False
+    """Claude Code's managed settings (an administrator's; read last)."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    model: str | None = None
+    api_key_helper: str | None = None
+    thinking: bool | None = None
+    """`alwaysThinkingEnabled`."""
+    disable_all_hooks: bool = False
+    managed_hooks_only: bool = False
+    managed_rules_only: bool = False
+    unsupported: tuple[str, ...] = ()
+    """Keys of a Claude Code file that agentls does not use."""
 
     @classmethod
     def of_claude_file(
-        cls, label: str, data: ClaudeSettingsFile, user_level: bool, root: Path
+        cls,
+        label: str,
+        data: ClaudeSettingsFile,
+        user_level: bool,
+        root: Path,
+        *,
+        managed: bool = False,
+        unsupported: Sequence[str] = (),
     ) -> SettingsSource:
         permissions = data.permissions or PermissionsSettings()
         hooks: dict[str, Any] = {
@@ -91,7 +125,24 @@ class SettingsSource:
         }
         sandbox = _claude_sandbox(data.sandbox)
         mode = permissions.default_mode
-        return cls(label, user_level, root, permissions, mode, hooks, sandbox=sandbox)
+        return cls(
+            label,
+            user_level or managed,
+            root,
+            permissions,
+            mode,
+            hooks,
+            sandbox=sandbox,
+            managed=managed,
+            env=data.env or {},
+            model=data.model,
+            api_key_helper=data.api_key_helper,
+            thinking=data.always_thinking_enabled,
+            disable_all_hooks=bool(data.disable_all_hooks),
+            managed_hooks_only=managed and bool(data.allow_managed_hooks_only),
+            managed_rules_only=managed and bool(data.allow_managed_permission_rules_only),
+            unsupported=tuple(unsupported),
+        )
 
     @classmethod
     def of_section(cls, layer: Layer, root: Path) -> SettingsSource:
@@ -108,7 +159,17 @@ class SettingsSource:
         mode = settings.permissions.default_mode or settings.permission_mode
         user_level = layer.level == "user"
         sandbox = layer.values.get("sandbox")
-        return cls(layer.source, user_level, root, permissions, mode, hooks, secrets, sandbox)
+        return cls(
+            layer.source,
+            user_level,
+            root,
+            permissions,
+            mode,
+            hooks,
+            secrets,
+            sandbox,
+            env=settings.env,
+        )
 
 
 def claude_settings_files(roots: Sequence[Path], home: Path) -> list[tuple[Path, bool, Path]]:
@@ -142,14 +203,22 @@ def _read_json(path: Path, problems: list[str]) -> Mapping[str, Any] | None:
 
 
 def _claude_source(
-    path: Path, user_level: bool, root: Path, problems: list[str]
+    path: Path, user_level: bool, root: Path, problems: list[str], *, managed: bool = False
 ) -> SettingsSource | None:
     data = _read_json(path, problems)
     if data is None:
         return None
     checked = validate_leniently(ClaudeSettingsFile, data, str(path))
     problems.extend(str(p) for p in checked.problems)
-    return SettingsSource.of_claude_file(str(path), checked.model, user_level, root)
+    label = f"{path} (managed)" if managed else str(path)
+    return SettingsSource.of_claude_file(
+        label,
+        checked.model,
+        user_level,
+        root,
+        managed=managed,
+        unsupported=claude_settings.unsupported_keys(data),
+    )
 
 
 @dataclass
@@ -171,6 +240,21 @@ class Safety:
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     sandbox_hidden: tuple[Path, ...] = ()
     """Paths outside the workspace that deny rules for reading name: hidden from runs."""
+    env: dict[str, str] = field(default_factory=dict)
+    """`env` of every source: for commands, hooks and MCP servers."""
+    model: str | None = None
+    """`model` of Claude Code's files (an alias resolved), if any sets one."""
+    model_managed: bool = False
+    """The model comes from managed settings: it wins over every agentls setting."""
+    api_key_helper: str | None = None
+    """`apiKeyHelper` of Claude Code's user or managed settings."""
+    thinking: bool = False
+    """`alwaysThinkingEnabled` of Claude Code's files."""
+    read_roots: tuple[Path, ...] = ()
+    """`permissions.additionalDirectories`: read without asking."""
+    rule_read_roots: tuple[Path, ...] = ()
+    """Folders outside the workspace that `Read(…)` allow rules name: the read tools may
+    reach them, and the rules decide which files there run without asking."""
 
     def check_mode(self, mode: str | None = None) -> PermissionMode:
         """The mode to use (default: the configured one); raises `ConfigError` — e.g.
@@ -184,9 +268,11 @@ class Safety:
         return RulePolicy(
             self.rules,
             mode=self.check_mode(mode),
-            approver=approver,
+            approver=notifying(approver, self),
             secrets=self.secrets,
             bypass_enabled=self.bypass_enabled,
+            read_only_commands=self.run_command.auto_allow_read_only,
+            read_roots=self.read_roots,
         )
 
     def hooks(
@@ -203,7 +289,28 @@ class Safety:
             on_problem=on_problem,
             transcript_dir=transcript_dir,
             permission_mode=permission_mode or (lambda: self.mode),
+            extra_env=self.env,
+            cwd=self.roots[0] if self.roots else None,
         )
+
+    def loop_overrides(self, explicit: Collection[str]) -> dict[str, Any]:
+        """What Claude Code's files set for a session's `AgentSettings`: `model` (managed
+        settings win over everything; otherwise only where no agentls setting chose one),
+        `apiKeyHelper`, and `alwaysThinkingEnabled` (a thinking budget), each where the
+        agentls settings (`explicit`: the keys they set) leave it open."""
+        found: dict[str, Any] = {}
+        if self.model and (self.model_managed or "model" not in explicit):
+            found["model"] = self.model
+        if self.api_key_helper and "apiKeyHelper" not in explicit:
+            found["api_key_helper"] = self.api_key_helper
+        if self.thinking and "thinkingBudget" not in explicit:
+            found["thinking_budget"] = DEFAULT_THINKING_BUDGET
+        return found
+
+    @property
+    def readable_roots(self) -> tuple[Path, ...]:
+        """Every folder outside the workspace the read tools may reach."""
+        return tuple(dict.fromkeys((*self.read_roots, *self.rule_read_roots)))
 
     def pool_filter(self, mode: str | None = None) -> PoolFilter:
         """Plan mode offers read-only tools only; tool-wide deny rules remove tools."""
@@ -221,6 +328,7 @@ def load_safety(
     credentials: Sequence[str | None] = (),
     env: Mapping[str, str] | None = None,
     project_trusted: bool | None = None,
+    managed_settings: Path | None = None,
 ) -> Safety:
     """Read and merge every safety source; never raises for bad content (see `problems`).
 
@@ -232,6 +340,8 @@ def load_safety(
     (`agentls.agent.trust.assess_trust`): False uses only what tightens safety from the
     project's sources, like `trustProjectSettings: false`; hosts pass it (None: only the
     user's `trustProjectSettings` decides, for callers that assessed nothing).
+    `managed_settings` is the managed settings file (default: Claude Code's place for this
+    OS, or `AGENTLS_MANAGED_SETTINGS`).
     """
     root_list = [Path(r) for r in roots]
     home = home or Path.home()
@@ -250,9 +360,14 @@ def load_safety(
         sources.append(SettingsSource.of_section(project, first))
     if user.values:
         sources.append(SettingsSource.of_section(user, first))
+    for path in claude_settings.managed_settings_files(managed_settings):
+        found = _claude_source(path, True, first, problems, managed=True)
+        if found is not None:
+            sources.append(found)
     trust_project = ours.trust_project_settings and project_trusted is not False
     merged = _merge_sources(sources, trust_project, root_list, home, known_tools)
     problems.extend(merged.problems)
+    problems.extend(_unsupported_notice(sources))
     bypass = ours.allow_bypass_permissions and not merged.bypass_disabled
     secrets = SecretMatcher(
         patterns=merged.patterns,
@@ -291,6 +406,13 @@ def load_safety(
         run_command=run_command,
         sandbox=sandbox,
         sandbox_hidden=_denied_outside(merged.rules, root_list),
+        env=merged.env,
+        model=merged.model,
+        model_managed=merged.model_managed,
+        api_key_helper=merged.api_key_helper,
+        thinking=merged.thinking,
+        read_roots=_folders(merged.additional_directories, first, home),
+        rule_read_roots=_allowed_outside(merged.rules, root_list),
     )
 
 
@@ -316,6 +438,12 @@ class _Merged:
     patterns: list[str] = field(default_factory=lambda: list(DEFAULT_SECRET_PATTERNS))
     exceptions: list[str] = field(default_factory=lambda: list(DEFAULT_SECRET_EXCEPTIONS))
     problems: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    model: str | None = None
+    model_managed: bool = False
+    api_key_helper: str | None = None
+    thinking: bool = False
+    additional_directories: list[str] = field(default_factory=list)
 
 
 def _merge_sources(
@@ -326,27 +454,79 @@ def _merge_sources(
     known_tools: Collection[str] | None,
 ) -> _Merged:
     merged = _Merged()
+    rules_only_managed = any(s.managed_rules_only for s in sources)
     for source in sources:
         trusted = source.user_level or trust_project
-        lists: dict[str, object] = {"ask": source.permissions.ask, "deny": source.permissions.deny}
-        if trusted:
-            lists["allow"] = source.permissions.allow
-        found, rule_problems = parse_rules(
-            lists, source.label, root=source.root, home=home, known_tools=known_tools
-        )
-        merged.rules.extend(found)
-        merged.problems.extend(rule_problems)
+        if source.managed or not rules_only_managed:
+            _add_rules(merged, source, trusted, home, known_tools)
         if source.mode is not None and (trusted or source.mode in ("default", "plan")):
             merged.mode, merged.mode_source = source.mode, source.label
         if source.permissions.disable_bypass_permissions_mode == "disable":
             merged.bypass_disabled = True
-        if source.hooks and trusted:
+        if source.hooks and trusted and _hooks_apply(source, sources):
             merged.hooks.merge(
-                HookConfig.parse(source.hooks, source.label, user_level=source.user_level)
+                HookConfig.parse(
+                    source.hooks, source.label, user_level=source.user_level, root=source.root
+                )
             )
         if source.secrets is not None:
             _add_secrets(merged, source.secrets, source.user_level)
+        if trusted:
+            _add_extras(merged, source)
     return merged
+
+
+def _hooks_apply(source: SettingsSource, sources: Sequence[SettingsSource]) -> bool:
+    """`disableAllHooks` (managed: every hook; elsewhere: all but the managed ones) and
+    managed `allowManagedHooksOnly`."""
+    if any(s.managed and s.disable_all_hooks for s in sources):
+        return False
+    if source.managed:
+        return True
+    return not any(s.managed_hooks_only or s.disable_all_hooks for s in sources)
+
+
+def _add_rules(
+    merged: _Merged,
+    source: SettingsSource,
+    trusted: bool,
+    home: Path,
+    known_tools: Collection[str] | None,
+) -> None:
+    lists: dict[str, object] = {"ask": source.permissions.ask, "deny": source.permissions.deny}
+    if trusted:
+        lists["allow"] = source.permissions.allow
+        merged.additional_directories += source.permissions.additional_directories
+    found, rule_problems = parse_rules(
+        lists, source.label, root=source.root, home=home, known_tools=known_tools
+    )
+    merged.rules.extend(found)
+    merged.problems.extend(rule_problems)
+
+
+def _add_extras(merged: _Merged, source: SettingsSource) -> None:
+    """`env`, `model`, `apiKeyHelper`, `alwaysThinkingEnabled` of a trusted source (later
+    sources override earlier ones; managed settings come last)."""
+    env, problems = claude_settings.filter_env(
+        source.env, source.label, user_level=source.user_level
+    )
+    merged.env.update(env)
+    merged.problems.extend(problems)
+    if source.model and not merged.model_managed:
+        model, note = claude_settings.resolve_model(source.model)
+        merged.model, merged.model_managed = model, source.managed
+        if note:
+            log.info("%s: %s", source.label, note)
+    if source.api_key_helper:
+        if source.user_level:
+            merged.api_key_helper = source.api_key_helper
+        else:
+            merged.problems.append(
+                f"{source.label}: apiKeyHelper is ignored in a project's settings (it would "
+                "choose the command that supplies your API key); set it in your user settings"
+            )
+    if source.thinking is not None:
+        merged.thinking = source.thinking
 
 
 def _add_secrets(merged: _Merged, secrets: SecretsSettings, user_level: bool) -> None:
@@ -396,3 +576,72 @@ def _denied_outside(rules: RuleSet, roots: Sequence[Path]) -> tuple[Path, ...]:
         if not any(path == r or path.is_relative_to(r) for r in roots):
             found.append(path)
     return tuple(dict.fromkeys(found))
+
+
+_NOTIFIED: set[str] = set()
+"""Unsupported-key notices already given by this process (each is shown once)."""
+
+
+def _unsupported_notice(sources: Sequence[SettingsSource]) -> list[str]:
+    """One line listing the Claude Code keys agentls does not use, once per process."""
+    parts = [f"{', '.join(s.unsupported)} ({s.label})" for s in sources if s.unsupported]
+    if not parts:
+        return []
+    text = (
+        "Claude Code settings agentls does not use (ignored): "
+        + "; ".join(parts)
+        + ". See docs/claude-code.md for what is supported"
+    )
+    if text in _NOTIFIED:
+        return []
+    _NOTIFIED.add(text)
+    return [text]
+
+
+def _folders(entries: Sequence[str], root: Path, home: Path) -> tuple[Path, ...]:
+    """`additionalDirectories` entries as absolute, resolved folders (`~/…` is under the
+    home folder, a relative one under the first workspace root)."""
+    found: list[Path] = []
+    for entry in entries:
+        text = entry.strip()
+        if not text:
+            continue
+        path = home / text[2:] if text.startswith("~/") else home if text == "~" else Path(text)
+        path = path if path.is_absolute() else root / path
+        found.append(Path(os.path.realpath(path)))
+    return tuple(dict.fromkeys(found))
+
+
+def _allowed_outside(rules: RuleSet, roots: Sequence[Path]) -> tuple[Path, ...]:
+    """The folders `Read(~/…)` / `Read(//…)` allow rules name outside the workspace (their
+    literal part, as `_denied_outside` finds it for deny rules)."""
+    found: list[Path] = []
+    for rule in rules.of("allow"):
+        if not rule.covers_tool("read_file"):
+            continue
+        path = _literal_folder(rule)
+        if path is not None and not any(path == r or path.is_relative_to(r) for r in roots):
+            found.append(Path(os.path.realpath(path)))
+    return tuple(dict.fromkeys(found))
+
+
+def _literal_folder(rule: Rule) -> Path | None:
+    matcher = rule.path
+    base, pattern = getattr(matcher, "base", None), getattr(matcher, "pattern", None)
+    if not isinstance(base, str) or not isinstance(pattern, str):
+        return None
+    literal: list[str] = []
+    for part in pattern.strip("/").split("/"):
+        if not part or any(c in part for c in "*?[!\\"):
+            break
+        literal.append(part)
+    return Path(base, *literal)
+
+
+def notifying(approver: Approver | None, safety: Safety) -> Approver | None:
+    """The approver, telling Notification hooks when a prompt opens."""
+    if approver is None or not safety.hook_config.commands("Notification", "permission_prompt"):
+        return approver
+    from agentls.agent.hook_commands import NotifyingApprover
+
+    return NotifyingApprover(approver, safety.hooks())

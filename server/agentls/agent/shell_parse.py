@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
-__all__ = ["CommandPart", "ShellSplit", "deny_candidates", "split_command"]
+__all__ = [
+    "CommandPart",
+    "ShellSplit",
+    "allow_candidates",
+    "deny_candidates",
+    "dequote",
+    "split_command",
+    "strip_wrappers",
+]
 
 _CONTAINERS = frozenset(
     {
@@ -106,6 +114,8 @@ class ShellSplit:
     writes: tuple[str, ...] = ()
     """Files written by output redirections (`> file`), apart from /dev/null."""
     problems: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
+    """Files read by input redirections (`< file`): `cat < .env` names `.env` too."""
 
 
 _local = threading.local()
@@ -162,7 +172,12 @@ def _split_uncached(command: str, depth: int) -> ShellSplit:
         complete = False
         problems.append("no command found")
     return ShellSplit(
-        command, tuple(collector.parts), complete, tuple(collector.writes), tuple(problems)
+        command,
+        tuple(collector.parts),
+        complete,
+        tuple(collector.writes),
+        tuple(problems),
+        tuple(collector.reads),
     )
 
 
@@ -172,6 +187,7 @@ class _Collector:
         self.depth = depth
         self.parts: list[CommandPart] = []
         self.writes: list[str] = []
+        self.reads: list[str] = []
         self.problems: list[str] = []
 
     def text(self, node: Node) -> str:
@@ -237,6 +253,8 @@ class _Collector:
 
     def redirect(self, node: Node) -> None:
         operators = {c.type for c in node.children if not c.is_named}
+        if "<" in operators or "<&" in operators:
+            self.input_redirect(node)
         if not operators & _WRITE_OPERATORS and ">&" not in operators:
             return
         target = node.child_by_field_name("destination")
@@ -250,6 +268,14 @@ class _Collector:
             return  # 2>&1: duplicates a descriptor, writes no file
         if text not in _HARMLESS_TARGETS:
             self.writes.append(text)
+
+    def input_redirect(self, node: Node) -> None:
+        target = node.child_by_field_name("destination")
+        if target is None:
+            return
+        text = self.text(target)
+        if not (text.isdigit() or text == "-"):  # `<&0` duplicates a descriptor
+            self.reads.append(text)
 
     def nested_shell(self, words: list[str]) -> None:
         """`bash -c '…'` and `eval …` run another command line: split it too."""
@@ -273,6 +299,7 @@ class _Collector:
         nested = _split(inner, self.depth + 1)
         self.parts.extend(nested.parts)
         self.writes.extend(nested.writes)
+        self.reads.extend(nested.reads)
         if not nested.complete:
             self.problems.append("a nested shell command does not parse")
 
@@ -326,3 +353,131 @@ def deny_candidates(part: CommandPart) -> list[str]:
         if candidate and candidate not in seen:
             seen.append(candidate)
     return seen
+
+
+def dequote(word: str) -> str:
+    """A word roughly as the program receives it (quotes and backslashes removed)."""
+    return _dequote(word)
+
+
+SAFE_ENV_VARIABLES: frozenset[str] = frozenset(
+    {
+        "CI",
+        "NODE_ENV",
+        "RAILS_ENV",
+        "RACK_ENV",
+        "APP_ENV",
+        "DEBUG",
+        "VERBOSE",
+        "LOG_LEVEL",
+        "RUST_BACKTRACE",
+        "RUST_LOG",
+        "FORCE_COLOR",
+        "NO_COLOR",
+        "CLICOLOR",
+        "TERM",
+        "COLUMNS",
+        "LINES",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "PYTHONUNBUFFERED",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONIOENCODING",
+        "GOOS",
+        "GOARCH",
+        "CGO_ENABLED",
+        "GO111MODULE",
+    }
+)
+"""Variables `env VAR=… cmd` may set and still match an allow rule for `cmd`. Only ones
+that change no code path a program loads: `PATH`, `LD_PRELOAD`, `NODE_OPTIONS`,
+`PYTHONPATH`, `GIT_*`, `*_OPTS` and the like make `cmd` run something else, so a command
+setting them is matched as written (and so asks)."""
+_LOCALE_PREFIX = "LC_"
+_DURATION = re.compile(r"^\d+(\.\d+)?[smhd]?$")
+_TIMEOUT_VALUE_OPTIONS = frozenset({"-s", "--signal", "-k", "--kill-after"})
+_TIMEOUT_FLAGS = frozenset({"--preserve-status", "--foreground", "-v", "--verbose"})
+
+
+def strip_wrappers(words: tuple[str, ...] | list[str]) -> list[str] | None:
+    """`words` without leading `timeout`, `nice`, `nohup`, `time` and `env VAR=…` (safe
+    variables only), as Claude Code strips them before matching a rule; None when nothing
+    was stripped or a wrapper has options it cannot vouch for (`env -i`, `time -o FILE`,
+    `env PATH=…`), so the command is matched as written."""
+    rest = list(words)
+    stripped = False
+    while rest:
+        name = _dequote(rest[0])
+        taken = _wrapper_length(name, [_dequote(w) for w in rest[1:]])
+        if taken is None:
+            break
+        if taken < 0:
+            return None
+        rest = rest[1 + taken :]
+        stripped = True
+    return rest if stripped and rest else None
+
+
+def _wrapper_length(name: str, args: list[str]) -> int | None:
+    """How many arguments of wrapper `name` precede the wrapped command; None: not a
+    wrapper; -1: a wrapper used in a way that is not stripped."""
+    if name == "nohup":
+        return 0
+    if name == "time":
+        return 1 if args[:1] == ["-p"] else 0 if not args or not args[0].startswith("-") else -1
+    if name == "nice":
+        return _nice_length(args)
+    if name == "timeout":
+        return _timeout_length(args)
+    if name == "env":
+        count = 0
+        for word in args:
+            if not _ASSIGNMENT.match(word):
+                break
+            variable = word.split("=", 1)[0]
+            if variable not in SAFE_ENV_VARIABLES and not variable.startswith(_LOCALE_PREFIX):
+                return -1
+            count += 1
+        if count < len(args) and args[count].startswith("-"):
+            return -1  # env -i, env -u X, env -S '…', env -C dir
+        return count
+    return None
+
+
+def _nice_length(args: list[str]) -> int:
+    if not args:
+        return 0
+    first = args[0]
+    if first in ("-n", "--adjustment"):
+        return 2 if len(args) > 1 and args[1].lstrip("+-").isdigit() else -1
+    if first.startswith(("-n", "--adjustment=")) or (first[:1] == "-" and first[1:].isdigit()):
+        value = first.removeprefix("--adjustment=").removeprefix("-n").lstrip("+-")
+        return 1 if value.isdigit() else -1
+    return -1 if first.startswith("-") else 0
+
+
+def _timeout_length(args: list[str]) -> int:
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word in _TIMEOUT_FLAGS or word.startswith(("--signal=", "--kill-after=")):
+            index += 1
+        elif word in _TIMEOUT_VALUE_OPTIONS:
+            index += 2
+        elif word.startswith(("-s", "-k")) and len(word) > 2:
+            index += 1
+        elif _DURATION.match(word):
+            return index + 1
+        else:
+            return -1
+    return -1
+
+
+def allow_candidates(part: CommandPart) -> list[str]:
+    """Texts an allow rule is matched against: as written, and without the wrappers
+    `strip_wrappers` removes (`timeout 30 npm test` is allowed by `npm test:*`)."""
+    stripped = strip_wrappers(part.words)
+    if stripped is None:
+        return [part.text]
+    return [part.text, " ".join(stripped)]

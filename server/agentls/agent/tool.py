@@ -55,6 +55,9 @@ class CallRisk:
 
     refusal: str = ""
     approval: str = ""
+    confined: bool = False
+    """The call's processes run in the OS sandbox (a command that only reads can then be
+    allowed without asking; see `agentls.agent.readonly_commands`)."""
 
 
 NO_RISK = CallRisk()

@@ -361,6 +361,9 @@ def _claude_source(root: Path, name: str, several_roots: bool) -> TrustSource | 
     if permissions is not None:
         if permissions.allow:
             items.append(HeldBack(label, "permissions.allow", _names(permissions.allow)))
+        if permissions.additional_directories:
+            folders = _names(permissions.additional_directories)
+            items.append(HeldBack(label, "permissions.additionalDirectories", folders))
         mode = permissions.default_mode
         if mode is not None and mode not in SAFE_MODES:
             items.append(HeldBack(label, "permissions.defaultMode", mode))

@@ -21,8 +21,9 @@ RunMode = Literal["review", "auto", "plan"]
 (read-only tools)."""
 RUN_MODES: tuple[RunMode, ...] = get_args(RunMode)
 
-PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
-"""Claude Code's permission modes (see `agentls.agent.policy` for what each allows)."""
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
+"""Claude Code's permission modes (see `agentls.agent.policy` for what each allows);
+`dontAsk` denies whatever would ask."""
 PERMISSION_MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
 
 

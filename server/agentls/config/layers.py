@@ -10,8 +10,9 @@ Precedence, lowest first; a later layer overrides the fields it sets, object by 
    pulled `workspace/configuration`), which is user-level.
 
 A project layer may not set the fields marked `userOnly` (the endpoint, MCP servers,
-`allowBypassPermissions`, `trustProjectSettings`, `readClaudeSettings`, `secrets.patterns`
-and `secrets.exceptions`): they are dropped and reported. The safety settings are not
+`allowBypassPermissions`, `trustProjectSettings`, `readClaudeSettings`, `secrets.patterns`,
+`secrets.exceptions`, and the credential settings `apiKeyHelper`, `authHeader` and
+`headers`): they are dropped and reported. The safety settings are not
 simply overridden: `agentls.agent.settings_files.load_safety` combines each layer's rules,
 hooks and secret patterns (see there).
 """

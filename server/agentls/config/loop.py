@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+import re
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, WithJsonSchema, field_validator, model_validator
 
@@ -153,6 +154,68 @@ class LoopSettings(SettingsModel):
     tokens), e.g. `{"qwen": [0.5, 1]}`. In the environment: the same as JSON text. The
     built-in table is Anthropic's list price and applies only to Anthropic's endpoint;
     elsewhere cost is "n/a" unless a price is given here."""
+
+    api_key_helper: str | None = Field(
+        default=None, min_length=1, json_schema_extra=meta(user_only=True, restricted=True)
+    )
+    """A shell command whose output is the API key (Claude Code's `apiKeyHelper`), run when
+    no key is in the environment; the key is sent as `x-api-key` and as a bearer token, and
+    fetched again after `API_KEY_HELPER_TTL` (5 minutes) or a 401. Not from a project."""
+    auth_header: Literal["auto", "bearer", "x-api-key", "both"] = Field(
+        default="auto", json_schema_extra=meta(env="AGENTLS_AUTH_HEADER", user_only=True)
+    )
+    """How the credential (`ANTHROPIC_API_KEY`, else `ANTHROPIC_AUTH_TOKEN`, else the
+    `apiKeyHelper`'s key) is sent: `bearer` (`Authorization: Bearer`, what the SDK sends),
+    `x-api-key` (only an `x-api-key` header, for endpoints that accept nothing else),
+    `both`, or `auto` (`bearer`; `both` for an `apiKeyHelper` key, as Claude Code)."""
+    headers: dict[str, str] = Field(
+        default_factory=dict, json_schema_extra=meta(env="AGENTLS_HEADERS", user_only=True)
+    )
+    """Extra HTTP headers for every model request (a gateway's tenant or routing headers).
+    In the environment: a JSON object, or `Name: Value` lines (as Claude Code's
+    `ANTHROPIC_CUSTOM_HEADERS`). Their values are treated as credentials (redacted)."""
+    thinking_budget: int | None = Field(
+        default=None, ge=0, le=200_000, json_schema_extra=meta(env="AGENTLS_THINKING_BUDGET")
+    )
+    """Extended thinking: tokens the model may think before answering (at least 1024;
+    empty or 0: off). `maxTokens` is raised above the budget when it is not; temperature is
+    not sent while thinking. Thinking blocks stay in the history unchanged."""
+
+    @field_validator("headers", mode="before")
+    @classmethod
+    def _headers_from_text(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if text.startswith("{"):
+            try:
+                return json.loads(text)
+            except ValueError as exc:
+                raise ValueError(f"not valid JSON ({exc})") from None
+        found: dict[str, str] = {}
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            name, colon, header = line.partition(":")
+            if not colon or not name.strip():
+                raise ValueError(f"{line!r} is not a `Name: Value` line")
+            found[name.strip()] = header.strip()
+        return found
+
+    @field_validator("headers")
+    @classmethod
+    def _header_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):
+                raise ValueError(f"{name!r} is not a valid HTTP header name")
+        return value
+
+    @field_validator("thinking_budget")
+    @classmethod
+    def _thinking_minimum(cls, value: int | None) -> int | None:
+        if value and value < 1024:
+            raise ValueError("the thinking budget must be at least 1024 tokens (or 0: off)")
+        return value or None
 
     @field_validator("prices", mode="before")
     @classmethod

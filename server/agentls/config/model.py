@@ -111,6 +111,11 @@ class AgentlsSettings(LoopSettings):
         """One entry may be written as a table (`[tool.agentls.tests]`) instead of a list."""
         return [value] if isinstance(value, Mapping) else value
 
+    env: dict[str, str] = Field(default_factory=dict, json_schema_extra=meta(restricted=True))
+    """Environment variables for every command, hook and MCP server agentls starts
+    (Claude Code's `env`). From a project file, variables that change which code runs
+    (`PATH`, `LD_*`, `NODE_OPTIONS`, `PYTHONPATH`, …) are dropped and reported."""
+
     mcp: McpSettings = Field(default_factory=McpSettings, json_schema_extra=meta(user_only=True))
     """MCP servers and how they are run (docs/mcp.md)."""
     tool_search: ToolSearchSettings = Field(default_factory=ToolSearchSettings)

@@ -15,7 +15,23 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from agentls.config.base import PermissionMode, SettingsModel, meta
 from agentls.config.problems import entry_error
 
-HookEvent = Literal["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"]
+HookEvent = Literal[
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStop",
+    "SessionStart",
+    "SessionEnd",
+    "PreCompact",
+    "Notification",
+]
+UNSUPPORTED_HOOK_TYPES: dict[str, str] = {
+    "prompt": "it asks a model to decide",
+    "agent": "it runs an agent to decide",
+    "http": "it posts the event to a URL",
+}
+"""Claude Code's other hook handler types, reported by name when a settings file uses them."""
 
 
 class PermissionsSettings(SettingsModel):
@@ -32,13 +48,18 @@ class PermissionsSettings(SettingsModel):
     """The permission mode of new sessions."""
     disable_bypass_permissions_mode: Literal["disable"] | None = None
     """`"disable"`: bypassPermissions cannot be used, whatever else enables it."""
+    additional_directories: list[str] = Field(default_factory=list)
+    """Folders outside the workspace the read tools (`read_file`, `grep`, `list_files`)
+    may read without asking (`~/…` or absolute). Nothing outside the workspace is ever
+    edited."""
 
 
 class HookCommandSettings(SettingsModel):
     """One command a hook runs (Claude Code's protocol: JSON on stdin, exit code 2 blocks)."""
 
     type: str = "command"
-    """Only `command` hooks are supported."""
+    """Only `command` hooks are supported (Claude Code's `prompt`, `agent` and `http`
+    handlers are reported and skipped)."""
     command: str
     """A shell command line (run with /bin/sh)."""
     timeout: float = Field(default=60.0, gt=0)
@@ -46,12 +67,24 @@ class HookCommandSettings(SettingsModel):
     pass_credentials: bool = False
     """Give this hook the agent's API key in its environment (`ANTHROPIC_API_KEY`). Hooks
     get the scrubbed environment otherwise; honoured in user settings only."""
+    if_: str | None = Field(default=None, alias="if")
+    """Run only for tool calls this permission rule matches, e.g. `Bash(rm *)` or
+    `Edit(src/**)` (tool events only)."""
+    async_: bool = Field(default=False, alias="async")
+    """Run in the background: the call goes on at once and the hook's output is not
+    read."""
+    status_message: str | None = None
+    """Shown while the hook runs."""
 
     @field_validator("type")
     @classmethod
     def _command_only(cls, value: str) -> str:
         if value != "command":
-            raise entry_error(f'only type "command" is supported, not {value!r}')
+            why = UNSUPPORTED_HOOK_TYPES.get(value, "it is not a hook type agentls knows")
+            raise entry_error(
+                f'hook type "{value}" is not supported by agentls ({why}); only "command" '
+                "hooks run. This hook is skipped"
+            )
         return value
 
     @field_validator("command")
@@ -107,7 +140,10 @@ class RunCommandSettings(SettingsModel):
 
     where: Literal["shadow", "workspace"] = "shadow"
     """`shadow`: a private copy of the workspace with the staged edits; `workspace`: your
-    real tree (every command then asks)."""
+    real tree, without the sandbox (every command asks unless an allow rule covers it)."""
+    auto_allow_read_only: bool = True
+    """Run shell commands that only read (`ls`, `cat`, `git status`, `git log`, … — the set
+    in docs/claude-code.md) without asking, when they run in the sandbox."""
     timeout: float = Field(default=120.0, gt=0, le=600)
     """Default seconds before a command and its children are killed (the model may ask for
     up to 600)."""
@@ -120,7 +156,8 @@ class ClaudePermissions(PermissionsSettings):
 
 
 class ClaudeSettingsFile(SettingsModel):
-    """The parts of Claude Code's `settings.json` we use; its other keys are ignored."""
+    """The parts of Claude Code's `settings.json` we use; its other keys are ignored (and
+    listed once in a warning: `agentls.agent.claude_settings.unsupported_keys`)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -129,3 +166,17 @@ class ClaudeSettingsFile(SettingsModel):
     sandbox: dict[str, Any] | None = None
     """Claude Code's `sandbox` section, raw: validated when the layers are merged (a
     project's may only tighten the user's; `agentls.sandbox.settings.merge_layers`)."""
+    env: dict[str, str] | None = None
+    """Variables for every command, hook and MCP server."""
+    model: str | None = None
+    """The model (`sonnet`, `opus`, `haiku` or a model id)."""
+    api_key_helper: str | None = None
+    """A command whose output is the API key (user and managed settings only)."""
+    always_thinking_enabled: bool | None = None
+    """Extended thinking on by default."""
+    disable_all_hooks: bool | None = None
+    """Run no hooks at all."""
+    allow_managed_hooks_only: bool | None = None
+    """Managed settings only: run no hooks but the managed ones."""
+    allow_managed_permission_rules_only: bool | None = None
+    """Managed settings only: apply no permission rules but the managed ones."""

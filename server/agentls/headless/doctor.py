@@ -111,21 +111,13 @@ def check_endpoint(timeout: float) -> list[Check]:
 def ping(settings: object, timeout: float) -> tuple[Status, str]:
     import anthropic
 
-    from agentls.agent.model_client import LOCAL_ENDPOINT_KEY
+    from agentls.agent.model_client import client_options
     from agentls.agent.settings import AgentSettings
 
     assert isinstance(settings, AgentSettings)
-    api_key = settings.api_key
-    if not (api_key or settings.auth_token):
-        api_key = LOCAL_ENDPOINT_KEY
     endpoint = settings.base_url or "https://api.anthropic.com"
-    client = anthropic.Anthropic(
-        api_key=api_key,
-        auth_token=settings.auth_token,
-        base_url=settings.base_url,
-        max_retries=0,
-        timeout=timeout,
-    )
+    # the same credential headers and custom headers as a session's requests
+    client = anthropic.Anthropic(**{**client_options(settings), "timeout": timeout})
     started = time.monotonic()
     try:
         client.messages.create(

@@ -174,7 +174,9 @@ def agent_settings(ls: AgentLanguageServer) -> AgentSettings:
     from agentls.config.environment import environment
 
     credentials, _ = environment()
-    return AgentSettings.resolve(ls.config.current, credentials)
+    explicit = {key for layer in ls.config.layers.values() for key in layer.values}
+    claude = ls.safety.loop_overrides(explicit) if ls.safety is not None else {}
+    return AgentSettings.resolve(ls.config.current, credentials, **claude)
 
 
 def report_problems(ls: AgentLanguageServer, problems: list[str]) -> None:

@@ -58,6 +58,11 @@ def reload_safety(ls: AgentLanguageServer) -> list[str]:
     from agentls.workspace.secrets import use_secrets
 
     use_secrets(ls.host.workspace, ls.safety.secrets)  # grep and list_files skip them too
+    from agentls.workspace.child_env import use_child_env
+    from agentls.workspace.read_roots import use_read_roots
+
+    use_read_roots(ls.host.workspace, ls.safety.readable_roots)  # additionalDirectories
+    use_child_env(ls.host.workspace, ls.safety.env)  # the settings' `env` for commands
     sandbox = SandboxConfig(ls.safety.sandbox, ls.safety.sandbox_hidden)
     use_sandbox(ls.host.workspace, sandbox)
     return [*ls.safety.problems, *_sandbox_warning(ls)]
@@ -141,6 +146,7 @@ class LazyMcpSource:
             self.root,
             self.ls.config.current.mcp,
             approve_project_file=lambda request: approve_mcp_project_file(self.ls, request),
+            extra_env=self.ls.safety.env if self.ls.safety is not None else None,
         )
 
     async def tools(self) -> Sequence[AnyTool]:

@@ -16,7 +16,7 @@ import math
 import os
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import IO, Any, Literal
 
@@ -64,6 +64,8 @@ class McpConnection:
         self.spec = spec
         self.options = options
         self.cwd = cwd
+        self.extra_env: Mapping[str, str] = {}
+        """The settings' `env` (`McpManager` sets it); the server's own `env` wins."""
         self.state: State = "pending"
         self.error: str | None = None
         self.tools: list[types.Tool] = []
@@ -217,6 +219,7 @@ class McpConnection:
         spec = self.spec
         if isinstance(spec, StdioServer):
             env = {k: v for k, v in os.environ.items() if k not in WITHHELD_ENV}
+            env.update({k: v for k, v in self.extra_env.items() if k not in WITHHELD_ENV})
             env.update(spec.env)
             env[MARKER_VAR] = self._marker
             params = StdioServerParameters(

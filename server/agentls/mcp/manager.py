@@ -73,8 +73,11 @@ class McpManager:
         approve_project_file: ProjectFileApprover | None = None,
         approvals: ApprovalStore | None = None,
         problems: Sequence[ConfigProblem] = (),
+        extra_env: Mapping[str, str] | None = None,
     ) -> None:
         self.options = options or McpOptions()
+        self.extra_env = dict(extra_env or {})
+        """The settings' `env`: every stdio server gets it (its own `env` wins)."""
         self.workspace_root = workspace_root
         self.project = project
         self.approve_project_file = approve_project_file
@@ -82,11 +85,16 @@ class McpManager:
         self.problems = list(problems)
         cwd = str(workspace_root) if workspace_root else None
         self._connections: dict[str, McpConnection] = {
-            spec.name: McpConnection(spec, self.options, cwd) for spec in servers
+            spec.name: self._connection(spec, cwd) for spec in servers
         }
         self._tool_cache: dict[str, tuple[McpConnection, list[McpTool]]] = {}
         self._lock = asyncio.Lock()
         self._closed = False
+
+    def _connection(self, spec: ServerSpec, cwd: str | None) -> McpConnection:
+        connection = McpConnection(spec, self.options, cwd)
+        connection.extra_env = self.extra_env
+        return connection
 
     @classmethod
     def from_config(
@@ -98,16 +106,18 @@ class McpManager:
         approvals: ApprovalStore | None = None,
         user_config: Path | None = None,
         environ: Mapping[str, str] | None = None,
+        extra_env: Mapping[str, str] | None = None,
     ) -> McpManager:
         """Read the three sources; nothing starts yet.
 
         `config` is our settings object: `{"mcpServers": {...}}` plus options (`startup`,
         `startupTimeoutSeconds`, `toolTimeoutSeconds`, `projectConfig`, `userConfig`,
         `claudeCodeUserConfig`, `disabledServers`). `user_config` overrides the user file's
-        path (tests); `environ` the environment used for `${VAR}` expansion.
+        path (tests); `environ` the environment used for `${VAR}` expansion; `extra_env`
+        the settings' `env` (given to every server, and expanded like the environment).
         """
         options, problems = _options(config)
-        env = os.environ if environ is None else environ
+        env = {**(os.environ if environ is None else environ), **(extra_env or {})}
         merged: dict[str, ServerSpec] = {}
 
         def add(parsed_servers: Mapping[str, ServerSpec], found: list[ConfigProblem]) -> None:
@@ -139,6 +149,7 @@ class McpManager:
             approve_project_file=approve_project_file,
             approvals=approvals,
             problems=problems,
+            extra_env=extra_env,
         )
         return manager
 
@@ -225,7 +236,7 @@ class McpManager:
                 if name in self.options.disabled or (existing and existing.spec.source == "config"):
                     continue
                 if existing is None or existing.state == "pending":
-                    self._connections[name] = McpConnection(spec, self.options, cwd)
+                    self._connections[name] = self._connection(spec, cwd)
 
     async def approve_project(self, approved: bool) -> None:
         """Record the user's answer about `.mcp.json` (e.g. from an editor command).

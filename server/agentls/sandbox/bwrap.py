@@ -62,6 +62,12 @@ def bwrap_args(layout: Layout, network: NetworkPlan) -> list[str]:
     for path in layout.reexposed:
         if path.is_dir():
             args += ["--ro-bind", str(path), str(path)]
+    for source, target in layout.read_only_binds:
+        args += ["--ro-bind", str(source), str(target)]
+    for source, target in layout.writable_binds:
+        args += ["--bind", str(source), str(target)]
+    for source, target in layout.read_only_after:
+        args += ["--ro-bind", str(source), str(target)]
     for path in layout.writable:
         args += ["--bind", str(path), str(path)]
     for source, target in layout.cache_binds:

@@ -13,7 +13,11 @@ The rules (issue: "what the sandbox enforces"):
   Docker's), every file in the home folder that the secret rules deny, and every folder a
   deny rule for reading names outside the workspace;
 - a virtualenv or `node_modules` inside a workspace root is shown again read-only, so the
-  project's own interpreter and tools still run (they cannot be changed from inside).
+  project's own interpreter and tools still run (they cannot be changed from inside);
+- the repository's git folder is shown again read-only, its config replaced by a copy
+  without credentials, so `git log`/`status`/`diff` work on the copy while refs, hooks and
+  configuration cannot be changed (`agentls.workspace.shadow_git`); a run allowed to write
+  refs gets it writable, except config, hooks and info.
 
 Secret files inside the workspace never reach the shadow copy in the first place (the
 mirror skips them), so hiding the real roots is enough for them.
@@ -30,6 +34,7 @@ from pathlib import Path
 import platformdirs
 
 from agentls.workspace.secrets import SecretMatcher
+from agentls.workspace.shadow_git import GitBinds
 from agentls.workspace.toolchain import VENV_NAMES
 
 __all__ = ["ALWAYS_HIDDEN", "Layout", "build_layout", "home_secrets"]
@@ -79,6 +84,13 @@ class Layout:
     hidden_files: tuple[Path, ...] = ()
     reexposed: tuple[Path, ...] = ()
     """Read-only again inside a hidden folder (a venv or node_modules in a workspace root)."""
+    read_only_binds: tuple[tuple[Path, Path], ...] = ()
+    """(source, target) bound read-only: the repository's git folder, shown again inside
+    the hidden workspace, and sanitized copies of its config (`shadow_git`)."""
+    writable_binds: tuple[tuple[Path, Path], ...] = ()
+    """(source, target) bound writable: the git folder for a run allowed to write refs."""
+    read_only_after: tuple[tuple[Path, Path], ...] = ()
+    """Bound read-only last, over parts of a writable bind (the git config and hooks)."""
     home: Path = Path("/nonexistent")
     private: tuple[str, ...] = _PRIVATE
     """Empty, writable, per-run folders (tmpfs)."""
@@ -97,6 +109,7 @@ def build_layout(
     hidden: Iterable[Path] = (),
     real_home: Path | None = None,
     readable: Iterable[Path] = (),
+    git: GitBinds | None = None,
 ) -> Layout:
     """The layout for one run: `writable` are the shadow folders, `home` the private HOME,
     `hidden` extra paths to hide (from deny rules), `readable` folders shown read-only even
@@ -137,6 +150,9 @@ def build_layout(
         hidden_dirs=tuple(dirs),
         hidden_files=tuple(_unique(files)),
         reexposed=tuple(_unique([*_toolchains(roots), *_readable(readable, [*dirs, *covers])])),
+        read_only_binds=git.read_only if git is not None else (),
+        writable_binds=git.writable if git is not None else (),
+        read_only_after=git.read_only_after if git is not None else (),
         home=home,
         cwd=cwd,
         env=_toolchain_homes(user_home, dirs),

@@ -44,6 +44,13 @@ def seatbelt_profile(layout: Layout, proxy_port: int | None, local_binding: bool
         lines.append(f"(deny file-read* file-write* (subpath {_quote(path)}))")
     for path in layout.reexposed:
         lines.append(f"(allow file-read* (subpath {_quote(path)}))")
+    # the git folder (no bind mounts here: its config is the real one, read-only)
+    for _, path in layout.read_only_binds:
+        lines.append(f"(allow file-read* (subpath {_quote(path)}))")
+    for _, path in layout.writable_binds:
+        lines.append(f"(allow file-read* file-write* (subpath {_quote(path)}))")
+    for _, path in layout.read_only_after:
+        lines.append(f"(deny file-write* (subpath {_quote(path)}))")
     lines.append('(allow network* (remote unix-socket (path-literal "/private/var/run/syslog")))')
     if proxy_port is not None:
         lines.append(f'(allow network-outbound (remote ip "localhost:{proxy_port}"))')

@@ -96,8 +96,12 @@ class SandboxService:
         why = f"no sandbox can run here: {found.reason}"
         return Decision(False, why, settings.fallback_for(tool), found.fix)
 
-    def confinement(self, shadow: ShadowWorkspace, cwd: Path) -> Confinement:
-        """The sandbox for a run in `shadow` (call only after `decide` said sandboxed)."""
+    def confinement(
+        self, shadow: ShadowWorkspace, cwd: Path, *, git_writes: bool = False
+    ) -> Confinement:
+        """The sandbox for a run in `shadow` (call only after `decide` said sandboxed);
+        `git_writes`: the repository's git folder writable (a `git commit` that was
+        allowed), else read-only."""
         found = self.availability()
         paths = shadow.sandbox_paths()
         layout = build_layout(
@@ -109,6 +113,7 @@ class SandboxService:
             secrets=secrets_for(shadow.workspace),
             hidden=self.config.hidden,
             readable=paths.readable,
+            git=shadow.git_binds(writable=git_writes),
         )
         if found.backend == "seatbelt":
             from agentls.sandbox.seatbelt import SeatbeltConfinement

@@ -8,6 +8,7 @@ from agentls.testing._server import ScriptedMessagesServer
 from agentls.testing.recorded import RecordedRequest
 from agentls.testing.scenario import (
     ContentBlock,
+    RedactedThinkingBlock,
     Scenario,
     StopReason,
     TextBlock,
@@ -26,6 +27,7 @@ from agentls.testing.scenario import (
 __all__ = [
     "ContentBlock",
     "RecordedRequest",
+    "RedactedThinkingBlock",
     "Scenario",
     "ScriptedMessagesServer",
     "StopReason",

@@ -25,10 +25,11 @@ from agentls.testing._http import (
     Reply,
     StreamReply,
 )
-from agentls.testing._validation import validate_request
+from agentls.testing._validation import IssuedThinking, validate_request
 from agentls.testing._wire import (
     RenderContext,
     SseEvent,
+    block_json,
     default_error_type,
     error_body,
     estimate_input_tokens,
@@ -98,6 +99,8 @@ class ScriptedMessagesServer:
         self._attempts = _Attempts()
         self._state = threading.Condition()
         self._requests: list[RecordedRequest] = []
+        self.issued_thinking = IssuedThinking()
+        """Thinking blocks played so far: requests must send them back unchanged."""
         self._stopping = threading.Event()
         self._httpd: HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -216,6 +219,9 @@ class ScriptedMessagesServer:
 
     def _invalid(self, request: RecordedRequest, *, needs_max_tokens: bool) -> JsonReply | None:
         problem = validate_request(request, needs_max_tokens=needs_max_tokens)
+        if problem is None:
+            with self._state:
+                problem = self.issued_thinking.problem(request)
         return _error(400, problem) if self._validate and problem else None
 
     def _count_tokens(self, request: RecordedRequest) -> JsonReply:
@@ -243,6 +249,7 @@ class ScriptedMessagesServer:
             return fault
         self._position += 1
         self._attempts = _Attempts()
+        self.issued_thinking.issue([block_json(block) for block in turn.content])
         return _play(turn, request)
 
     def _next_fault(self, turn: Turn, request: RecordedRequest) -> Reply | None:

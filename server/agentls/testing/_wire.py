@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from agentls.testing.recorded import RecordedRequest
-from agentls.testing.scenario import ContentBlock, TextBlock, ToolUseBlock, Turn
+from agentls.testing.scenario import (
+    ContentBlock,
+    RedactedThinkingBlock,
+    TextBlock,
+    ToolUseBlock,
+    Turn,
+)
 
 JsonObject: TypeAlias = dict[str, Any]
 SseEvent: TypeAlias = tuple[str, JsonObject]
@@ -124,6 +130,8 @@ def block_json(block: ContentBlock) -> JsonObject:
         return {"type": "text", "text": block.text}
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if isinstance(block, RedactedThinkingBlock):
+        return {"type": "redacted_thinking", "data": block.data}
     return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
 
 
@@ -183,6 +191,8 @@ def _block_shell(block: ContentBlock) -> JsonObject:
         return {"type": "text", "text": ""}
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
+    if isinstance(block, RedactedThinkingBlock):
+        return {"type": "redacted_thinking", "data": block.data}  # complete at start
     return {"type": "thinking", "thinking": "", "signature": ""}
 
 
@@ -192,6 +202,8 @@ def _deltas(block: ContentBlock, chunk_size: int) -> list[JsonObject]:
     if isinstance(block, ToolUseBlock):
         pieces = split_chunks(json.dumps(block.input), chunk_size)
         return [{"type": "input_json_delta", "partial_json": piece} for piece in pieces]
+    if isinstance(block, RedactedThinkingBlock):
+        return []
     pieces = split_chunks(block.thinking, chunk_size)
     thinking = [{"type": "thinking_delta", "thinking": piece} for piece in pieces]
     return [*thinking, {"type": "signature_delta", "signature": block.signature}]

@@ -75,8 +75,15 @@ class ThinkingBlock(_Strict):
     signature: str = Field(default_factory=lambda: "sig_" + uuid.uuid4().hex)
 
 
+class RedactedThinkingBlock(_Strict):
+    """Thinking the API encrypted (safety): opaque `data`, echoed back unchanged."""
+
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+    data: str = Field(default_factory=lambda: "redacted_" + uuid.uuid4().hex)
+
+
 ContentBlock: TypeAlias = Annotated[
-    TextBlock | ToolUseBlock | ThinkingBlock, Field(discriminator="type")
+    TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock, Field(discriminator="type")
 ]
 
 

@@ -131,6 +131,7 @@ def confinement_for(
     *,
     command: str | None = None,
     unsandboxed_requested: bool = False,
+    git_writes: bool = False,
 ) -> Confinement | None:
     """The sandbox for this call's processes; None when it runs unsandboxed (allowed by
     the permission step). Refuses again here, so no path around the permission step
@@ -140,7 +141,7 @@ def confinement_for(
         tool, command_parts=_parts(command), unsandboxed_requested=unsandboxed_requested
     )
     if decision.sandboxed:
-        return service.confinement(shadow, cwd)
+        return service.confinement(shadow, cwd, git_writes=git_writes)
     if decision.fallback == "refuse":
         raise ToolError(_refusal(tool, decision))
     return None

@@ -14,6 +14,7 @@ from pathlib import Path
 from agentls.agent.context import ToolContext
 from agentls.errors import WorkspaceError
 from agentls.workspace.ignore import VCS_DIRS
+from agentls.workspace.read_roots import resolve_readable
 from agentls.workspace.textio import number_line, split_lines
 from agentls.workspace.view import LayeredView
 
@@ -27,6 +28,17 @@ def path_problem(ctx: ToolContext, *paths: str) -> str | None:
     for raw in paths:
         try:
             ctx.workspace.resolve(raw)
+        except WorkspaceError as exc:
+            return str(exc)
+    return None
+
+
+def read_path_problem(ctx: ToolContext, *paths: str) -> str | None:
+    """`path_problem` for the read tools: folders outside the workspace that the settings
+    make readable count too (`agentls.workspace.read_roots`)."""
+    for raw in paths:
+        try:
+            resolve_readable(ctx.workspace, raw)
         except WorkspaceError as exc:
             return str(exc)
     return None

@@ -12,9 +12,10 @@ from pydantic import Field
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import Tool, ToolInput
 from agentls.errors import ToolError
-from agentls.tools._files import cut_line, path_problem, relative_to
+from agentls.tools._files import cut_line, read_path_problem, relative_to
 from agentls.workspace import Workspace
 from agentls.workspace.globs import GlobError, PathGlob
+from agentls.workspace.read_roots import resolve_readable
 from agentls.workspace.regex_dialect import MAX_PATTERN_CHARS, PatternError, check_pattern
 from agentls.workspace.ripgrep import RgError
 from agentls.workspace.search import SearchOutcome, SearchRequest, context_groups, run_search
@@ -110,7 +111,7 @@ Example: {"pattern": "def (load|save)_config", "path": "src", "glob": "*.py", "c
             check_pattern(input.pattern)
         except PatternError as exc:
             return str(exc)
-        return path_problem(ctx, input.path) if input.path else None
+        return read_path_problem(ctx, input.path) if input.path else None
 
     async def call(self, input: GrepInput, ctx: ToolContext) -> str:
         ws = ctx.workspace
@@ -132,7 +133,7 @@ Example: {"pattern": "def (load|save)_config", "path": "src", "glob": "*.py", "c
                 glob = PathGlob.compile(input.glob, rg_style=True)
             except GlobError as exc:
                 raise ToolError(f"Invalid glob: {exc}") from None
-        folder = ws.resolve(input.path) if input.path else None
+        folder = resolve_readable(ws, input.path) if input.path else None
         view = ws.view(ctx.changes)
         if folder is not None and not view.exists(folder):
             raise ws.missing_error(folder, ctx.changes)

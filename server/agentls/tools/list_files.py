@@ -10,8 +10,9 @@ from pydantic import Field
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import Tool, ToolInput
 from agentls.errors import ToolError
-from agentls.tools._files import path_problem, relative_to
+from agentls.tools._files import read_path_problem, relative_to
 from agentls.workspace.globs import GlobError, PathGlob
+from agentls.workspace.read_roots import resolve_readable
 
 MAX_FILES = 500
 
@@ -64,11 +65,11 @@ Example: {{"path": "src", "pattern": "**/*.test.ts"}}
         return f"Listing files in {where}"
 
     async def validate_input(self, input: ListFilesInput, ctx: ToolContext) -> str | None:
-        return path_problem(ctx, input.path) if input.path else None
+        return read_path_problem(ctx, input.path) if input.path else None
 
     async def call(self, input: ListFilesInput, ctx: ToolContext) -> str:
         ws = ctx.workspace
-        folder = ws.resolve(input.path) if input.path else None
+        folder = resolve_readable(ws, input.path) if input.path else None
         view = ws.view(ctx.changes)
         if folder is not None and not view.exists(folder):
             raise ws.missing_error(folder, ctx.changes)

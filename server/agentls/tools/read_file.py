@@ -9,7 +9,8 @@ from pydantic import Field
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import Tool, ToolInput
 from agentls.errors import ToolError
-from agentls.tools._files import MAX_LINE_CHARS, cut_line, path_problem
+from agentls.tools._files import MAX_LINE_CHARS, cut_line, read_path_problem
+from agentls.workspace.read_roots import resolve_readable
 from agentls.workspace.textio import (
     FileTooLargeError,
     newline_of,
@@ -77,11 +78,11 @@ Example: {{"path": "server/app.py", "offset": 120, "limit": 80}}
         return f"Reading {input.path}"
 
     async def validate_input(self, input: ReadFileInput, ctx: ToolContext) -> str | None:
-        return path_problem(ctx, input.path)
+        return read_path_problem(ctx, input.path)
 
     async def call(self, input: ReadFileInput, ctx: ToolContext) -> str:
         ws = ctx.workspace
-        path = ws.resolve(input.path)
+        path = resolve_readable(ws, input.path)
         display = ws.display(path)
         first = input.offset or 1
         count = input.limit or DEFAULT_LIMIT

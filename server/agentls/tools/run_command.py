@@ -11,8 +11,16 @@ and the network is off unless the settings open it. Where no sandbox can run,
 `sandbox.fallback.run_command` decides: refuse (the default) or ask first.
 
 A config switch (`where="workspace"`) runs in the real tree, unsandboxed; then every call
-asks the user, whatever the allow rules say. So does `dangerously_disable_sandbox`, which
-`sandbox.allowUnsandboxedCommands: false` forbids.
+asks the user unless an allow rule covers it (`CallRisk.approval`). A call with
+`dangerously_disable_sandbox` always asks (no rule skips it), and
+`sandbox.allowUnsandboxedCommands: false` forbids it. A sandboxed call is marked
+`confined`, so a command that only reads (`ls`, `git status`; see
+`agentls.agent.readonly_commands`) can run without asking.
+
+Git works in the shadow against the real repository's history (`shadow_git`): the
+repository is read-only to commands, and a command that would change it (`git commit`,
+`git tag v1`, `git checkout main`) asks (unless an allow rule covers it) and, once
+allowed, runs with the git folder writable but for its config and hooks.
 
 Every run goes through the shared process runner (via `process_guard`, which also kills
 descendants that left the process group): own process group killed as a whole on timeout
@@ -22,6 +30,7 @@ name and, defensively, by value), no stdin.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -31,13 +40,17 @@ from typing import Literal
 from pydantic import Field
 
 from agentls.agent.context import ToolContext
+from agentls.agent.readonly_commands import git_reads_only
+from agentls.agent.shell_parse import dequote, split_command, strip_wrappers
 from agentls.agent.tool import CallRisk, Tool, ToolError, ToolInput, ToolOutput
 from agentls.config import RunCommandSettings
 from agentls.tools._execution import confinement_for, execution_risk, plan_execution
+from agentls.workspace.child_env import child_env_of
 from agentls.workspace.process import Confinement, ProcessResult, ProcessStartError, scrub_env
 from agentls.workspace.process_guard import run_guarded
 from agentls.workspace.secrets import Redactor
 from agentls.workspace.shadow import ShadowRegistry, ShadowWorkspace, shadow_for
+from agentls.workspace.shadow_git import writes_refs
 from agentls.workspace.toolchain import venv_env
 
 __all__ = ["RunCommand", "RunCommandConfig", "RunCommandInput"]
@@ -125,21 +138,40 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         return f"Running{outside}: {input.description or _one_line(input.command)}"
 
     def always_ask(self, input: RunCommandInput | None = None) -> bool:
-        """Read by the permission policy: in the real tree, or outside the sandbox on the
-        model's request, no allow rule skips the prompt."""
-        requested = input is not None and input.dangerously_disable_sandbox
-        return self.config.where == "workspace" or requested
+        """Read by the permission policy: outside the sandbox on the model's request, no
+        allow rule skips the prompt."""
+        return input is not None and input.dangerously_disable_sandbox
 
     async def assess(self, input: RunCommandInput, ctx: ToolContext) -> CallRisk:
-        """Refused (or asked) where the sandbox should run but cannot."""
+        """Refused (or asked) where the sandbox should run but cannot; in the real tree,
+        asked unless an allow rule covers it; `confined` when it runs sandboxed."""
         if self.config.where == "workspace":
-            return CallRisk()  # always asks anyway (`always_ask`)
-        return execution_risk(
+            return CallRisk(
+                approval="the command runs in your real workspace, without the sandbox "
+                '(runCommand.where = "workspace")'
+            )
+        risk = execution_risk(
             self.name,
             ctx,
             command=input.command,
             unsandboxed_requested=input.dangerously_disable_sandbox,
         )
+        if risk.refusal or risk.approval:
+            return risk
+        plan = plan_execution(
+            self.name,
+            ctx,
+            command=input.command,
+            unsandboxed_requested=input.dangerously_disable_sandbox,
+        )
+        changes = git_change(input.command)
+        if changes is not None:
+            return CallRisk(
+                approval=f"`{changes}` changes the repository (refs, HEAD or history), "
+                "which is otherwise read-only to commands",
+                confined=plan.decision.sandboxed,
+            )
+        return CallRisk(confined=plan.decision.sandboxed)
 
     async def call(self, input: RunCommandInput, ctx: ToolContext) -> ToolOutput:
         roots = list(ctx.workspace.roots)
@@ -150,6 +182,10 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
             return await self._run(input, ctx, Path(roots[0]), None, None, note)
         with shadow_for(ctx, self._shadows).in_use() as shadow:
             await shadow.sync(ctx.changes)
+            git_writes = git_change(input.command) is not None  # allowed by now
+            git = await asyncio.to_thread(shadow.prepare_git)
+            if git is not None and git_writes:
+                await asyncio.to_thread(git.migrate_objects)
             cwd = shadow.shadow_root()
             box = confinement_for(
                 self.name,
@@ -158,6 +194,7 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
                 cwd,
                 command=input.command,
                 unsandboxed_requested=input.dangerously_disable_sandbox,
+                git_writes=git_writes,
             )
             note = ""
             if box is None:
@@ -168,7 +205,7 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
                     unsandboxed_requested=input.dangerously_disable_sandbox,
                 )
                 note = f"Ran WITHOUT the sandbox: {plan.decision.why_not}."
-            return await self._run(input, ctx, cwd, shadow, box, note)
+            return await self._run(input, ctx, cwd, shadow, box, note, git_writes)
 
     async def _run(
         self,
@@ -178,12 +215,15 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         shadow: ShadowWorkspace | None,
         box: Confinement | None,
         note: str,
+        git_writes: bool = False,
     ) -> ToolOutput:
         env = self.config.redactor.scrub_env(scrub_env())
+        env.update(self.config.redactor.scrub_env(child_env_of(ctx.workspace)))
         env.update(venv_env(list(ctx.workspace.roots)))
         map_output = _identity
         if shadow is not None:
             env.update(shadow.python_env())
+            env.update(shadow.git_env(writable=git_writes))
             map_output = shadow.map_output
         timeout = min(input.timeout or self.config.timeout, self.config.max_timeout)
         ctx.report_progress(self.summary(input))
@@ -208,15 +248,31 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         return ToolOutput(self.config.redactor.redact(text), is_error=not result.ok)
 
 
+def git_change(command: str) -> str | None:
+    """The first part of a command line that would change the repository (a git
+    subcommand that writes, not used to list: `git branch` lists, `git branch x` creates);
+    None when no part does."""
+    for part in split_command(command).parts:
+        words = strip_wrappers(part.words) or list(part.words)
+        if words and dequote(words[0]).rsplit("/", 1)[-1] == "git":
+            if git_reads_only(words[1:]):
+                continue
+            found = writes_refs([[dequote(w) for w in words]])
+            if found is not None:
+                return found
+    return None
+
+
 _SANDBOX_SIGNS = re.compile(
     r"Read-only file system|Network is unreachable|Temporary failure in name resolution|"
     r"Could not resolve host|Name or service not known|Resource temporarily unavailable"
 )
 _SANDBOX_HINT = (
     "(Note: the command ran in the sandbox: only the workspace copy, $HOME and /tmp are "
-    "writable, the real workspace and credentials are hidden, the network is off unless the "
-    "user allowed hosts, and processes and memory are limited. Work within that; ask the "
-    "user if the task needs more.)"
+    "writable, the real workspace and credentials are hidden, the repository's .git is "
+    "read-only (git queries work; commits, branches, tags and config changes do not), the "
+    "network is off unless the user allowed hosts, and processes and memory are limited. "
+    "Work within that; ask the user if the task needs more.)"
 )
 
 

@@ -268,6 +268,7 @@ def credential_values(
     source = credentials.environ() if env is None else env
     values = {source.get("ANTHROPIC_API_KEY", ""), source.get("ANTHROPIC_AUTH_TOKEN", "")}
     values.update(v for v in extra if v)
+    values.update(credentials.secret_values())  # an apiKeyHelper's key, header values
     return sorted((v for v in values if len(v) >= _MIN_CREDENTIAL_CHARS), key=len, reverse=True)
 
 

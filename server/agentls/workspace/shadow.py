@@ -41,6 +41,7 @@ from agentls.workspace.changes import ChangeSet
 from agentls.workspace.core import Attachment, Workspace
 from agentls.workspace.mirror import CopyFrom, Overlay, SyncStats, TreeMirror
 from agentls.workspace.secrets import secrets_for
+from agentls.workspace.shadow_git import GitBinds, ShadowGit, find_repo
 from agentls.workspace.shadow_links import DependencyLinks
 from agentls.workspace.view import LayeredView, OnDisk
 
@@ -135,6 +136,10 @@ class ShadowWorkspace:
         self._mirror: TreeMirror | None = None
         self._links: DependencyLinks | None = None
         self._lock = asyncio.Lock()
+        self._git: ShadowGit | None = None
+        self._git_looked = False
+        self._deleted: tuple[str, ...] = ()
+        """Workspace paths the session's staged edits delete (as of the last sync)."""
         self._users = 0
         self._users_lock = threading.Lock()
 
@@ -204,8 +209,10 @@ class ShadowWorkspace:
         home.mkdir(exist_ok=True)
         trees = directory / "trees"
         trees.mkdir(exist_ok=True)
+        git = directory / "git"  # the private index and objects (`shadow_git`)
+        git.mkdir(exist_ok=True)
         linked = self._links.sources() if self._links is not None else []
-        return SandboxPaths((trees, self.reports_dir, home), home, tuple(map(Path, linked)))
+        return SandboxPaths((trees, self.reports_dir, home, git), home, tuple(map(Path, linked)))
 
     def _create(self) -> Path:
         roots = [Path(r).resolve() for r in self.workspace.roots]
@@ -317,6 +324,41 @@ class ShadowWorkspace:
             env["PYTHONPYCACHEPREFIX"] = str(self.pycache_dir)
         return env
 
+    # -- git (see `agentls.workspace.shadow_git`) ----------------------------------------
+
+    def git(self) -> ShadowGit | None:
+        """Git for this copy, when the first workspace root is a repository's top level."""
+        if not self._git_looked:
+            self._git_looked = True
+            self.directory  # noqa: B018 - the root table
+            root = next(iter(self._roots))
+            repo = find_repo(root)
+            if repo is not None:
+                self._git = ShadowGit(repo, self.directory / "git", self._roots[root])
+        return self._git
+
+    def prepare_git(self) -> ShadowGit | None:
+        """Bring the copy's git state up to date after a sync (blocking: run it in a
+        thread); None when the workspace is not a repository's top level."""
+        git = self.git()
+        if git is not None:
+            try:
+                git.prepare(self.file_strs(), self._deleted)
+            except OSError as exc:
+                log.warning("git for the shadow copy could not be prepared: %s", exc)
+                return None
+        return git
+
+    def git_env(self, *, writable: bool = False) -> dict[str, str]:
+        """`GIT_DIR`, `GIT_WORK_TREE`, … for commands in the copy ({} without a repo)."""
+        git = self._git
+        return git.env(writable=writable) if git is not None else {}
+
+    def git_binds(self, *, writable: bool = False) -> GitBinds:
+        """What a sandboxed run mounts for git (nothing without a repository)."""
+        git = self._git
+        return git.binds(writable=writable) if git is not None else GitBinds()
+
     def files(self, under: Path | None = None) -> list[Path]:
         """Workspace paths of the files in the copy as of the last sync (disk files, config
         files and overlay files, including files that exist only as staged edits), sorted.
@@ -355,7 +397,9 @@ class ShadowWorkspace:
     def _apply(self, view: LayeredView) -> SyncStats:
         self.directory  # noqa: B018 - creates the copy and its mirror on first use
         assert self._mirror is not None
-        stats = self._mirror.apply(self._disk_files(), _overlay(view))
+        overlay = _overlay(view)
+        self._deleted = tuple(path for path, content in overlay.items() if content is None)
+        stats = self._mirror.apply(self._disk_files(), overlay)
         if self._links is not None:  # node_modules and virtualenvs: linked, never copied
             self._links.sync(self._mirror.paths())
         self.totals.add(stats)
@@ -389,6 +433,8 @@ class ShadowWorkspace:
         self._roots.clear()
         self._mirror = None
         self._links = None
+        self._git = None
+        self._git_looked = False
 
 
 def _overlay(view: LayeredView) -> dict[str, Overlay]:
