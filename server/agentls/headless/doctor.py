@@ -2,7 +2,8 @@
 
 Essential checks (a failure → exit 1): Python version, the packages agentls runs on,
 credentials and a tiny real request to the Messages-API endpoint. Warnings: the sandbox
-(bubblewrap missing, no user namespaces: with the fix). Informational: linters and test
+(bubblewrap missing, no user namespaces: with the fix), MCP servers that fail to start,
+await approval or are misconfigured. Informational: linters and test
 runners (what `lint` and `run_tests` would use in the workspace, and why), editor clients,
 the symbol-index cache of the workspace.
 """
@@ -293,12 +294,28 @@ def check_language_servers(workspace: Path) -> list[Check]:
     return [Check("language servers", name, status, detail) for name, status, detail in lines]
 
 
+def check_mcp(workspace: Path, timeout: float) -> list[Check]:
+    """The MCP servers a session here would get: each started (within the timeout) and
+    reported — ready with its tools, failed and why, awaiting approval and how to give
+    it, or a configuration problem. The editor's own `mcp` settings are not known here."""
+    import asyncio
+
+    try:
+        from agentls.headless.mcp_report import mcp_checks
+
+        rows = asyncio.run(mcp_checks(workspace, timeout))
+    except Exception as exc:  # a broken configuration must not stop the other checks
+        return [Check("mcp", "servers", "warn", f"could not check the MCP servers: {exc}")]
+    return [Check("mcp", name, status, detail) for name, status, detail in rows]
+
+
 def run_checks(workspace: Path, timeout: float) -> list[Check]:
     checks = check_python() + check_packages()
     if not any(c.status == "fail" and c.name == "anthropic" for c in checks):
         checks += check_endpoint(timeout)
     checks += check_sandbox() + check_tools() + check_workspace_checks(workspace.resolve())
     checks += check_editors() + check_index(workspace.resolve())
+    checks += check_mcp(workspace.resolve(), timeout)
     return checks + check_language_servers(workspace.resolve())
 
 

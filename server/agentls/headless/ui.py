@@ -163,7 +163,12 @@ class RunView:
             self.set_status(message)
 
     def on_message(self, kind: int, message: str) -> None:
-        if kind == 2:  # warnings; errors come back in the result
+        if kind != 2:  # warnings; errors come back in the result
+            return
+        if self.quiet:  # --json: stdout is the result, but the user still hears it
+            sys.stderr.write(f"{message}\n")
+            sys.stderr.flush()
+        else:
             self.note(message)
 
 

@@ -116,6 +116,7 @@ def start_agent(ls: AgentLanguageServer) -> None:
     problems += ls.config.set_project(load_project_config(roots[0]))
     if "editor" not in ls.config.layers:  # else a configuration change came while starting
         problems += ls.config.set_editor(ls.initialization_options, "initializationOptions")
+    mcp = LazyMcpSource(ls, roots[0])
     options = HostOptions(
         settings=lambda: agent_settings(ls),
         instructions=lambda: ls.config.current.instructions,
@@ -123,13 +124,14 @@ def start_agent(ls: AgentLanguageServer) -> None:
         permissions=lambda: session_policy(ls),
         hooks=lambda: session_hooks(ls),
         pool_filter=lambda: session_pool_filter(ls),
-        tool_sources=[LazyMcpSource(ls, roots[0])],
+        tool_sources=[mcp],
         tool_search=lambda: tool_search_settings(ls),
         code_sources=lambda workspace: code_sources(ls, workspace),
     )
     ls.host = AgentHost(Workspace(roots), LspPort(ls), options)
     problems += reload_safety(ls)
     report_problems(ls, problems)
+    mcp.start_soon()  # with `mcp.startup: "eager"`
     log.info("agentls ready for %s", ", ".join(str(r) for r in roots))
 
 

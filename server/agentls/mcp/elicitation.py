@@ -43,8 +43,10 @@ Value = str | int | float | bool | list[str] | None
 class QuestionPort(Protocol):
     """How a host asks its user. Every method returns None when nobody answered."""
 
-    can_type: bool
-    """`text` works (the client can collect free text); else only choices can be asked."""
+    @property
+    def can_type(self) -> bool:
+        """`text` works (the client can collect free text); else only choices can be asked."""
+        ...
 
     async def choose(self, message: str, options: Sequence[str]) -> str | None: ...
 
