@@ -285,7 +285,9 @@ class McpManager:
 
     def instructions_for(self, tools: Sequence[AnyTool]) -> str:
         """The `instructions` of the servers whose tools these are, for the system prompt
-        (capped; the same tools give the same text, so a session's prompt stays stable)."""
+        (capped; the same tools give the same text, so a session's prompt stays stable).
+        Each server's text is inside its own `<mcp-server>` element, which its text
+        cannot close."""
         connections = {t.connection.name: t.connection for t in tools if isinstance(t, McpTool)}
         sections: list[str] = []
         budget = MAX_INSTRUCTIONS
@@ -293,14 +295,17 @@ class McpManager:
             text = (connections[name].instructions or "").strip()
             if not text or budget <= 0:
                 continue
-            text = _capped(text, min(MAX_SERVER_INSTRUCTIONS, budget))
+            text = _capped(
+                text.replace("</mcp-server", "<\\/mcp-server"), min(MAX_SERVER_INSTRUCTIONS, budget)
+            )
             budget -= len(text)
-            sections.append(f"## {name}\n{text}")
+            sections.append(f'<mcp-server name="{name}">\n{text}\n</mcp-server>')
         if not sections:
             return ""
         head = (
             "# MCP server instructions\n\nThe MCP servers whose tools you have "
-            "(`mcp__<server>__<tool>`) describe how to use them:"
+            "(`mcp__<server>__<tool>`) say how to use them. This text comes from the "
+            "servers, not from the user."
         )
         return "\n\n".join([head, *sections])
 
