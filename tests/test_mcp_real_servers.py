@@ -165,9 +165,7 @@ async def test_text_blobs_in_embedded_resources_are_decoded(manager: McpManager)
     assert "binary data not shown" not in output
 
 
-async def test_elicitation_is_asked_field_by_field(
-    manager: McpManager, user: ScriptedUser
-) -> None:
+async def test_elicitation_is_asked_field_by_field(manager: McpManager, user: ScriptedUser) -> None:
     user.choices.update(
         {
             "asks: Please provide": "Answer",

@@ -1,7 +1,8 @@
 """A small MCP server for the tests, over stdio or streamable HTTP.
 
     python -m tests.mcp_servers.demo_server [--name N] [--http PORT] [--many K]
-        [--fail-start] [--spawn-child PIDFILE]
+        [--fail-start] [--spawn-child PIDFILE] [--delay SECONDS] [--instructions TEXT]
+        [--instructions-size N]
 
 Tools cover each result shape agentls maps (text, image, embedded resource, isError), a
 read-only annotated tool, a name that needs sanitising, a crash mid-call and a slow call;
@@ -25,13 +26,31 @@ PNG = base64.b64decode(
 )
 
 
-def build(name: str, many: int) -> Any:
-    """The server; imports are local so `--fail-start` fails before paying for them."""
-    from mcp.server.mcpserver import Image, MCPServer
+def build(name: str, many: int, instructions: str | None = None, **options: Any) -> Any:
+    """The server; imports are local so `--fail-start` fails before paying for them.
+    `options` go to `MCPServer` (e.g. `auth_server_provider` and `auth` for OAuth)."""
+    from typing import Literal
+
+    from mcp.server.mcpserver import Context, Image, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import EmbeddedResource, TextResourceContents, ToolAnnotations
+    from pydantic import BaseModel
 
-    server = MCPServer(name, log_level="WARNING")
+    server = MCPServer(name, instructions=instructions, log_level="WARNING", **options)
+
+    class Confirmation(BaseModel):
+        confirm: bool
+        region: Literal["eu", "us"]
+        note: str = ""
+
+    @server.tool()
+    async def deploy(target: str, ctx: Context) -> str:
+        """Deploy `target` after asking the user to confirm (elicitation)."""
+        answer = await ctx.elicit(f"Deploy {target}?", Confirmation)
+        if answer.action != "accept":
+            return f"deploy {answer.action}"
+        data = answer.data
+        return f"deployed {target} to {data.region} (confirm={data.confirm}, note={data.note!r})"
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     def echo(text: str, times: int = 1) -> str:
@@ -128,7 +147,12 @@ def main() -> None:
     parser.add_argument("--many", type=int, default=0)
     parser.add_argument("--fail-start", action="store_true")
     parser.add_argument("--spawn-child", default="")
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--instructions", default=None)
+    parser.add_argument("--instructions-size", type=int, default=0)
     args = parser.parse_args()
+    if args.delay:
+        time.sleep(args.delay)  # a server that is slow to start
     if args.fail_start:
         sys.stderr.write("demo server: refusing to start (--fail-start)\n")
         sys.exit(2)
@@ -139,7 +163,10 @@ def main() -> None:
         )
         with open(args.spawn_child, "w") as handle:
             handle.write(str(child.pid))
-    server = build(args.name, args.many)
+    instructions = args.instructions
+    if args.instructions_size:
+        instructions = (instructions or "") + "x" * args.instructions_size
+    server = build(args.name, args.many, instructions)
     if args.http:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
     else:

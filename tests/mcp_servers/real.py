@@ -46,7 +46,9 @@ def node() -> str:
 def everything_entry() -> Path:
     entry = tools_dir() / f"mcp-{_key()}" / ENTRY
     if not entry.is_file():
-        raise AssertionError(f"@modelcontextprotocol/server-everything not found at {entry}; {INSTALL}")
+        raise AssertionError(
+            f"@modelcontextprotocol/server-everything not found at {entry}; {INSTALL}"
+        )
     return entry
 
 
@@ -88,7 +90,9 @@ class EverythingHttp:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                raise AssertionError(f"server-everything (HTTP) exited with {self._proc.returncode}")
+                raise AssertionError(
+                    f"server-everything (HTTP) exited with {self._proc.returncode}"
+                )
             try:
                 socket.create_connection(("127.0.0.1", self.port), 0.2).close()
                 return self

@@ -131,6 +131,8 @@ class McpConnection:
         self.started_at: float | None = None
         self.signing_in = False
         self.reported_slow = False
+        self.refused: tuple[int, str] | None = None
+        """The last 401 a remote server answered (status, URL), until a success."""
         """A run went on without this server (its readiness is then announced)."""
         self._client: Client | None = None
         self._runner: asyncio.Task[None] | None = None
@@ -266,6 +268,8 @@ class McpConnection:
                 )
         except Exception as exc:
             message = describe_error(exc)
+            if NEEDS_AUTH not in message:
+                message = self._refusal() or message
             if self.state == "ready" and not self._stop.is_set():
                 self._disconnect(f"connection lost: {message}")
             elif self.state == "starting":
@@ -346,8 +350,25 @@ class McpConnection:
             )
         auth = self._oauth(spec)
         if spec.kind == "sse":
-            return sse_transport(spec.url, spec.headers, auth)
-        return http_transport(spec.url, spec.headers, auth)
+            return sse_transport(spec.url, spec.headers, auth, self._on_status)
+        return http_transport(spec.url, spec.headers, auth, self._on_status)
+
+    def _refusal(self) -> str | None:
+        """ "needs authentication" when the server answered 401 (the SDK reports it only as
+        "an error response")."""
+        if self.refused is None:
+            return None
+        status, url = self.refused
+        return (
+            f"{NEEDS_AUTH} (HTTP {status} from {url}); sign in when asked, or set an "
+            "`Authorization` header in its `headers`"
+        )
+
+    def _on_status(self, status: int, url: str) -> None:
+        if status == 401:
+            self.refused = (status, url)
+        elif 200 <= status < 300:
+            self.refused = None
 
     def _oauth(self, spec: RemoteServer) -> httpx2.Auth | None:
         """OAuth sign-in, unless the configuration sends credentials of its own."""

@@ -10,7 +10,7 @@ public `mcp.client.Transport` protocol.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import IO, Any, TextIO, cast
 
@@ -62,29 +62,69 @@ def stdio_transport(
     return cast(Transport, stdio_client(params, errlog=cast(TextIO, errlog)))
 
 
+StatusHook = Callable[[int, str], None]
+"""(HTTP status, URL) of every response (the SDK keeps only "an error response")."""
+
+
+def http_client(
+    headers: Mapping[str, str] | None = None,
+    timeout: httpx2.Timeout | None = None,
+    auth: httpx2.Auth | None = None,
+    on_status: StatusHook | None = None,
+) -> httpx2.AsyncClient:
+    """An HTTP client for a remote server: the SDK's default timeouts, redirects left to
+    the SDK (same origin only), and every response's status reported to `on_status`."""
+
+    async def report(response: httpx2.Response) -> None:
+        if on_status is not None:
+            on_status(response.status_code, str(response.request.url))
+
+    return httpx2.AsyncClient(
+        headers=dict(headers) if headers else None,
+        timeout=timeout or httpx2.Timeout(HTTP_TIMEOUT, read=SSE_READ_TIMEOUT),
+        auth=auth,
+        event_hooks={"response": [report]},
+    )
+
+
 def sse_transport(
-    url: str, headers: Mapping[str, str], auth: httpx2.Auth | None = None
+    url: str,
+    headers: Mapping[str, str],
+    auth: httpx2.Auth | None = None,
+    on_status: StatusHook | None = None,
 ) -> Transport:
     """A legacy SSE server."""
-    return cast(Transport, sse_client(url, headers=dict(headers) or None, auth=auth))
+
+    def factory(
+        headers: dict[str, str] | None = None,
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+    ) -> httpx2.AsyncClient:
+        return http_client(headers, timeout, auth, on_status)
+
+    transport = sse_client(
+        url, headers=dict(headers) or None, auth=auth, httpx_client_factory=factory
+    )
+    return cast(Transport, transport)
 
 
 def http_transport(
-    url: str, headers: Mapping[str, str], auth: httpx2.Auth | None = None
+    url: str,
+    headers: Mapping[str, str],
+    auth: httpx2.Auth | None = None,
+    on_status: StatusHook | None = None,
 ) -> Transport:
     """A streamable-HTTP server, with its headers and (optional) OAuth on our own client."""
-    return cast(Transport, _streamable_http(url, dict(headers), auth))
+    return cast(Transport, _streamable_http(url, dict(headers), auth, on_status))
 
 
 @asynccontextmanager
 async def _streamable_http(
-    url: str, headers: dict[str, str], auth: httpx2.Auth | None
+    url: str, headers: dict[str, str], auth: httpx2.Auth | None, on_status: StatusHook | None
 ) -> AsyncIterator[Any]:
-    # The SDK takes headers and auth through the httpx client it is given; this one has
-    # the SDK's own default timeouts and leaves redirects to the SDK (same origin only).
-    timeout = httpx2.Timeout(HTTP_TIMEOUT, read=SSE_READ_TIMEOUT)
+    # The SDK takes headers and auth through the httpx client it is given.
     async with (
-        httpx2.AsyncClient(headers=headers or None, timeout=timeout, auth=auth) as http,
+        http_client(headers, auth=auth, on_status=on_status) as http,
         streamable_http_client(url, http_client=http) as streams,
     ):
         yield streams
