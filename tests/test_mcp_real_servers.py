@@ -150,9 +150,10 @@ async def test_progress_tokens_reach_the_user(
 
 async def test_roots_are_the_workspace_folders(manager: McpManager, workspace: Path) -> None:
     tools = {t.name: t for t in await manager.tools()}
+    expected = (await asyncio.to_thread(workspace.resolve)).as_uri()
     for server in ("everything", "web"):
         output = await _call(tools[f"mcp__{server}__get-roots-list"], {})
-        assert workspace.resolve().as_uri() in output and "1 total" in output
+        assert expected in output and "1 total" in output
 
 
 async def test_text_blobs_in_embedded_resources_are_decoded(manager: McpManager) -> None:

@@ -33,7 +33,15 @@ def build(name: str, many: int, instructions: str | None = None, **options: Any)
 
     from mcp.server.mcpserver import Context, Image, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import EmbeddedResource, TextResourceContents, ToolAnnotations
+    from mcp.types import (
+        ElicitRequest,
+        ElicitRequestFormParams,
+        EmbeddedResource,
+        InputRequiredResult,
+        TextResourceContents,
+        ToolAnnotations,
+    )
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN
     from pydantic import BaseModel
 
     server = MCPServer(name, instructions=instructions, log_level="WARNING", **options)
@@ -44,12 +52,25 @@ def build(name: str, many: int, instructions: str | None = None, **options: Any)
         note: str = ""
 
     @server.tool()
-    async def deploy(target: str, ctx: Context) -> str:
-        """Deploy `target` after asking the user to confirm (elicitation)."""
-        answer = await ctx.elicit(f"Deploy {target}?", Confirmation)
-        if answer.action != "accept":
-            return f"deploy {answer.action}"
-        data = answer.data
+    async def deploy(target: str, ctx: Context) -> Any:
+        """Deploy `target` after asking the user to confirm (elicitation: a request of its
+        own on handshake-era sessions, an `InputRequiredResult` round on 2026 ones)."""
+        message = f"Deploy {target}?"
+        answer = (ctx.input_responses or {}).get("confirm")
+        if answer is None and ctx.protocol_version in MODERN:
+            schema = Confirmation.model_json_schema()
+            request = ElicitRequest(
+                params=ElicitRequestFormParams(message=message, requested_schema=schema)
+            )
+            return InputRequiredResult(input_requests={"confirm": request})
+        if answer is None:
+            legacy = await ctx.elicit(message, Confirmation)
+            action, data = legacy.action, legacy.data if legacy.action == "accept" else None
+        else:
+            action = answer.action
+            data = Confirmation.model_validate(answer.content) if action == "accept" else None
+        if data is None:
+            return f"deploy {action}"
         return f"deployed {target} to {data.region} (confirm={data.confirm}, note={data.note!r})"
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
