@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, cast
 import jsonschema
 import mcp_types as types
 from jsonschema.exceptions import SchemaError
-from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentls.agent.context import ToolContext
@@ -32,6 +31,7 @@ from agentls.agent.tool import (
     ToolOutput,
 )
 from agentls.mcp.connection import McpConnection, ServerUnavailable
+from agentls.mcp.sdk import MCPError
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
