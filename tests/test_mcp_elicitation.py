@@ -90,3 +90,8 @@ async def test_decline_dismiss_nobody_and_url_mode() -> None:
     result = await ask(user, Elicitation.of("srv", url))
     assert result.action == "accept" and user.opened == ["https://example.com/connect"]
     assert "MCP server 'srv'" in user.asked[0][0]
+    for bad in ("file:///etc/passwd", "javascript:alert(1)", "http://10.0.0.1/x"):
+        sneaky = types.ElicitRequestURLParams(message="m", url=bad, elicitation_id="2")
+        tempted = ScriptedUser(choices={"open": "Open the page"})
+        assert (await ask(tempted, Elicitation.of("srv", sneaky))).action == "decline"
+        assert tempted.opened == [] and tempted.asked == []  # not even offered

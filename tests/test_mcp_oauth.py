@@ -9,6 +9,7 @@ is a sign-in nobody can do (no user to show the page to).
 
 from __future__ import annotations
 
+import asyncio
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +19,10 @@ import pytest
 
 from agentls.mcp import ApprovalStore, HostBridge, McpManager
 from agentls.mcp.connection import NEEDS_AUTH
+from agentls.mcp.oauth import LoopbackCallback, SignInRequired, oauth_provider
 from tests.mcp_servers.oauth_server import Always401, OAuthDemoServer
 from tests.mcp_servers.questions import ScriptedUser
+from tests.mcp_servers.support import free_port
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -136,3 +139,41 @@ async def test_a_configured_authorization_header_is_sent_and_oauth_stays_out(
     (entry,) = manager.status()
     assert NEEDS_AUTH in entry["error"] and "HTTP 401" in entry["error"]
     assert not (tmp_path / "oauth").exists()  # no sign-in was attempted
+
+
+async def test_the_callback_ignores_requests_for_another_sign_in(tmp_path: Path) -> None:
+    callback = LoopbackCallback(free_port())
+    callback.expected_state = "the-real-state"
+    await callback.listen()
+    waiting = asyncio.ensure_future(callback.wait())
+    base = callback.redirect_uri
+    async with httpx2.AsyncClient() as http:
+        forged = await http.get(f"{base}?code=stolen&state=guess")
+        assert forged.status_code == 400 and not waiting.done()  # still waiting
+        elsewhere = await http.get(base.replace("/callback", "/other") + "?code=x")
+        assert elsewhere.status_code == 404
+        real = await http.get(f"{base}?code=good&state=the-real-state")
+        assert real.status_code == 200
+    result = await asyncio.wait_for(waiting, 10)
+    assert result.code == "good"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "vscode://evil/command",
+        "http://attacker.example/authorize",  # a sign-in over plain http to another host
+    ],
+)
+async def test_a_sign_in_page_that_is_not_a_web_page_is_not_opened(
+    url: str, tmp_path: Path
+) -> None:
+    user = Browser()
+    provider = oauth_provider("srv", "https://srv.example/mcp", user.open_url, folder=tmp_path)
+    redirect = provider.context.redirect_handler
+    assert redirect is not None
+    with pytest.raises(SignInRequired, match="will not open"):
+        await redirect(url)
+    assert user.opened == []

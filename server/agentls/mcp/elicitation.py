@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
+from urllib.parse import urlsplit
 
 import mcp_types as types
 
@@ -220,6 +221,15 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def openable(url: str) -> bool:
+    """Only web pages are opened for a server: https, or http on this machine (a server's
+    metadata must not make the editor open a `file:` or custom-scheme URL)."""
+    parts = urlsplit(url)
+    if parts.scheme == "https":
+        return bool(parts.hostname)
+    return parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost", "::1")
+
+
 class _Cancelled(Exception):
     """The user dismissed a question, or a field cannot be asked on this host."""
 
@@ -253,6 +263,9 @@ async def ask(port: QuestionPort | None, request: Elicitation) -> types.ElicitRe
 
 async def _ask_url(port: QuestionPort, request: Elicitation) -> types.ElicitResult:
     url = request.url or ""
+    if not openable(url):
+        log.warning("MCP server %s asked to open %r; declined", request.server, url[:200])
+        return types.ElicitResult(action="decline")
     message = f"MCP server '{request.server}' asks you to open {url}: {request.message}"
     answer = await port.choose(message, [OPEN, DECLINE])
     if answer is None:

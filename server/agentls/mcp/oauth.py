@@ -30,6 +30,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import platformdirs
 
+from agentls.mcp.elicitation import openable
 from agentls.mcp.sdk import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
@@ -134,6 +135,9 @@ class LoopbackCallback:
         self.port = port
         self._result: asyncio.Future[AuthorizationCodeResult] | None = None
         self._server: asyncio.Server | None = None
+        self.expected_state: str | None = None
+        """The `state` of the sign-in we started: another request (a web page poking at
+        the port) is refused and does not end the wait."""
 
     @property
     def redirect_uri(self) -> str:
@@ -173,6 +177,9 @@ class LoopbackCallback:
             query = {k: v[0] for k, v in parse_qs(parts.query).items()}
             if parts.path != CALLBACK_PATH:
                 await _respond(writer, 404, "Not the agentls sign-in address.")
+                return
+            if self.expected_state is not None and query.get("state") != self.expected_state:
+                await _respond(writer, 400, "This is not the sign-in agentls started.")
                 return
             if "error" in query:
                 message = query.get("error_description") or query["error"]
@@ -234,8 +241,15 @@ def oauth_provider(
                 f"the MCP server '{server}' needs you to sign in, and this client cannot "
                 "open a browser page"
             )
+        if not openable(authorization_url):
+            raise SignInRequired(
+                f"the MCP server '{server}' sent a sign-in address agentls will not open: "
+                f"{authorization_url[:200]}"
+            )
         on_sign_in()
         storage.remember_port(port)
+        state = parse_qs(urlsplit(authorization_url).query).get("state")
+        callback.expected_state = state[0] if state else None
         await callback.listen()
         message = f"Sign in to the MCP server '{server}': open {authorization_url}"
         if not await open_url(authorization_url, message):
