@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from agentls.mcp import ApprovalStore, McpManager, Notice, ProjectFileRequest
-from agentls.mcp.manager import HOW_TO_APPROVE
+from agentls.mcp.project import HOW_TO_APPROVE
 
 
 def marker_server(marker: Path) -> dict[str, Any]:

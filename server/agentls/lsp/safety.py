@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from agentls.config import McpSettings, ToolSearchSettings
     from agentls.lsp.server import AgentLanguageServer
     from agentls.mcp import McpManager
-    from agentls.mcp.manager import Notice as McpNotice
+    from agentls.mcp.notices import Notice as McpNotice
 
 log = logging.getLogger(__name__)
 

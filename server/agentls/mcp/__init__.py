@@ -26,8 +26,9 @@ from agentls.mcp.config import (
 )
 from agentls.mcp.connection import HostBridge, McpConnection
 from agentls.mcp.elicitation import QuestionPort
-from agentls.mcp.manager import McpManager, Notice
+from agentls.mcp.manager import McpManager
 from agentls.mcp.naming import rule_matches_tool, tool_name
+from agentls.mcp.notices import Notice
 from agentls.mcp.tools import ListMcpResources, McpTool, ReadMcpResource
 
 __all__ = [

@@ -21,19 +21,14 @@ import asyncio
 import functools
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from agentls.agent.registry import AnyTool
 from agentls.config import McpSettings, validate_leniently
-from agentls.mcp.approval import (
-    ApprovalStore,
-    ProjectFileApprover,
-    ProjectFileRequest,
-    file_digest,
-)
+from agentls.mcp.approval import ApprovalStore, ProjectFileApprover, ProjectFileRequest
 from agentls.mcp.claude import ClaudeCodeFiles, ProjectSwitches
 from agentls.mcp.config import (
     PROJECT_FILE,
@@ -47,6 +42,14 @@ from agentls.mcp.config import (
 )
 from agentls.mcp.connection import HostBridge, McpConnection
 from agentls.mcp.naming import unique_tool_names
+from agentls.mcp.notices import Notice, Notifier, Seen, log_notice
+from agentls.mcp.project import (
+    HOW_TO_APPROVE,
+    ProjectFile,
+    ProjectState,
+    project_state,
+    read_project,
+)
 from agentls.mcp.tools import ListMcpResources, McpTool, ReadMcpResource
 
 log = logging.getLogger(__name__)
@@ -60,55 +63,6 @@ MAX_INSTRUCTIONS = 8_000
 """Caps on the servers' `instructions` in the system prompt (per server, all together)."""
 RANK = {"config": 0, "local": 1, "project": 2, "user": 3}
 """Which source wins when two define the same server name (lower wins)."""
-HOW_TO_APPROVE = (
-    "approve them with `--allow-mcp` (all) or `--allow-mcp=NAME` on the command line, the "
-    '`agentls.mcp` command with {"action": "approve"} in the editor, or list them in '
-    "`enabledMcpjsonServers` in ~/.claude/settings.json"
-)
-
-ProjectState = Literal["approved", "needs-approval", "denied", "disabled"]
-
-
-@dataclass(frozen=True)
-class Notice:
-    """Something the user should see now (the host shows it where they look)."""
-
-    level: Literal["info", "warning"]
-    text: str
-
-
-Notifier = Callable[[Notice], None]
-
-
-def _ignore(notice: Notice) -> None:
-    log.info("%s", notice.text)
-
-
-class ProjectFile:
-    """The workspace's `.mcp.json` and where its approval stands."""
-
-    def __init__(self, path: Path, data: bytes, servers: dict[str, ServerSpec]) -> None:
-        self.path = path
-        self.servers = servers
-        self.request = ProjectFileRequest(
-            path,
-            file_digest(data),
-            tuple((name, spec.describe()) for name, spec in sorted(servers.items())),
-        )
-        self.decision: bool | None = None
-        """The answer about the whole file (remembered, or asked this time)."""
-        self.asked = False
-
-    @property
-    def approved(self) -> bool | None:
-        """The file-level decision (kept for callers of the earlier API)."""
-        return self.decision
-
-    def request_for(self, names: Sequence[str]) -> ProjectFileRequest:
-        """The question about some of its servers (the others are decided already)."""
-        wanted = set(names)
-        servers = tuple(entry for entry in self.request.servers if entry[0] in wanted)
-        return ProjectFileRequest(self.path, self.request.sha256, servers)
 
 
 @dataclass
@@ -125,23 +79,6 @@ class _Sources:
     read_claude_settings: bool
     bridge: HostBridge | None
     notify: Notifier | None
-
-
-@dataclass
-class _Seen:
-    """Notices already given, so each is said once (until a reload or restart)."""
-
-    keys: set[tuple[str, ...]] = field(default_factory=set)
-
-    def first(self, *key: str) -> bool:
-        if key in self.keys:
-            return False
-        self.keys.add(key)
-        return True
-
-    def forget(self, name: str) -> None:
-        """Notices about one server may be given again (it was restarted)."""
-        self.keys = {k for k in self.keys if name not in k[1:]}
 
 
 class McpManager:
@@ -171,7 +108,7 @@ class McpManager:
         self.bridge = bridge or HostBridge(
             roots=lambda: [workspace_root] if workspace_root is not None else []
         )
-        self.notify: Notifier = notify or _ignore
+        self.notify: Notifier = notify or log_notice
         self._connections: dict[str, McpConnection] = {
             spec.name: self._connection(spec) for spec in servers
         }
@@ -180,7 +117,7 @@ class McpManager:
         self._tool_cache: dict[str, tuple[McpConnection, tuple[Any, ...], list[McpTool]]] = {}
         self._lock = asyncio.Lock()
         self._closed = False
-        self._seen = _Seen()
+        self._seen = Seen()
         self._sources: _Sources | None = None
 
     def _connection(self, spec: ServerSpec) -> McpConnection:
@@ -239,7 +176,7 @@ class McpManager:
             add(claude.local_servers(env))
         project: ProjectFile | None = None
         if options.project_config and workspace_root is not None:
-            project, found = _read_project(workspace_root / PROJECT_FILE, env)
+            project, found = read_project(workspace_root / PROJECT_FILE, env)
             problems.extend(found)
         if options.user_config:
             user_files = [user_config or user_config_path()]
@@ -432,27 +369,8 @@ class McpManager:
 
     def project_state(self, name: str) -> tuple[ProjectState, str]:
         """Where a server of `.mcp.json` stands, and why."""
-        project = self.project
-        if project is None or name not in project.servers:
-            return "needs-approval", "not a server of the workspace's .mcp.json"
-        disabled = self.switches.disabled.get(name)
-        if name in self.options.disabled:
-            disabled = "disabledServers in agentls settings (mcp)"
-        if disabled:
-            return "disabled", f"disabled by {disabled}"
-        approved = self.switches.approval_of(name)
-        if approved:
-            return "approved", f"approved by {approved}"
-        if name in self.approvals.approved_servers(project.path, project.request.sha256):
-            return "approved", "approved with the agentls.mcp command"
-        if project.decision:
-            return "approved", f"you approved {project.path}"
-        if project.decision is False:
-            return "denied", f"you declined {project.path}; {HOW_TO_APPROVE}"
-        return (
-            "needs-approval",
-            f"{project.path} has not been approved yet; its servers start only after you "
-            f"approve them (they can run programs on this machine): {HOW_TO_APPROVE}",
+        return project_state(
+            self.project, name, self.switches, self.approvals, self.options.disabled
         )
 
     async def _resolve_project(self) -> None:
@@ -597,7 +515,7 @@ class McpManager:
                     connection = retired
                 self._connections[name] = connection
             self._tool_cache.clear()
-            self._seen = _Seen()
+            self._seen = Seen()
         await self.start()
 
     async def aclose(self) -> None:
@@ -677,22 +595,6 @@ def _capped(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[: max(0, limit - 40)].rstrip() + "\n… (instructions truncated)"
-
-
-def _read_project(
-    path: Path, env: Mapping[str, str]
-) -> tuple[ProjectFile | None, list[ConfigProblem]]:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None, []
-    except OSError as exc:
-        return None, [ConfigProblem("*", "project", f"{path}: cannot read ({exc})")]
-    data, problem = read_json_file(path)
-    if problem:
-        return None, [ConfigProblem("*", "project", problem)]
-    parsed = parse_servers(data, "project", env, str(path))
-    return ProjectFile(path, raw, parsed.servers), parsed.problems
 
 
 def _options(
