@@ -41,11 +41,6 @@ class ProjectFile:
         """The answer about the whole file (remembered, or asked this time)."""
         self.asked = False
 
-    @property
-    def approved(self) -> bool | None:
-        """The file-level decision (kept for callers of the earlier API)."""
-        return self.decision
-
     def request_for(self, names: Sequence[str]) -> ProjectFileRequest:
         """The question about some of its servers (the others are decided already)."""
         wanted = set(names)
@@ -87,6 +82,8 @@ def project_state(
 def read_project(
     path: Path, env: Mapping[str, str]
 ) -> tuple[ProjectFile | None, list[ConfigProblem]]:
+    """The file at `path` with its servers parsed (`${VAR}` from `env`); None when it does
+    not exist. An unreadable or malformed file is a problem to report, never an error."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
