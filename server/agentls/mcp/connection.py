@@ -25,6 +25,7 @@ import anyio
 import httpx2
 import mcp_types as types
 
+from agentls.credentials import CREDENTIAL_VARS
 from agentls.mcp import elicitation
 from agentls.mcp.config import McpOptions, RemoteServer, ServerSpec, StdioServer
 from agentls.mcp.oauth import SIGN_IN_TIMEOUT, SignInRequired, oauth_provider
@@ -58,7 +59,7 @@ DEATH_POLL = 0.25
 MAX_LIST_PAGES = 50
 # Our own credentials are not handed to third-party servers; one that needs a key gets it
 # through its `env` entry.
-WITHHELD_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+WITHHELD_ENV = CREDENTIAL_VARS
 NEEDS_AUTH = "this server needs authentication"
 
 ProgressFn = Callable[[float, float | None, str | None], None]
