@@ -101,12 +101,18 @@ def test_doctor_reports_each_mcp_server(workspace: Path, tmp_path: Path) -> None
     env = _env(tmp_path)
     user_file = tmp_path / "state" / "config" / "agentls" / "mcp.json"
     user_file.parent.mkdir(parents=True)
-    servers = {"mine": stdio("--name", "mine"), "broken": {"command": "no-such-mcp-program"}}
+    servers = {
+        "mine": stdio("--name", "mine"),
+        "broken": {"command": "no-such-mcp-program"},
+        "odd": {"type": "ftp", "url": "ftp://example.org"},  # malformed: said, not started
+    }
     user_file.write_text(json.dumps({"mcpServers": servers}))
     result = run_cli("doctor", "--json", "--timeout", "60", "-w", str(workspace), env=env)
     checks = {c["name"]: c for c in json.loads(result.stdout)["checks"] if c["group"] == "mcp"}
     assert checks["mine"]["status"] == "ok" and "tools" in checks["mine"]["detail"]
     assert checks["broken"]["status"] == "warn" and "not found" in checks["broken"]["detail"]
+    assert checks["config odd"]["status"] == "warn"
+    assert "needs `command`" in checks["config odd"]["detail"]
     for name in ("proj", "evil"):
         assert checks[name]["status"] == "warn"
         assert "needs-approval" in checks[name]["detail"]
