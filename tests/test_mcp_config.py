@@ -199,13 +199,16 @@ async def test_eager_start_begins_without_waiting_for_a_run(tmp_path: Path) -> N
     await eager.aclose()
 
 
-async def test_restart_replaces_a_failed_server(tmp_path: Path) -> None:
+async def test_restart_starts_a_failed_server_again(tmp_path: Path) -> None:
     manager = _manager(tmp_path, {"mcpServers": {"x": {"command": "no-such-mcp-program"}}})
     await manager.tools()
     before = manager.connection("x")
+    assert before is not None
+    first_marker = before.marker
     await manager.restart("x")
     after = manager.connection("x")
-    assert after is not before and after is not None and after.state == "failed"
+    # the same connection (tools that sessions hold keep working), started afresh
+    assert after is before and after.state == "failed" and after.marker != first_marker
     with pytest.raises(KeyError):
         await manager.restart("unknown")
     await manager.aclose()

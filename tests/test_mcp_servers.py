@@ -92,7 +92,7 @@ async def test_servers_start_lazily_and_failures_are_reported(manager: McpManage
     tools = await manager.tools()
     names = [t.name for t in tools]
     status = {s["name"]: s for s in manager.status()}
-    assert status["demo"]["state"] == "ready" and status["demo"]["tools"] == 40
+    assert status["demo"]["state"] == "ready" and status["demo"]["tools"] == 41
     assert status["web"]["state"] == "ready" and status["web"]["transport"] == "http"
     assert status["legacy"]["state"] == "ready" and status["legacy"]["transport"] == "sse"
     assert status["fragile"]["state"] == "ready"

@@ -23,6 +23,7 @@ def test_every_event_payload_matches_its_event() -> None:
         events.TextDelta: events.TextDeltaPayload,
         events.ToolStarted: events.ToolStartedPayload,
         events.ToolFinished: events.ToolFinishedPayload,
+        events.ToolProgress: events.ToolProgressPayload,
         events.TurnUsage: events.TurnUsagePayload,
         events.Retrying: events.RetryingPayload,
         events.Notice: events.NoticePayload,

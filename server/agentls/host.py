@@ -29,7 +29,15 @@ from agentls.agent.permissions import (
     PermissionPolicy,
 )
 from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
-from agentls.agent.registry import AnyTool, PoolFilter, ToolPool, ToolSearchSettings, ToolSource
+from agentls.agent.registry import (
+    AnyTool,
+    PoolFilter,
+    ToolPool,
+    ToolSearchSettings,
+    ToolSource,
+    load_sources,
+    tool_to_api_schema,
+)
 from agentls.agent.results import (
     CompactionPayload,
     EditPayload,
@@ -271,7 +279,9 @@ class AgentHost:
         self.store = SessionStore(self.options.transcript_dir)
         """Saved sessions: a session id not in memory is resumed from here."""
         self._tools: Sequence[AnyTool] | None = None
-        self._tool_pools: dict[bool, ToolPool] = {}
+        self._tool_pools: dict[tuple[bool, bool], ToolPool] = {}
+        self._source_tools: tuple[AnyTool, ...] = ()
+        """The tool sources' tools (MCP), as of the last `load_tool_sources`."""
         self._direct_permissions: PermissionPolicy | None = None
         self.edit_sink = _HostEditSink(self)
         """Where write tools hand their staged changes (delivered at once in auto mode)."""
@@ -289,22 +299,47 @@ class AgentHost:
             self._tools = list(self.options.tools(self.workspace))
         return self._tools
 
-    def tool_pool(self, mode: RunMode = "review") -> ToolPool:
+    def tool_pool(self, mode: RunMode = "review", *, direct: bool = False) -> ToolPool:
+        """The pool a new session would get (built-ins and the sources' tools as last
+        loaded); `direct` defers nothing, for calling any tool by name without a model."""
         read_only = mode == "plan"
-        if read_only not in self._tool_pools:
+        key = (read_only, direct)
+        if key not in self._tool_pools:
             denied = self.options.pool_filter().denied
-            self._tool_pools[read_only] = ToolPool.assemble(
-                self.tools, (), PoolFilter(read_only=read_only, denied=denied)
+            search = ToolSearchSettings(mode="never") if direct else self.options.tool_search()
+            self._tool_pools[key] = ToolPool.assemble(
+                self.tools,
+                self._source_tools,
+                PoolFilter(read_only=read_only, denied=denied),
+                search,
             )
-        return self._tool_pools[read_only]
+        return self._tool_pools[key]
+
+    async def load_tool_sources(self) -> None:
+        """Await the tool sources (starting MCP servers) so `tool_pool` offers what a new
+        session's pool would: the CLI's `tools` and `tool` see exactly a session's tools."""
+        found = await load_sources(self.options.tool_sources)
+        tools = tuple(tool for _, loaded in found for tool in loaded)
+        if tools != self._source_tools:
+            self._source_tools = tools
+            self._tool_pools.clear()
 
     def tool_definitions(
-        self, session_id: str | None = None, mode: RunMode = "review"
+        self, session_id: str | None = None, mode: RunMode = "review", *, deferred: bool = False
     ) -> ToolsPayload:
-        """The `tools` array exactly as the next request of that session (or a new one) sends."""
-        if session_id is not None:
-            return self.session(session_id).pool(mode).api_tools()
-        return self.tool_pool(mode).api_tools()
+        """The `tools` array exactly as the next request of that session (or a new one) sends
+        (a new one: call `load_tool_sources` first for the MCP servers' tools); `deferred`
+        appends the deferred tools, marked `defer_loading` as the API marks them."""
+        pool = self.session(session_id).pool(mode) if session_id else self.tool_pool(mode)
+        tools = pool.api_tools()
+        if not deferred or pool.search.server_side:  # server-side: they are listed already
+            return tools
+        extra = [
+            tool_to_api_schema(t, defer_loading=True)
+            for t in pool.deferred_tools
+            if t.name not in pool.discovered
+        ]
+        return [*tools, *extra]
 
     async def run_tool(
         self, name: str, input: dict[str, Any], mode: RunMode = "review"
@@ -316,7 +351,8 @@ class AgentHost:
             permissions = self._direct_permissions
         except ConfigError as exc:
             return ToolCallResult("direct", f"Error: {exc}", is_error=True)
-        pipeline = Pipeline(self.tool_pool(mode), permissions, self.options.hooks())
+        await self.load_tool_sources()
+        pipeline = Pipeline(self.tool_pool(mode, direct=True), permissions, self.options.hooks())
         ctx = ToolContext(
             session_id=DIRECT_SESSION,
             workspace=self.workspace,

@@ -1,7 +1,8 @@
 """A small MCP server for the tests, over stdio or streamable HTTP.
 
     python -m tests.mcp_servers.demo_server [--name N] [--http PORT] [--many K]
-        [--fail-start] [--spawn-child PIDFILE]
+        [--fail-start] [--spawn-child PIDFILE] [--delay SECONDS] [--instructions TEXT]
+        [--instructions-size N]
 
 Tools cover each result shape agentls maps (text, image, embedded resource, isError), a
 read-only annotated tool, a name that needs sanitising, a crash mid-call and a slow call;
@@ -25,13 +26,52 @@ PNG = base64.b64decode(
 )
 
 
-def build(name: str, many: int) -> Any:
-    """The server; imports are local so `--fail-start` fails before paying for them."""
-    from mcp.server.mcpserver import Image, MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import EmbeddedResource, TextResourceContents, ToolAnnotations
+def build(name: str, many: int, instructions: str | None = None, **options: Any) -> Any:
+    """The server; imports are local so `--fail-start` fails before paying for them.
+    `options` go to `MCPServer` (e.g. `auth_server_provider` and `auth` for OAuth)."""
+    from typing import Literal
 
-    server = MCPServer(name, log_level="WARNING")
+    from mcp.server.mcpserver import Context, Image, MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import (
+        ElicitRequest,
+        ElicitRequestFormParams,
+        EmbeddedResource,
+        InputRequiredResult,
+        TextResourceContents,
+        ToolAnnotations,
+    )
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN
+    from pydantic import BaseModel
+
+    server = MCPServer(name, instructions=instructions, log_level="WARNING", **options)
+
+    class Confirmation(BaseModel):
+        confirm: bool
+        region: Literal["eu", "us"]
+        note: str = ""
+
+    @server.tool()
+    async def deploy(target: str, ctx: Context) -> Any:
+        """Deploy `target` after asking the user to confirm (elicitation: a request of its
+        own on handshake-era sessions, an `InputRequiredResult` round on 2026 ones)."""
+        message = f"Deploy {target}?"
+        answer = (ctx.input_responses or {}).get("confirm")
+        if answer is None and ctx.protocol_version in MODERN:
+            schema = Confirmation.model_json_schema()
+            request = ElicitRequest(
+                params=ElicitRequestFormParams(message=message, requested_schema=schema)
+            )
+            return InputRequiredResult(input_requests={"confirm": request})
+        if answer is None:
+            legacy = await ctx.elicit(message, Confirmation)
+            action, data = legacy.action, legacy.data if legacy.action == "accept" else None
+        else:
+            action = answer.action
+            data = Confirmation.model_validate(answer.content) if action == "accept" else None
+        if data is None:
+            return f"deploy {action}"
+        return f"deployed {target} to {data.region} (confirm={data.confirm}, note={data.note!r})"
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     def echo(text: str, times: int = 1) -> str:
@@ -128,7 +168,12 @@ def main() -> None:
     parser.add_argument("--many", type=int, default=0)
     parser.add_argument("--fail-start", action="store_true")
     parser.add_argument("--spawn-child", default="")
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--instructions", default=None)
+    parser.add_argument("--instructions-size", type=int, default=0)
     args = parser.parse_args()
+    if args.delay:
+        time.sleep(args.delay)  # a server that is slow to start
     if args.fail_start:
         sys.stderr.write("demo server: refusing to start (--fail-start)\n")
         sys.exit(2)
@@ -139,7 +184,10 @@ def main() -> None:
         )
         with open(args.spawn_child, "w") as handle:
             handle.write(str(child.pid))
-    server = build(args.name, args.many)
+    instructions = args.instructions
+    if args.instructions_size:
+        instructions = (instructions or "") + "x" * args.instructions_size
+    server = build(args.name, args.many, instructions)
     if args.http:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Protocol
 
 from agentls.config.base import RunMode as RunMode
@@ -13,6 +14,10 @@ from agentls.workspace import ChangeSet, Workspace
 
 def _ignore_progress(message: str) -> None:
     del message
+
+
+def _ignore_tool_progress(tool_use_id: str, message: str) -> None:
+    del tool_use_id, message
 
 
 class EditSink(Protocol):
@@ -51,7 +56,15 @@ class ToolContext:
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     tool_use_id: str = ""
     report_progress: Callable[[str], None] = _ignore_progress
+    """A line about the call in progress (e.g. an MCP server's progress), for the user."""
     edits: EditSink = field(default_factory=KeepStaged)
+    on_progress: Callable[[str, str], None] = _ignore_tool_progress
+    """(tool_use_id, message): where each call's `report_progress` goes (the loop emits
+    a `ToolProgress` event)."""
 
     def for_call(self, tool_use_id: str) -> ToolContext:
-        return replace(self, tool_use_id=tool_use_id)
+        return replace(
+            self,
+            tool_use_id=tool_use_id,
+            report_progress=partial(self.on_progress, tool_use_id),
+        )

@@ -48,6 +48,8 @@ from agentls.agent.registry import (
     ToolSearchSettings,
     ToolSource,
     discovered_tool_names,
+    load_sources,
+    source_instructions,
 )
 from agentls.agent.results import SessionStatusPayload
 from agentls.agent.settings import AgentSettings
@@ -127,6 +129,9 @@ class Conversation:
         """Called after each change to the staged edits."""
         self._pools: dict[bool, ToolPool] = {}
         self._source_tools: list[AnyTool] | None = None
+        self.source_instructions = ""
+        """What the tool sources (MCP servers) ask to add to the system prompt; fixed when
+        they are loaded, like the tools, so the prompt stays byte-stable."""
         self._cancel: asyncio.Event | None = None
         folder = config.transcript_dir or transcript_dir()
         self.transcript = TranscriptWriter(folder / f"{self.id}.jsonl")
@@ -180,17 +185,9 @@ class Conversation:
         """
         if self._source_tools is not None or not self.config.tool_sources:
             return
-        loaded: list[AnyTool] = []
-        results = await asyncio.gather(
-            *(source.tools() for source in self.config.tool_sources), return_exceptions=True
-        )
-        for source, result in zip(self.config.tool_sources, results, strict=True):
-            if isinstance(result, BaseException):
-                if isinstance(result, asyncio.CancelledError):
-                    raise result
-                log.error("tool source %r failed: %s", source, result)
-                continue
-            loaded.extend(result)
+        found = await load_sources(self.config.tool_sources)
+        loaded = [tool for _, tools in found for tool in tools]
+        self.source_instructions = source_instructions(found)
         self._source_tools = loaded
         self._pools.clear()
         self.transcript.write("tools", tools=self.pool("review").names)
@@ -317,11 +314,17 @@ class Conversation:
         )
 
     def _system_for(self, pool: ToolPool) -> list[TextBlockParam]:
-        if not pool.deferred:
-            return self.system
-        hints = [(t.name, one_line(t.description())) for t in pool.deferred_tools]
-        text = deferred_tools_reminder(hints, server_side=pool.search.server_side)
-        return [*self.system, text_block(text)]
+        """The cached main prompt, then what depends on the tools: the tool sources'
+        instructions and the deferred-tools reminder (each stable for the session)."""
+        blocks = list(self.system)
+        if self.source_instructions:
+            blocks.append(text_block(self.source_instructions))
+        if pool.deferred:
+            hints = [(t.name, one_line(t.description())) for t in pool.deferred_tools]
+            blocks.append(
+                text_block(deferred_tools_reminder(hints, server_side=pool.search.server_side))
+            )
+        return blocks if len(blocks) > len(self.system) else self.system
 
     def record_request(self, request: ModelRequest) -> None:
         tools_json = json.dumps(request.tools, separators=(",", ":"))

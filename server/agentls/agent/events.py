@@ -55,6 +55,16 @@ class ToolFinished:
 
 
 @dataclass(frozen=True)
+class ToolProgress:
+    """A running tool call's progress (e.g. an MCP server's progress notifications)."""
+
+    session_id: str
+    tool_use_id: str
+    message: str
+    type: Literal["tool_progress"] = "tool_progress"
+
+
+@dataclass(frozen=True)
 class TurnUsage:
     session_id: str
     turn: int
@@ -110,6 +120,7 @@ AgentEvent = (
     | TextDelta
     | ToolStarted
     | ToolFinished
+    | ToolProgress
     | TurnUsage
     | Retrying
     | Notice
@@ -154,6 +165,13 @@ class ToolFinishedPayload(TypedDict):
     finished_at: float
 
 
+class ToolProgressPayload(TypedDict):
+    type: Literal["tool_progress"]
+    session_id: str
+    tool_use_id: str
+    message: str
+
+
 class TurnUsagePayload(TypedDict):
     type: Literal["turn_usage"]
     session_id: str
@@ -193,6 +211,7 @@ EventPayload = (
     | TextDeltaPayload
     | ToolStartedPayload
     | ToolFinishedPayload
+    | ToolProgressPayload
     | TurnUsagePayload
     | RetryingPayload
     | NoticePayload

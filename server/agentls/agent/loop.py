@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 from collections.abc import Awaitable, Callable
@@ -33,6 +34,7 @@ from agentls.agent.events import (
     RunStarted,
     RunStatus,
     TextDelta,
+    ToolProgress,
     TurnUsage,
 )
 from agentls.agent.hooks import (
@@ -89,7 +91,9 @@ class AgentLoop:
         self.pipeline = Pipeline(
             self.pool, conversation.config.permissions, conversation.config.hooks, self._emit_safe
         )
-        self.ctx = conversation.tool_context(mode, cancel)
+        self.ctx = dataclasses.replace(
+            conversation.tool_context(mode, cancel), on_progress=self._tool_progress
+        )
         self.tally = conversation.accounting.run or conversation.accounting.start_run()
         self.turns = 0
         self.text_parts: list[str] = []
@@ -98,6 +102,9 @@ class AgentLoop:
         self.stop_continuations = 0
         self.compactions = 0
         self.compaction_failed = False
+
+    def _tool_progress(self, tool_use_id: str, message: str) -> None:
+        self._emit_safe(ToolProgress(self.conversation.id, tool_use_id, message))
 
     def _emit_safe(self, event: AgentEvent) -> None:
         """A host's broken event handler must not break the run."""

@@ -13,7 +13,9 @@ discovered set from its history and hands it to `set_discovered` before each req
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -54,6 +56,36 @@ class ToolSource(Protocol):
     """
 
     async def tools(self) -> Sequence[AnyTool]: ...
+
+
+log = logging.getLogger(__name__)
+
+
+async def load_sources(sources: Sequence[ToolSource]) -> list[tuple[ToolSource, Sequence[AnyTool]]]:
+    """Each source's tools, awaited together; a failing source is logged and gives none
+    (the others still count). Cancellation goes through."""
+    results = await asyncio.gather(*(s.tools() for s in sources), return_exceptions=True)
+    loaded: list[tuple[ToolSource, Sequence[AnyTool]]] = []
+    for source, result in zip(sources, results, strict=True):
+        if isinstance(result, BaseException):
+            if isinstance(result, asyncio.CancelledError):
+                raise result
+            log.error("tool source %r failed: %s", source, result)
+            continue
+        loaded.append((source, result))
+    return loaded
+
+
+def source_instructions(loaded: Sequence[tuple[ToolSource, Sequence[AnyTool]]]) -> str:
+    """What the sources want in the system prompt about the tools they gave (a source's
+    optional `instructions_for(tools)`, e.g. MCP servers' `instructions`)."""
+    parts = []
+    for source, tools in loaded:
+        describe = getattr(source, "instructions_for", None)
+        text = describe(tools) if callable(describe) and tools else ""
+        if isinstance(text, str) and text.strip():
+            parts.append(text.strip())
+    return "\n\n".join(parts)
 
 
 @dataclass(frozen=True)

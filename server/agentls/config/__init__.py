@@ -67,7 +67,7 @@ from agentls.config.base import (
 )
 from agentls.config.layers import Layer, Level, SettingsStack, load_layer, merge_values
 from agentls.config.loop import DEFAULT_MODEL, LoopSettings, PriceSetting
-from agentls.config.mcp import McpServerConfig, McpSettings
+from agentls.config.mcp import ClaudeMcpApprovals, McpServerConfig, McpSettings
 from agentls.config.model import AgentlsSettings
 from agentls.config.problems import (
     Checked,
@@ -92,6 +92,7 @@ __all__ = [
     "RUN_MODES",
     "AgentlsSettings",
     "Checked",
+    "ClaudeMcpApprovals",
     "ClaudeSettingsFile",
     "HookCommandSettings",
     "HookMatcherSettings",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from agentls.config.base import SettingsModel
 
@@ -59,3 +59,30 @@ class McpSettings(SettingsModel):
     """Also read Claude Code's user-scope servers from `~/.claude.json`."""
     disabled: frozenset[str] = Field(default_factory=frozenset, alias="disabledServers")
     """Names of servers not to start, wherever they are defined."""
+    claude_code_local_config: bool = True
+    """Read Claude Code's local-scope servers of this workspace (`claude mcp add`, kept in
+    `~/.claude.json` under `projects[<workspace path>].mcpServers`)."""
+    startup_wait: float = Field(default=10.0, ge=0, alias="startupWaitSeconds")
+    """Seconds a run waits for servers still starting; it then goes on without them (they
+    keep starting and serve later sessions) and says which are slow."""
+    enable_all_project_mcp_servers: bool = False
+    """Approve every server of the workspace's `.mcp.json` without asking (Claude Code's
+    key; the CLI's `--allow-mcp`). A repository's own files cannot set it."""
+    enabled_mcpjson_servers: frozenset[str] = Field(default_factory=frozenset)
+    """Servers of the workspace's `.mcp.json` approved by name (Claude Code's key; the
+    CLI's `--allow-mcp=NAME`)."""
+    disabled_mcpjson_servers: frozenset[str] = Field(default_factory=frozenset)
+    """Servers of the workspace's `.mcp.json` never to start (Claude Code's key)."""
+
+
+class ClaudeMcpApprovals(SettingsModel):
+    """Claude Code's approval keys for `.mcp.json` servers, as its settings files and
+    `~/.claude.json` (top level and `projects[<path>]`) hold them; other keys are ignored.
+    Only user-level files may approve: a repository's `.claude/settings*.json` may only
+    disable (see `agentls.mcp.claude`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    enable_all_project_mcp_servers: bool | None = None
+    enabled_mcpjson_servers: list[str] = Field(default_factory=list)
+    disabled_mcpjson_servers: list[str] = Field(default_factory=list)

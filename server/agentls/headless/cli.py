@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agentls.headless.mcp_options import add_allow_mcp
+
 
 def _quiet_logging() -> None:
     """The CLI's own output is the UI; library warnings go nowhere unless asked for."""
@@ -89,6 +91,7 @@ def _run(args: argparse.Namespace) -> int:
         json=args.json,
         allow=list(args.allow or []),
         permission_mode=args.permission_mode,
+        allow_mcp=args.allow_mcp,
     )
     code, _ = asyncio.run(run_agent(options))
     return code
@@ -103,7 +106,9 @@ def _ask(args: argparse.Namespace) -> int:
     _trust_if_asked(args)
     from agentls.headless.commands import ask
 
-    return asyncio.run(ask(args.prompt, Path(args.workspace), as_json=args.json))
+    return asyncio.run(
+        ask(args.prompt, Path(args.workspace), as_json=args.json, allow_mcp=args.allow_mcp)
+    )
 
 
 def _tools(args: argparse.Namespace) -> int:
@@ -113,7 +118,15 @@ def _tools(args: argparse.Namespace) -> int:
     _trust_if_asked(args)
     from agentls.headless.commands import list_tools
 
-    return asyncio.run(list_tools(Path(args.workspace), as_json=args.json, mode=args.mode))
+    return asyncio.run(
+        list_tools(
+            Path(args.workspace),
+            as_json=args.json,
+            mode=args.mode,
+            allow_mcp=args.allow_mcp,
+            deferred=args.deferred,
+        )
+    )
 
 
 def _tool(args: argparse.Namespace) -> int:
@@ -124,7 +137,14 @@ def _tool(args: argparse.Namespace) -> int:
     from agentls.headless.commands import run_tool
 
     return asyncio.run(
-        run_tool(args.name, args.input, Path(args.workspace), apply=args.apply, as_json=args.json)
+        run_tool(
+            args.name,
+            args.input,
+            Path(args.workspace),
+            apply=args.apply,
+            as_json=args.json,
+            allow_mcp=args.allow_mcp,
+        )
     )
 
 
@@ -212,6 +232,7 @@ def _run_options(run: argparse.ArgumentParser) -> None:
         choices=["default", "acceptEdits", "plan"],
         help="permission mode (acceptEdits: edits run without approval)",
     )
+    add_allow_mcp(run)
 
 
 def _workspace(parser: argparse.ArgumentParser) -> None:
@@ -287,6 +308,7 @@ def add_commands(commands: Any) -> None:
     _workspace(ask)
     _trust_flag(ask)
     ask.add_argument("--json", action="store_true", help="print the result object as JSON")
+    add_allow_mcp(ask)
     ask.set_defaults(handler=_ask)
 
     tools = commands.add_parser(
@@ -297,6 +319,12 @@ def add_commands(commands: Any) -> None:
     _trust_flag(tools)
     tools.add_argument("--json", action="store_true", help="the tool definitions as JSON")
     tools.add_argument("--mode", choices=["review", "auto", "plan"], default="review")
+    tools.add_argument(
+        "--deferred",
+        action="store_true",
+        help="with --json: also the deferred tools (marked defer_loading)",
+    )
+    add_allow_mcp(tools)
     tools.set_defaults(handler=_tools)
 
     tool = commands.add_parser("tool", help="run one tool directly (no model)")
@@ -308,6 +336,7 @@ def add_commands(commands: Any) -> None:
     _trust_flag(tool)
     tool.add_argument("--apply", action="store_true", help="write a write tool's change")
     tool.add_argument("--json", action="store_true", help="print {content, is_error} as JSON")
+    add_allow_mcp(tool)
     tool.set_defaults(handler=_tool)
 
     trust = commands.add_parser(

@@ -110,6 +110,8 @@ class ServerConnection:
     approve: Callable[[str, list[str]], str | None] | None = None
     """Answers approval prompts (message, choices) → choice; None: the server is told the
     client cannot prompt, so it denies with a message naming the rule that would allow."""
+    ask_text: Callable[[str, str | None], str | None] | None = None
+    """Answers `agentls/textInput` (message, default) → text (MCP servers' questions)."""
     log_file: Path | None = None
     client: LanguageClient | None = None
     encoding: str = "utf-16"
@@ -178,7 +180,9 @@ class ServerConnection:
                     additional_properties_support=False
                 )
             )
+        experimental = {"agentls": {"textInput": True}} if self.ask_text is not None else None
         return types.ClientCapabilities(
+            experimental=experimental,
             workspace=types.WorkspaceClientCapabilities(
                 apply_edit=True,
                 workspace_edit=types.WorkspaceEditClientCapabilities(
@@ -246,6 +250,19 @@ class ServerConnection:
             titles = [a.title for a in params.actions or []]
             choice = await _in_daemon_thread(self.approve, params.message, titles)
             return None if choice is None else types.MessageActionItem(title=choice)
+
+        @feature("agentls/textInput")
+        async def text_input(params: Any) -> str | None:
+            request = plain(params)
+            if self.ask_text is None or not isinstance(request, dict):
+                return None
+            message = str(request.get("message") or "")
+            default = request.get("default")
+            return await _in_daemon_thread(
+                lambda text, _: self.ask_text(text, default) if self.ask_text else None,
+                message,
+                [],
+            )
 
         @feature(types.WORKSPACE_CONFIGURATION)
         def configuration(params: types.ConfigurationParams) -> list[Any]:

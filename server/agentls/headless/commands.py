@@ -24,6 +24,7 @@ from rich.markup import escape
 
 from agentls.headless.client import ServerConnection, ServerError
 from agentls.headless.edits import EditLedger
+from agentls.headless.mcp_options import StderrNotices, with_mcp
 from agentls.headless.ui import (
     LiveAnswer,
     RunView,
@@ -54,6 +55,8 @@ class RunOptions:
     json: bool = False
     allow: list[str] = field(default_factory=list)
     permission_mode: str | None = None
+    allow_mcp: list[str] | None = None
+    """`--allow-mcp`: the workspace's `.mcp.json` servers approved for this run."""
     env: Mapping[str, str] | None = None
     title: str | None = None
     emit_json: bool = True
@@ -212,6 +215,27 @@ def _approver(view: RunView) -> Any:
     return approve
 
 
+def _text_prompt(view: RunView) -> Any:
+    """Free-text questions (an MCP server asking for a value) on a terminal."""
+
+    def ask_text(message: str, default: str | None) -> str | None:
+        view.stop()
+        console = view.console
+        console.print(f"[bold yellow]?[/bold yellow] {escape(message)}")
+        hint = f" [{default}]" if default else ""
+        try:
+            answer = console.input(f"answer{escape(hint)}: ")
+        except (EOFError, KeyboardInterrupt):
+            return None
+        finally:
+            if view.live:
+                view._status = console.status(view._current, spinner="dots")
+                view._status.start()
+        return answer if answer.strip() or default is None else default
+
+    return ask_text
+
+
 async def run_agent(options: RunOptions, console: Console | None = None) -> tuple[int, RunPayload]:
     """Run one prompt end to end; returns (exit code, result object)."""
     workspace = check_workspace(options.workspace)
@@ -225,8 +249,11 @@ async def run_agent(options: RunOptions, console: Console | None = None) -> tupl
         env=options.env,
         ledger=ledger,
         listener=view,
-        initialization_options=initialization_options(options.allow, options.permission_mode),
+        initialization_options=with_mcp(
+            initialization_options(options.allow, options.permission_mode), options.allow_mcp
+        ),
         approve=_approver(view) if interactive else None,
+        ask_text=_text_prompt(view) if interactive else None,
     )
     interrupts = _Interrupts(conn, ledger, view)
     interrupts.install()
@@ -383,7 +410,11 @@ def _print_refused(console: Console, result: RunPayload, options: RunOptions) ->
 
 
 async def ask(
-    prompt: str, workspace: Path, env: Mapping[str, str] | None = None, as_json: bool = False
+    prompt: str,
+    workspace: Path,
+    env: Mapping[str, str] | None = None,
+    as_json: bool = False,
+    allow_mcp: list[str] | None = None,
 ) -> int:
     workspace = check_workspace(workspace)
     console = make_console(sys.stdout)
@@ -395,9 +426,15 @@ async def ask(
     else:
         # elsewhere: progress on stderr, the answer alone on stdout at the end
         view = RunView(make_console(sys.stderr), quiet=as_json)
-        view.on_message = lambda kind, message: None  # type: ignore[method-assign]
+        view.on_message = StderrNotices().on_message  # type: ignore[method-assign]
     ledger = EditLedger(workspace, apply=False)
-    conn = ServerConnection(workspace, env=env, ledger=ledger, listener=view)
+    conn = ServerConnection(
+        workspace,
+        env=env,
+        ledger=ledger,
+        listener=view,
+        initialization_options=with_mcp(None, allow_mcp),
+    )
     interrupts = _Interrupts(conn, ledger, view)
     interrupts.install()
     if isinstance(view, LiveAnswer):
@@ -459,11 +496,19 @@ async def list_tools(
     env: Mapping[str, str] | None = None,
     as_json: bool = False,
     mode: str = "review",
+    allow_mcp: list[str] | None = None,
+    deferred: bool = False,
 ) -> int:
     workspace = check_workspace(workspace)
-    async with ServerConnection(workspace, env=env) as conn:
+    async with ServerConnection(
+        workspace,
+        env=env,
+        listener=StderrNotices(),
+        initialization_options=with_mcp(None, allow_mcp),
+    ) as conn:
         try:
-            tools = await conn.command("agentls.tools", {"mode": mode})
+            arguments = {"mode": mode, "deferred": deferred or not as_json}
+            tools = await conn.command("agentls.tools", arguments)
         except ServerError as exc:
             sys.stderr.write(f"agentls: {exc}\n")
             return 1
@@ -477,7 +522,10 @@ async def list_tools(
     table.add_column("name", style="bold", no_wrap=True)
     table.add_column("description")
     for tool in tools:
-        table.add_row(str(tool.get("name")), first_sentence(str(tool.get("description") or "")))
+        description = first_sentence(str(tool.get("description") or ""))
+        if tool.get("defer_loading"):
+            description = "(deferred: loaded with tool_search) " + description
+        table.add_row(str(tool.get("name")), description)
     console.print(table)
     console.print(
         "[dim]agentls tools --json: the full definitions, exactly as the model gets them[/dim]"
@@ -501,6 +549,7 @@ async def run_tool(
     env: Mapping[str, str] | None = None,
     apply: bool = False,
     as_json: bool = False,
+    allow_mcp: list[str] | None = None,
 ) -> int:
     workspace = check_workspace(workspace)
     try:
@@ -512,7 +561,13 @@ async def run_tool(
         sys.stderr.write("agentls tool: the input must be a JSON object\n")
         return 2
     ledger = EditLedger(workspace, apply=apply)
-    async with ServerConnection(workspace, env=env, ledger=ledger) as conn:
+    async with ServerConnection(
+        workspace,
+        env=env,
+        ledger=ledger,
+        listener=StderrNotices(),
+        initialization_options=with_mcp(None, allow_mcp),
+    ) as conn:
         try:
             result = await conn.command("agentls.tool", {"name": name, "input": tool_input})
             if not result.get("is_error"):

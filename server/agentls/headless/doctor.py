@@ -3,9 +3,10 @@
 Essential checks (a failure → exit 1): Python version, the packages agentls runs on,
 credentials and a tiny real request to the Messages-API endpoint. Warnings: the sandbox
 (bubblewrap missing, no user namespaces: with the fix), workspace trust (the project's own
-settings that loosen safety and are held back until the user trusts the workspace).
-Informational: linters and test runners (what `lint` and `run_tests` would use in the
-workspace, and why), editor clients, the symbol-index cache of the workspace.
+settings that loosen safety and are held back until the user trusts the workspace), MCP
+servers that fail to start, await approval or are misconfigured. Informational: linters and
+test runners (what `lint` and `run_tests` would use in the workspace, and why), editor
+clients, the symbol-index cache of the workspace.
 """
 
 from __future__ import annotations
@@ -301,6 +302,21 @@ def check_trust(workspace: Path) -> list[Check]:
     return [Check("trust", "workspace trust", "warn", trust.summary() + fix)]
 
 
+def check_mcp(workspace: Path, timeout: float) -> list[Check]:
+    """The MCP servers a session here would get: each started (within the timeout) and
+    reported — ready with its tools, failed and why, awaiting approval and how to give
+    it, or a configuration problem. The editor's own `mcp` settings are not known here."""
+    import asyncio
+
+    try:
+        from agentls.headless.mcp_report import mcp_checks
+
+        rows = asyncio.run(mcp_checks(workspace, timeout))
+    except Exception as exc:  # a broken configuration must not stop the other checks
+        return [Check("mcp", "servers", "warn", f"could not check the MCP servers: {exc}")]
+    return [Check("mcp", name, status, detail) for name, status, detail in rows]
+
+
 def run_checks(workspace: Path, timeout: float) -> list[Check]:
     checks = check_python() + check_packages()
     if not any(c.status == "fail" and c.name == "anthropic" for c in checks):
@@ -308,6 +324,7 @@ def run_checks(workspace: Path, timeout: float) -> list[Check]:
     checks += check_sandbox() + check_trust(workspace.resolve())
     checks += check_tools() + check_workspace_checks(workspace.resolve())
     checks += check_editors() + check_index(workspace.resolve())
+    checks += check_mcp(workspace.resolve(), timeout)
     return checks + check_language_servers(workspace.resolve())
 
 

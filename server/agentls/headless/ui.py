@@ -165,10 +165,11 @@ class RunView:
     def on_message(self, kind: int, message: str) -> None:
         if kind != 2:  # warnings; errors come back in the result
             return
-        if self.quiet:  # --json: stdout is the result; a warning still reaches the user
+        if self.quiet:  # --json: stdout is the result, but the user still hears it
             sys.stderr.write(f"{message}\n")
-            return
-        self.note(message)
+            sys.stderr.flush()
+        else:
+            self.note(message)
 
 
 def usage_table(usage: Mapping[str, object]) -> Table:

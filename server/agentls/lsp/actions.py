@@ -162,7 +162,9 @@ async def tool(ls: AgentLanguageServer, args: ToolArgs) -> ToolCallPayload:
 
 
 async def tools(ls: AgentLanguageServer, args: ToolsArgs) -> ToolsPayload:
-    return ls.host.tool_definitions(args.session, args.mode)
+    if args.session is None:
+        await ls.host.load_tool_sources()  # a new session's MCP tools, as it would see them
+    return ls.host.tool_definitions(args.session, args.mode, deferred=args.deferred)
 
 
 async def status(ls: AgentLanguageServer, args: StatusArgs) -> StatusPayload:

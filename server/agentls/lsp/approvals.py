@@ -99,10 +99,8 @@ async def approve_mcp_project_file(ls: AgentLanguageServer, request: Any) -> boo
     prompt, is "no answer" (asked again later), never a yes.
     """
     if not ls.features.show_message_request:
-        ls.log_line(
-            f"agentls: {request.path} defines MCP servers; they start only after approval "
-            "(an editor with message requests, or `mcp.projectConfig` in your user settings)"
-        )
+        # nobody to ask here: the MCP manager tells the user how to approve (showMessage)
+        ls.log_line(f"agentls: {request.path} defines MCP servers awaiting approval")
         return None
     params = types.ShowMessageRequestParams(
         type=types.MessageType.Warning,

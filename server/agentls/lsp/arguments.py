@@ -58,6 +58,8 @@ class ToolArgs(_Args):
 class ToolsArgs(_Args):
     session: str | None = None
     mode: Mode = "review"
+    deferred: bool = False
+    """Also list the deferred tools (marked `defer_loading`, as the API marks them)."""
 
 
 class StatusArgs(_Args):

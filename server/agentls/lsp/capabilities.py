@@ -26,6 +26,9 @@ class ClientFeatures:
     shows_outcomes: bool = False
     """The client renders run results itself (`experimental.agentls.runResults`), with its own
     command names: the server does not add messages that repeat them."""
+    text_input: bool = False
+    """The client answers `agentls/textInput` (free text for MCP servers' questions;
+    `experimental.agentls.textInput`)."""
     syncs_before_apply_reply: bool = False
     """The client sends the didChange of every document it changed by `workspace/applyEdit`
     before it answers (`experimental.agentls.syncBeforeApplyReply`): an applied edit is
@@ -58,6 +61,7 @@ class ClientFeatures:
             position_encoding=str(getattr(encoding, "value", encoding) or "utf-16"),
             shows_outcomes=agentls.get("runResults") is True,
             syncs_before_apply_reply=agentls.get("syncBeforeApplyReply") is True,
+            text_input=agentls.get("textInput") is True,
         )
 
 

@@ -10,6 +10,7 @@ the caller asks to `wait`.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -47,8 +48,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "agentls.staged": ("StagedArgs", "staged"),
     "agentls.toolResult": ("ToolResultArgs", "tool_result"),
     "agentls.trust": ("TrustArgs", "trust"),
+    "agentls.mcp": ("agentls.lsp.mcp_command:McpArgs", "agentls.lsp.mcp_command:mcp"),
 }
-"""Command name → (argument model in `arguments`, function in `actions`)."""
+"""Command name → (argument model in `arguments`, function in `actions`); a
+`module:name` pair names them in a command module of their own."""
 
 
 FLUSH_NOTIFICATION = "$/agentls/flush"
@@ -66,13 +69,21 @@ def setup(server: AgentLanguageServer) -> None:
         del ls, params
 
 
+def _resolve(default: Any, name: str) -> Any:
+    """`name` in the default module, or `module:name` anywhere."""
+    if ":" not in name:
+        return getattr(default, name)
+    module, _, attribute = name.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
 def _register(server: AgentLanguageServer, name: str, model_name: str, action: str) -> None:
     async def command(ls: AgentLanguageServer, *args: Any) -> Any:
         await ls.wait_ready()  # before importing: `initialized` preloads these off the loop
         from agentls.lsp import actions, arguments
 
-        parsed = arguments.parse_args(name, getattr(arguments, model_name), args)
-        handler: Handler = getattr(actions, action)
+        parsed = arguments.parse_args(name, _resolve(arguments, model_name), args)
+        handler: Handler = _resolve(actions, action)
         try:
             return await handler(ls, parsed)
         except asyncio.CancelledError:

@@ -135,6 +135,7 @@ def start_agent(ls: AgentLanguageServer) -> None:
     from agentls.lsp.trust import refresh_trust, start_trust_prompt, wait_for_trust
 
     problems += refresh_trust(ls)  # before the safety settings: they depend on it
+    mcp = LazyMcpSource(ls, roots[0])
     options = HostOptions(
         settings=lambda: agent_settings(ls),
         instructions=lambda: ls.config.current.instructions,
@@ -142,7 +143,7 @@ def start_agent(ls: AgentLanguageServer) -> None:
         permissions=lambda: session_policy(ls),
         hooks=lambda: session_hooks(ls),
         pool_filter=lambda: session_pool_filter(ls),
-        tool_sources=[LazyMcpSource(ls, roots[0])],
+        tool_sources=[mcp],
         tool_search=lambda: tool_search_settings(ls),
         code_sources=lambda workspace: code_sources(ls, workspace),
         before_session=lambda: wait_for_trust(ls),
@@ -152,6 +153,7 @@ def start_agent(ls: AgentLanguageServer) -> None:
     problems += reload_safety(ls)
     report_problems(ls, problems)
     start_trust_prompt(ls)
+    mcp.start_soon()  # with `mcp.startup: "eager"`
     log.info("agentls ready for %s", ", ".join(str(r) for r in roots))
 
 

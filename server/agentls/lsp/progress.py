@@ -23,6 +23,7 @@ from agentls.agent.events import (
     RunStarted,
     TextDelta,
     ToolFinished,
+    ToolProgress,
     ToolStarted,
     TurnUsage,
     event_to_dict,
@@ -97,6 +98,10 @@ class LspRunReporter:
         if isinstance(event, ToolStarted) and self.token:
             self.ls.work_done_progress.report(
                 self.token, types.WorkDoneProgressReport(message=event.summary)
+            )
+        if isinstance(event, ToolProgress) and self.token:
+            self.ls.work_done_progress.report(
+                self.token, types.WorkDoneProgressReport(message=event.message)
             )
 
     def _queue_text(self, text: str) -> None:

@@ -25,9 +25,10 @@ if TYPE_CHECKING:
     from agentls.agent.hooks import HookRunner
     from agentls.agent.permissions import PermissionPolicy
     from agentls.agent.registry import AnyTool, PoolFilter
-    from agentls.config import ToolSearchSettings
+    from agentls.config import McpSettings, ToolSearchSettings
     from agentls.lsp.server import AgentLanguageServer
     from agentls.mcp import McpManager
+    from agentls.mcp.notices import Notice as McpNotice
 
 log = logging.getLogger(__name__)
 
@@ -130,29 +131,74 @@ class LazyMcpSource:
     """The workspace's MCP servers as a tool source, created on first need.
 
     Importing the MCP SDK takes seconds, so neither start-up nor the event loop pays for
-    it: the manager is built in a thread when a session first asks for tools.
+    it: the manager is built in a thread when a session first asks for tools (or at once
+    with `mcp.startup: "eager"`). Its notices (approval needed, failed or slow starts, bad
+    configuration) become `window/showMessage`; servers' questions go through
+    `agentls.lsp.mcp_prompts`. Changed `mcp` settings are applied before the next session
+    loads its tools.
     """
 
     def __init__(self, ls: AgentLanguageServer, root: Path) -> None:
         self.ls = ls
         self.root = root
         self.manager: McpManager | None = None
+        self._settings: McpSettings | None = None
+        self._building: asyncio.Lock | None = None
+        self._eager: asyncio.Task[None] | None = None
 
     def _build(self) -> McpManager:
         from agentls.lsp.approvals import approve_mcp_project_file
-        from agentls.mcp import McpManager
+        from agentls.lsp.mcp_prompts import questions_for
+        from agentls.mcp import HostBridge, McpManager
 
+        ls = self.ls
+        self._settings = ls.config.current.mcp
+        bridge = HostBridge(roots=lambda: ls.host.workspace.roots, questions=questions_for(ls))
         return McpManager.from_config(
             self.root,
-            self.ls.config.current.mcp,
-            approve_project_file=lambda request: approve_mcp_project_file(self.ls, request),
-            extra_env=self.ls.safety.env if self.ls.safety is not None else None,
+            self._settings,
+            approve_project_file=lambda request: approve_mcp_project_file(ls, request),
+            read_claude_settings=ls.config.current.read_claude_settings,
+            bridge=bridge,
+            notify=self._notify,
+            extra_env=ls.safety.env if ls.safety is not None else None,
         )
 
+    def _notify(self, notice: McpNotice) -> None:
+        from lsprotocol import types
+
+        kind = types.MessageType.Warning if notice.level == "warning" else types.MessageType.Info
+        self.ls.message(kind, f"agentls: {notice.text}")
+
+    async def ensure(self) -> McpManager:
+        """The manager, built now if needed, with the current `mcp` settings applied."""
+        if self._building is None:
+            self._building = asyncio.Lock()
+        async with self._building:
+            if self.manager is None:
+                self.manager = await asyncio.to_thread(self._build)
+            elif self._settings != self.ls.config.current.mcp:
+                self._settings = self.ls.config.current.mcp
+                await self.manager.reload(self._settings)
+        return self.manager
+
     async def tools(self) -> Sequence[AnyTool]:
-        if self.manager is None:
-            self.manager = await asyncio.to_thread(self._build)
-        return await self.manager.tools()
+        manager = await self.ensure()
+        return await manager.tools()
+
+    def instructions_for(self, tools: Sequence[AnyTool]) -> str:
+        return self.manager.instructions_for(tools) if self.manager is not None else ""
+
+    def start_soon(self) -> None:
+        """With `mcp.startup: "eager"`: build the manager and start the servers now."""
+        if self.ls.config.current.mcp.startup != "eager":
+            return
+
+        async def start() -> None:
+            manager = await self.ensure()
+            await manager.start()
+
+        self._eager = asyncio.get_running_loop().create_task(start(), name="agentls-mcp-eager")
 
     def status(self) -> list[dict[str, Any]]:
         return self.manager.status() if self.manager is not None else []
@@ -160,6 +206,14 @@ class LazyMcpSource:
     async def aclose(self) -> None:
         if self.manager is not None:
             await self.manager.aclose()
+
+
+def mcp_source(ls: AgentLanguageServer) -> LazyMcpSource | None:
+    """The host's MCP tool source (None in hosts built without one)."""
+    for source in ls.host.options.tool_sources:
+        if isinstance(source, LazyMcpSource):
+            return source
+    return None
 
 
 def tool_search_settings(ls: AgentLanguageServer) -> ToolSearchSettings:

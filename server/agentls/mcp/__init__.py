@@ -3,9 +3,10 @@
 Wiring for a host (the LSP server, the CLI)::
 
     manager = McpManager.from_config(workspace_root, settings.mcp,   # agentls.config
-                                     approve_project_file=ask_the_user)
-    if manager.options.startup == "eager":
-        asyncio.create_task(manager.start())
+                                     approve_project_file=ask_the_user,
+                                     bridge=HostBridge(roots=..., questions=...),
+                                     notify=show_to_the_user)
+    manager.start_soon()            # with `startup: "eager"`
     SessionConfig(..., tool_sources=[manager],
                   tool_search=settings.tool_search)
     ...
@@ -23,20 +24,25 @@ from agentls.mcp.config import (
     StdioServer,
     user_config_path,
 )
-from agentls.mcp.connection import McpConnection
+from agentls.mcp.connection import HostBridge, McpConnection
+from agentls.mcp.elicitation import QuestionPort
 from agentls.mcp.manager import McpManager
 from agentls.mcp.naming import rule_matches_tool, tool_name
+from agentls.mcp.notices import Notice
 from agentls.mcp.tools import ListMcpResources, McpTool, ReadMcpResource
 
 __all__ = [
     "ApprovalStore",
+    "HostBridge",
     "ListMcpResources",
     "McpConnection",
     "McpManager",
     "McpOptions",
     "McpTool",
+    "Notice",
     "ProjectFileApprover",
     "ProjectFileRequest",
+    "QuestionPort",
     "ReadMcpResource",
     "RemoteServer",
     "ServerSpec",

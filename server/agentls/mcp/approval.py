@@ -61,21 +61,45 @@ class ApprovalStore:
         self.path = path or Path(platformdirs.user_config_dir("agentls")) / APPROVALS_FILE
 
     def decision(self, project_file: Path, sha256: str) -> bool | None:
-        entry = self._load().get(str(project_file.resolve()))
-        if not isinstance(entry, dict) or entry.get("sha256") != sha256:
-            return None
-        approved = entry.get("approved")
+        """The answer about the whole file at this content, if any."""
+        entry = self._entry(project_file, sha256)
+        approved = entry.get("approved") if entry else None
         return approved if isinstance(approved, bool) else None
 
-    def record(self, request: ProjectFileRequest, approved: bool) -> None:
-        """Remember the answer; a store that cannot be written only costs a repeated question."""
+    def approved_servers(self, project_file: Path, sha256: str) -> frozenset[str]:
+        """Servers approved one by one (the `agentls.mcp` command) at this content."""
+        entry = self._entry(project_file, sha256)
+        names = entry.get("approved_servers") if entry else None
+        if not isinstance(names, list):
+            return frozenset()
+        return frozenset(n for n in names if isinstance(n, str))
+
+    def _entry(self, project_file: Path, sha256: str) -> dict[str, Any] | None:
+        entry = self._load().get(str(project_file.resolve()))
+        if not isinstance(entry, dict) or entry.get("sha256") != sha256:
+            return None  # another version of the file: asked again
+        return entry
+
+    def record(
+        self, request: ProjectFileRequest, approved: bool, server: str | None = None
+    ) -> None:
+        """Remember the answer about the file, or (with `server`) approve one of its servers;
+        a store that cannot be written only costs a repeated question."""
         data = self._load()
-        data[str(request.path.resolve())] = {
-            "sha256": request.sha256,
-            "approved": approved,
-            "servers": [name for name, _ in request.servers],
-            "decided_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        }
+        key = str(request.path.resolve())
+        entry: dict[str, Any] = {"sha256": request.sha256}
+        previous = self._entry(request.path, request.sha256)
+        if server is not None:
+            entry = dict(previous or entry)
+            names = set(self.approved_servers(request.path, request.sha256)) | {server}
+            entry["approved_servers"] = sorted(names)
+        else:
+            entry["approved"] = approved
+            entry["servers"] = [name for name, _ in request.servers]
+            if previous and "approved_servers" in previous:
+                entry["approved_servers"] = previous["approved_servers"]
+        entry["decided_at"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        data[key] = entry
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".mcp-approvals-")

@@ -7,9 +7,11 @@
 
 Sources, highest precedence first when two define the same name:
 1. `config` — our own settings (the editor's `initializationOptions.mcp`, or the CLI's);
-2. `project` — `.mcp.json` in the workspace root, used only once the user approved that file
+2. `local` — Claude Code's local-scope servers of this workspace (`~/.claude.json`,
+   `projects[<path>].mcpServers`; see `agentls.mcp.claude`);
+3. `project` — `.mcp.json` in the workspace root, used only once the user approved it
    (it can start arbitrary programs; see `agentls.mcp.approval`);
-3. `user` — `mcp.json` in `platformdirs.user_config_dir("agentls")` (`~/.config/agentls/mcp.json`
+4. `user` — `mcp.json` in `platformdirs.user_config_dir("agentls")` (`~/.config/agentls/mcp.json`
    on Linux), and optionally Claude Code's user-scope servers from `~/.claude.json`.
 
 `${VAR}` and `${VAR:-default}` are expanded from the environment in commands, arguments,
@@ -30,7 +32,9 @@ import platformdirs
 
 from agentls.config import McpSettings
 
-Source = Literal["config", "project", "user"]
+Source = Literal["config", "local", "project", "user"]
+"""Where a server is defined: our settings, Claude Code's local scope (`~/.claude.json`,
+this workspace), the workspace's `.mcp.json`, or a user-level file."""
 PROJECT_FILE = ".mcp.json"
 USER_FILE = "mcp.json"
 

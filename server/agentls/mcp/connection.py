@@ -16,21 +16,19 @@ import math
 import os
 import tempfile
 import time
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any, Literal
 
 import anyio
+import httpx2
 import mcp_types as types
-from mcp import Client, StdioServerParameters
-from mcp.client._transport import Transport, TransportStreams
-from mcp.client.sse import sse_client
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared.exceptions import MCPError
 
+from agentls.credentials import CREDENTIAL_VARS
+from agentls.mcp import elicitation
 from agentls.mcp.config import McpOptions, RemoteServer, ServerSpec, StdioServer
+from agentls.mcp.oauth import SIGN_IN_TIMEOUT, SignInRequired, oauth_provider
 from agentls.mcp.processes import (
     MARKER_VAR,
     kill_marked,
@@ -38,8 +36,19 @@ from agentls.mcp.processes import (
     process_alive,
     server_pid,
 )
+from agentls.mcp.sdk import (
+    Client,
+    ClientRequestContext,
+    MCPError,
+    OAuthFlowError,
+    Transport,
+    http_transport,
+    sse_transport,
+    stdio_transport,
+)
 
 log = logging.getLogger(__name__)
+
 
 State = Literal["pending", "starting", "ready", "failed", "disconnected", "stopped"]
 STOP_TIMEOUT = 8.0
@@ -50,7 +59,45 @@ DEATH_POLL = 0.25
 MAX_LIST_PAGES = 50
 # Our own credentials are not handed to third-party servers; one that needs a key gets it
 # through its `env` entry.
-WITHHELD_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+WITHHELD_ENV = CREDENTIAL_VARS
+NEEDS_AUTH = "this server needs authentication"
+
+ProgressFn = Callable[[float, float | None, str | None], None]
+"""(progress, total, message) of a running call, as the server reports them."""
+
+
+def _no_roots() -> Sequence[Path]:
+    return ()
+
+
+def _process_environment() -> Mapping[str, str]:
+    return os.environ
+
+
+@dataclass
+class HostBridge:
+    """What the host lends its MCP servers; the defaults suit a host with no user at hand.
+
+    `roots` are the workspace folders (the MCP `roots` capability); `questions` asks the
+    user (elicitation, and opening an OAuth sign-in page), None when nobody can answer, in
+    which case elicitation is not offered to servers; `environment` is the base
+    environment of stdio servers (before their own `env` entry).
+    """
+
+    roots: Callable[[], Sequence[Path]] = _no_roots
+    questions: elicitation.QuestionPort | None = None
+    environment: Callable[[], Mapping[str, str]] = _process_environment
+    oauth_folder: Path | None = field(default=None)
+    """Where OAuth tokens are kept (default: the user config folder; tests)."""
+
+
+def server_environment(spec: StdioServer, marker: str, base: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a stdio server: the base without our credentials, its own `env`
+    entry, and the marker that lets us find every process it starts."""
+    env = {k: v for k, v in base.items() if k not in WITHHELD_ENV}
+    env.update(spec.env)
+    env[MARKER_VAR] = marker
+    return env
 
 
 class ServerUnavailable(Exception):
@@ -60,12 +107,21 @@ class ServerUnavailable(Exception):
 class McpConnection:
     """Lifecycle and calls for one configured server."""
 
-    def __init__(self, spec: ServerSpec, options: McpOptions, cwd: str | None = None) -> None:
+    def __init__(
+        self,
+        spec: ServerSpec,
+        options: McpOptions,
+        cwd: str | None = None,
+        bridge: HostBridge | None = None,
+    ) -> None:
         self.spec = spec
         self.options = options
         self.cwd = cwd
-        self.extra_env: Mapping[str, str] = {}
-        """The settings' `env` (`McpManager` sets it); the server's own `env` wins."""
+        self.bridge = bridge or HostBridge()
+        self._reset()
+
+    def _reset(self) -> None:
+        """Everything one start owns (a restart begins from here again)."""
         self.state: State = "pending"
         self.error: str | None = None
         self.tools: list[types.Tool] = []
@@ -73,8 +129,15 @@ class McpConnection:
         self.instructions: str | None = None
         self.server_version: str | None = None
         self.startup_ms: float | None = None
+        self.started_at: float | None = None
+        self.signing_in = False
+        self.reported_slow = False
+        self.refused: tuple[int, str] | None = None
+        """The last 401 a remote server answered (status, URL), until a success."""
+        """A run went on without this server (its readiness is then announced)."""
         self._client: Client | None = None
         self._runner: asyncio.Task[None] | None = None
+        self._starting: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._marker = new_marker()
@@ -93,21 +156,29 @@ class McpConnection:
 
     # -- lifecycle -------------------------------------------------------------------------
 
+    def begin(self) -> asyncio.Task[None]:
+        """Start in the background (once); the task ends when ready or failed."""
+        if self._starting is None:
+            self._starting = asyncio.get_running_loop().create_task(
+                self.start(), name=f"mcp-start-{self.name}"
+            )
+        return self._starting
+
     async def start(self) -> None:
         """Start the server and wait until it is ready or has failed (never raises)."""
         if self.state != "pending":
             return
         self.state = "starting"
-        started = time.monotonic()
+        started = self.started_at = time.monotonic()
         self._runner = asyncio.create_task(self._run(), name=f"mcp-{self.name}")
         ready = asyncio.create_task(self._ready.wait())
         try:
             # The runner enforces the start-up timeout itself (an anyio deadline, which the
-            # SDK's transports unwind cleanly); this wait only guards against a stuck runner.
+            # SDK's transports unwind cleanly, extended while the user signs in); this wait
+            # only guards against a stuck runner.
+            guard = self.options.startup_timeout + SIGN_IN_TIMEOUT + STOP_TIMEOUT
             await asyncio.wait(
-                {self._runner, ready},
-                timeout=self.options.startup_timeout + STOP_TIMEOUT,
-                return_when=asyncio.FIRST_COMPLETED,
+                {self._runner, ready}, timeout=guard, return_when=asyncio.FIRST_COMPLETED
             )
         finally:
             ready.cancel()
@@ -125,9 +196,25 @@ class McpConnection:
             await self._stop_runner()
         log.warning("MCP server %s failed to start: %s", self.name, self.error)
 
+    def reconfigure(self, spec: ServerSpec, options: McpOptions) -> None:
+        """Take a new configuration (the server must be stopped); starts from pending."""
+        self.spec = spec
+        self.options = options
+        self._reset()
+
+    async def restart(self) -> None:
+        """Stop (if running) and start again, as the same object: sessions that hold its
+        tools use the new process."""
+        await self.stop()
+        self._reset()
+        await self.start()
+
     async def stop(self) -> None:
         """Close the session and make sure no process of this server survives."""
         await self._stop_runner()
+        starting = self._starting
+        if starting is not None and not starting.done():
+            starting.cancel()
         if self.state in ("ready", "starting", "pending"):
             self.state = "stopped"
 
@@ -164,17 +251,14 @@ class McpConnection:
         self._scope = scope
         try:
             with scope:
-                async with Client(
-                    self._transport(),
-                    client_info=types.Implementation(name="agentls", version="0.1.0"),
-                    cache=None,
-                ) as client:
+                async with self._client_for(self._transport()) as client:
                     await self._discover(client)
                     if isinstance(self.spec, StdioServer):
                         self._pid = await asyncio.to_thread(server_pid, self._marker)
                     scope.deadline = math.inf
                     self._client = client
                     self.state = "ready"
+                    self.signing_in = False
                     self._ready.set()
                     await self._stop.wait()
             if scope.cancelled_caught and self.state == "starting":
@@ -185,6 +269,8 @@ class McpConnection:
                 )
         except Exception as exc:
             message = describe_error(exc)
+            if NEEDS_AUTH not in message:
+                message = self._refusal() or message
             if self.state == "ready" and not self._stop.is_set():
                 self._disconnect(f"connection lost: {message}")
             elif self.state == "starting":
@@ -192,11 +278,48 @@ class McpConnection:
             log.debug("MCP server %s runner ended", self.name, exc_info=True)
         finally:
             self._client = None
+            self.signing_in = False
             if self.state == "starting":
                 self._fail("exited during start-up")
             if isinstance(self.spec, StdioServer):
                 # A server that died (or exited cleanly) may leave children of its own.
                 await asyncio.shield(asyncio.to_thread(kill_marked, self._marker))
+
+    def _client_for(self, transport: Transport) -> Client:
+        """The SDK client with the features we offer: roots always (the workspace
+        folders), elicitation only when a user can be asked."""
+        questions = self.bridge.questions
+        return Client(
+            transport,
+            client_info=types.Implementation(name="agentls", version="0.1.0"),
+            cache=None,
+            list_roots_callback=self._list_roots,
+            elicitation_callback=self._elicit if questions is not None else None,
+        )
+
+    async def _list_roots(self, context: ClientRequestContext) -> types.ListRootsResult:
+        roots = [
+            types.Root(uri=root.resolve().as_uri(), name=root.name or str(root))  # type: ignore[arg-type]
+            for root in self.bridge.roots()
+        ]
+        return types.ListRootsResult(roots=roots)
+
+    async def _elicit(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        """The server asks the user something mid-call (never raises: a failure cancels)."""
+        request = elicitation.Elicitation.of(self.name, params)
+        try:
+            return await elicitation.ask(self.bridge.questions, request)
+        except Exception:
+            log.exception("asking the user for MCP server %s failed", self.name)
+            return types.ElicitResult(action="cancel")
+
+    def _signing_in(self) -> None:
+        """The user is signing in in a browser: give the start-up that much longer."""
+        self.signing_in = True
+        if self._scope is not None and self.state == "starting":
+            self._scope.deadline = anyio.current_time() + SIGN_IN_TIMEOUT + 30
 
     async def _discover(self, client: Client) -> None:
         capabilities = client.server_capabilities
@@ -218,21 +341,48 @@ class McpConnection:
     def _transport(self) -> Transport:
         spec = self.spec
         if isinstance(spec, StdioServer):
-            env = {k: v for k, v in os.environ.items() if k not in WITHHELD_ENV}
-            env.update({k: v for k, v in self.extra_env.items() if k not in WITHHELD_ENV})
-            env.update(spec.env)
-            env[MARKER_VAR] = self._marker
-            params = StdioServerParameters(
-                command=spec.command, args=list(spec.args), env=env, cwd=spec.cwd or self.cwd
-            )
+            env = server_environment(spec, self._marker, self.bridge.environment())
             # Closed in `_stop_runner`: it must outlive this call (the server writes to it).
             self._stderr = tempfile.TemporaryFile(  # noqa: SIM115
                 "w+", encoding="utf-8", errors="replace", prefix=f"agentls-mcp-{self.name}-"
             )
-            return stdio_client(params, errlog=self._stderr)
+            return stdio_transport(
+                spec.command, list(spec.args), env, spec.cwd or self.cwd, self._stderr
+            )
+        auth = self._oauth(spec)
         if spec.kind == "sse":
-            return sse_client(spec.url, headers=dict(spec.headers) or None)
-        return _streamable_http(spec)
+            return sse_transport(spec.url, spec.headers, auth, self._on_status)
+        return http_transport(spec.url, spec.headers, auth, self._on_status)
+
+    def _refusal(self) -> str | None:
+        """ "needs authentication" when the server answered 401 (the SDK reports it only as
+        "an error response")."""
+        if self.refused is None:
+            return None
+        status, url = self.refused
+        return (
+            f"{NEEDS_AUTH} (HTTP {status} from {url}); sign in when asked, or set an "
+            "`Authorization` header in its `headers`"
+        )
+
+    def _on_status(self, status: int, url: str) -> None:
+        if status == 401:
+            self.refused = (status, url)
+        elif 200 <= status < 300:
+            self.refused = None
+
+    def _oauth(self, spec: RemoteServer) -> httpx2.Auth | None:
+        """OAuth sign-in, unless the configuration sends credentials of its own."""
+        if any(key.lower() == "authorization" for key in spec.headers):
+            return None
+        questions = self.bridge.questions
+        return oauth_provider(
+            self.name,
+            spec.url,
+            questions.open_url if questions is not None else None,
+            self._signing_in,
+            self.bridge.oauth_folder,
+        )
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -245,10 +395,24 @@ class McpConnection:
         detail = f": {self.error}" if self.error else ""
         return f"the MCP server '{self.name}' is not running ({self.state}{detail})"
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def call_tool(
+        self, tool: str, arguments: dict[str, Any], on_progress: ProgressFn | None = None
+    ) -> types.CallToolResult:
+        """Call a tool; with `on_progress`, a progress token is sent and the server's
+        progress notifications for this call reach it."""
         client = self._session()
+
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            if on_progress is not None:
+                on_progress(progress, total, message)
+
         call = asyncio.ensure_future(
-            client.call_tool(tool, arguments, read_timeout_seconds=self.options.tool_timeout)
+            client.call_tool(
+                tool,
+                arguments,
+                read_timeout_seconds=self.options.tool_timeout,
+                progress_callback=progress if on_progress is not None else None,
+            )
         )
         try:
             return await self._unless_server_dies(call)
@@ -354,23 +518,22 @@ class McpConnection:
         }
         if self.startup_ms is not None:
             status["startup_ms"] = round(self.startup_ms)
+        if self.state == "starting" and self.started_at is not None:
+            status["starting_for_s"] = round(time.monotonic() - self.started_at, 1)
+        if self.signing_in:
+            status["signing_in"] = True
+        if self.instructions:
+            status["instructions"] = True
         if self.error:
             status["error"] = self.error
         return status
 
 
-@asynccontextmanager
-async def _streamable_http(spec: RemoteServer) -> AsyncIterator[TransportStreams]:
-    """Streamable HTTP with the configured headers (the SDK takes them via its httpx client)."""
-    async with (
-        create_mcp_http_client(headers=dict(spec.headers) or None) as http,
-        streamable_http_client(spec.url, http_client=http) as streams,
-    ):
-        yield streams
-
-
 def describe_error(exc: BaseException) -> str:
     """The innermost meaningful message of an (often grouped) SDK error."""
+    auth = _auth_problem(exc)
+    if auth is not None:
+        return auth
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     cause = exc.__cause__ or exc.__context__
@@ -380,5 +543,37 @@ def describe_error(exc: BaseException) -> str:
         return f"command not found: {exc.filename or exc}"
     if isinstance(exc, OSError) and cause is None:
         return f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, httpx2.HTTPStatusError):
+        return f"HTTP {exc.response.status_code} from {exc.request.url}"
     text = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {text}" if not isinstance(exc, MCPError) else text
+
+
+def _auth_problem(exc: BaseException) -> str | None:
+    """ "this server needs authentication …" when a 401 or a failed sign-in is anywhere in
+    the error (the SDK wraps transport errors in exception groups and causes)."""
+    for found in _chain(exc):
+        if isinstance(found, SignInRequired):
+            return f"{NEEDS_AUTH}: {found}"
+        if isinstance(found, OAuthFlowError):
+            return f"{NEEDS_AUTH}, and the OAuth sign-in failed: {found}"
+        if isinstance(found, httpx2.HTTPStatusError) and found.response.status_code == 401:
+            return (
+                f"{NEEDS_AUTH} (HTTP 401 from {found.request.url}); sign in when asked, or "
+                "set an `Authorization` header in its `headers`"
+            )
+    return None
+
+
+def _chain(exc: BaseException, depth: int = 0) -> list[BaseException]:
+    """The error, the members of its groups and its causes (bounded)."""
+    if depth > 8:
+        return []
+    found = [exc]
+    if isinstance(exc, BaseExceptionGroup):
+        for member in exc.exceptions:
+            found += _chain(member, depth + 1)
+    cause = exc.__cause__ or exc.__context__
+    if cause is not None and cause is not exc:
+        found += _chain(cause, depth + 1)
+    return found

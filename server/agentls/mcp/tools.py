@@ -9,14 +9,16 @@ with the field at fault, and read-only / concurrency-safe only when the server's
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import jsonschema
 import mcp_types as types
 from jsonschema.exceptions import SchemaError
-from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentls.agent.context import ToolContext
@@ -29,6 +31,7 @@ from agentls.agent.tool import (
     ToolOutput,
 )
 from agentls.mcp.connection import McpConnection, ServerUnavailable
+from agentls.mcp.sdk import MCPError
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -37,6 +40,24 @@ MAX_DESCRIPTION = 2048
 API_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 MAX_IMAGE_BASE64 = 5 * 1024 * 1024
 MAX_ERRORS_SHOWN = 5
+PROGRESS_INTERVAL = 0.25
+"""A server's progress reaches the user at most this often (the last one always)."""
+TEXT_MIME = ("text/",)
+TEXT_MIME_TYPES = frozenset(
+    {
+        "application/json",
+        "application/xml",
+        "application/javascript",
+        "application/ecmascript",
+        "application/x-yaml",
+        "application/yaml",
+        "application/toml",
+        "application/x-sh",
+        "application/sql",
+        "application/graphql",
+        "image/svg+xml",
+    }
+)
 
 
 class _AnyInput(BaseModel):
@@ -86,7 +107,9 @@ class McpTool(Tool[dict[str, Any]]):
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         server = self.connection.name
         try:
-            result = await self.connection.call_tool(self.mcp_name, input)
+            result = await self.connection.call_tool(
+                self.mcp_name, input, _progress_reporter(self.summary(input), ctx)
+            )
         except ServerUnavailable as exc:
             raise ToolError(f"Error: {exc}. Its tools cannot be used in this session.") from exc
         except MCPError as exc:
@@ -115,6 +138,27 @@ class McpTool(Tool[dict[str, Any]]):
         if not blocks:
             blocks = [_text(f"{self.mcp_name} returned no content.")]
         return ToolOutput(_simplify(blocks), is_error=bool(result.is_error))
+
+
+def _progress_reporter(
+    summary: str, ctx: ToolContext
+) -> Callable[[float, float | None, str | None], None]:
+    """The server's progress notifications as the call's progress line (throttled)."""
+    last = 0.0
+
+    def report(done: float, total: float | None, message: str | None) -> None:
+        nonlocal last
+        now = time.monotonic()
+        final = total is not None and done >= total
+        if now - last < PROGRESS_INTERVAL and not final:
+            return
+        last = now
+        amount = f"{done:g}/{total:g}" if total else f"{done:g}"
+        if total:
+            amount += f" ({min(100, round(100 * done / total))}%)"
+        ctx.report_progress(f"{summary}: {amount}" + (f" — {message}" if message else ""))
+
+    return report
 
 
 def _description(tool: types.Tool) -> str:
@@ -198,12 +242,34 @@ def resource_blocks(
         mime = f" ({contents.mime_type})" if contents.mime_type else ""
         return _text(f"[resource {contents.uri}{mime}]\n{contents.text}")
     mime = contents.mime_type or "application/octet-stream"
-    if mime.startswith("image/"):
+    if _is_text(mime):
+        text = _decoded_text(contents.blob)
+        if text is not None:
+            return _text(f"[resource {contents.uri} ({mime})]\n{text}")
+    if mime.startswith("image/") and mime != "image/svg+xml":
         return _image(contents.blob, mime, f"resource {contents.uri}")
     return _text(
         f"[resource {contents.uri}: {mime}, {len(contents.blob) * 3 // 4} bytes of binary "
         "data not shown]"
     )
+
+
+def _is_text(mime: str) -> bool:
+    base = mime.split(";", 1)[0].strip().lower()
+    return (
+        base.startswith(TEXT_MIME)
+        or base in TEXT_MIME_TYPES
+        or base.endswith(("+json", "+xml", "+yaml"))
+    )
+
+
+def _decoded_text(blob: str) -> str | None:
+    """A base64 blob of a text type as text; None when it is not valid base64 or UTF-8
+    (it is then described like other binary data)."""
+    try:
+        return base64.b64decode(blob, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
 
 
 def content_blocks(content: Sequence[Any]) -> list[ContentBlock]:
