@@ -55,6 +55,21 @@ class ToolFinished:
 
 
 @dataclass(frozen=True)
+class ToolOutputReady:
+    """A call's result as the model gets it (redacted and truncated), as text (images are
+    named), just before its `tool_finished`. For hosts that show tool output live (ACP's
+    `tool_call_update` content); the LSP does not forward it (`agentls.toolResult` fetches
+    an output on demand)."""
+
+    session_id: str
+    tool_use_id: str
+    name: str
+    content: str
+    is_error: bool
+    type: Literal["tool_output"] = "tool_output"
+
+
+@dataclass(frozen=True)
 class TurnUsage:
     session_id: str
     turn: int
@@ -114,6 +129,7 @@ AgentEvent = (
     | Retrying
     | Notice
     | RunFinished
+    | ToolOutputReady
 )
 EventSink = Callable[[AgentEvent], None]
 
@@ -152,6 +168,15 @@ class ToolFinishedPayload(TypedDict):
     duration_ms: float
     started_at: float
     finished_at: float
+
+
+class ToolOutputReadyPayload(TypedDict):
+    type: Literal["tool_output"]
+    session_id: str
+    tool_use_id: str
+    name: str
+    content: str
+    is_error: bool
 
 
 class TurnUsagePayload(TypedDict):
@@ -197,6 +222,7 @@ EventPayload = (
     | RetryingPayload
     | NoticePayload
     | RunFinishedPayload
+    | ToolOutputReadyPayload
 )
 """What an `agentls/event` notification carries, by `type`."""
 
