@@ -413,7 +413,7 @@ class AgentHost:
             hooks=self.options.hooks(),
             edits=self.edit_sink,
             pool_filter=self.options.pool_filter(),
-            tool_sources=[*self.options.tool_sources, *extra_sources],
+            tool_sources=[*extra_sources, *self.options.tool_sources],
             tool_search=self.options.tool_search(),
             instructions=self.options.instructions(),
             transcript_dir=self.options.transcript_dir,

@@ -40,7 +40,6 @@ __all__ = [
 ]
 
 
-
 @dataclass(frozen=True)
 class DocState:
     """A file as the editor has it now: `text` None when it does not exist."""

@@ -211,7 +211,6 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
             text += "\n" + _SANDBOX_HINT
         return ToolOutput(self.config.redactor.redact(text), is_error=not result.ok)
 
-
     async def _run_in_terminal(
         self, terminal: HostTerminal, input: RunCommandInput, ctx: ToolContext, cwd: Path
     ) -> ToolOutput:
