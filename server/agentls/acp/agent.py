@@ -21,6 +21,7 @@ import asyncio
 import importlib
 import logging
 import os
+import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -107,7 +108,8 @@ class AgentlsAcpAgent:
         log.info(
             "initialize from %s: %s", who, self.link.capabilities.model_dump(exclude_none=True)
         )
-        asyncio.get_running_loop().run_in_executor(None, _import_core)  # warm, off the loop
+        # warm up off the loop (a daemon: an exit never waits for it)
+        threading.Thread(target=_import_core, name="agentls-warm-up", daemon=True).start()
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(

@@ -40,10 +40,11 @@ from agentls.agent.guards import call_subject
 from agentls.agent.messages import ContentBlockParam, text_block
 from agentls.agent.rules import COMMAND_TOOLS, EDIT_TOOLS
 from agentls.config.base import PermissionMode
-from agentls.mcp.config import RemoteServer, ServerSpec, StdioServer
 
 if TYPE_CHECKING:
     from anthropic.types import ImageBlockParam
+
+    from agentls.mcp.config import ServerSpec
 
 PromptBlock = (
     TextContentBlock
@@ -288,8 +289,12 @@ def mcp_specs(entries: Sequence[McpEntry] | None) -> list[ServerSpec]:
 
     Values are taken literally (the client already resolved them; no `${VAR}` expansion).
     ACP-transport servers (`type: acp`, unstable) are not supported: a clear error."""
+    if not entries:
+        return []
+    from agentls.mcp.config import RemoteServer, StdioServer  # the MCP SDK: only when used
+
     specs: list[ServerSpec] = []
-    for entry in entries or ():
+    for entry in entries:
         if isinstance(entry, McpServerStdio):
             env = {item.name: item.value for item in entry.env}
             specs.append(StdioServer(entry.name, "config", entry.command, tuple(entry.args), env))
