@@ -273,7 +273,9 @@ class _PyClientSide:
         params = {"sessionId": session_id, "update": _dump(update)}
         await self.editor.on_notification("session/update", params)
 
-    async def request_permission(self, session_id: str, tool_call: Any, options: Any, **kw: Any) -> Any:
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: Any, **kw: Any
+    ) -> Any:
         from acp.schema import RequestPermissionResponse
 
         params = {
@@ -281,9 +283,13 @@ class _PyClientSide:
             "toolCall": _dump(tool_call),
             "options": [_dump(o) for o in options],
         }
-        return RequestPermissionResponse.model_validate(await self._ask("session/request_permission", params))
+        return RequestPermissionResponse.model_validate(
+            await self._ask("session/request_permission", params)
+        )
 
-    async def read_text_file(self, session_id: str, path: str, line: Any = None, limit: Any = None, **kw: Any) -> Any:
+    async def read_text_file(
+        self, session_id: str, path: str, line: Any = None, limit: Any = None, **kw: Any
+    ) -> Any:
         from acp.schema import ReadTextFileResponse
 
         params = {"sessionId": session_id, "path": path, "line": line, "limit": limit}
@@ -295,7 +301,16 @@ class _PyClientSide:
         params = {"sessionId": session_id, "path": path, "content": content}
         return WriteTextFileResponse.model_validate(await self._ask("fs/write_text_file", params))
 
-    async def create_terminal(self, session_id: str, command: str, args: Any = None, env: Any = None, cwd: Any = None, output_byte_limit: Any = None, **kw: Any) -> Any:
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: Any = None,
+        env: Any = None,
+        cwd: Any = None,
+        output_byte_limit: Any = None,
+        **kw: Any,
+    ) -> Any:
         from acp.schema import CreateTerminalResponse
 
         params = {
@@ -319,7 +334,9 @@ class _PyClientSide:
         from acp.schema import WaitForTerminalExitResponse
 
         return WaitForTerminalExitResponse.model_validate(
-            await self._ask("terminal/wait_for_exit", {"sessionId": session_id, "terminalId": terminal_id})
+            await self._ask(
+                "terminal/wait_for_exit", {"sessionId": session_id, "terminalId": terminal_id}
+            )
         )
 
     async def kill_terminal(self, session_id: str, terminal_id: str, **kw: Any) -> Any:

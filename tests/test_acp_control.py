@@ -53,7 +53,9 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 async def client(
     request: pytest.FixtureRequest, api: ScriptedMessagesServer, home: Path
 ) -> AsyncIterator[AnyClient]:
-    async with acp_client(request.param, FakeEditor(), agent_env(api.base_url, home), home) as found:
+    async with acp_client(
+        request.param, FakeEditor(), agent_env(api.base_url, home), home
+    ) as found:
         await initialize(found, terminal=True)
         yield found
 
@@ -85,7 +87,12 @@ async def test_mcp_servers_from_session_new_start_without_asking_and_serve_tools
     with HttpDemoServer("web") as web:
         servers = [
             demo_server(),
-            {"type": "http", "name": "web", "url": web.url, "headers": [{"name": "X", "value": "1"}]},
+            {
+                "type": "http",
+                "name": "web",
+                "url": web.url,
+                "headers": [{"name": "X", "value": "1"}],
+            },
         ]
         session = await new_session(client, root, servers)
         stdio_id, http_id = f"toolu_echo_stdio_{client.kind}", f"toolu_echo_http_{client.kind}"

@@ -67,7 +67,9 @@ def diffs_of(call: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def texts_of(call: dict[str, Any]) -> str:
-    return "\n".join(c["content"]["text"] for c in call.get("content", []) if c["type"] == "content")
+    return "\n".join(
+        c["content"]["text"] for c in call.get("content", []) if c["type"] == "content"
+    )
 
 
 async def test_initialize_advertises_what_agentls_does(client: AnyClient) -> None:
@@ -258,9 +260,7 @@ async def test_images_links_and_embedded_resources_reach_the_model(
     assert image["source"] == {"type": "base64", "media_type": "image/png", "data": pixel}
 
 
-async def test_stop_reasons(
-    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
-) -> None:
+async def test_stop_reasons(client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path) -> None:
     root = project(tmp_path, "maxTurns = 1\nmaxContinuations = 0\n")
     session = await new_session(client, root)
     api.extend(text_turn("cut", stop_reason="max_tokens"))

@@ -20,9 +20,6 @@ from typing import cast
 
 log = logging.getLogger(__name__)
 
-READ_LIMIT = 50 * 1024 * 1024
-"""Longest message line (images come base64-encoded in prompts)."""
-
 
 def load_settings(value: str | None) -> tuple[object, str | None]:
     """`--settings`: inline JSON or a JSON file holding the `agentls` section; (section,
@@ -68,13 +65,14 @@ async def run(protocol_fd: int, settings: object) -> None:
     from acp import Agent, run_agent
 
     from agentls.acp.agent import AgentlsAcpAgent
+    from agentls.acp.transport import StdioTransport
 
     reader, writer = await _streams(protocol_fd)
     agent = AgentlsAcpAgent(settings)
     try:
         # The SDK routes each method it finds on the agent and answers the others (the
         # unstable ones: fork, resume, close, config options) with "method not found".
-        await run_agent(cast(Agent, agent), writer, reader)
+        await run_agent(cast(Agent, agent), StdioTransport(reader, writer))
     finally:
         await agent.close()
     log.info("the client closed the connection")
@@ -82,7 +80,9 @@ async def run(protocol_fd: int, settings: object) -> None:
 
 async def _streams(protocol_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=READ_LIMIT)
+    from agentls.acp.transport import MAX_LINE
+
+    reader = asyncio.StreamReader(limit=MAX_LINE)
     protocol = asyncio.StreamReaderProtocol(reader)
     try:
         await loop.connect_read_pipe(lambda: protocol, sys.stdin)
