@@ -252,8 +252,8 @@ def _exit_status(code: int) -> dict[str, Any]:
     return {"exitCode": code, "signal": None}
 
 
-async def wait_until(check: Callable[[], bool], timeout: float = 60.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
+async def wait_until(check: Callable[[], bool], seconds: float = 60.0) -> None:
+    deadline = asyncio.get_running_loop().time() + seconds
     while not check():
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError("timed out waiting for a condition")
