@@ -259,3 +259,28 @@ async def test_load_session_after_a_restart_replays_its_history(
         await prompt(second, session, "and now?")
         sent = api.message_requests[before].messages
         assert "what is x?" in str(sent[0]) and "x is one" in str(sent)
+
+
+async def test_without_client_fs_edits_go_to_disk_and_accept_edits_skips_the_review(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    editor = FakeEditor()
+    editor.buffers[str(root / "a.py")] = "never asked for\n"
+    env = agent_env(api.base_url, tmp_path / "home")
+    async with acp_client("python", editor, env, root) as client:
+        await initialize(client, fs=False)
+        session = await new_session(client, root)
+        await client.request("session/set_mode", {"sessionId": session, "modeId": "acceptEdits"})
+        api.extend(
+            tool_turn(("read_file", {"path": "a.py"})),
+            tool_turn(
+                ("edit_file", {"path": "a.py", "old_string": "x = 1", "new_string": "x = 2"})
+            ),
+            text_turn("done"),
+        )
+        result = await prompt(client, session, "bump x")
+    assert result["stopReason"] == "end_turn"
+    assert (root / "a.py").read_text() == "x = 2\n"  # written to disk …
+    assert editor.reads == [] and editor.writes == []  # … without the client's fs
+    assert editor.permission_requests == []  # acceptEdits: no review question

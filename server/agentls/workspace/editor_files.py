@@ -64,13 +64,7 @@ async def refresh_from_editor(
     files = editor_files_of(workspace)
     if files is None:
         return
-    for raw in dict.fromkeys(str(p) for p in paths):
-        try:
-            path = workspace.resolve(raw)
-        except WorkspaceError:
-            continue
-        if os.path.isdir(path):
-            continue
+    for path in _named_files(workspace, paths):
         try:
             text = await files.read(session_id, path)
         except Exception:
@@ -83,6 +77,19 @@ async def refresh_from_editor(
             workspace.close_buffer(path)
         elif current is None or current.text != text:
             workspace.set_buffer(path, text, None)
+
+
+def _named_files(workspace: Workspace, paths: Iterable[str | Path]) -> list[Path]:
+    """The paths inside the workspace that are not folders, resolved, each once."""
+    found: list[Path] = []
+    for raw in dict.fromkeys(str(p) for p in paths):
+        try:
+            path = workspace.resolve(raw)
+        except WorkspaceError:
+            continue
+        if not os.path.isdir(path) and path not in found:
+            found.append(path)
+    return found
 
 
 def _disk_text(path: Path) -> str | None:

@@ -1,0 +1,198 @@
+"""`agentls acp` at its boundaries, tested as an attacker (or an unlucky user) would:
+
+- a refused call never makes the agent read its file through the client (secret files,
+  paths outside the workspace);
+- the user's unsaved text is never overwritten: an edit that touches lines the user changed
+  meanwhile stays staged; one that does not is merged;
+- the project's rules, hooks and `.mcp.json` apply as in the LSP host (the `.mcp.json`
+  servers start only once the user allows them);
+- "for this session" answers are remembered, in both directions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
+from tests.acp_support import (
+    AnyClient,
+    FakeEditor,
+    acp_client,
+    agent_env,
+    initialize,
+    new_session,
+    prompt,
+    request_with_tool_result,
+    wait_until,
+    write_project,
+)
+from tests.mcp_servers.support import SERVER
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+A_PY = "def alpha():\n    return 1\n\n\ndef gamma():\n    return 3\n"
+
+
+@pytest.fixture(scope="module")
+def api() -> Iterator[ScriptedMessagesServer]:
+    with ScriptedMessagesServer([]) as server:
+        yield server
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def client(
+    api: ScriptedMessagesServer, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[AnyClient]:
+    home = tmp_path_factory.mktemp("home")
+    async with acp_client("python", FakeEditor(), agent_env(api.base_url, home), home) as found:
+        await initialize(found)
+        yield found
+
+
+async def test_refused_calls_never_read_their_file_through_the_client(
+    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    root = write_project(tmp_path / "proj", {".env": "TOKEN=on-disk\n", "ok.txt": "fine\n"})
+    outside = write_project(tmp_path / "outside", {"secret.txt": "not yours\n"})
+    editor = client.editor
+    editor.buffers[str(root / ".env")] = "TOKEN=unsaved-secret\n"
+    editor.buffers[str(outside / "secret.txt")] = "unsaved, not yours\n"
+    session = await new_session(client, root)
+    ids = [f"toolu_refused_{n}" for n in range(3)]
+    api.extend(
+        tool_turn(
+            ("read_file", {"path": ".env"}, ids[0]),
+            ("read_file", {"path": str(outside / "secret.txt")}, ids[1]),
+            ("read_file", {"path": "../outside/secret.txt"}, ids[2]),
+        ),
+        tool_turn(("read_file", {"path": "ok.txt"})),
+        text_turn("done"),
+    )
+    reads_before = len(editor.reads)
+    await prompt(client, session, "read them")
+    asked = editor.reads[reads_before:]
+    assert asked == [str(root / "ok.txt")]  # only the call that was allowed
+    for tool_use_id in ids:
+        result = request_with_tool_result(api, tool_use_id)
+        assert result["is_error"] is True
+        assert "unsaved" not in str(result["content"]) and "not yours" not in str(result["content"])
+
+
+async def test_an_edit_never_overwrites_lines_the_user_changed_meanwhile(
+    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    root = write_project(tmp_path / "proj", {"a.py": A_PY})
+    path = str(root / "a.py")
+    editor = client.editor
+    session = await new_session(client, root)
+    api.extend(
+        tool_turn(
+            ("edit_file", {"path": "a.py", "old_string": "return 1", "new_string": "return 10"})
+        ),
+        text_turn("edited"),
+    )
+    editor.permission_gate = asyncio.Event()
+    asked = len(editor.permission_requests)
+    try:
+        running = asyncio.ensure_future(prompt(client, session, "ten"))
+        await wait_until(lambda: len(editor.permission_requests) > asked)  # the review question
+        user_text = A_PY.replace("return 1", "return 'mine'")  # the same line, unsaved
+        editor.buffers[path] = user_text
+        editor.answers[:] = ["apply"]
+    finally:
+        editor.permission_gate.set()
+        editor.permission_gate = None
+    await running
+    assert editor.buffers[path] == user_text  # the user's text stands
+    assert (root / "a.py").read_text() == A_PY
+    assert all(written != path for written, _ in editor.writes)
+    review = editor.tool_calls(session)[editor.permission_requests[-1]["toolCall"]["toolCallId"]]
+    assert review["status"] == "failed"
+    # still staged: /accept tries again and says why it cannot
+    texts_before = len(editor.session_updates(session, "agent_message_chunk"))
+    await prompt(client, session, "/accept")
+    said = editor.session_updates(session, "agent_message_chunk")[texts_before:]
+    assert "changed since the agent read it" in "".join(u["content"]["text"] for u in said)
+    assert editor.buffers[path] == user_text
+    # the user's change elsewhere in the file: the agent's edit is merged in
+    editor.buffers[path] = A_PY.replace("return 3", "return 30")
+    await prompt(client, session, "/accept")
+    assert editor.buffers[path] == A_PY.replace("return 3", "return 30").replace(
+        "return 1", "return 10"
+    )
+
+
+async def test_project_rules_and_hooks_apply(
+    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    code = "import sys; print('no reading notes', file=sys.stderr); sys.exit(2)"
+    hook = f"{shlex.quote(sys.executable)} -c {shlex.quote(code)}"
+    claude = {
+        "permissions": {"deny": ["delete_file"]},
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "read_file", "hooks": [{"type": "command", "command": hook}]}
+            ]
+        },
+    }
+    root = write_project(
+        tmp_path / "proj",
+        {"notes.md": "n\n", ".claude/settings.json": json.dumps(claude)},
+    )
+    session = await new_session(client, root)
+    blocked = "toolu_hook_blocked"
+    api.extend(tool_turn(("read_file", {"path": "notes.md"}, blocked)), text_turn("ok"))
+    before = len(api.message_requests)
+    await prompt(client, session, "read the notes")
+    assert "delete_file" not in api.message_requests[before].tool_names  # a tool-wide deny
+    result = request_with_tool_result(api, blocked)
+    assert result["is_error"] is True and "no reading notes" in str(result["content"])
+
+
+async def test_project_mcp_json_servers_start_only_once_the_user_allows_them(
+    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    mcp = {"mcpServers": {"proj": {"command": sys.executable, "args": [SERVER, "--name", "proj"]}}}
+    root = write_project(
+        tmp_path / "proj", {".mcp.json": json.dumps(mcp)}, '[toolSearch]\nmode = "never"\n'
+    )
+    editor = client.editor
+    session = await new_session(client, root)
+    editor.answers[:] = ["deny"]
+    asked = len(editor.permission_requests)
+    api.extend(text_turn("no servers"))
+    before = len(api.message_requests)
+    await prompt(client, session, "what tools?")
+    (question,) = editor.permission_requests[asked:]
+    assert question["toolCall"]["title"] == "Start the MCP servers of .mcp.json?"
+    assert str(root / ".mcp.json") in question["toolCall"]["locations"][0]["path"]
+    assert not any(n.startswith("mcp__proj__") for n in api.message_requests[before].tool_names)
+
+
+async def test_answers_for_this_session_are_remembered_both_ways(
+    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    root = write_project(tmp_path / "proj", {"a.txt": "a\n"}, 'mode = "auto"\n')
+    editor = client.editor
+    session = await new_session(client, root)
+    editor.answers[:] = ["allow_always", "reject_always"]
+    asked = len(editor.permission_requests)
+    api.extend(
+        tool_turn(("write_file", {"path": "one.txt", "content": "1\n"})),
+        tool_turn(("write_file", {"path": "one.txt", "content": "2\n"})),  # remembered: no ask
+        tool_turn(("write_file", {"path": "two.txt", "content": "x\n"})),  # asked: rejected always
+        tool_turn(("write_file", {"path": "two.txt", "content": "y\n"})),  # remembered: denied
+        text_turn("done"),
+    )
+    await prompt(client, session, "write")
+    assert len(editor.permission_requests) - asked == 2
+    assert (root / "one.txt").read_text() == "2\n"
+    assert not (root / "two.txt").exists()
