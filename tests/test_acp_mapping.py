@@ -242,3 +242,18 @@ def test_a_todos_event_becomes_a_plan_update() -> None:
         ],
     }
     asyncio.run(reporter.end({}))  # type: ignore[typeddict-item]
+
+
+def test_the_acp_host_runs_without_the_lsp_libraries() -> None:
+    """A third host beside the LSP: `agentls acp` never loads pygls or lsprotocol."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, agentls.acp.agent, agentls.acp.serve, agentls.acp.workspace\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == "[]"
