@@ -191,3 +191,19 @@ async def test_bad_input_through_the_sdk_clients(
         assert client.agent_alive
         api.extend(text_turn("fine"))
         assert (await prompt(client, session, "and now?"))["stopReason"] == "end_turn"
+
+
+async def test_a_run_that_cannot_start_says_why(tmp_path: Path) -> None:
+    """No credentials: the prompt is answered with an error naming what is missing."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    async with acp_client(
+        "python", FakeEditor(), agent_env(None, tmp_path / "home"), root
+    ) as client:
+        await initialize(client)
+        session = await new_session(client, root)
+        with pytest.raises(AcpError) as failed:
+            await prompt(client, session, "hello")
+        assert failed.value.code == -32603
+        assert "ANTHROPIC_API_KEY" in failed.value.message
+        assert client.agent_alive

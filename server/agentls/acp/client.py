@@ -35,6 +35,7 @@ class ClientLink:
     capabilities: ClientCapabilities = field(default_factory=ClientCapabilities)
     _queue: asyncio.Queue[tuple[str, Any]] | None = None
     _sender: asyncio.Task[None] | None = None
+    _loop: asyncio.AbstractEventLoop | None = None
 
     # -- what the client can do -----------------------------------------------------------
 
@@ -61,15 +62,21 @@ class ClientLink:
     # -- session/update, in order ---------------------------------------------------------
 
     def send(self, session_id: str, update: Any) -> None:
-        """Queue one `session/update` (never raises, never blocks)."""
+        """Queue one `session/update` (never raises, never blocks). Called from another
+        thread, it hands the update to the connection's loop."""
         if self.conn is None:
             return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            if self._loop is not None and not self._loop.is_closed():
+                self._loop.call_soon_threadsafe(self.send, session_id, update)
+            return
+        self._loop = loop
         if self._queue is None:
             self._queue = asyncio.Queue()
         if self._sender is None or self._sender.done():
-            self._sender = asyncio.get_running_loop().create_task(
-                self._send_all(self._queue), name="agentls-acp-updates"
-            )
+            self._sender = loop.create_task(self._send_all(self._queue), name="agentls-acp-updates")
         self._queue.put_nowait((session_id, update))
 
     async def flush(self) -> None:
