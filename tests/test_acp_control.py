@@ -284,3 +284,23 @@ async def test_without_client_fs_edits_go_to_disk_and_accept_edits_skips_the_rev
     assert (root / "a.py").read_text() == "x = 2\n"  # written to disk …
     assert editor.reads == [] and editor.writes == []  # … without the client's fs
     assert editor.permission_requests == []  # acceptEdits: no review question
+
+
+async def test_files_changed_on_disk_reach_the_symbol_index(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    """ACP clients report no disk changes: the host polls (AGENTLS_DISK_POLL_SECONDS)."""
+    root = project(tmp_path)
+    env = agent_env(api.base_url, tmp_path / "home", AGENTLS_DISK_POLL_SECONDS="0.2")
+    async with acp_client("python", FakeEditor(), env, root) as client:
+        await initialize(client)
+        session = await new_session(client, root)
+        first, second = "toolu_index_before", "toolu_index_after"
+        api.extend(tool_turn(("search_symbols", {"query": "zebra_unique"}, first)), text_turn("-"))
+        await prompt(client, session, "find it")
+        assert "late.py" not in str(request_with_tool_result(api, first)["content"])
+        (root / "late.py").write_text("def zebra_unique():\n    pass\n")  # a git checkout, say
+        await asyncio.sleep(1.5)
+        api.extend(tool_turn(("search_symbols", {"query": "zebra_unique"}, second)), text_turn("+"))
+        await prompt(client, session, "find it now")
+    assert "late.py" in str(request_with_tool_result(api, second)["content"])

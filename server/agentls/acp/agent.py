@@ -354,6 +354,7 @@ class AgentlsAcpAgent:
         if found is None:
             found = AcpWorkspace(folder, self.link, self.settings)
             self.workspaces[folder] = found
+            found.start_polling()
         return found
 
     async def close(self) -> None:

@@ -116,6 +116,18 @@ class AcpWorkspace:
             use_editor_files(self.host.workspace, ClientFiles(self))
         if link.has_terminal:
             use_host_terminal(self.host.workspace, ClientTerminal(self))
+        self._poll: asyncio.Task[None] | None = None
+
+    def start_polling(self) -> None:
+        """ACP clients report no disk changes: poll, so the index follows a `git checkout`."""
+        from agentls.config.environment import environment
+        from agentls.workspace.disk_poll import POLL_SECONDS, poll_disk
+
+        if self._poll is None:
+            interval = environment()[0].disk_poll_seconds or POLL_SECONDS
+            self._poll = asyncio.get_running_loop().create_task(
+                poll_disk(self.host.workspace, interval), name="agentls-acp-poll-disk"
+            )
 
     # -- settings and rules ---------------------------------------------------------------
 
@@ -242,6 +254,8 @@ class AcpWorkspace:
         return [manager]
 
     async def close(self) -> None:
+        if self._poll is not None:
+            self._poll.cancel()
         await self.host.shutdown()
         for manager in self._session_mcp.values():
             try:
