@@ -301,6 +301,8 @@ class AgentlsAcpAgent:
 
     async def _staged_command(self, session: AcpSession, command: str) -> None:
         core = session.workspace.host.sessions[session.id]
+        if core.running:
+            raise RequestError(-32603, f"session {session.id} is running; cancel it or wait", {})
         changes = core.changes
         if changes.is_empty():
             self.link.send(session.id, _message("No edits are staged in this session."))

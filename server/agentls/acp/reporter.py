@@ -176,7 +176,7 @@ class AcpReporter:
                 status="failed" if failed else "completed",
                 content=content or None,
                 locations=locations or None,
-                raw_output=call.output if call.output is not None else None,
+                raw_output=_raw_output(call.output),
             )
         )
 
@@ -227,6 +227,11 @@ def _shown_output(call: _Call, failed: bool) -> str:
     if len(text) > OUTPUT_LIMIT:
         text = text[:OUTPUT_LIMIT] + f"\n… [{len(call.output) - OUTPUT_LIMIT} more characters]"
     return f"```\n{text}\n```" if call.kind in ("execute", "search") and not failed else text
+
+
+def _raw_output(output: str | None) -> str | None:
+    """`rawOutput` too, when it is small (the content already carries the shown part)."""
+    return output if output is not None and len(output) <= OUTPUT_LIMIT else None
 
 
 def first_changed_line(before: str, after: str) -> int | None:
