@@ -6,7 +6,11 @@
   meanwhile stays staged; one that does not is merged;
 - the project's rules, hooks and `.mcp.json` apply as in the LSP host (the `.mcp.json`
   servers start only once the user allows them);
-- "for this session" answers are remembered, in both directions.
+- "for this session" answers are remembered, in both directions;
+- paths stay confined to the session's folder even when the user allows everything: `..`,
+  absolute paths and symbolic links that leave it reach neither the client nor the disk;
+- sessions are isolated from each other: answers, staged edits, folders and updates of one
+  session never apply to (or show up in) another, even in the same folder.
 """
 
 from __future__ import annotations
@@ -196,3 +200,46 @@ async def test_answers_for_this_session_are_remembered_both_ways(
     assert len(editor.permission_requests) - asked == 2
     assert (root / "one.txt").read_text() == "2\n"
     assert not (root / "two.txt").exists()
+
+
+async def test_paths_outside_the_session_folder_are_refused_even_when_the_user_allows_all(
+    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    outside = write_project(tmp_path / "outside", {"secret.txt": "not yours\n"})
+    root = write_project(tmp_path / "proj", {"a.txt": "a\n"}, 'mode = "auto"\n')
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    (root / "file-link.txt").symlink_to(outside / "secret.txt")
+    editor = client.editor
+    secret = str(outside / "secret.txt")
+    editor.buffers[secret] = "unsaved, not yours\n"
+    session = await new_session(client, root)
+    editor.answers[:] = ["allow_once"] * 20  # the user would allow anything asked
+    calls = [
+        ("write_file", {"path": "../outside/new.txt", "content": "x\n"}),
+        ("write_file", {"path": str(outside / "abs.txt"), "content": "x\n"}),
+        ("write_file", {"path": "link/through-link.txt", "content": "x\n"}),
+        ("write_file", {"path": "file-link.txt", "content": "overwritten\n"}),
+        ("edit_file", {"path": "link/secret.txt", "old_string": "not", "new_string": "now"}),
+        ("delete_file", {"path": "link/secret.txt"}),
+        ("rename_file", {"path": "a.txt", "new_path": "../outside/moved.txt"}),
+        ("rename_file", {"path": "link/secret.txt", "new_path": "stolen.txt"}),
+        ("read_file", {"path": "link/secret.txt"}),
+        ("read_file", {"path": "file-link.txt"}),
+    ]
+    ids = [f"toolu_confined_{n}" for n in range(len(calls))]
+    api.extend(
+        tool_turn(*[(name, args, id_) for (name, args), id_ in zip(calls, ids, strict=True)]),
+        text_turn("done"),
+    )
+    reads, writes = len(editor.reads), len(editor.writes)
+    await prompt(client, session, "escape")
+    assert editor.reads[reads:] == [] and editor.writes[writes:] == []
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+    assert (outside / "secret.txt").read_text() == "not yours\n"
+    assert (root / "a.txt").read_text() == "a\n" and not (root / "stolen.txt").exists()
+    for tool_use_id in ids:
+        result = request_with_tool_result(api, tool_use_id)
+        assert result["is_error"] is True, (tool_use_id, result)
+        assert "not yours" not in str(result["content"]), (tool_use_id, result)
+    calls_seen = editor.tool_calls(session)
+    assert all(calls_seen[i]["status"] == "failed" for i in ids)
