@@ -243,3 +243,71 @@ async def test_paths_outside_the_session_folder_are_refused_even_when_the_user_a
         assert "not yours" not in str(result["content"]), (tool_use_id, result)
     calls_seen = editor.tool_calls(session)
     assert all(calls_seen[i]["status"] == "failed" for i in ids)
+
+
+async def test_sessions_never_share_answers_staged_edits_folders_or_updates(
+    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    auto = write_project(tmp_path / "auto", {}, 'mode = "auto"\n')
+    review = write_project(tmp_path / "review", {"a.py": A_PY})
+    editor = client.editor
+    first, second = await new_session(client, auto), await new_session(client, auto)
+    assert first != second
+    # "for this session" answers in the first session ...
+    editor.answers[:] = ["allow_always", "reject_always"]
+    api.extend(
+        tool_turn(("write_file", {"path": "one.txt", "content": "1\n"}, "toolu_iso_1")),
+        tool_turn(("write_file", {"path": "two.txt", "content": "1\n"}, "toolu_iso_2")),
+        text_turn("first done"),
+    )
+    await prompt(client, first, "write")
+    assert (auto / "one.txt").read_text() == "1\n" and not (auto / "two.txt").exists()
+    # ... are asked again in the second one, in the same folder, for the same calls
+    asked = len(editor.permission_requests)
+    editor.answers[:] = ["reject_once", "allow_once"]
+    api.extend(
+        tool_turn(("write_file", {"path": "one.txt", "content": "2\n"}, "toolu_iso_3")),
+        tool_turn(("write_file", {"path": "two.txt", "content": "2\n"}, "toolu_iso_4")),
+        text_turn("second done"),
+    )
+    await prompt(client, second, "write")
+    questions = editor.permission_requests[asked:]
+    assert [q["sessionId"] for q in questions] == [second, second]
+    assert (auto / "one.txt").read_text() == "1\n"  # the first session's allow did not apply
+    assert (auto / "two.txt").read_text() == "2\n"  # nor did its reject
+    # each session's stream carries its own calls and text only
+    assert set(editor.tool_calls(first)) >= {"toolu_iso_1", "toolu_iso_2"}
+    assert not set(editor.tool_calls(first)) & {"toolu_iso_3", "toolu_iso_4"}
+    assert not set(editor.tool_calls(second)) & {"toolu_iso_1", "toolu_iso_2"}
+    assert "second done" not in editor.text(first) and "first done" not in editor.text(second)
+
+    # a session sees its own folder only, even though another session has the other one open
+    owner = await new_session(client, review)
+    editor.answers[:] = ["allow_once"] * 3
+    reads = len(editor.reads)
+    api.extend(
+        tool_turn(("read_file", {"path": str(review / "a.py")}, "toolu_iso_cross")),
+        text_turn("no"),
+    )
+    await prompt(client, second, "read the other project")
+    editor.answers[:] = []
+    assert editor.reads[reads:] == []
+    crossed = request_with_tool_result(api, "toolu_iso_cross")
+    assert crossed["is_error"] is True and "return 1" not in str(crossed["content"])
+
+    # staged edits belong to their session: another session can neither apply nor drop them
+    other = await new_session(client, review)
+    editor.answers[:] = ["keep"]
+    api.extend(
+        tool_turn(
+            ("edit_file", {"path": "a.py", "old_string": "return 1", "new_string": "return 10"})
+        ),
+        text_turn("staged"),
+    )
+    await prompt(client, owner, "ten")
+    for command in ("/accept", "/reject"):
+        await prompt(client, other, command)
+    assert editor.text(other).count("No edits are staged in this session.") == 2
+    assert (review / "a.py").read_text() == A_PY
+    await prompt(client, owner, "/accept")
+    assert (review / "a.py").read_text() == A_PY.replace("return 1", "return 10")
