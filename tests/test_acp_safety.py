@@ -7,6 +7,9 @@
 - the project's rules, hooks and `.mcp.json` apply as in the LSP host (the `.mcp.json`
   servers start only once the user allows them);
 - "for this session" answers are remembered, in both directions;
+- a permission question shows the call's diff and path, and only an option it offered
+  counts (a made-up answer, or "allow always" where an ask rule allows once at most,
+  allows nothing);
 - paths stay confined to the session's folder even when the user allows everything: `..`,
   absolute paths and symbolic links that leave it reach neither the client nor the disk;
 - sessions are isolated from each other: answers, staged edits, folders and updates of one
@@ -311,3 +314,40 @@ async def test_sessions_never_share_answers_staged_edits_folders_or_updates(
     assert (review / "a.py").read_text() == A_PY
     await prompt(client, owner, "/accept")
     assert (review / "a.py").read_text() == A_PY.replace("return 1", "return 10")
+
+
+async def test_a_question_shows_what_would_be_written_and_only_offered_answers_count(
+    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    ask = json.dumps({"permissions": {"ask": ["write_file"]}})  # allowed once at most
+    root = write_project(
+        tmp_path / "proj", {"a.txt": "a\n", ".claude/settings.json": ask}, 'mode = "auto"\n'
+    )
+    editor = client.editor
+    session = await new_session(client, root)
+    ids = [f"toolu_offered_{n}" for n in range(3)]
+    api.extend(
+        *[
+            tool_turn(("write_file", {"path": "a.txt", "content": f"{n}\n"}, id_))
+            for n, id_ in enumerate(ids)
+        ],
+        text_turn("done"),
+    )
+    # an option this question did not offer, one of another question, then a real one
+    editor.answers[:] = ["allow_always", "apply", "allow_once"]
+    asked = len(editor.permission_requests)
+    await prompt(client, session, "write")
+    offered = [[o["optionId"] for o in q["options"]] for q in editor.permission_requests[asked:]]
+    assert offered == [["allow_once", "reject_once"]] * 3  # nothing remembered in between
+    questions = [q["toolCall"] for q in editor.permission_requests[asked:]]
+    first = questions[0]
+    assert first["toolCallId"] == ids[0] and first["rawInput"]["content"] == "0\n"
+    assert first["locations"][0]["path"] == str(root / "a.txt")
+    (diff,) = [c for c in first["content"] if c["type"] == "diff"]
+    assert (diff["path"], diff["oldText"], diff["newText"]) == (str(root / "a.txt"), "a\n", "0\n")
+    for refused in ids[:2]:
+        assert request_with_tool_result(api, refused)["is_error"] is True
+    assert request_with_tool_result(api, ids[2]).get("is_error") is not True
+    assert (root / "a.txt").read_text() == "2\n"
+    written = [content for path, content in editor.writes if path == str(root / "a.txt")]
+    assert written == ["2\n"]
