@@ -5,6 +5,7 @@ after a restart and `session/list` — with both official SDK clients.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -304,3 +305,40 @@ async def test_files_changed_on_disk_reach_the_symbol_index(
         api.extend(tool_turn(("search_symbols", {"query": "zebra_unique"}, second)), text_turn("+"))
         await prompt(client, session, "find it now")
     assert "late.py" in str(request_with_tool_result(api, second)["content"])
+
+
+async def test_refused_commands_never_reach_the_client_terminal(
+    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    """The client's terminal runs outside our sandbox, so the same permission rules must
+    hold before it is used: a command the user rejects and one a deny rule names are never
+    created there, and one that names a secret file is asked about first (an allow rule
+    cannot skip that question)."""
+    rules = json.dumps(
+        {"permissions": {"deny": ["run_command(curl:*)"], "allow": ["run_command(cat:*)"]}}
+    )
+    root = write_project(
+        tmp_path / "proj",
+        {".env": "TOKEN=secret\n", ".claude/settings.json": rules},
+        '[runCommand]\nwhere = "workspace"\n',
+    )
+    editor = client.editor
+    session = await new_session(client, root)
+    ids = [f"toolu_refused_cmd_{n}_{client.kind}" for n in range(3)]
+    api.extend(
+        tool_turn(("run_command", {"command": "touch rejected.txt"}, ids[0])),
+        tool_turn(("run_command", {"command": "curl http://127.0.0.1:9/"}, ids[1])),
+        tool_turn(("run_command", {"command": "cat .env"}, ids[2])),
+        text_turn("done"),
+    )
+    editor.answers[:] = ["reject_once", "reject_once"]
+    before, asked = len(editor.terminal_requests), len(editor.permission_requests)
+    await prompt(client, session, "run them")
+    assert editor.terminal_requests[before:] == []
+    questions = [q["toolCall"] for q in editor.permission_requests[asked:]]
+    assert [q["toolCallId"] for q in questions] == [ids[0], ids[2]]  # the deny rule: no question
+    assert ".env" in questions[1]["title"]
+    assert not (root / "rejected.txt").exists()
+    for tool_use_id in ids:
+        result = request_with_tool_result(api, tool_use_id)
+        assert result["is_error"] is True and "TOKEN" not in str(result["content"])
