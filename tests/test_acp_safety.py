@@ -13,7 +13,8 @@
 - paths stay confined to the session's folder even when the user allows everything: `..`,
   absolute paths and symbolic links that leave it reach neither the client nor the disk;
 - sessions are isolated from each other: answers, staged edits, folders and updates of one
-  session never apply to (or show up in) another, even in the same folder.
+  session never apply to (or show up in) another, even in the same folder; cancelling one
+  leaves the other running.
 """
 
 from __future__ import annotations
@@ -351,3 +352,35 @@ async def test_a_question_shows_what_would_be_written_and_only_offered_answers_c
     assert (root / "a.txt").read_text() == "2\n"
     written = [content for path, content in editor.writes if path == str(root / "a.txt")]
     assert written == ["2\n"]
+
+
+async def test_cancelling_one_session_leaves_another_running_in_the_same_folder(
+    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    root = write_project(tmp_path / "proj", {}, 'mode = "auto"\n')
+    editor = client.editor
+    kept, cancelled = await new_session(client, root), await new_session(client, root)
+    api.extend(
+        tool_turn(("write_file", {"path": "kept.txt", "content": "k\n"}, "toolu_kept")),
+        tool_turn(("write_file", {"path": "dropped.txt", "content": "d\n"}, "toolu_dropped")),
+        text_turn("kept done"),
+    )
+    asked = len(editor.permission_requests)
+    editor.permission_gate = asyncio.Event()
+    try:
+        first = asyncio.ensure_future(prompt(client, kept, "write kept"))
+        await wait_until(lambda: len(editor.permission_requests) > asked)
+        second = asyncio.ensure_future(prompt(client, cancelled, "write dropped"))
+        await wait_until(lambda: len(editor.permission_requests) > asked + 1)
+        await client.notify("session/cancel", {"sessionId": cancelled})
+        assert (await asyncio.wait_for(second, 5))["stopReason"] == "cancelled"
+        assert not first.done()  # the other session's question is still open
+        editor.answers[:] = ["allow_once", "allow_once"]
+    finally:
+        editor.permission_gate.set()
+        editor.permission_gate = None
+    assert (await asyncio.wait_for(first, 60))["stopReason"] == "end_turn"
+    assert [q["sessionId"] for q in editor.permission_requests[asked:]] == [kept, cancelled]
+    assert (root / "kept.txt").read_text() == "k\n"
+    assert not (root / "dropped.txt").exists()
+    assert "kept done" in editor.text(kept)
