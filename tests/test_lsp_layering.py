@@ -23,6 +23,7 @@ CORE = ("agent", "tools", "workspace", "index", "config")
 """Subpackages that make up the editor-agnostic core."""
 
 BANNED_IN_CORE = ("pygls", "lsprotocol", "agentls.lsp", "agentls.headless", "agentls.host")
+BANNED_IN_CORE += ("agentls.acp", "acp")  # the ACP host and its SDK
 """What the core may never import: the LSP libraries and the hosts built on the core."""
 
 

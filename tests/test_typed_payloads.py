@@ -28,6 +28,7 @@ def test_every_event_payload_matches_its_event() -> None:
         events.Retrying: events.RetryingPayload,
         events.Notice: events.NoticePayload,
         events.RunFinished: events.RunFinishedPayload,
+        events.ToolOutputReady: events.ToolOutputReadyPayload,
     }
     assert set(pairs) == set(events.AgentEvent.__args__)
     for event, payload in pairs.items():

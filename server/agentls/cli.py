@@ -36,6 +36,12 @@ def _serve(args: argparse.Namespace) -> int:
     return serve(args)
 
 
+def _acp(args: argparse.Namespace) -> int:
+    from agentls.acp.serve import serve as serve_acp
+
+    return serve_acp(args)
+
+
 def _settings_schema(args: argparse.Namespace) -> int:
     from agentls.config.schema import main as schema_main
 
@@ -74,6 +80,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="log level (default WARNING)",
     )
     serve.set_defaults(handler=_serve)
+    acp = commands.add_parser(
+        "acp", help="run the agent for Agent Client Protocol clients (Zed, JetBrains, …) on stdio"
+    )
+    acp.add_argument(
+        "--settings",
+        metavar="JSON|FILE",
+        help="your agentls settings section, inline JSON or a JSON file (user level)",
+    )
+    acp.add_argument("--log-file", metavar="FILE", help="write the log here (default: stderr)")
+    acp.add_argument(
+        "--log-level",
+        default="WARNING",
+        type=str.upper,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="log level (default WARNING)",
+    )
+    acp.set_defaults(handler=_acp)
     schema = commands.add_parser(
         "settings-schema", help="print the JSON Schema of the settings (or update/check the repo's)"
     )

@@ -22,6 +22,7 @@ from agentls.agent.accounting import Tally
 from agentls.agent.context import RunMode, ToolContext
 from agentls.agent.events import AgentEvent, ignore_event
 from agentls.agent.hooks import HookDecision, HookRunner, NoHooks
+from agentls.agent.messages import ContentBlockParam
 from agentls.agent.permissions import (
     AllowAll,
     PermissionDecision,
@@ -151,6 +152,8 @@ class RunHandle:
     cancel_requested: bool = False
     request: str = ""
     """What the user typed, without the context the host added to `prompt`."""
+    attachments: Sequence[ContentBlockParam] = ()
+    """Content sent with the prompt besides its text (e.g. images an ACP client attached)."""
 
     @property
     def title(self) -> str:
@@ -383,11 +386,16 @@ class AgentHost:
             f"{self.store.folder})"
         )
 
-    def resume_session(self, session_id: str) -> AgentSession:
-        """Load a saved session with today's settings, tools, policy and hooks."""
+    def resume_session(
+        self, session_id: str, *, tool_sources: Sequence[ToolSource] = ()
+    ) -> AgentSession:
+        """Load a saved session with today's settings, tools, policy and hooks.
+
+        `tool_sources` are this session's own, besides the host's (e.g. the MCP servers an
+        ACP client passes with `session/load`)."""
         from agentls.agent.session import AgentSession
 
-        client, config = self._session_parts()
+        client, config = self._session_parts(tool_sources)
         try:
             session = AgentSession.resume(session_id, client, config, self.store)
         except SessionStateError as exc:
@@ -408,16 +416,23 @@ class AgentHost:
             found.append(DIRECT_SESSION)
         return found
 
-    def new_session(self, session_id: str | None = None) -> AgentSession:
-        """A session with fresh settings, policy and hooks (imports the model SDK)."""
+    def new_session(
+        self, session_id: str | None = None, *, tool_sources: Sequence[ToolSource] = ()
+    ) -> AgentSession:
+        """A session with fresh settings, policy and hooks (imports the model SDK).
+
+        `tool_sources` are this session's own, besides the host's (e.g. the MCP servers an
+        ACP client passes with `session/new`)."""
         from agentls.agent.session import AgentSession
 
-        client, config = self._session_parts()
+        client, config = self._session_parts(tool_sources)
         session = AgentSession(client, config, session_id)
         self.sessions[session.id] = session
         return session
 
-    def _session_parts(self) -> tuple[ModelClient, SessionConfig]:
+    def _session_parts(
+        self, extra_sources: Sequence[ToolSource] = ()
+    ) -> tuple[ModelClient, SessionConfig]:
         from agentls.agent.session import SessionConfig
 
         settings = self.options.settings()
@@ -437,7 +452,7 @@ class AgentHost:
             hooks=self.options.hooks(),
             edits=self.edit_sink,
             pool_filter=self.options.pool_filter(),
-            tool_sources=self.options.tool_sources,
+            tool_sources=[*extra_sources, *self.options.tool_sources],
             tool_search=self.options.tool_search(),
             instructions=self.options.instructions(),
             transcript_dir=self.options.transcript_dir,
@@ -456,6 +471,7 @@ class AgentHost:
         mode: RunMode = "review",
         *,
         title: str = "",
+        attachments: Sequence[ContentBlockParam] = (),
     ) -> RunHandle:
         """Start a run as a task and return at once; `await handle.task` for the result.
 
@@ -471,7 +487,7 @@ class AgentHost:
             if existing.running:
                 raise SessionBusy(f"session {session_id} is already running; cancel it or wait")
         sid = session_id or uuid.uuid4().hex[:12]
-        handle = RunHandle(sid, prompt, mode, request=title)
+        handle = RunHandle(sid, prompt, mode, request=title, attachments=attachments)
         self.runs[sid] = handle
         handle.task = asyncio.get_running_loop().create_task(
             self._run(existing, handle), name=f"agentls-run-{sid}"
@@ -492,7 +508,10 @@ class AgentHost:
                 session.status = result.status
             else:
                 result = await session.run(
-                    handle.prompt, events=reporter.on_event, mode=handle.mode
+                    handle.prompt,
+                    events=reporter.on_event,
+                    mode=handle.mode,
+                    attachments=handle.attachments,
                 )
             outcome = await self._deliver_at_end(session, handle, result)
             payload = result.to_dict()

@@ -65,6 +65,21 @@ class ToolProgress:
 
 
 @dataclass(frozen=True)
+class ToolOutputReady:
+    """A call's result as the model gets it (redacted and truncated), as text (images are
+    named), just before its `tool_finished`. For hosts that show tool output live (ACP's
+    `tool_call_update` content); the LSP does not forward it (`agentls.toolResult` fetches
+    an output on demand)."""
+
+    session_id: str
+    tool_use_id: str
+    name: str
+    content: str
+    is_error: bool
+    type: Literal["tool_output"] = "tool_output"
+
+
+@dataclass(frozen=True)
 class TurnUsage:
     session_id: str
     turn: int
@@ -125,6 +140,7 @@ AgentEvent = (
     | Retrying
     | Notice
     | RunFinished
+    | ToolOutputReady
 )
 EventSink = Callable[[AgentEvent], None]
 
@@ -172,6 +188,15 @@ class ToolProgressPayload(TypedDict):
     message: str
 
 
+class ToolOutputReadyPayload(TypedDict):
+    type: Literal["tool_output"]
+    session_id: str
+    tool_use_id: str
+    name: str
+    content: str
+    is_error: bool
+
+
 class TurnUsagePayload(TypedDict):
     type: Literal["turn_usage"]
     session_id: str
@@ -216,6 +241,7 @@ EventPayload = (
     | RetryingPayload
     | NoticePayload
     | RunFinishedPayload
+    | ToolOutputReadyPayload
 )
 """What an `agentls/event` notification carries, by `type`."""
 

@@ -18,7 +18,7 @@ import contextlib
 import dataclasses
 import logging
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from agentls.agent.compaction import CompactionError
@@ -113,14 +113,14 @@ class AgentLoop:
         except Exception:
             log.exception("event handler failed for %s", type(event).__name__)
 
-    async def run(self, prompt: str) -> RunResult:
+    async def run(self, prompt: str, attachments: Sequence[ContentBlockParam] = ()) -> RunResult:
         conv = self.conversation
         conv.transcript.write("run_start", run=conv.runs, prompt=prompt, mode=self.mode)
         self._emit_safe(RunStarted(conv.id, prompt))
         status: RunStatus
         error: str | None = None
         try:
-            blocked = await self._submit_prompt(prompt)
+            blocked = await self._submit_prompt(prompt, attachments)
             if blocked is not None:
                 return self._finish("failed", blocked)
             conv.checkpoint(0)
@@ -227,9 +227,11 @@ class AgentLoop:
             return None
         return "completed"
 
-    async def _submit_prompt(self, prompt: str) -> str | None:
+    async def _submit_prompt(
+        self, prompt: str, attachments: Sequence[ContentBlockParam] = ()
+    ) -> str | None:
         """Add the prompt, after UserPromptSubmit hooks; returns why a hook blocked it."""
-        blocks: list[ContentBlockParam] = [text_block(prompt)]
+        blocks: list[ContentBlockParam] = [text_block(prompt), *attachments]
         blocks += await self._session_start()
         hooks = lifecycle_hooks(self.conversation.config.hooks)
         if hooks is not None:

@@ -22,8 +22,20 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentls.agent.context import ToolContext
-from agentls.agent.events import EventSink, Notice, ToolFinished, ToolStarted, ignore_event
-from agentls.agent.guards import plan_mode_denial, redact_output, secret_file_denial
+from agentls.agent.events import (
+    EventSink,
+    Notice,
+    ToolFinished,
+    ToolOutputReady,
+    ToolStarted,
+    ignore_event,
+)
+from agentls.agent.guards import (
+    call_subject,
+    plan_mode_denial,
+    redact_output,
+    secret_file_denial,
+)
 from agentls.agent.hooks import HookDecision, HookOutcome, HookRunner, NoHooks
 from agentls.agent.messages import TextBlockParam, ToolResultBlockParam
 from agentls.agent.permissions import AllowAll, PermissionDecision, PermissionPolicy
@@ -37,6 +49,7 @@ from agentls.agent.tool import (
     output_to_content,
 )
 from agentls.config import describe_validation_error as describe_errors
+from agentls.workspace.editor_files import editor_files_of, refresh_from_editor
 from agentls.workspace.secrets import Redactor
 
 log = logging.getLogger(__name__)
@@ -116,6 +129,11 @@ class Pipeline:
             raise
         # last: whatever a hook or an error message added never carries a credential
         output = redact_output(output, redactor)
+        self.events(
+            ToolOutputReady(
+                ctx.session_id, call.id, call.name, content_text(output.content), output.is_error
+            )
+        )
         duration = self._finish(call, ctx, started, is_error=output.is_error)
         return ToolCallResult(call.id, output.content, output.is_error, duration)
 
@@ -171,6 +189,7 @@ class Pipeline:
         denial = await self._permission(tool, parsed, pre.permission, ctx)
         if denial is not None:
             return denial
+        await _read_from_editor(tool, raw_input, ctx)
         output = await _call(tool, parsed, ctx)
         # before truncating: a cut must not leave half a key behind
         output = redact_output(output, redactor)
@@ -238,6 +257,16 @@ class Pipeline:
             self.events(Notice(ctx.session_id, outcome.system_message))
 
 
+async def _read_from_editor(tool: AnyTool, raw_input: dict[str, Any], ctx: ToolContext) -> None:
+    """Editors that answer only when asked (ACP `fs/read_text_file`): the files this call
+    names are read through the editor first, so the tool sees unsaved changes. Only now,
+    after the permission step: a refused call must not make us read its file."""
+    if editor_files_of(ctx.workspace) is None:
+        return
+    subject = call_subject(tool.name, raw_input, ctx.workspace.roots)
+    await refresh_from_editor(ctx.workspace, ctx.session_id, subject.paths)
+
+
 def _summary(tool: AnyTool | None, call: ToolCall) -> str:
     if tool is None:
         return f"Calling unknown tool {call.name}"
@@ -298,6 +327,16 @@ async def _call(tool: AnyTool, parsed: Any, ctx: ToolContext) -> ToolOutput:
     except Exception as exc:
         log.exception("tool %s raised", tool.name)
         return _error(f"Error calling tool ({tool.name}): {type(exc).__name__}: {exc}")
+
+
+def content_text(content: str | list[ContentBlock]) -> str:
+    """A result's text; blocks that are not text (images, documents) are named."""
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content:
+        parts.append(block["text"] if block["type"] == "text" else f"[{block['type']}]")
+    return "\n".join(parts)
 
 
 def truncate(output: ToolOutput, limit: int) -> ToolOutput:

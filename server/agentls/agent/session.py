@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from agentls.agent import journal, staged
@@ -27,7 +28,7 @@ from agentls.agent.conversation import Conversation, SessionConfig
 from agentls.agent.events import EventSink, ignore_event
 from agentls.agent.hooks import compaction_hooks, session_hooks
 from agentls.agent.loop import AgentLoop
-from agentls.agent.messages import text_block
+from agentls.agent.messages import ContentBlockParam, text_block
 from agentls.agent.model_client import ModelClient
 from agentls.agent.results import RunResult, SessionStatusPayload
 from agentls.agent.state import SessionState
@@ -139,14 +140,20 @@ class AgentSession(Conversation):
     # --- running ------------------------------------------------------------------------
 
     async def run(
-        self, prompt: str, *, events: EventSink = ignore_event, mode: RunMode = "review"
+        self,
+        prompt: str,
+        *,
+        events: EventSink = ignore_event,
+        mode: RunMode = "review",
+        attachments: Sequence[ContentBlockParam] = (),
     ) -> RunResult:
-        """Run the agent on a prompt (a follow-up if the session already has history)."""
+        """Run the agent on a prompt (a follow-up if the session already has history);
+        `attachments` go with the prompt's text (e.g. images)."""
         cancel = self.begin_run(prompt)
         status = "failed"
         try:
             await self.load_tool_sources()
-            result = await AgentLoop(self, events, mode, cancel).run(prompt)
+            result = await AgentLoop(self, events, mode, cancel).run(prompt, attachments)
             status = result.status
         except asyncio.CancelledError:
             status = "cancelled"

@@ -17,7 +17,6 @@ the editor's current text through pygls's `TextDocument` in the negotiated encod
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,9 +26,19 @@ from pygls.workspace import PositionCodec, ServerTextPosition, TextDocument
 
 from agentls.lsp.capabilities import ClientFeatures
 from agentls.workspace.changes import Change
+from agentls.workspace.merge import line_hunks, match_line_endings, overlaps, rebase, split_lines
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-_LONE_LF = re.compile(r"(?<!\r)\n")
+__all__ = [
+    "DocState",
+    "EditBuilder",
+    "EditPlan",
+    "line_hunks",
+    "match_line_endings",
+    "rebase",
+    "shows_edit",
+    "split_lines",
+    "text_edits",
+]
 
 
 @dataclass(frozen=True)
@@ -66,27 +75,6 @@ class EditPlan:
         return [f"{p.uri}: {p.reason}" for p in (*self.conflicts, *self.skipped)]
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines with their endings, split the way LSP counts lines (\\n, \\r\\n, \\r)."""
-    return _LINE.findall(text)
-
-
-def match_line_endings(original: str | None, new: str) -> str:
-    """Keep a CRLF file CRLF when the agent wrote plain LF lines into it."""
-    if original is None or "\r\n" not in original:
-        return new
-    if original.count("\n") != original.count("\r\n"):
-        return new  # the file itself mixes endings: leave the agent's text alone
-    return _LONE_LF.sub("\r\n", new)
-
-
-def line_hunks(old: str, new: str) -> list[tuple[int, int, list[str]]]:
-    """Changed line ranges of `old` (start, end) and their replacement lines."""
-    a, b = split_lines(old), split_lines(new)
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    return [(i1, i2, b[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
-
-
 def shows_edit(before: str, expected: str, current: str) -> bool:
     """Whether `current` contains the edit that turned `before` into `expected`, maybe with
     other changes (the user typing along) that do not touch the edit's lines. An editor
@@ -104,46 +92,6 @@ def _changed_spans(old: str, new: str, *, side: str) -> list[tuple[int, int]]:
         if tag != "equal":
             spans.append((i1, i2) if side == "old" else (j1, j2))
     return spans
-
-
-def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    """Whether two line ranges `[start, end)` of the same text share a line.
-
-    Only shared lines count: a change to line 10 and one to line 11 do not overlap. An
-    empty range (an insertion before a line) overlaps a range only strictly inside it, and
-    another insertion only at the same point (their order would be a guess).
-    """
-    (a1, a2), (b1, b2) = a, b
-    if a1 == a2 and b1 == b2:
-        return a1 == b1
-    if a1 == a2:
-        return b1 < a1 < b2
-    if b1 == b2:
-        return a1 < b1 < a2
-    return a1 < b2 and b1 < a2
-
-
-def rebase(base: str, ours: str, theirs: str) -> str | None:
-    """Apply the base→ours line changes onto theirs; None when they overlap theirs' changes.
-
-    Only overlapping lines conflict: the agent's change to line 10 and the user's to line
-    11 both apply. The same change made on both sides applies once.
-    """
-    user = line_hunks(base, theirs)
-    mine = [h for h in line_hunks(base, ours) if h not in user]
-    for i1, i2, _ in mine:
-        for k1, k2, _ in user:
-            if overlaps((i1, i2), (k1, k2)):
-                return None
-    lines = split_lines(base)
-    result: list[str] = []
-    cursor = 0
-    for start, end, replacement in sorted([*mine, *user], key=lambda h: (h[0], h[1])):
-        result.extend(lines[cursor:start])
-        result.extend(replacement)
-        cursor = end
-    result.extend(lines[cursor:])
-    return "".join(result)
 
 
 def client_position(doc: TextDocument, offset: int) -> types.Position:

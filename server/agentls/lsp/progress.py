@@ -23,6 +23,7 @@ from agentls.agent.events import (
     RunStarted,
     TextDelta,
     ToolFinished,
+    ToolOutputReady,
     ToolProgress,
     ToolStarted,
     TurnUsage,
@@ -87,6 +88,8 @@ class LspRunReporter:
         self.ls.host.cancel(self.run.session_id)
 
     def on_event(self, event: AgentEvent) -> None:
+        if isinstance(event, ToolOutputReady):
+            return  # not forwarded: `agentls.toolResult` fetches an output on demand
         if isinstance(event, TextDelta):
             self._queue_text(event.text)
             return

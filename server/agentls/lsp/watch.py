@@ -11,20 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import uuid
-from pathlib import Path
 
 from lsprotocol import types
 
 from agentls.lsp.server import AgentLanguageServer
 from agentls.lsp.sync import uri_to_path
+from agentls.workspace.disk_poll import POLL_SECONDS, poll_disk
 
 log = logging.getLogger(__name__)
-
-POLL_SECONDS = 10.0
-"""Default poll interval; `AGENTLS_DISK_POLL_SECONDS` overrides it."""
-Snapshot = dict[str, tuple[int, int]]
 
 
 def setup(server: AgentLanguageServer) -> None:
@@ -72,14 +67,7 @@ async def start_watching(ls: AgentLanguageServer) -> None:
 
 async def _poll(ls: AgentLanguageServer) -> None:
     """The fallback: a cheap stat walk (ignore rules applied) in a thread, forever."""
-    interval = _poll_seconds()
-    previous = await asyncio.to_thread(snapshot, ls)
-    while True:
-        await asyncio.sleep(interval)
-        current = await asyncio.to_thread(snapshot, ls)
-        for name in changed_paths(previous, current):
-            ls.agent_workspace.notify_disk_change(Path(name))
-        previous = current
+    await poll_disk(ls.agent_workspace, _poll_seconds())
 
 
 def _poll_seconds() -> float:
@@ -87,20 +75,3 @@ def _poll_seconds() -> float:
     from agentls.config.environment import environment
 
     return environment()[0].disk_poll_seconds or POLL_SECONDS
-
-
-def snapshot(ls: AgentLanguageServer) -> Snapshot:
-    found: Snapshot = {}
-    for name in ls.agent_workspace.file_strs():
-        try:
-            stat = os.stat(name)
-        except OSError:
-            continue
-        found[name] = (stat.st_mtime_ns, stat.st_size)
-    return found
-
-
-def changed_paths(before: Snapshot, after: Snapshot) -> list[str]:
-    """Created, modified and deleted files between two snapshots."""
-    changed = [name for name, stamp in after.items() if before.get(name) != stamp]
-    return changed + [name for name in before if name not in after]

@@ -51,6 +51,7 @@ from agentls.workspace.process_guard import run_guarded
 from agentls.workspace.secrets import Redactor
 from agentls.workspace.shadow import ShadowRegistry, ShadowWorkspace, shadow_for
 from agentls.workspace.shadow_git import writes_refs
+from agentls.workspace.terminals import HostTerminal, TerminalCommand, host_terminal_of
 from agentls.workspace.toolchain import venv_env
 
 __all__ = ["RunCommand", "RunCommandConfig", "RunCommandInput"]
@@ -178,6 +179,9 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         if not roots:
             raise ToolError("The workspace has no root folder to run the command in.")
         if self.config.where != "shadow":
+            terminal = host_terminal_of(ctx.workspace)
+            if terminal is not None:
+                return await self._run_in_terminal(terminal, input, ctx, Path(roots[0]))
             note = "Ran WITHOUT the sandbox, in the real workspace (runCommand.where)."
             return await self._run(input, ctx, Path(roots[0]), None, None, note)
         with shadow_for(ctx, self._shadows).in_use() as shadow:
@@ -245,6 +249,31 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
             text = f"{note}\n{text}"
         elif not result.ok and _SANDBOX_SIGNS.search(text):
             text += "\n" + _SANDBOX_HINT
+        return ToolOutput(self.config.redactor.redact(text), is_error=not result.ok)
+
+    async def _run_in_terminal(
+        self, terminal: HostTerminal, input: RunCommandInput, ctx: ToolContext, cwd: Path
+    ) -> ToolOutput:
+        """In the editor's terminal, where the user watches it (see
+        `agentls.workspace.terminals`: only for commands that run in the real tree)."""
+        timeout = min(input.timeout or self.config.timeout, self.config.max_timeout)
+        ctx.report_progress(self.summary(input))
+        command = TerminalCommand(
+            session_id=ctx.session_id,
+            tool_use_id=ctx.tool_use_id,
+            command=input.command,
+            argv=(_shell(), "-c", input.command),
+            cwd=cwd,
+            timeout=timeout,
+            max_output_bytes=self.config.max_output_bytes,
+            env=venv_env(list(ctx.workspace.roots)),
+        )
+        try:
+            result = await terminal.run(command)
+        except OSError as exc:
+            raise ToolError(f"The editor's terminal could not run the command: {exc}") from exc
+        note = "Ran in the editor's terminal, WITHOUT the sandbox, in the real workspace."
+        text = f"{note}\n{_format(result, timeout)}"
         return ToolOutput(self.config.redactor.redact(text), is_error=not result.ok)
 
 

@@ -1,0 +1,248 @@
+"""Writing a session's staged edits: through the client when it offers `fs/write_text_file`
+(the editor records undo, and an open buffer changes in place), else to disk.
+
+When edits are written is the delivery mode's decision, as in the LSP host:
+
+- auto: each write tool's change right after it was staged (the permission policy asked
+  before the call, with the diff, unless the mode or a rule allows it);
+- review: once, at the end of the run. In `acceptEdits` and `bypassPermissions` mode they
+  are written; otherwise the user is asked with the whole diff — Apply, Keep staged (the
+  default when the prompt goes away; `/accept` writes them later) or Discard;
+- plan: nothing is staged, nothing is written.
+
+Each file is checked against what the agent read: the client's text (or the disk) must
+still be that text, or the agent's hunks are rebased onto the user's changes when they do
+not touch; otherwise the file stays staged as a conflict. The user's text is never
+overwritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import tempfile
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from acp.schema import (
+    FileEditToolCallContent,
+    PermissionOption,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallUpdate,
+)
+
+from agentls.acp.approvals import ask_client
+from agentls.errors import WorkspaceError
+from agentls.host import EditOutcome
+from agentls.workspace.changes import Change, ChangeSet
+from agentls.workspace.merge import match_line_endings, rebase
+
+if TYPE_CHECKING:
+    from agentls.acp.workspace import AcpWorkspace
+    from agentls.agent.context import RunMode
+
+log = logging.getLogger(__name__)
+
+REVIEW_OPTIONS = [
+    PermissionOption(option_id="apply", name="Apply", kind="allow_once"),
+    PermissionOption(option_id="keep", name="Keep staged", kind="reject_once"),
+    PermissionOption(option_id="discard", name="Discard", kind="reject_always"),
+]
+KEPT = "kept staged: accept them with /accept, or discard them with /reject"
+NO_ASK_MODES = ("acceptEdits", "bypassPermissions")
+
+
+async def deliver(
+    workspace: AcpWorkspace,
+    session_id: str,
+    changes: ChangeSet,
+    mode: RunMode,
+    summary: str,
+    *,
+    final: bool,
+) -> EditOutcome | None:
+    """The host's `EditorPort.deliver` for ACP sessions (see the module docstring)."""
+    if changes.is_empty() or mode == "plan":
+        return None
+    if mode == "auto":
+        return await write_changes(workspace, session_id, changes, changes.entries())
+    if not final:
+        return None
+    if workspace.permission_mode(session_id) in NO_ASK_MODES:
+        return await write_changes(workspace, session_id, changes, changes.entries())
+    return await _review(workspace, session_id, changes, summary)
+
+
+async def _review(
+    workspace: AcpWorkspace, session_id: str, changes: ChangeSet, summary: str
+) -> EditOutcome:
+    """One question for all of a run's edits, showing every diff."""
+    entries = changes.entries()
+    files = [c.path.as_uri() for c in entries]
+    call_id = f"review-{uuid.uuid4().hex[:12]}"
+    title = f"Apply the changes to {len(entries)} file(s)? ({summary})"
+    diffs = [diff_of(c) for c in entries]
+    locations = [ToolCallLocation(path=str(c.path)) for c in entries]
+    link = workspace.link
+    link.send(
+        session_id,
+        ToolCallStart(
+            session_update="tool_call",
+            tool_call_id=call_id,
+            title=title,
+            kind="edit",
+            status="pending",
+            content=list(diffs),
+            locations=locations,
+        ),
+    )
+    request = ToolCallUpdate(tool_call_id=call_id, title=title, kind="edit", status="pending")
+    try:
+        chosen = await ask_client(link, session_id, request, REVIEW_OPTIONS)
+    except ConnectionError:
+        chosen = None
+    status: Literal["completed", "failed"]
+    if chosen == "apply":
+        outcome = await write_changes(workspace, session_id, changes, entries)
+        status = "completed" if outcome.applied else "failed"
+    elif chosen == "discard":
+        changes.discard()
+        outcome = EditOutcome(files, False, "the user discarded them")
+        status = "failed"
+    else:
+        outcome = EditOutcome(files, None, KEPT, left_out=[(f, KEPT) for f in files])
+        status = "failed"
+    link.send(
+        session_id,
+        ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, status=status),
+    )
+    return outcome
+
+
+def diff_of(change: Change) -> FileEditToolCallContent:
+    """A staged change as ACP diff content (a deletion's new text is empty)."""
+    new = change.new_text
+    if new is None and change.kind == "rename":
+        new = change.original_text
+    return FileEditToolCallContent(
+        type="diff", path=str(change.path), old_text=change.original_text, new_text=new or ""
+    )
+
+
+async def write_changes(
+    workspace: AcpWorkspace, session_id: str, changes: ChangeSet, entries: list[Change]
+) -> EditOutcome:
+    """Write `entries`; each written one leaves the staged set, the others stay (with why)."""
+    written: list[str] = []
+    left_out: list[tuple[str, str]] = []
+    conflicts: list[str] = []
+    done: list[Path] = []
+    for change in entries:
+        uri = change.path.as_uri()
+        problem = await _write_one(workspace, session_id, change)
+        if problem is None:
+            written.append(uri)
+            done.extend(p for p in (change.path, change.old_path) if p is not None)
+            continue
+        left_out.append((uri, problem))
+        if problem.startswith(CONFLICT):
+            conflicts.append(uri)
+    changes.discard(done)
+    if not written:
+        reason = "; ".join(f"{Path(u).name}: {why}" for u, why in left_out) or None
+        return EditOutcome([u for u, _ in left_out], False, reason, conflicts, left_out)
+    reason = "; ".join(why for _, why in left_out) or None
+    return EditOutcome(written, True, reason, conflicts, left_out)
+
+
+CONFLICT = "conflict:"
+
+
+async def _write_one(workspace: AcpWorkspace, session_id: str, change: Change) -> str | None:
+    """Write one change; None when done, else why it stays staged."""
+    try:
+        if change.kind in ("create", "modify"):
+            return await _write_text(workspace, session_id, change)
+        if change.kind == "delete":
+            return await _delete(workspace, session_id, change)
+        return await _rename(workspace, session_id, change)
+    except WorkspaceError as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"cannot write {change.path}: {exc.strerror or exc}"
+    except Exception as exc:  # the client refused the write (a JSON-RPC error)
+        log.info("writing %s failed: %s", change.path, exc)
+        return f"the editor did not write it: {exc}"
+
+
+async def _write_text(workspace: AcpWorkspace, session_id: str, change: Change) -> str | None:
+    assert change.new_text is not None
+    base = change.original_text
+    wanted = match_line_endings(base, change.new_text)
+    current = await workspace.current_text(session_id, change.path)
+    if current == wanted:
+        return None  # already there (an earlier write, or the user made the same change)
+    if current == base:
+        target = wanted
+    elif base is not None and current is not None:
+        merged = rebase(base, wanted, current)
+        if merged is None:
+            return (
+                f"{CONFLICT} the file changed since the agent read it, on the lines the agent "
+                "changed; the agent's version stays staged"
+            )
+        target = merged
+    else:
+        return f"{CONFLICT} the file was {'created' if base is None else 'deleted'} meanwhile"
+    await workspace.write_text(session_id, change.path, target)
+    return None
+
+
+async def _delete(workspace: AcpWorkspace, session_id: str, change: Change) -> str | None:
+    path = workspace.inside(change.path)
+    current = await workspace.current_text(session_id, path)
+    if current is None and not path.exists():
+        return None
+    if change.original_text is not None and current != change.original_text:
+        return f"{CONFLICT} the file changed since the agent read it; not deleted"
+    path.unlink()
+    workspace.host.workspace.close_buffer(path)
+    return None
+
+
+async def _rename(workspace: AcpWorkspace, session_id: str, change: Change) -> str | None:
+    assert change.old_path is not None
+    source = workspace.inside(change.old_path)
+    target = workspace.inside(change.path)
+    if target.exists():
+        return f"{CONFLICT} {target.name} exists now; not renamed"
+    current = await workspace.current_text(session_id, source)
+    if change.original_text is not None and current != change.original_text:
+        return f"{CONFLICT} {source.name} changed since the agent read it; not renamed"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(source, target)
+    workspace.host.workspace.close_buffer(source)
+    if change.new_text is not None:
+        await workspace.write_text(session_id, target, change.new_text)
+    return None
+
+
+def write_disk(path: Path, text: str) -> None:
+    """Atomically (a temporary file renamed over it), keeping the file's mode."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".agentls", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,503 @@
+"""`AcpWorkspace`: one session folder (`cwd`) — its settings, rules, MCP servers and host.
+
+ACP sessions name their folder; every session of the same folder shares one `AgentHost`
+(and so one workspace, symbol index, shadow copy and MCP manager), as the LSP host shares
+one per editor window. Settings come in layers as in the LSP (docs/lsp.md "Settings"): the
+environment, the project's `.agentls.toml` / `[tool.agentls]`, and the user's `agentls`
+section given to `agentls acp --settings`; project `.mcp.json`, Claude Code settings
+files, rules and hooks apply the same way.
+
+This module plugs the ACP client into the core's ports: the approver (permission
+requests), `EditorFiles` (reads through `fs/read_text_file`), `HostTerminal` (client
+terminals) and the `EditorPort` (updates and writing edits).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from acp.schema import EnvVariable, TerminalToolCallContent, ToolCallProgress
+
+from agentls.acp.approvals import (
+    AcpApprover,
+    PreviewSource,
+    ToolCallContent,
+    approve_project_file,
+)
+from agentls.acp.client import ClientLink
+from agentls.acp.delivery import deliver, write_disk
+from agentls.acp.reporter import AcpReporter
+from agentls.agent.permissions import ApprovalRequest, PermissionMode
+from agentls.host import AgentHost, HostOptions
+from agentls.lsp.config import ConfigState, check_entries, load_project_config
+from agentls.workspace import Workspace
+from agentls.workspace.editor_files import use_editor_files
+from agentls.workspace.process import ProcessResult
+from agentls.workspace.terminals import TerminalCommand, use_host_terminal
+
+if TYPE_CHECKING:
+    from agentls.agent.context import RunMode
+    from agentls.agent.hooks import HookRunner
+    from agentls.agent.permissions import PermissionPolicy
+    from agentls.agent.registry import AnyTool, PoolFilter
+    from agentls.agent.settings import AgentSettings
+    from agentls.agent.settings_files import Safety
+    from agentls.codeintel.sources import CodeSource
+    from agentls.host import EditOutcome, RunHandle, RunReporter
+    from agentls.mcp import McpManager
+    from agentls.mcp.config import ServerSpec
+    from agentls.workspace.changes import ChangeSet
+
+log = logging.getLogger(__name__)
+
+SETTINGS_SOURCE = "agentls acp --settings"
+
+
+@dataclass
+class AcpSession:
+    """What the ACP host keeps about one session besides the core's `AgentSession`."""
+
+    id: str
+    workspace: AcpWorkspace
+    delivery: RunMode
+    """review or auto: when this session's edits are written (the `mode` setting)."""
+    mode: PermissionMode
+    commands_sent: bool = False
+
+    @property
+    def run_mode(self) -> RunMode:
+        """Plan mode offers read-only tools only; otherwise the delivery mode."""
+        return "plan" if self.mode == "plan" else self.delivery
+
+
+class AcpWorkspace:
+    """The settings, rules and agent host of one session folder."""
+
+    def __init__(self, root: Path, link: ClientLink, editor_settings: object) -> None:
+        self.root = root
+        self.link = link
+        self.config = ConfigState()
+        self.safety: Safety | None = None
+        self.sessions: dict[str, AcpSession] = {}
+        self.reporters: dict[str, AcpReporter] = {}
+        self.terminals: dict[str, str] = {}
+        """tool_use_id → the client terminal its command runs in."""
+        self.active_session: str | None = None
+        """The session whose prompt runs now (asked about `.mcp.json` when it starts)."""
+        self.problems: list[str] = []
+        """Settings problems, shown in the next prompt's answer."""
+        self._session_mcp: dict[str, McpManager] = {}
+        problems = self.config.set_environment()
+        problems += self.config.set_project(load_project_config(root))
+        problems += self.config.set_editor(editor_settings, SETTINGS_SOURCE)
+        self.approver = AcpApprover(link, EditPreviews(self))
+        options = HostOptions(
+            settings=self._agent_settings,
+            instructions=lambda: self.config.current.instructions,
+            tools=lambda workspace: self._tools(),
+            permissions=self._policy,
+            hooks=self._hooks,
+            pool_filter=self._pool_filter,
+            tool_sources=[WorkspaceMcp(self)],
+            tool_search=lambda: self.config.current.tool_search,
+            code_sources=self._code_sources,
+        )
+        self.host = AgentHost(Workspace([root]), AcpPort(self), options)
+        problems += self.reload_safety()
+        self.problems = problems
+        if link.reads_files:
+            use_editor_files(self.host.workspace, ClientFiles(self))
+        if link.has_terminal:
+            use_host_terminal(self.host.workspace, ClientTerminal(self))
+        self._poll: asyncio.Task[None] | None = None
+
+    def start_polling(self) -> None:
+        """ACP clients report no disk changes: poll, so the index follows a `git checkout`."""
+        from agentls.config.environment import environment
+        from agentls.workspace.disk_poll import POLL_SECONDS, poll_disk
+
+        if self._poll is None:
+            interval = environment()[0].disk_poll_seconds or POLL_SECONDS
+            self._poll = asyncio.get_running_loop().create_task(
+                poll_disk(self.host.workspace, interval), name="agentls-acp-poll-disk"
+            )
+
+    # -- settings and rules ---------------------------------------------------------------
+
+    def reload_safety(self) -> list[str]:
+        """Permission rules, hooks, secrets and the sandbox from the settings (as the LSP)."""
+        from agentls.sandbox import SandboxConfig, use_sandbox
+        from agentls.workspace.secrets import SecretMatcher, use_secrets
+
+        workspace = self.host.workspace
+        try:
+            from agentls.agent.settings_files import load_safety
+
+            self.safety = load_safety(
+                workspace.roots, section=self.config.editor, project_section=self.config.project
+            )
+        except Exception as exc:
+            log.exception("cannot load the permission settings")
+            self.safety = None
+            use_secrets(workspace, SecretMatcher(roots=list(workspace.roots)))
+            return [
+                f"the permission settings could not be loaded ({exc}); everything that is not "
+                "read-only is asked for"
+            ]
+        use_secrets(workspace, self.safety.secrets)
+        use_sandbox(workspace, SandboxConfig(self.safety.sandbox, self.safety.sandbox_hidden))
+        return list(self.safety.problems)
+
+    def _agent_settings(self) -> AgentSettings:
+        from agentls.agent.settings import AgentSettings
+        from agentls.config.environment import environment
+
+        credentials, _ = environment()
+        return AgentSettings.resolve(self.config.current, credentials)
+
+    def _policy(self) -> PermissionPolicy:
+        """A new policy per session: "allow for this session" stays with the session."""
+        if self.safety is None:
+            from agentls.agent.policy import RulePolicy
+
+            return RulePolicy(approver=self.approver)
+        return self.safety.policy(self.approver)
+
+    def _hooks(self) -> HookRunner:
+        from agentls.agent.hooks import NoHooks
+
+        if self.safety is None:
+            return NoHooks()
+        return self.safety.hooks(on_problem=self._hook_problem)
+
+    def _hook_problem(self, message: str) -> None:
+        log.warning("hooks: %s", message)
+        self.problems.append(f"hooks: {message}")
+
+    def _pool_filter(self) -> PoolFilter:
+        from agentls.agent.registry import PoolFilter
+
+        if self.safety is None:
+            return PoolFilter()
+        return PoolFilter(denied=self.safety.pool_filter().denied)
+
+    def _tools(self) -> list[AnyTool]:
+        from agentls.tools import LintConfig, RunCommand, TestConfig, builtin_tools
+
+        run_command = None
+        if self.safety is not None:
+            run_command = RunCommand.from_settings(self.safety.run_command, self.safety.redactor)
+        lint, tests = check_entries(self.config)
+        return builtin_tools(
+            lint=LintConfig(entries=lint), tests=TestConfig(entries=tests), run_command=run_command
+        )
+
+    def _code_sources(self, workspace: Workspace) -> list[CodeSource]:
+        """agentls's own language servers (ACP clients answer no code-intelligence queries)."""
+        from agentls.codeintel.settings import LanguageServerSettings
+        from agentls.langservers import LanguageServerPool
+
+        def settings() -> LanguageServerSettings:
+            editor = self.config.editor.settings
+            return LanguageServerSettings.merge(
+                editor.language_servers,
+                self.config.project.settings.language_servers,
+                trust_project=editor.trust_project_settings,
+            )
+
+        return [LanguageServerPool(workspace, settings)]
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def initial_mode(self) -> PermissionMode:
+        """A new session's permission mode: the settings' (plan when `mode` is plan)."""
+        if self.config.current.mode == "plan":
+            return "plan"
+        if self.safety is None:
+            return "default"
+        try:
+            return self.safety.check_mode()
+        except Exception as exc:
+            self.problems.append(str(exc))
+            return "default"
+
+    @property
+    def bypass_enabled(self) -> bool:
+        return self.safety is not None and self.safety.bypass_enabled
+
+    def delivery(self) -> RunMode:
+        return "auto" if self.config.current.mode == "auto" else "review"
+
+    def permission_mode(self, session_id: str) -> PermissionMode:
+        found = self.sessions.get(session_id)
+        return found.mode if found is not None else "default"
+
+    def session_sources(self, specs: Sequence[ServerSpec]) -> list[McpManager]:
+        """The client's MCP servers for a session: one manager per distinct list (editors
+        pass the same servers to every session; they start once)."""
+        if not specs:
+            return []
+        key = json.dumps([repr(s) for s in specs])
+        manager = self._session_mcp.get(key)
+        if manager is None:
+            from agentls.mcp import McpManager
+
+            manager = McpManager(specs, self.config.current.mcp, workspace_root=self.root)
+            self._session_mcp[key] = manager
+        return [manager]
+
+    async def close(self) -> None:
+        if self._poll is not None:
+            self._poll.cancel()
+        await self.host.shutdown()
+        for manager in self._session_mcp.values():
+            try:
+                await manager.aclose()
+            except Exception:
+                log.exception("closing an MCP manager failed")
+
+    # -- files ----------------------------------------------------------------------------
+
+    def inside(self, path: Path) -> Path:
+        """`path` resolved, if it is inside the workspace (`WorkspaceError` otherwise)."""
+        return self.host.workspace.resolve(path)
+
+    def layered_text(self, session_id: str, path: str | Path) -> str | None:
+        """The text the session sees (staged > buffer > disk); None when there is none."""
+        session = self.host.sessions.get(session_id)
+        changes = session.changes if session is not None else None
+        try:
+            return self.host.workspace.load(self.inside(Path(path)), changes).text
+        except Exception:
+            return None
+
+    async def current_text(self, session_id: str, path: Path) -> str | None:
+        """What the user has now: the client's text (when it reads files), else the disk."""
+        path = self.inside(path)
+        if self.link.reads_files and path.is_file():
+            text = await self.link.read_text_file(session_id, str(path))
+            if text is not None:
+                return text
+        try:
+            with path.open(encoding="utf-8", newline="") as handle:
+                return handle.read()
+        except FileNotFoundError:
+            return None
+
+    async def write_text(self, session_id: str, path: Path, text: str) -> None:
+        """Through the client when it writes files, else to disk; the overlay follows."""
+        path = self.inside(path)
+        if self.link.writes_files:
+            await self.link.write_text_file(session_id, str(path), text)
+        else:
+            await asyncio.to_thread(write_disk, path, text)
+        workspace = self.host.workspace
+        try:
+            on_disk = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            on_disk = None
+        if on_disk == text:
+            workspace.close_buffer(path)
+        else:
+            workspace.set_buffer(path, text, None)  # the client holds it unsaved
+        workspace.notify_disk_change(path)
+
+
+class AcpPort:
+    """The `EditorPort` of one workspace's host."""
+
+    def __init__(self, workspace: AcpWorkspace) -> None:
+        self.workspace = workspace
+
+    def reporter(self, run: RunHandle) -> RunReporter:
+        reporter = AcpReporter(self.workspace, run)
+        self.workspace.reporters[run.session_id] = reporter
+        return reporter
+
+    async def deliver(
+        self, session_id: str, changes: ChangeSet, mode: RunMode, summary: str, *, final: bool
+    ) -> EditOutcome | None:
+        return await deliver(self.workspace, session_id, changes, mode, summary, final=final)
+
+
+class ClientFiles:
+    """`EditorFiles` through `fs/read_text_file` (the client's unsaved text)."""
+
+    def __init__(self, workspace: AcpWorkspace) -> None:
+        self.workspace = workspace
+
+    async def read(self, session_id: str, path: Path) -> str | None:
+        text = await self.workspace.link.read_text_file(session_id, str(path))
+        reporter = self.workspace.reporters.get(session_id)
+        if text is not None and reporter is not None:
+            reporter.pulled(path, text)
+        return text
+
+
+class ClientTerminal:
+    """`HostTerminal` through `terminal/*`: the command runs where the user watches it.
+
+    The terminal is embedded in the tool call at once, so the output streams in the
+    client's panel; on timeout or cancel the command is killed, and the terminal is always
+    released."""
+
+    def __init__(self, workspace: AcpWorkspace) -> None:
+        self.workspace = workspace
+
+    async def run(self, command: TerminalCommand) -> ProcessResult:
+        link = self.workspace.link
+        session = command.session_id
+        await link.flush()
+        started = time.monotonic()
+        try:
+            created = await link.client.create_terminal(
+                session_id=session,
+                command=command.argv[0],
+                args=list(command.argv[1:]),
+                env=[EnvVariable(name=k, value=v) for k, v in command.env.items()],
+                cwd=str(command.cwd),
+                output_byte_limit=command.max_output_bytes,
+            )
+        except Exception as exc:
+            raise OSError(f"terminal/create failed: {exc}") from exc
+        terminal = created.terminal_id
+        self.workspace.terminals[command.tool_use_id] = terminal
+        link.send(
+            session,
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=command.tool_use_id,
+                content=[TerminalToolCallContent(type="terminal", terminal_id=terminal)],
+            ),
+        )
+        try:
+            return await self._wait(command, terminal, started)
+        finally:
+            await asyncio.shield(self._release(session, terminal))
+
+    async def _wait(self, command: TerminalCommand, terminal: str, started: float) -> ProcessResult:
+        client = self.workspace.link.client
+        session = command.session_id
+        timed_out = False
+        try:
+            await asyncio.wait_for(
+                client.wait_for_terminal_exit(session_id=session, terminal_id=terminal),
+                command.timeout,
+            )
+        except TimeoutError:
+            timed_out = True
+            await self._kill(session, terminal)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._kill(session, terminal))
+            raise
+        output = await client.terminal_output(session_id=session, terminal_id=terminal)
+        status = output.exit_status
+        exit_code = status.exit_code if status is not None else None
+        if exit_code is None and status is not None and status.signal:
+            exit_code = -1
+        return ProcessResult(
+            argv=command.argv,
+            exit_code=None if timed_out else exit_code,
+            stdout=output.output,
+            stderr="",
+            duration=time.monotonic() - started,
+            timed_out=timed_out,
+            stdout_dropped=1 if output.truncated else 0,
+            confinement="",
+        )
+
+    async def _kill(self, session: str, terminal: str) -> None:
+        try:
+            await self.workspace.link.client.kill_terminal(session_id=session, terminal_id=terminal)
+        except Exception as exc:
+            log.info("terminal/kill failed: %s", exc)
+
+    async def _release(self, session: str, terminal: str) -> None:
+        try:
+            await self.workspace.link.client.release_terminal(
+                session_id=session, terminal_id=terminal
+            )
+        except Exception as exc:
+            log.info("terminal/release failed: %s", exc)
+
+
+class EditPreviews(PreviewSource):
+    """An approval prompt for an edit shows the file before and after it."""
+
+    def __init__(self, workspace: AcpWorkspace) -> None:
+        self.workspace = workspace
+
+    def preview(self, request: ApprovalRequest) -> list[ToolCallContent]:
+        from acp.schema import FileEditToolCallContent
+
+        raw = request.input
+        path = raw.get("path")
+        if not isinstance(path, str) or request.tool not in ("edit_file", "write_file"):
+            return []
+        try:
+            absolute = self.workspace.inside(self.workspace.root / path)
+        except Exception:
+            return []
+        from agentls.workspace.secrets import secrets_for
+
+        if secrets_for(self.workspace.host.workspace).match(absolute) is not None:
+            return []  # a secret file's text is shown to no one, the user's panel included
+        before = self.workspace.layered_text(request.session_id, absolute)
+        after = _after(request.tool, raw, before)
+        if after is None or after == before:
+            return []
+        return [
+            FileEditToolCallContent(
+                type="diff", path=str(absolute), old_text=before, new_text=after
+            )
+        ]
+
+
+def _after(tool: str, raw: dict[str, Any], before: str | None) -> str | None:
+    if tool == "write_file":
+        content = raw.get("content")
+        return content if isinstance(content, str) else None
+    old, new = raw.get("old_string"), raw.get("new_string")
+    if before is None or not isinstance(old, str) or not isinstance(new, str) or old not in before:
+        return None
+    return before.replace(old, new) if raw.get("replace_all") else before.replace(old, new, 1)
+
+
+class WorkspaceMcp:
+    """The workspace's MCP servers (settings, approved `.mcp.json`, the user's file) as a
+    tool source, built on first need in a thread (the MCP SDK is slow to import)."""
+
+    def __init__(self, workspace: AcpWorkspace) -> None:
+        self.workspace = workspace
+        self.manager: McpManager | None = None
+
+    def _build(self) -> McpManager:
+        from agentls.mcp import McpManager
+
+        workspace = self.workspace
+        return McpManager.from_config(
+            workspace.root,
+            workspace.config.current.mcp,
+            approve_project_file=lambda request: approve_project_file(
+                workspace.link, workspace.active_session, request
+            ),
+        )
+
+    async def tools(self) -> Sequence[AnyTool]:
+        if self.manager is None:
+            self.manager = await asyncio.to_thread(self._build)
+        return await self.manager.tools()
+
+    def status(self) -> list[dict[str, Any]]:
+        return self.manager.status() if self.manager is not None else []
+
+    async def aclose(self) -> None:
+        if self.manager is not None:
+            await self.manager.aclose()
