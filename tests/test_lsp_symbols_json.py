@@ -46,14 +46,14 @@ def multi_line_signature(
 CONSTANT = "ascii only"
 '''
 
-ASCII_SOURCE = '''class Plain:
+ASCII_SOURCE = """class Plain:
     def method(self):
         return 1
 
 
 def function():
     pass
-'''
+"""
 
 
 def units(text: str, encoding: str) -> int:
