@@ -167,3 +167,58 @@ def test_a_warm_start_answers_from_the_cache_before_the_walk_confirms_it(
     assert [s.name for s in warm.search("Replaced5").symbols] == ["Replaced5"]
     assert warm.state.cached_files == 39 and warm.state.parsed_files == 1
     warm.close()
+
+
+def test_start_up_work_waits_for_the_first_useful_answer(tmp_path: Path) -> None:
+    """`wait_settled` holds a server's other start-up work while the build runs and no
+    query was answered; an answer while serving (or the build's end) releases it."""
+    files = write_modules(tmp_path, 30)
+    index = SymbolIndex(None)
+    index.candidates = grep_finder
+    gate = threading.Event()
+    thread = slow_build(index, files, gate)
+    try:
+        assert not index.wait_settled(0.2)  # building, nothing asked yet
+        assert index._listed.wait(5) and index.wait_serving(5)
+        assert not index.wait_settled(0.05)
+        assert [s.name for s in index.search("Widget21").symbols][:1] == ["Widget21"]
+        assert index.wait_settled(0) and index.state.building
+    finally:
+        gate.set()
+        thread.join(10)
+
+
+def test_start_up_work_waits_for_the_build_when_nothing_is_asked(tmp_path: Path) -> None:
+    files = write_modules(tmp_path, 10)
+    index = SymbolIndex(None)
+    gate = threading.Event()
+    thread = slow_build(index, files, gate)
+    try:
+        assert not index.wait_settled(0.1)
+    finally:
+        gate.set()
+    assert index.wait_settled(10) and index.state.ready
+    thread.join(10)
+
+
+def test_an_answer_before_the_index_serves_does_not_release_start_up_work(
+    tmp_path: Path,
+) -> None:
+    index = SymbolIndex(None)
+    walked = threading.Event()
+    gate = threading.Event()
+
+    def stalled_walk() -> Iterator[Path]:
+        walked.set()
+        gate.wait(10)
+        yield from write_modules(tmp_path, 3)
+
+    thread = index.start_build(stalled_walk(), workers=1)
+    try:
+        assert walked.wait(5)
+        assert not index.search("Widget1").symbols  # nothing listed yet: an empty answer
+        assert not index.wait_settled(0.1)
+    finally:
+        gate.set()
+        thread.join(10)
+    assert index.wait_settled(0)
