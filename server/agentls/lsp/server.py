@@ -50,9 +50,6 @@ class AgentLanguageServer(LanguageServer):
         self.initialization_options: Any = None
         self.ready = asyncio.Event()
         """Set once `initialized` has built the agent host (commands wait for it)."""
-        self.host_wanted = asyncio.Event()
-        """Set once a request waits for the host: start-up stops giving the index a head
-        start (see `agentls.lsp.symbols.index_serving`)."""
         self.safety: Safety | None = None
         """Permission rules and hooks for new sessions (see `agentls.lsp.safety`)."""
         self.open_uris: dict[Path, str] = {}
@@ -90,7 +87,6 @@ class AgentLanguageServer(LanguageServer):
     async def wait_ready(self, seconds: float = 60.0) -> AgentHost:
         """The host, once `initialized` has built it (requests may arrive earlier)."""
         if self._host is None:
-            self.host_wanted.set()
             try:
                 await asyncio.wait_for(self.ready.wait(), seconds)
             except TimeoutError:

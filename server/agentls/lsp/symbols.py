@@ -64,16 +64,12 @@ async def index_serving(ls: AgentLanguageServer, seconds: float) -> None:
     """Wait (off the loop) until the index has answered its first query or is complete, at
     most `seconds`: the host's imports that follow would otherwise compete with the
     index's start, and with that first answer, for the GIL (an editor asks for symbols
-    right after starting the server, a model's first request comes later). A request that
-    needs the host (a command) ends the wait at once."""
+    right after starting the server, a model's first request comes later)."""
     try:
         index = index_of(ls)
     except Exception:
         return
-    settled = asyncio.ensure_future(asyncio.to_thread(index.wait_settled, seconds))
-    wanted = asyncio.ensure_future(ls.host_wanted.wait())
-    await asyncio.wait((settled, wanted), return_when=asyncio.FIRST_COMPLETED)
-    wanted.cancel()  # `settled` ends by itself within `seconds`
+    await asyncio.to_thread(index.wait_settled, seconds)
 
 
 def allow_index_persistence(ls: AgentLanguageServer) -> None:
