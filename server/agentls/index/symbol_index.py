@@ -109,8 +109,6 @@ class SymbolIndex:
         self._todo: dict[str, Entry] = {}
         self._serving = threading.Event()
         """Set once queries get useful answers: the cache is served, or the files listed."""
-        self._answered = False
-        """A query has been answered while serving (see `wait_settled`)."""
         self._listed = threading.Event()
         """Set once the running build knows every file (M in "N of M")."""
         self._build_total = 0
@@ -174,15 +172,6 @@ class SymbolIndex:
             return False
         waiting = self.updates_waiting
         return waiting is None or not waiting(None if path is None else str(path))
-
-    def wait_settled(self, timeout: float | None = None) -> bool:
-        """Block until the first query has been answered or no build runs (at most
-        `timeout` seconds); True when either happened. A server holds its other start-up
-        work until then: in one process it would share the interpreter with the query."""
-        with self._lock:
-            return self._built.wait_for(
-                lambda: self._answered or (self._ever_built and not self._building), timeout
-            )
 
     def __contains__(self, path: object) -> bool:
         return str(path) in self._records
@@ -767,22 +756,6 @@ class SymbolIndex:
         parsed (cached by content) and searched instead of the indexed version; None hides
         the file (deleted).
         """
-        result = self._search(query, kind, path_prefix, limit, open_paths, overlay)
-        if not self._answered and self._serving.is_set():  # a useful answer, not an empty one
-            with self._lock:
-                self._answered = True
-                self._built.notify_all()
-        return result
-
-    def _search(
-        self,
-        query: str,
-        kind: KindFilter,
-        path_prefix: Path | str | None,
-        limit: int,
-        open_paths: Iterable[Path | str],
-        overlay: Mapping[Path, str | bytes | None] | None,
-    ) -> SearchResult:
         if self.before_query is not None:
             self.before_query()
         if self._building and self.candidates is not None:

@@ -61,15 +61,13 @@ def start_index(ls: AgentLanguageServer) -> None:
 
 
 async def index_serving(ls: AgentLanguageServer, seconds: float) -> None:
-    """Wait (off the loop) until the index has answered its first query or is complete, at
-    most `seconds`: the host's imports that follow would otherwise compete with the
-    index's start, and with that first answer, for the GIL (an editor asks for symbols
-    right after starting the server, a model's first request comes later)."""
+    """Wait (off the loop) until the index answers usefully, at most `seconds`: the host's
+    imports that follow would otherwise compete with the index's start for the GIL."""
     try:
         index = index_of(ls)
     except Exception:
         return
-    await asyncio.to_thread(index.wait_settled, seconds)
+    await asyncio.to_thread(index.wait_serving, seconds)
 
 
 def allow_index_persistence(ls: AgentLanguageServer) -> None:
