@@ -51,6 +51,7 @@ def glob_re2(pattern: str) -> re2._Regexp[str]:
 _STAR_RUN = re.compile(r"\*+")
 
 
+@lru_cache(maxsize=256)
 def backtracks_little(pattern: str) -> bool:
     """Whether `re` matches this glob in near-linear time: at most one `*` run per path
     segment, at most one `**` segment and no `*` or `/` inside braces (conservative: an
