@@ -53,12 +53,28 @@ def line(label: str, values: list[float], target: str = "") -> None:
     print(f"{label:52} p50 {p50:7.2f} ms   p99 {p99:7.2f} ms{suffix}", flush=True)
 
 
+EDITOR_CAPABILITIES = types.ClientCapabilities(
+    workspace=types.WorkspaceClientCapabilities(
+        did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+            dynamic_registration=True
+        )
+    )
+)
+"""What matters here of a real editor's capabilities: it watches files for the server (VS
+Code, Neovim), so the server does not poll the disk during the measurements."""
+
+
 async def start(command: list[str], root: Path, env: dict[str, str]) -> LanguageClient:
     client = LanguageClient("bench", "1")
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params: types.RegistrationParams) -> None:
+        return None
+
     await client.start_io(*command, env=env)
     await client.initialize_async(
         types.InitializeParams(
-            capabilities=types.ClientCapabilities(),
+            capabilities=EDITOR_CAPABILITIES,
             root_uri=root.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
             process_id=os.getpid(),
@@ -110,13 +126,40 @@ def queries(root: Path, count: int) -> tuple[list[str], list[str]]:
 
 
 async def wait_ready(client: LanguageClient) -> None:
+    """Until the index is ready and the server has gone quiet (its start-up imports, run
+    on a thread after `initialized`, would otherwise compete with the measurements)."""
     params = types.ExecuteCommandParams(command="agentls.status", arguments=[])
     for _ in range(2400):
         status = await client.workspace_execute_command_async(params)
         if status["index"]["state"] == "ready":
-            return
+            break
         await asyncio.sleep(0.05)
-    raise SystemExit("the index did not become ready")
+    else:
+        raise SystemExit("the index did not become ready")
+    await wait_quiet(server_pid(client))
+
+
+def server_pid(client: LanguageClient) -> int:
+    return int(client._server.pid)  # type: ignore[union-attr]
+
+
+def cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) a process has used."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def wait_quiet(pid: int, window: float = 1.0, limit: float = 60.0) -> None:
+    """Until the process used under 3% of a core over `window` seconds (at most `limit`)."""
+    began = time.perf_counter()
+    last = cpu_of(pid)
+    while time.perf_counter() - began < limit:
+        await asyncio.sleep(window)
+        now = cpu_of(pid)
+        if now - last < 0.03 * window:
+            return
+        last = now
 
 
 async def main(root: Path, samples: int) -> None:

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from agentls.workspace.globs import GlobError, PathGlob
+from agentls.workspace.globs import GlobError, PathGlob, backtracks_little, glob_re2, glob_regex
 from agentls.workspace.regex_dialect import (
     MAX_PATTERN_CHARS,
     PatternError,
@@ -49,6 +49,55 @@ def test_rg_style_glob_matches_names_at_any_depth_and_negates() -> None:
 def test_malformed_globs_raise(bad: str) -> None:
     with pytest.raises(GlobError):
         PathGlob.compile(bad, rg_style=False)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["*a*a*a*a*a*a*a*a*b", "**/**/**/**/**/**/x", "{*a,b}*a*a*a*a*c", "x*?*?*?*?*?*y"],
+)
+def test_a_hostile_glob_matches_in_linear_time(pattern: str) -> None:
+    glob = PathGlob.compile(pattern, rg_style=True)
+    names = ["a" * 2000, "a/" * 1000 + "y", "x" + "?" * 3000]
+    began = time.process_time()
+    assert not any(glob.matches(name) for name in names)
+    assert time.process_time() - began < 2.0  # Python's `re` takes minutes on these
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "*.py",
+        "**/*.py",
+        "src/**/test_*.py",
+        "*.{ts,tsx}",
+        "file?.[ch]",
+        "file?.[!ch]",
+        "docs/**",
+        "*_*_*.py",
+        "**/a/**/b*c*",
+        "{src,lib}/**/*.{js,mjs}",
+        "[*]x*y*",
+        "a\\*b*c",
+        "**",
+        "*",
+    ],
+)
+def test_both_engines_agree(pattern: str) -> None:
+    paths = [
+        "a.py", "src/a.py", "src/deep/test_a.py", "view.tsx", "file1.c", "file1.h", "file1.x",
+        "docs/a/b.md", "x_y_z.py", "q/a/r/b_c", "a/b_xc", "lib/m/n.mjs", "src/x.js", "*x_y",
+        "a*b_c", "ab_c", "", "dir/", "é/ü.py",
+    ]  # fmt: skip
+    python, linear = glob_regex(pattern), glob_re2(pattern)
+    for path in paths:
+        assert (python.match(path) is not None) == (linear.fullmatch(path) is not None), path
+
+
+def test_which_globs_run_on_pythons_engine() -> None:
+    for simple in ["*.py", "**/*.py", "src/**/test_*.py", "*.{ts,tsx}", "a/*/b*.c", "docs/**"]:
+        assert backtracks_little(simple), simple
+    for hostile in ["*a*b", "**/x/**/y", "{a*,b}", "{a/b,c}*", "*?*"]:
+        assert not backtracks_little(hostile), hostile
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from agentls.index.languages import (
     LanguageSpec,
     definition_query,
     parser,
-    query_source,
+    pattern_texts,
 )
 from agentls.index.model import SymbolKind, SyntaxProblem
 from agentls.index.python_walk import collect_python
@@ -185,11 +185,8 @@ def collect_by_query(
 @cache
 def _pattern_plan(spec: LanguageSpec) -> tuple[tuple[str, SymbolKind] | None, ...]:
     """Per query pattern: the name of its `@def.<kind>` capture and that kind (None: wrapper)."""
-    source = query_source(spec)
-    query = definition_query(spec)
     plan: list[tuple[str, SymbolKind] | None] = []
-    for i in range(query.pattern_count):
-        text = source[query.start_byte_for_pattern(i) : query.end_byte_for_pattern(i)]
+    for i, text in enumerate(pattern_texts(spec)):
         found = DEF_CAPTURE.search(text)
         if found is None:
             if "@wrapper" not in text:

@@ -174,7 +174,27 @@ def query_source(spec: LanguageSpec) -> str:
 
 @cache
 def definition_query(spec: LanguageSpec) -> ts.Query:
+    """The whole definition query (the reference; the index runs `toplevel.fast_query`)."""
     return ts.Query(grammar(spec), query_source(spec))
+
+
+@cache
+def compiled_query(spec: LanguageSpec) -> ts.Query:
+    """The definition query as the index runs it: compiled once per process (a few hundred
+    milliseconds per language, paid by every index worker at start), shared by the
+    pattern texts below and by `toplevel.fast_query`, which disables some patterns in it."""
+    return ts.Query(grammar(spec), query_source(spec))
+
+
+@cache
+def pattern_texts(spec: LanguageSpec) -> tuple[str, ...]:
+    """The source text of each pattern of the definition query, by pattern index."""
+    query = compiled_query(spec)
+    source = query_source(spec)
+    return tuple(
+        source[query.start_byte_for_pattern(i) : query.end_byte_for_pattern(i)]
+        for i in range(query.pattern_count)
+    )
 
 
 def kind_id(spec: LanguageSpec, name: str) -> int:

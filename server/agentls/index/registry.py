@@ -56,6 +56,7 @@ class _IndexService:
         self.index.candidates = _text_finder()
         self.updater = _Updater(workspace, self.index)
         self.index.before_query = self.updater.drain
+        self.index.updates_waiting = self.updater.waiting
         self._unsubscribe = workspace.add_listener(self.updater.changed)
 
     def start(self, workspace: Workspace, workers: int) -> None:
@@ -187,6 +188,11 @@ class _Updater:
                     target=self._run, name="symbol-index-updates", daemon=True
                 )
                 self._thread.start()
+
+    def waiting(self, besides: str | None) -> bool:
+        """Whether changes of files other than `besides` are queued or being applied."""
+        with self._cond:
+            return self._busy > 0 or any(str(p) != besides for p in self._pending)
 
     def drain(self) -> None:
         """Apply every queued change now, in the calling thread, and wait for a batch the

@@ -215,6 +215,7 @@ class Segment:
         self._postings = (key_list, lists)
         names = merged.split("\n") if merged else []
         self._premerged = dict(zip(names, _unpack_lists(merged_sizes, merged_entries), strict=True))
+        self.forms()  # what `prepare` built before saving: not on the first query's path
         return covered
 
     def prefix(self, low: str, cap: int, accept: Accept) -> list[int]:

@@ -127,6 +127,9 @@ class SymbolIndex:
         """Paths never parsed, stored or shown (the workspace's secret files and read-deny
         rules, set by `registry.index_for`). Asked again at query time, so rules that
         change later hide what was indexed before them."""
+        self.updates_waiting: Callable[[str | None], bool] | None = None
+        """Whether queued edits of files other than the given one wait or are being applied
+        (set by the registry): a query would first apply or wait for them."""
 
     # ----------------------------------------------------------------------- state
 
@@ -159,6 +162,16 @@ class SymbolIndex:
         """Block until queries get useful answers (a warm start serves its cache, a cold one
         has listed its files and can parse a query's files first), or `timeout` seconds."""
         return self._serving.wait(timeout)
+
+    def answers_now(self, path: Path | str | None = None) -> bool:
+        """Whether a query now costs only its own search: the build is done, no edit of
+        another file than `path` is queued or being applied, and no loose records wait to
+        be folded. An event loop runs such a query inline (handing it to a thread costs
+        more than the query); `buffer_outline(path)` may still re-parse `path` itself."""
+        if not self.is_ready or self._loose_symbols > LOOSE_MAX:
+            return False
+        waiting = self.updates_waiting
+        return waiting is None or not waiting(None if path is None else str(path))
 
     def __contains__(self, path: object) -> bool:
         return str(path) in self._records

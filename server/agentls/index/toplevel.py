@@ -23,11 +23,10 @@ import tree_sitter as ts
 from agentls.index.defs import DEF_CAPTURE
 from agentls.index.languages import (
     LanguageSpec,
-    definition_query,
+    compiled_query,
     field_id,
-    grammar,
     kind_id,
-    query_source,
+    pattern_texts,
 )
 from agentls.index.model import SymbolKind
 
@@ -57,11 +56,8 @@ class Shape:
 @cache
 def toplevel_shapes(spec: LanguageSpec) -> tuple[Shape, ...]:
     """The query's patterns rooted at `program`, in pattern order (empty: none)."""
-    source = query_source(spec)
-    query = definition_query(spec)
     shapes = []
-    for i in range(query.pattern_count):
-        text = source[query.start_byte_for_pattern(i) : query.end_byte_for_pattern(i)]
+    for i, text in enumerate(pattern_texts(spec)):
         if not text.lstrip().startswith("(program"):
             continue
         capture = DEF_CAPTURE.search(text)
@@ -93,7 +89,7 @@ def _container(text: str) -> str:
 @cache
 def fast_query(spec: LanguageSpec) -> ts.Query:
     """The definition query with the top-level patterns disabled (found by `toplevel`)."""
-    query = ts.Query(grammar(spec), query_source(spec))
+    query = compiled_query(spec)
     for shape in toplevel_shapes(spec):
         query.disable_pattern(shape.pattern)
     return query

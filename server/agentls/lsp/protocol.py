@@ -44,11 +44,24 @@ PRIVATE_PYGLS_ATTRIBUTES = (("JsonRPCProtocol", "_send_response"), ("JsonRPCServ
 """What this module relies on beyond pygls's public API (checked by a test)."""
 
 
+class JsonList(list[Any]):
+    """A result already in its JSON form (camelCase keys, no None values), sent as is.
+
+    pygls unstructures every result with cattrs, which costs more than building it for a
+    request that answers with hundreds of small objects (`workspace/symbol`,
+    `documentSymbol`); a handler that builds the JSON itself returns it in this type."""
+
+
+def _as_is(value: JsonList) -> JsonList:
+    return value
+
+
 class AgentProtocol(LanguageServerProtocol):
     """`LanguageServerProtocol` that answers bad and early input instead of failing on it."""
 
     def __init__(self, server: LanguageServer, converter: Any) -> None:
         super().__init__(server, converter)
+        converter.register_unstructure_hook(JsonList, _as_is)
         self.initialize_received = False
 
     def handle_body(self, body: bytes) -> None:

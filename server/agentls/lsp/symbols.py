@@ -9,6 +9,7 @@ its positions match the client's version even while the index catches up.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import uuid
@@ -19,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.workspace import ServerTextPosition
 
+from agentls.lsp.protocol import JsonList
 from agentls.lsp.server import AgentLanguageServer
 from agentls.lsp.sync import uri_to_path
 
 if TYPE_CHECKING:
-    from agentls.index import Symbol, SymbolIndex
+    from agentls.index import Range, Symbol, SymbolIndex
 
 log = logging.getLogger(__name__)
 
@@ -118,15 +120,29 @@ def index_state(ls: AgentLanguageServer) -> dict[str, Any]:
     }
 
 
+Json = dict[str, Any]
+
+INLINE_OUTLINE_CHARS = 256_000
+"""An open document up to this size gets its outline on the event loop when the index is
+otherwise idle: re-parsing it from its last tree takes a few milliseconds, less than the
+two thread hand-overs (and their scheduling delays on a busy machine) it would cost."""
+
+
+@functools.lru_cache(maxsize=8192)
+def _file_uri(path: Path) -> str:
+    return path.as_uri()
+
+
 class _Lines:
-    """Document lines by path, loaded once per request (open buffer, else disk)."""
+    """Document lines by path, loaded once per request (open buffer, else disk), and the
+    conversion of the index's code-point positions to the client's units as JSON."""
 
     def __init__(self, ls: AgentLanguageServer) -> None:
         self.ls = ls
         self.cache: dict[Path, list[str]] = {}
 
     def uri(self, path: Path) -> str:
-        return self.ls.open_uris.get(path) or path.as_uri()
+        return self.ls.open_uris.get(path) or _file_uri(path)
 
     def lines(self, path: Path) -> list[str]:
         if path not in self.cache:
@@ -138,71 +154,75 @@ class _Lines:
             self.cache[path] = text.splitlines(keepends=True)
         return self.cache[path]
 
-    def position(self, path: Path, line: int, character: int, ascii_line: bool) -> types.Position:
+    def position(self, path: Path, line: int, character: int, ascii_line: bool) -> Json:
         if ascii_line or character == 0:
-            return types.Position(line, character)
+            return {"line": line, "character": character}
         lines = self.lines(path)
         if line < len(lines) and lines[line].isascii():  # most lines: units are characters
-            return types.Position(line, character)
+            return {"line": line, "character": character}
         codec = self.ls.workspace.position_codec
-        return codec.position_to_client_units(lines, ServerTextPosition(line, character))
+        client = codec.position_to_client_units(lines, ServerTextPosition(line, character))
+        return {"line": client.line, "character": client.character}
 
-    def range(self, symbol: Symbol, which: Any, ascii_line: bool) -> types.Range:
-        """`ascii_line`: the definition's line is ASCII, so a range on that one line (a
-        name) needs no conversion, and no file is read for it."""
-        one_line = ascii_line and which.start.line == which.end.line
-        return types.Range(
-            self.position(symbol.path, which.start.line, which.start.character, ascii_line),
-            self.position(symbol.path, which.end.line, which.end.character, one_line),
-        )
+    def range(self, path: Path, which: Range, ascii_line: bool) -> Json:
+        """`ascii_line`: the positions' lines are ASCII (a name on an ASCII definition
+        line, or any range in an ASCII document), so no conversion and no file read."""
+        (sl, sc), (el, ec) = which
+        if ascii_line:
+            return {
+                "start": {"line": sl, "character": sc},
+                "end": {"line": el, "character": ec},
+            }
+        return {
+            "start": self.position(path, sl, sc, False),
+            "end": self.position(path, el, ec, False),
+        }
 
 
-def _symbol_kind(symbol: Symbol) -> types.SymbolKind:
-    return types.SymbolKind(symbol.kind.lsp)
-
-
-def workspace_symbols(ls: AgentLanguageServer, query: str) -> list[types.WorkspaceSymbol]:
+def workspace_symbols(ls: AgentLanguageServer, query: str) -> JsonList:
+    """The best `WORKSPACE_SYMBOL_LIMIT` definitions as `WorkspaceSymbol` JSON."""
     try:
         result = index_of(ls).search(
             query, limit=WORKSPACE_SYMBOL_LIMIT, open_paths=ls.agent_workspace.open_paths()
         )
     except Exception:  # a broken index must not break the editor's symbol search
         log.exception("symbol search failed for %r", query)
-        return []
+        return JsonList()
     lines = _Lines(ls)
-    found = []
+    found = JsonList()
     for symbol in result.symbols:
-        rng = lines.range(symbol, symbol.selection_range, symbol.line_text.isascii())
-        found.append(
-            types.WorkspaceSymbol(
-                name=symbol.name,
-                kind=_symbol_kind(symbol),
-                location=types.Location(uri=lines.uri(symbol.path), range=rng),
-                container_name=symbol.container or None,
-            )
-        )
+        path = symbol.path
+        which = symbol.selection_range
+        ascii_name = which.start.line == which.end.line and symbol.line_text.isascii()
+        item: Json = {
+            "name": symbol.name,
+            "kind": symbol.kind.lsp,
+            "location": {"uri": lines.uri(path), "range": lines.range(path, which, ascii_name)},
+        }
+        if symbol.container:
+            item["containerName"] = symbol.container
+        found.append(item)
     return found
 
 
-def document_symbols(ls: AgentLanguageServer, uri: str) -> list[types.DocumentSymbol]:
+def document_symbols(ls: AgentLanguageServer, uri: str) -> JsonList:
     """The outline of an open document comes from the index's incremental trees (its
     record when current, else a re-parse of the edit); of a closed file, from the index
-    when it holds the file's current version, else a one-off parse."""
+    when it holds the file's current version, else a one-off parse. `DocumentSymbol` JSON."""
     from agentls.index import outline
 
-    raw = uri_to_path(uri)
-    if raw is None:
-        return []
-    path = Path(os.path.realpath(raw))
-    if _is_secret(ls, path):
-        return []
+    path = _real_path(uri)
+    if path is None or _is_secret(ls, path):
+        return JsonList()
     doc = ls.workspace.text_documents.get(uri)
     lines = _Lines(ls)
     symbols: Iterable[Symbol] | None
+    ascii_text = False
     if doc is not None:
         text = doc.source  # one read: the loop may apply the next change meanwhile
         symbols = index_of(ls).buffer_outline(path, text)
         lines.cache[path] = text.splitlines(keepends=True)
+        ascii_text = text.isascii()
     else:
         try:
             st = path.stat()
@@ -211,7 +231,12 @@ def document_symbols(ls: AgentLanguageServer, uri: str) -> list[types.DocumentSy
                 symbols = outline(path, path.read_bytes())
         except OSError:
             symbols = None
-    return [_document_symbol(lines, s) for s in symbols or []]
+    return JsonList(_document_symbol(lines, s, ascii_text) for s in symbols or [])
+
+
+def _real_path(uri: str) -> Path | None:
+    raw = uri_to_path(uri)
+    return None if raw is None else Path(os.path.realpath(raw))
 
 
 def _is_secret(ls: AgentLanguageServer, path: Path) -> bool:
@@ -221,33 +246,47 @@ def _is_secret(ls: AgentLanguageServer, path: Path) -> bool:
     return secrets_for(ls.agent_workspace).blocks_reading(path)
 
 
-def _document_symbol(lines: _Lines, symbol: Symbol) -> types.DocumentSymbol:
-    return types.DocumentSymbol(
-        name=symbol.name,
-        kind=_symbol_kind(symbol),
-        range=lines.range(symbol, symbol.range, False),
-        selection_range=lines.range(symbol, symbol.selection_range, False),
-        detail=symbol.line_text or None,
-        children=[_document_symbol(lines, c) for c in symbol.children] or None,
-    )
+def _document_symbol(lines: _Lines, symbol: Symbol, ascii_text: bool) -> Json:
+    path = symbol.path
+    item: Json = {
+        "name": symbol.name,
+        "kind": symbol.kind.lsp,
+        "range": lines.range(path, symbol.range, ascii_text),
+        "selectionRange": lines.range(path, symbol.selection_range, ascii_text),
+    }
+    if symbol.line_text:
+        item["detail"] = symbol.line_text
+    if symbol.children:
+        item["children"] = [_document_symbol(lines, c, ascii_text) for c in symbol.children]
+    return item
+
+
+def _answers_now(ls: AgentLanguageServer, path: Path | None = None) -> bool:
+    """Whether the index answers at once (see `SymbolIndex.answers_now`)."""
+    try:
+        return index_of(ls).answers_now(path)
+    except Exception:
+        return False
 
 
 def setup(server: AgentLanguageServer) -> None:
     @server.feature(types.WORKSPACE_SYMBOL)
     async def workspace_symbol(
         ls: AgentLanguageServer, params: types.WorkspaceSymbolParams
-    ) -> list[types.WorkspaceSymbol]:
+    ) -> JsonList:
         await ls.wait_workspace()
+        if _answers_now(ls):
+            return workspace_symbols(ls, params.query)
         return await asyncio.to_thread(workspace_symbols, ls, params.query)
 
-    outlines: dict[str, tuple[int, list[types.DocumentSymbol]]] = {}
+    outlines: dict[str, tuple[int, JsonList]] = {}
     """Per open document, the outline of its latest version: editors ask again and again
     (breadcrumbs, outline view, sticky scroll) between edits."""
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     async def document_symbol(
         ls: AgentLanguageServer, params: types.DocumentSymbolParams
-    ) -> list[types.DocumentSymbol]:
+    ) -> JsonList:
         await ls.wait_workspace()
         uri = params.text_document.uri
         version = _open_version(ls, uri)
@@ -255,7 +294,10 @@ def setup(server: AgentLanguageServer) -> None:
         fresh = version is not None and cached is not None and cached[0] == version
         if fresh and cached is not None and not _is_secret_uri(ls, uri):
             return cached[1]
-        result = await asyncio.to_thread(document_symbols, ls, uri)
+        if _outline_inline(ls, uri):
+            result = document_symbols(ls, uri)
+        else:
+            result = await asyncio.to_thread(document_symbols, ls, uri)
         if version is not None and _open_version(ls, uri) == version:
             if len(outlines) >= OUTLINE_CACHE and uri not in outlines:
                 outlines.pop(next(iter(outlines)))
@@ -264,8 +306,17 @@ def setup(server: AgentLanguageServer) -> None:
 
 
 def _is_secret_uri(ls: AgentLanguageServer, uri: str) -> bool:
-    path = uri_to_path(uri)
-    return path is not None and _is_secret(ls, Path(os.path.realpath(path)))
+    path = _real_path(uri)
+    return path is not None and _is_secret(ls, path)
+
+
+def _outline_inline(ls: AgentLanguageServer, uri: str) -> bool:
+    """An open, not too large document whose outline the idle index gives at once."""
+    doc = ls.workspace.text_documents.get(uri)
+    if doc is None or len(doc.source) > INLINE_OUTLINE_CHARS:
+        return False
+    path = _real_path(uri)
+    return path is not None and _answers_now(ls, path)
 
 
 def _open_version(ls: AgentLanguageServer, uri: str) -> int | None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import Field
 
@@ -14,11 +16,18 @@ from agentls.agent.tool import Tool, ToolInput
 from agentls.errors import ToolError
 from agentls.tools._files import cut_line, read_path_problem, relative_to
 from agentls.workspace import Workspace
+from agentls.workspace.core import Attachment
 from agentls.workspace.globs import GlobError, PathGlob
 from agentls.workspace.read_roots import resolve_readable
 from agentls.workspace.regex_dialect import MAX_PATTERN_CHARS, PatternError, check_pattern
 from agentls.workspace.ripgrep import RgError
-from agentls.workspace.search import SearchOutcome, SearchRequest, context_groups, run_search
+from agentls.workspace.search import (
+    SearchOutcome,
+    SearchRequest,
+    context_groups,
+    run_search,
+    run_search_listing,
+)
 from agentls.workspace.secrets import secrets_for
 from agentls.workspace.view import LayeredView
 
@@ -139,11 +148,24 @@ Example: {"pattern": "def (load|save)_config", "path": "src", "glob": "*.py", "c
             raise ws.missing_error(folder, ctx.changes)
 
         secrets = secrets_for(ws)
+        stop = ctx.cancelled.is_set
+        listings = ws.attached(_LISTINGS, _Listings)
+        key = (str(folder) if folder is not None else None, input.glob)
+
+        def list_files() -> list[str]:
+            files = _filter(view, folder, glob, stop)
+            return [f for f in files if not secrets.blocks_reading(f, resolve=False)]
 
         def work() -> tuple[int, SearchOutcome]:
-            files = _filter(view, folder, glob, ctx.cancelled.is_set)
-            files = [f for f in files if not secrets.blocks_reading(f, resolve=False)]
-            return len(files), run_search(view, files, request, ctx.cancelled.is_set)
+            guess = listings.get(key)
+            if guess is None:
+                files = list_files()
+                outcome = run_search(view, files, request, stop)
+            else:
+                files, outcome = run_search_listing(view, guess, list_files, request, stop)
+            if not stop():
+                listings.put(key, files)
+            return len(files), outcome
 
         try:
             searched, outcome = await asyncio.to_thread(work)
@@ -164,6 +186,32 @@ Example: {"pattern": "def (load|save)_config", "path": "src", "glob": "*.py", "c
         else:
             body = _content_lines(outcome, input.context or 0, ws.display)
         return _with_notes(_fit("\n".join(body)), outcome, input, ws)
+
+
+class _Listings:
+    """The file list of the last searches (by folder and glob) of a workspace: the next
+    such search starts rg on it while the workspace is walked again (see
+    `run_search_listing`; a list that changed meanwhile is searched again)."""
+
+    def __init__(self) -> None:
+        self._lists: OrderedDict[_ListingKey, list[str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: _ListingKey) -> list[str] | None:
+        with self._lock:
+            return self._lists.get(key)
+
+    def put(self, key: _ListingKey, files: list[str]) -> None:
+        with self._lock:
+            self._lists[key] = files
+            self._lists.move_to_end(key)
+            while len(self._lists) > LISTINGS_KEPT:
+                self._lists.popitem(last=False)
+
+
+_ListingKey = tuple[str | None, str | None]
+LISTINGS_KEPT = 8
+_LISTINGS: Final = Attachment[_Listings]("grep file lists")
 
 
 def _filter(

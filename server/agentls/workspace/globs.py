@@ -4,6 +4,12 @@ Python 3.11 has no glob-to-regex for `**` and braces, and `fnmatch` lets `*` cro
 this is a small translator with the usual semantics: `*` and `?` stay within one path
 segment, `**` spans any number of segments (including none), `[...]` is a character class
 (`[!...]` negated) and `{a,b}` is an alternation (nestable).
+
+A glob comes from the model (grep, list_files) or a hook, so matching it must take linear
+time: `*a*a*a*a*b` against a long file name makes a backtracking engine try every way to
+split the name (minutes for 80 characters). Globs that cannot backtrack much (at most one
+`*` run per path segment, at most one `**` segment, no `*` in braces) run on Python's `re`;
+the rest on RE2 (linear always, but about 20x the per-call cost through its binding).
 """
 
 from __future__ import annotations
@@ -12,7 +18,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["GlobError", "PathGlob", "glob_regex"]
+import re2
+
+__all__ = ["GlobError", "PathGlob", "backtracks_little", "glob_re2", "glob_regex"]
 
 
 class GlobError(ValueError):
@@ -26,6 +34,37 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     if end != len(pattern):  # pragma: no cover - _translate consumes everything at top level
         raise GlobError(f"unexpected '{pattern[end]}' at position {end} in glob '{pattern}'")
     return re.compile(f"(?s:{body})\\Z")
+
+
+@lru_cache(maxsize=256)
+def glob_re2(pattern: str) -> re2._Regexp[str]:
+    """The same translation for RE2 (call `fullmatch`): linear time whatever the glob."""
+    body, _ = _translate(pattern, 0, in_brace=False)
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        return re2.compile(f"(?s:{body})", options)
+    except re2.error as exc:
+        raise GlobError(f"invalid glob '{pattern}': {exc}") from None
+
+
+_STAR_RUN = re.compile(r"\*+")
+
+
+@lru_cache(maxsize=256)
+def backtracks_little(pattern: str) -> bool:
+    """Whether `re` matches this glob in near-linear time: at most one `*` run per path
+    segment, at most one `**` segment and no `*` or `/` inside braces (conservative: an
+    escaped or bracketed `*` counts too)."""
+    depth = 0
+    for ch in pattern:
+        depth += (ch == "{") - (ch == "}")
+        if depth > 0 and ch in "*/":
+            return False
+    segments = pattern.split("/")
+    if sum(segment == "**" for segment in segments) > 1:
+        return False
+    return all(len(_STAR_RUN.findall(segment)) <= 1 for segment in segments)
 
 
 def _translate(pattern: str, pos: int, *, in_brace: bool) -> tuple[str, int]:
@@ -110,6 +149,8 @@ class PathGlob:
     regex: re.Pattern[str]
     basename_only: bool
     negated: bool = False
+    linear: re2._Regexp[str] | None = None
+    """RE2's twin of `regex`, used instead when `regex` could backtrack a lot."""
 
     @classmethod
     def compile(cls, pattern: str, *, rg_style: bool) -> PathGlob:
@@ -122,9 +163,13 @@ class PathGlob:
             text = text.lstrip("/")
         if not text:
             raise GlobError("the glob pattern is empty")
-        return cls(pattern, glob_regex(text), rg_style and "/" not in text, negated)
+        regex = glob_regex(text)
+        linear = None if backtracks_little(text) else glob_re2(text)
+        return cls(pattern, regex, rg_style and "/" not in text, negated, linear)
 
     def matches(self, relative: str) -> bool:
         """Whether a posix path relative to the search folder passes this filter."""
         subject = relative.rsplit("/", 1)[-1] if self.basename_only else relative
+        if self.linear is not None:
+            return (self.linear.fullmatch(subject) is not None) != self.negated
         return (self.regex.match(subject) is not None) != self.negated

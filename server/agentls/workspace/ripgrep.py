@@ -28,7 +28,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -215,7 +215,7 @@ def search(
     fixed_strings: bool = False,
     first_chunk: int | None = None,
     count_only: bool = False,
-) -> Generator[RgRun, None, None]:
+) -> RgSearch:
     """Search `paths` (regular files, absolute), one rg run per argument chunk, in order.
 
     Binary files (a NUL byte seen) are left out. Stops after a cancelled run.
@@ -223,28 +223,67 @@ def search(
     this many files (a caller that may stop early sees their results first).
     `count_only`: rg's `--count` instead of JSON (no lines; binary files are NOT left out:
     rg counts explicitly named files in its "convert" mode, the caller checks them).
+    Nothing runs until the search is started or iterated; close it to stop early.
     """
     base = _base_args(rg, pattern, ignore_case, max_count, context, fixed_strings)
     if count_only:
         base[1:2] = ["--count", "--with-filename", "--null"]
     head = len(paths) if first_chunk is None else max(1, first_chunk)
     chunks = [*_chunks(paths[:head]), *_chunks(paths[head:])]
-    # The next chunk's run starts before this one is read (its output waits in the pipe):
-    # chunks cost no extra wall time, and a caller that stops early kills it.
-    ahead: subprocess.Popen[bytes] | None = None
-    try:
-        for index, chunk in enumerate(chunks):
-            proc = ahead if ahead is not None else _start([*base, "--", *chunk])
-            ahead = None
-            if index + 1 < len(chunks):
-                ahead = _start([*base, "--", *chunks[index + 1]])
-            run = _finish(proc, should_stop, count_only)
-            yield run
-            if run.cancelled:
+    return RgSearch([[*base, "--", *chunk] for chunk in chunks], should_stop, count_only)
+
+
+class RgSearch:
+    """The rg runs of one search, one per argument chunk, read in order.
+
+    `start` spawns the first run at once (a caller may list files meanwhile); each next
+    run starts as soon as the one before has finished, before its output is parsed, so
+    runs never compete for the cores (a caller that stops after the first chunk, which a
+    dense pattern fills, must not pay for a second run searching alongside it)."""
+
+    def __init__(
+        self,
+        argvs: list[list[str | bytes]],
+        should_stop: Callable[[], bool] | None,
+        count_only: bool,
+    ) -> None:
+        self._argvs = argvs
+        self._should_stop = should_stop
+        self._count_only = count_only
+        self._running: subprocess.Popen[bytes] | None = None
+        self._next = 0
+
+    def start(self) -> None:
+        """Spawn the first run now (iterating does it otherwise)."""
+        if self._running is None and self._next < len(self._argvs):
+            self._running = _start(self._argvs[self._next])
+            self._next += 1
+
+    def __iter__(self) -> Iterator[RgRun]:
+        self.start()
+        while self._running is not None:
+            proc, self._running = self._running, None
+            done = _wait(proc, self._should_stop)
+            if done is None:
+                yield RgRun([], cancelled=True)
                 return
-    finally:
-        if ahead is not None:
-            _stop(ahead)
+            if self._next < len(self._argvs):
+                self._running = _start(self._argvs[self._next])
+                self._next += 1
+            yield _read(proc, *done, self._count_only)
+
+    def close(self) -> None:
+        """Kill a run nobody will read (the caller stopped early, or was cancelled)."""
+        proc, self._running = self._running, None
+        if proc is not None:
+            _stop(proc)
+        self._next = len(self._argvs)
+
+    def __enter__(self) -> RgSearch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _chunks(paths: Sequence[str]) -> Iterator[list[bytes]]:
@@ -282,20 +321,24 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.communicate()
 
 
-def _finish(
-    proc: subprocess.Popen[bytes], should_stop: Callable[[], bool] | None, count_only: bool
-) -> RgRun:
-    """Wait for a started run (polling `should_stop`) and read its output."""
+def _wait(
+    proc: subprocess.Popen[bytes], should_stop: Callable[[], bool] | None
+) -> tuple[bytes, bytes] | None:
+    """A started run's (stdout, stderr) once it ends, polling `should_stop`; None when it
+    said to stop (the run is killed)."""
     with proc:
         while True:
             try:
-                out, err = proc.communicate(timeout=_POLL_S)
-                break
+                return proc.communicate(timeout=_POLL_S)
             except subprocess.TimeoutExpired:
                 if should_stop is not None and should_stop():
                     proc.kill()
                     proc.communicate()
-                    return RgRun([], cancelled=True)
+                    return None
+
+
+def _read(proc: subprocess.Popen[bytes], out: bytes, err: bytes, count_only: bool) -> RgRun:
+    """A finished run's files; raises `RgError` when rg refused the pattern."""
     if proc.returncode == 2 and not out:
         message = _pattern_problem(err)
         if message is not None:
@@ -303,12 +346,6 @@ def _finish(
     if err:
         log.debug("rg: %s", err[:2000].decode("utf-8", errors="replace"))
     return RgRun(parse_counts(out) if count_only else parse_output(out))
-
-
-def _run(
-    argv: list[str | bytes], should_stop: Callable[[], bool] | None, count_only: bool = False
-) -> RgRun:
-    return _finish(_start(argv), should_stop, count_only)
 
 
 def parse_counts(out: bytes) -> list[RgFile]:

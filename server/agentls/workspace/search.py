@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -128,60 +128,129 @@ def run_search(
     Raises `ripgrep.RgError` when rg refuses the pattern.
     """
     rg = ripgrep.find_ripgrep() if engine == "auto" else engine
-    outcome = SearchOutcome(files_searched=len(files))
-    overlay = [path for path in files if view.overlays(path)]
-    disk = [path for path in files if not view.overlays(path)] if overlay else list(files)
-    found: dict[str, _Found] = {}
-    for path in overlay:
-        hit = _search_overlay(view, path, request, outcome, rg)
-        if hit is not None:
-            found[path] = hit
-    if rg is not None:
-        _search_with_rg(rg, disk, request, found, outcome, should_stop)
-    else:
-        _search_in_process(disk, request, found, outcome, should_stop)
-    _select(found, request, outcome)
-    return outcome
+    return _Search(view, files, request, should_stop, rg).run()
+
+
+def run_search_listing(
+    view: LayeredView,
+    guess: Sequence[str],
+    list_files: Callable[[], list[str]],
+    request: SearchRequest,
+    should_stop: Callable[[], bool] | None = None,
+    *,
+    engine: Engine | Literal["auto"] = "auto",
+) -> tuple[list[str], SearchOutcome]:
+    """`run_search` over the files `list_files` returns, started before they are known.
+
+    `guess` is what an earlier listing of the same files gave: ripgrep starts on it at
+    once, and the files are listed meanwhile (the workspace walk costs about a tenth of a
+    sparse search; this way it runs beside rg instead of before it). The outcome is the
+    guessed search's when the listing is exactly `guess`, else (files were added, removed
+    or hidden since) that search is dropped and the listed files are searched: the answer
+    is always the search of the listed files. Returns them with the outcome.
+    """
+    rg = ripgrep.find_ripgrep() if engine == "auto" else engine
+    search = _Search(view, guess, request, should_stop, rg)
+    with search.started():
+        files = list_files()
+        if files == guess:
+            return files, search.run()
+    return files, _Search(view, files, request, should_stop, rg).run()
+
+
+class _Search:
+    """One search of a file list: overlay files by RE2, disk files by rg (or RE2)."""
+
+    def __init__(
+        self,
+        view: LayeredView,
+        files: Sequence[str],
+        request: SearchRequest,
+        should_stop: Callable[[], bool] | None,
+        rg: ripgrep.Ripgrep | None,
+    ) -> None:
+        self.view = view
+        self.files = files
+        self.request = request
+        self.should_stop = should_stop
+        self.rg = rg
+        self.overlay = [path for path in files if view.overlays(path)]
+        self.disk = [path for path in files if not view.overlays(path)] if self.overlay else files
+        self.runs: ripgrep.RgSearch | None = None
+
+    @contextlib.contextmanager
+    def started(self) -> Iterator[None]:
+        """rg runs from here on; leaving the block stops what was not read."""
+        if self.rg is not None:
+            self.runs = _rg_runs(self.rg, self.disk, self.request, self.should_stop)
+            self.runs.start()
+        try:
+            yield
+        finally:
+            if self.runs is not None:
+                self.runs.close()
+
+    def run(self) -> SearchOutcome:
+        outcome = SearchOutcome(files_searched=len(self.files))
+        found: dict[str, _Found] = {}
+        for path in self.overlay:
+            hit = _search_overlay(self.view, path, self.request, outcome, self.rg)
+            if hit is not None:
+                found[path] = hit
+        if self.rg is not None:
+            runs = self.runs or _rg_runs(self.rg, self.disk, self.request, self.should_stop)
+            with runs:
+                _search_with_rg(self.rg, runs, self.request, found, outcome)
+        else:
+            _search_in_process(self.disk, self.request, found, outcome, self.should_stop)
+        _select(found, self.request, outcome)
+        return outcome
 
 
 class _Found:
     """A file's matches before selection: counted now, lines materialised on demand."""
 
     def __init__(
-        self, path: str, count: int, load: Callable[[], _Lines], *, rg: bool = True
+        self,
+        path: str,
+        count: int,
+        load: Callable[[], _Lines],
+        *,
+        rg: bool = True,
+        check_binary: bool = False,
     ) -> None:
         self.path = path
         self.count = count
         self._load = load
         self.rg = rg
         """Found by rg on disk (a first pass may have stopped early), not by RE2."""
+        self._binary: bool | None = None if check_binary else False
 
     def lines(self) -> _Lines:
         return self._load()
+
+    @property
+    def binary(self) -> bool:
+        """A file rg counted without judging it (`--count` over named files): binary by its
+        head, read only when the answer would show the file."""
+        if self._binary is None:
+            self._binary = _is_binary(self.path)
+        return self._binary
 
 
 _Lines = tuple[list[tuple[int, str]], dict[int, str]]
 
 
-def _search_with_rg(
+def _rg_runs(
     rg: ripgrep.Ripgrep,
     disk: Sequence[str],
     request: SearchRequest,
-    found: dict[str, _Found],
-    outcome: SearchOutcome,
     should_stop: Callable[[], bool] | None,
-) -> None:
-    """rg over the disk files, chunk by chunk in path order; stops once the chunks so far
-    hold more than the limit (later files could not be shown).
-
-    Content mode looks at no more than `PEEK` lines per file first, and asks again, for
-    the files the answer shows, only where that was not enough: a pattern that matches
-    most lines of most files would otherwise have rg print every one of them as JSON.
-    Count mode uses rg's own `--count` (binary files are dropped here, by their head)."""
+) -> ripgrep.RgSearch:
+    """The rg runs of a search's first pass over the disk files (see `_search_with_rg`)."""
     content = request.mode == "content"
-    count_only = request.mode == "count"
     peek = min(PEEK, request.max_results + 1) if content else request.per_file_limit
-    runs = ripgrep.search(
+    return ripgrep.search(
         rg,
         request.pattern,
         disk,
@@ -190,21 +259,37 @@ def _search_with_rg(
         context=request.context,
         should_stop=should_stop,
         first_chunk=_first_chunk(len(disk), request),
-        count_only=count_only,
+        count_only=request.mode == "count",
     )
-    with contextlib.closing(runs):  # stopping early kills a run started ahead
-        for run in runs:
-            if run.cancelled:
-                outcome.cancelled = True
-                return
-            for hit in run.files:
-                if count_only and _is_binary(hit.path):
-                    continue
-                found[hit.path] = _Found(hit.path, hit.count, hit.lines)
-            last = max((h.path for h in run.files), default="")
-            if last and _units_up_to(found, last, request) > request.max_results:
-                break
-    if content and peek is not None and peek < request.max_results + 1:
+
+
+def _search_with_rg(
+    rg: ripgrep.Ripgrep,
+    runs: ripgrep.RgSearch,
+    request: SearchRequest,
+    found: dict[str, _Found],
+    outcome: SearchOutcome,
+) -> None:
+    """Read `runs` (rg over the disk files, chunk by chunk in path order); stop once the
+    chunks so far hold more than the limit (later files could not be shown).
+
+    Content mode looks at no more than `PEEK` lines per file first, and asks again, for
+    the files the answer shows, only where that was not enough: a pattern that matches
+    most lines of most files would otherwise have rg print every one of them as JSON.
+    Count mode uses rg's own `--count`; rg does not judge named files binary there, so
+    the files the answer would show are checked by their head (`_Found.binary`)."""
+    count_only = request.mode == "count"
+    for run in runs:
+        if run.cancelled:
+            outcome.cancelled = True
+            return
+        for hit in run.files:
+            found[hit.path] = _Found(hit.path, hit.count, hit.lines, check_binary=count_only)
+        last = max((h.path for h in run.files), default="")
+        if last and _units_up_to(found, last, request) > request.max_results:
+            break
+    peek = min(PEEK, request.max_results + 1)
+    if request.mode == "content" and peek < request.max_results + 1:
         _complete_shown(rg, request, found, peek)
 
 
@@ -249,21 +334,31 @@ def _is_binary(path: str) -> bool:
 
 
 FIRST_CHUNK_MIN = 1000
-"""Files in the first rg run of a large content or files search (an eighth of them, at
-least this many): a pattern that matches everywhere fills the result limit there and the
-rest of the tree is never searched; any other search pays one more process start."""
+"""Files in the first rg run of a large search (an eighth of them, at least this many): a
+pattern that matches everywhere fills the result limit there and the rest of the tree is
+never searched; any other search pays one more process start."""
 
 
 def _first_chunk(files: int, request: SearchRequest) -> int | None:
-    if request.mode == "count" or files < 4 * FIRST_CHUNK_MIN:
+    if files < 4 * FIRST_CHUNK_MIN:
         return None
     return max(FIRST_CHUNK_MIN, files // 8)
 
 
 def _units_up_to(found: Mapping[str, _Found], last: str, request: SearchRequest) -> int:
+    """Result units (lines, or files) found in files up to `last` in path order; in count
+    mode counted in path order only until they exceed the limit (binary files need a
+    look at their head)."""
     if request.mode == "content":
         return sum(f.count for path, f in found.items() if path <= last)
-    return sum(1 for path in found if path <= last)
+    if request.mode == "files":
+        return sum(1 for path in found if path <= last)
+    units = 0
+    for path in sorted(p for p in found if p <= last):
+        units += not found[path].binary
+        if units > request.max_results:
+            break
+    return units
 
 
 def _search_in_process(
@@ -416,6 +511,8 @@ def _select(found: dict[str, _Found], request: SearchRequest, outcome: SearchOut
     content = request.mode == "content"
     for path in sorted(found):
         hit = found[path]
+        if hit.binary:
+            continue
         if budget <= 0:
             outcome.truncated = True
             return
