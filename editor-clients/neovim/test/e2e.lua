@@ -118,7 +118,7 @@ local function unit_case()
   })
   local shown = table.concat(status_lines, "\n")
   checks.status_view = shown:find("    python: basedpyright running from PATH, pid 42", 1, true) ~= nil
-    and shown:find("    go: no server unavailable — gopls not found on PATH", 1, true) ~= nil
+    and shown:find("    go: unavailable — gopls not found on PATH", 1, true) ~= nil
     and shown:find("  sandbox: unavailable — bubblewrap is not installed.", 1, true) ~= nil
     and shown:find("    fix: sudo apt install bubblewrap", 1, true) ~= nil
     and shown:find("    without it: lint: ask, run_command: refuse", 1, true) ~= nil

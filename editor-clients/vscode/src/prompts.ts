@@ -145,9 +145,9 @@ function codeIntelLine(entry: Json): string {
     const reason = entry.reason ? ` — ${text(entry.reason)}` : "";
     return `editor: ${text(entry.state)}${methods ? ` (${methods})` : ""}${reason}`;
   }
-  const server = text(entry.server) || "no server";
+  const server = entry.server ? `${text(entry.server)} ` : ""; // none found: the reason says why
   const origin = entry.origin ? ` from ${text(entry.origin)}` : "";
   const pid = entry.pid !== undefined ? `, pid ${text(entry.pid)}` : "";
   const reason = entry.reason ? ` — ${text(entry.reason)}` : "";
-  return `${text(entry.language)}: ${server} ${text(entry.state)}${origin}${pid}${reason}`;
+  return `${text(entry.language)}: ${server}${text(entry.state)}${origin}${pid}${reason}`;
 }

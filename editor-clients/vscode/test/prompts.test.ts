@@ -64,7 +64,7 @@ test("status summary names the sandbox, the language servers and workspace trust
 test("status details: which language servers run, for which languages, and why one does not", () => {
   const lines = statusDetails(STATUS);
   assert.ok(lines.includes("    python: basedpyright running from PATH, pid 42"), lines.join("\n"));
-  assert.ok(lines.includes("    go: no server unavailable — gopls not found on PATH"), lines.join("\n"));
+  assert.ok(lines.includes("    go: unavailable — gopls not found on PATH"), lines.join("\n"));
   assert.ok(lines.some((l) => l.startsWith("    rust:") && l.includes("not trusted")));
   assert.ok(lines.includes("    editor: available (textDocument/definition, textDocument/hover)"));
   assert.ok(lines.includes("  sandbox: unavailable — bubblewrap is not installed."));

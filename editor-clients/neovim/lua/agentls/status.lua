@@ -49,7 +49,8 @@ local function code_intel_line(entry)
     return line
   end
   local server = str(entry.server)
-  local line = ("%s: %s %s"):format(str(entry.language), server ~= "" and server or "no server", str(entry.state))
+  -- no server found: the state and the reason say why
+  local line = ("%s: %s%s"):format(str(entry.language), server ~= "" and (server .. " ") or "", str(entry.state))
   if str(entry.origin) ~= "" then
     line = line .. " from " .. str(entry.origin)
   end
