@@ -27,6 +27,8 @@ def test_every_event_payload_matches_its_event() -> None:
         events.Retrying: events.RetryingPayload,
         events.Notice: events.NoticePayload,
         events.RunFinished: events.RunFinishedPayload,
+        events.Todos: events.TodosPayload,
+        events.ModeChanged: events.ModeChangedPayload,
     }
     assert set(pairs) == set(events.AgentEvent.__args__)
     for event, payload in pairs.items():

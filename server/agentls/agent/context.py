@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from agentls.agent.controls import NoRunControls, RunControls
 from agentls.config.base import RunMode as RunMode
 from agentls.workspace import ChangeSet, Workspace
 
@@ -52,6 +53,8 @@ class ToolContext:
     tool_use_id: str = ""
     report_progress: Callable[[str], None] = _ignore_progress
     edits: EditSink = field(default_factory=KeepStaged)
+    run: RunControls = field(default_factory=NoRunControls)
+    """The run this call belongs to (todo list, sub-agents, questions, plan mode)."""
 
     def for_call(self, tool_use_id: str) -> ToolContext:
         return replace(self, tool_use_id=tool_use_id)

@@ -10,8 +10,9 @@ prompt-level `LifecycleHooks` (UserPromptSubmit, Stop).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkable
 
 if TYPE_CHECKING:
     from agentls.agent.context import ToolContext
@@ -84,3 +85,17 @@ class LifecycleHooks(Protocol):
 def lifecycle_hooks(hooks: object) -> LifecycleHooks | None:
     """The prompt-level hooks of a runner, or None when it has none."""
     return hooks if isinstance(hooks, LifecycleHooks) else None
+
+
+class SubagentStopHook(Protocol):
+    """Claude Code's `SubagentStop`, called when a sub-agent is about to finish; `block`
+    keeps the sub-agent going with `message` as its next user message."""
+
+    def __call__(self, ctx: ToolContext, *, stop_hook_active: bool) -> Awaitable[HookOutcome]: ...
+
+
+def subagent_stop_hook(hooks: object) -> SubagentStopHook | None:
+    """The runner's `subagent_stop` hook, or None when it has none (optional, like the
+    prompt-level hooks: a runner written before it existed keeps working)."""
+    hook = getattr(hooks, "subagent_stop", None)
+    return cast(SubagentStopHook, hook) if callable(hook) else None
