@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from agentls.agent.context import RunMode, ToolContext
     from agentls.agent.permissions import PermissionMode
     from agentls.agent.questions import UserPrompts
-    from agentls.agent.subagents import AgentCatalog, AgentType
+    from agentls.agent.subagents import AgentType
     from agentls.agent.todos import TodoItem
 
 NOT_IN_A_RUN = (
@@ -57,8 +57,7 @@ class RunControls(Protocol):
         ...
 
     @property
-    def permission_mode(self) -> PermissionMode:
-        ...
+    def permission_mode(self) -> PermissionMode: ...
 
     @property
     def subagent(self) -> str | None:
@@ -68,11 +67,6 @@ class RunControls(Protocol):
     @property
     def prompts(self) -> UserPrompts | None:
         """Where questions go; None when nobody can be asked (or in a sub-agent)."""
-        ...
-
-    @property
-    def agents(self) -> AgentCatalog | None:
-        """The sub-agent types this run may launch (None in a sub-agent)."""
         ...
 
     def todos(self) -> list[TodoItem]: ...
@@ -99,7 +93,6 @@ class NoRunControls:
     permission_mode: PermissionMode = "default"
     subagent: str | None = None
     prompts: UserPrompts | None = None
-    agents: AgentCatalog | None = None
 
     def todos(self) -> list[TodoItem]:
         return []

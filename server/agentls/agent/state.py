@@ -53,7 +53,7 @@ class SessionState(BaseModel):
     staged_paths: list[str] = Field(default_factory=list)
     staged: list[StagedChange] | None = None
     """The staged changeset itself (None in files written before it was saved)."""
-    todos: list[dict[str, Any]] = Field(default_factory=list)
+    todos: list[Any] = Field(default_factory=list)
     """The todo list (`todo_write`), as `{content, status, active_form}` entries."""
     compactions: int = 0
     stub_boundary: int = 0

@@ -52,6 +52,9 @@ make are staged in the user's session with the main agent's and reviewed by the 
 them."""
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+WIND_DOWN_SECONDS = 0.4
+"""How long a cancelled sub-agent may take to answer its open calls (the run's bound is
+0.5 s)."""
 
 
 def transcript_folder(session_transcript: Path) -> Path:
@@ -134,15 +137,15 @@ async def run_subagent(
         events(Notice(ctx.session_id, model_note))
     role = SubagentRole(agent, ctx.session_id, ctx.tool_use_id)
     loop = type(parent)(child, events, mode, parent.cancel, subagent=role)
+    running = asyncio.ensure_future(loop.run(prompt))
     result: RunResult | None = None
     try:
-        result = await loop.run(prompt)
+        result = await asyncio.shield(running)
+    except asyncio.CancelledError:
+        result = await _wind_down(parent, running)
+        raise
     finally:
         _finish(session, child, ctx, agent, result)
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError  # the call itself was cancelled: do not swallow it
-    assert result is not None
     return SubagentReport(
         agent.name,
         result.status,
@@ -152,6 +155,20 @@ async def run_subagent(
         child.transcript.path,
         result.error,
     )
+
+
+async def _wind_down(parent: AgentLoop, running: asyncio.Future[RunResult]) -> RunResult | None:
+    """The `task` call is being torn down: the run is going down. The sub-agent shares the
+    run's cancel event, so it stops at once on its own — answering every call it made, so
+    its history stays whole; it gets `WIND_DOWN_SECONDS` for that, then it is cancelled."""
+    parent.cancel.set()
+    try:
+        return await asyncio.wait_for(asyncio.shield(running), WIND_DOWN_SECONDS)
+    except (TimeoutError, asyncio.CancelledError):
+        running.cancel()
+        return None
+    except Exception:
+        return None
 
 
 def _finish(

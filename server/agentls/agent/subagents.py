@@ -382,4 +382,3 @@ _CATALOG: Final = Attachment[AgentCatalog]("sub-agent types")
 def agents_for(workspace: Workspace) -> AgentCatalog:
     """The workspace's catalog (made on first use)."""
     return workspace.attached(_CATALOG, lambda: AgentCatalog(list(workspace.roots)))
-

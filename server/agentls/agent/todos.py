@@ -9,6 +9,7 @@ model keeps its plan when older turns are summarised.
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentls.agent.compaction import PINNED_TAG
@@ -47,9 +48,11 @@ class TodoItem(BaseModel):
 
 
 def todo_payloads(todos: Sequence[TodoItem]) -> list[TodoPayload]:
-    return [
-        {"content": t.content, "status": t.status, "active_form": t.active_form} for t in todos
-    ]
+    return [_payload(t) for t in todos]
+
+
+def _payload(todo: TodoItem) -> TodoPayload:
+    return {"content": todo.content, "status": todo.status, "active_form": todo.active_form}
 
 
 def parse_todos(data: object) -> list[TodoItem]:
@@ -71,16 +74,23 @@ def current(todos: Sequence[TodoItem]) -> TodoItem | None:
     return next((t for t in todos if t.status == "in_progress"), None)
 
 
-def progress_line(todos: Sequence[TodoItem]) -> str:
-    """"3/7 · Running tests": completed of all, and what is in progress ("" for no list)."""
-    if not todos:
+def progress_line(todos: Sequence[TodoItem] | Sequence[TodoPayload]) -> str:
+    """ "3/7 · Running tests": completed of all, and what is in progress ("" for no list)."""
+    entries = [t if isinstance(t, dict) else _payload(t) for t in todos]
+    if not entries:
         return ""
-    done = sum(1 for t in todos if t.status == "completed")
-    head = f"{done}/{len(todos)}"
-    doing = current(todos)
+    done = sum(1 for t in entries if t["status"] == "completed")
+    head = f"{done}/{len(entries)}"
+    doing = next((t for t in entries if t["status"] == "in_progress"), None)
     if doing is not None:
-        return f"{head} · {doing.active_form}"
-    return f"{head} · all done" if done == len(todos) else head
+        return f"{head} · {doing['active_form']}"
+    return f"{head} · all done" if done == len(entries) else head
+
+
+def progress_count(todos: Sequence[TodoPayload]) -> str:
+    """ "3/7" (completed of all), or "" for no list."""
+    done = sum(1 for t in todos if t["status"] == "completed")
+    return f"{done}/{len(todos)}" if todos else ""
 
 
 def render(todos: Sequence[TodoItem]) -> list[str]:

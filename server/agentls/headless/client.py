@@ -63,17 +63,18 @@ class ServerError(Exception):
     """The server could not be started, or answered a command with an error."""
 
 
-async def _in_daemon_thread(
-    ask: Callable[[str, list[str]], str | None], message: str, titles: list[str]
-) -> str | None:
+_T = TypeVar("_T")
+
+
+async def _in_daemon_thread(ask: Callable[..., _T | None], *args: Any) -> _T | None:
     """Run a blocking prompt off the loop in a daemon thread: if the run ends (Ctrl-C) while
     the prompt still waits for a key, the process can exit without it."""
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[str | None] = loop.create_future()
+    future: asyncio.Future[_T | None] = loop.create_future()
 
     def work() -> None:
         try:
-            answer = ask(message, titles)
+            answer = ask(*args)
         except Exception:
             answer = None
 
@@ -110,6 +111,11 @@ class ServerConnection:
     approve: Callable[[str, list[str]], str | None] | None = None
     """Answers approval prompts (message, choices) → choice; None: the server is told the
     client cannot prompt, so it denies with a message naming the rule that would allow."""
+    ask_questions: Callable[[Mapping[str, Any]], dict[str, Any] | None] | None = None
+    """Answers `agentls/askQuestions` (blocking, run in a thread); None: not announced, so
+    the agent is told nobody can be asked."""
+    review_plan: Callable[[Mapping[str, Any]], dict[str, Any] | None] | None = None
+    """Answers `agentls/reviewPlan` (blocking, run in a thread)."""
     log_file: Path | None = None
     client: LanguageClient | None = None
     encoding: str = "utf-16"
@@ -178,7 +184,13 @@ class ServerConnection:
                     additional_properties_support=False
                 )
             )
+        flags: dict[str, bool] = {}
+        if self.ask_questions is not None:
+            flags["questions"] = True
+        if self.review_plan is not None:
+            flags["planReview"] = True
         return types.ClientCapabilities(
+            experimental={"agentls": flags} if flags else None,
             workspace=types.WorkspaceClientCapabilities(
                 apply_edit=True,
                 workspace_edit=types.WorkspaceEditClientCapabilities(
@@ -246,6 +258,18 @@ class ServerConnection:
             titles = [a.title for a in params.actions or []]
             choice = await _in_daemon_thread(self.approve, params.message, titles)
             return None if choice is None else types.MessageActionItem(title=choice)
+
+        @feature("agentls/askQuestions")
+        async def ask_questions(params: Any) -> dict[str, Any] | None:
+            if self.ask_questions is None:
+                return None
+            return await _in_daemon_thread(self.ask_questions, plain(params))
+
+        @feature("agentls/reviewPlan")
+        async def review_plan(params: Any) -> dict[str, Any] | None:
+            if self.review_plan is None:
+                return None
+            return await _in_daemon_thread(self.review_plan, plain(params))
 
         @feature(types.WORKSPACE_CONFIGURATION)
         def configuration(params: types.ConfigurationParams) -> list[Any]:

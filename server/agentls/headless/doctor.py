@@ -293,12 +293,26 @@ def check_language_servers(workspace: Path) -> list[Check]:
     return [Check("language servers", name, status, detail) for name, status, detail in lines]
 
 
+def check_agents(workspace: Path) -> list[Check]:
+    """The sub-agent types `task` offers, and each agent file that was skipped and why."""
+    from agentls.agent.subagents import AgentCatalog
+
+    catalog = AgentCatalog([workspace])
+    checks = [
+        Check("sub-agents", agent.name, "info", f"{agent.description[:80]} ({agent.source})")
+        for agent in catalog.types()
+    ]
+    checks += [Check("sub-agents", "agent file", "warn", problem) for problem in catalog.problems]
+    return checks
+
+
 def run_checks(workspace: Path, timeout: float) -> list[Check]:
     checks = check_python() + check_packages()
     if not any(c.status == "fail" and c.name == "anthropic" for c in checks):
         checks += check_endpoint(timeout)
     checks += check_sandbox() + check_tools() + check_workspace_checks(workspace.resolve())
     checks += check_editors() + check_index(workspace.resolve())
+    checks += check_agents(workspace.resolve())
     return checks + check_language_servers(workspace.resolve())
 
 

@@ -22,11 +22,13 @@ from agentls.agent.events import (
     Retrying,
     RunStarted,
     TextDelta,
+    Todos,
     ToolFinished,
     ToolStarted,
     TurnUsage,
     event_to_dict,
 )
+from agentls.agent.todos import progress_count, progress_line
 
 if TYPE_CHECKING:
     from agentls.agent.results import RunPayload
@@ -49,6 +51,8 @@ class LspRunReporter:
         self.token: str | None = None
         self._text: list[str] = []
         self._text_timer: asyncio.TimerHandle | None = None
+        self._todos = ""
+        """"3/7" of the todo list, in front of each step's progress message."""
 
     async def begin(self) -> None:
         self.ls.log_line(f"[{self.run.session_id}] run started ({self.run.mode}): {self.run.title}")
@@ -94,9 +98,17 @@ class LspRunReporter:
         line = _log_line(event)
         if line:
             self.ls.log_line(f"[{self.run.session_id}] {line}")
-        if isinstance(event, ToolStarted) and self.token:
+        if isinstance(event, Todos):
+            self._todos = progress_count(event.todos)
+            self._report(progress_line(event.todos))
+        elif isinstance(event, ToolStarted):
+            step = f"{self._todos} · {event.summary}" if self._todos else event.summary
+            self._report(step)
+
+    def _report(self, message: str) -> None:
+        if self.token and message:
             self.ls.work_done_progress.report(
-                self.token, types.WorkDoneProgressReport(message=event.summary)
+                self.token, types.WorkDoneProgressReport(message=message)
             )
 
     def _queue_text(self, text: str) -> None:
@@ -191,4 +203,6 @@ def _log_line(event: AgentEvent) -> str | None:
         )
     if isinstance(event, Notice):
         return event.message
+    if isinstance(event, Todos):
+        return f"todos {progress_line(event.todos) or '(cleared)'}"
     return None
