@@ -26,9 +26,7 @@ def first_user_text(request: RecordedRequest) -> str:
             content = message.get("content")
             if isinstance(content, str):
                 return content
-            return "\n".join(
-                str(b.get("text", "")) for b in content or [] if isinstance(b, dict)
-            )
+            return "\n".join(str(b.get("text", "")) for b in content or [] if isinstance(b, dict))
     return ""
 
 
@@ -63,10 +61,6 @@ class Roles:
 
 def requests_of(api: ScriptedMessagesServer, mark: str | None) -> Sequence[RecordedRequest]:
     """The requests a sub-agent (by its marker) or, with None, the session sent."""
-    found = []
-    for request in api.message_requests:
-        if mark is None and not is_subagent(request):
-            found.append(request)
-        elif mark is not None and is_subagent(request) and mark in first_user_text(request):
-            found.append(request)
-    return found
+    if mark is None:
+        return [r for r in api.message_requests if not is_subagent(r)]
+    return [r for r in api.message_requests if is_subagent(r) and mark in first_user_text(r)]

@@ -218,7 +218,8 @@ async def test_plan_approved_for_review_then_the_edit_arrives_as_one_reviewed_wo
     # the plan was shown as a Markdown document, then decided in a message request
     (shown,) = editor.client.shown_documents
     assert shown.uri.endswith(".md")
-    assert Path(shown.uri.removeprefix("file://")).read_text() == PLAN + "\n"
+    plan_file = Path(shown.uri.removeprefix("file://"))
+    assert plan_file.read_bytes().decode() == PLAN + "\n"  # noqa: ASYNC240
     (prompt,) = editor.prompts
     assert [a.title for a in prompt.actions or []] == [REVIEW, AUTO, "Keep planning"]
     # review mode: one WorkspaceEdit at the end (needing confirmation), applied by the editor

@@ -42,7 +42,7 @@ async def test_two_explore_subagents_run_in_parallel_and_only_their_reports_come
     api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
     (tmp_path / "app.py").write_text("def main():\n    return 1\n")
-    roles = Roles(
+    Roles(
         session=[tool_turn(task("[A]"), task("[B]")), text_turn("Both reported.")],
         subagents={
             mark: [
@@ -104,9 +104,7 @@ async def test_the_transcript_tree_nests_each_subagent_under_its_call(
 ) -> None:
     roles = Roles(
         session=[tool_turn(task("[A]", description="find main")), text_turn("done")],
-        subagents={
-            "[A]": [tool_turn(("probe_read", {"label": "deep"})), text_turn("found it")]
-        },
+        subagents={"[A]": [tool_turn(("probe_read", {"label": "deep"})), text_turn("found it")]},
     ).play(api)
     del roles
     session = make_session(api, tmp_path, tools=tools_for(tmp_path))
@@ -220,7 +218,8 @@ async def test_a_claude_agents_type_is_offered_and_used_and_a_broken_file_is_rep
     description = next(
         t["description"] for t in api.message_requests[0].tools if t["name"] == "task"
     )
-    assert "- reviewer: Reviews a change for bugs; use after an edit. (Tools: read_file, grep, list_files)" in description
+    offered = "- reviewer: Reviews a change for bugs; use after an edit. (Tools: read_file, grep, "
+    assert offered + "list_files)" in description
     child = requests_of(api, "[R]")[0]
     assert sorted(child.tool_names) == ["grep", "list_files", "read_file"]
     assert "You are a meticulous reviewer." in child.system_text
@@ -276,7 +275,7 @@ async def test_cancel_mid_subagent_stops_it_at_once_answers_every_call_and_kills
         assert uses and sorted(uses) == sorted(answered)
     # no process of the sub-agent is left
     deadline = time.monotonic() + 5
-    while marked(token) and time.monotonic() < deadline:
+    while marked(token) and time.monotonic() < deadline:  # noqa: ASYNC110
         await asyncio.sleep(0.05)
     assert marked(token) == []
     # the session continues cleanly: the task call was answered as cancelled
