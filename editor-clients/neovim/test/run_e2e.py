@@ -24,7 +24,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 PLUGIN = HERE.parent
-CASES = ("unit", "edit", "ask", "cancel", "resource", "review", "stale", "enable")
+CASES = ("unit", "edit", "ask", "cancel", "resource", "review", "stale", "enable", "plan")
 CASE_TIMEOUT = 150
 
 
