@@ -326,3 +326,56 @@ async def test_a_types_model_is_used_or_the_sessions_with_a_note(
     assert child.model == expected
     notes = [e.message for e in log.of("notice")]
     assert any("names no model id here" in n for n in notes) == (model == "haiku")
+
+
+async def test_a_hostile_call_id_cannot_place_the_subagent_transcript_elsewhere(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    """The `task` call's id comes from the endpoint; it names the sub-agent's transcript
+    file, so it must not steer it out of the session's folder."""
+    hostile = "../../../../" + str(tmp_path / "outside" / "pwned").lstrip("/")
+    (tmp_path / "outside").mkdir()
+    call = ("task", {"description": "x", "prompt": "Find things [H]"}, hostile)
+    Roles(
+        session=[tool_turn(call), text_turn("ok")],
+        subagents={"[H]": [text_turn("report")]},
+    ).play(api)
+    session = make_session(api, tmp_path, tools=tools_for(tmp_path))
+    result = await session.run("go")
+    assert result.status == "completed"
+    assert list((tmp_path / "outside").iterdir()) == []
+    folder = tmp_path / "transcripts" / f"{session.id}.agents"
+    (written,) = folder.iterdir()
+    assert written.parent == folder and written.suffix == ".jsonl"
+    assert ".." not in written.name and "/" not in written.name
+
+
+async def test_a_subagent_gets_the_same_secret_file_refusal_as_the_session(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    (tmp_path / ".env").write_text("API_TOKEN=s3cr3t-value\n")
+    Roles(
+        session=[tool_turn(task("[S]")), text_turn("ok")],
+        subagents={"[S]": [tool_turn(("read_file", {"path": ".env"})), text_turn("no luck")]},
+    ).play(api)
+    session = make_session(api, tmp_path, tools=tools_for(tmp_path))
+    await session.run("read the env")
+    (refused,) = requests_of(api, "[S]")[-1].tool_results()
+    assert refused["is_error"] and "secret-file pattern" in str(refused["content"])
+    assert "s3cr3t-value" not in str(api.message_requests[-1].json)
+
+
+def test_an_oversized_or_misnamed_agent_file_is_skipped_with_its_reason(tmp_path: Path) -> None:
+    folder = tmp_path / ".agentls" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "huge.md").write_text("---\nname: huge\ndescription: x\n---\n" + "x" * 200_000)
+    (folder / "path.md").write_text("---\nname: ../../etc\ndescription: x\n---\nhi\n")
+    (folder / "tools.md").write_text("---\nname: t\ndescription: x\ntools: 42\n---\nhi\n")
+    (folder / "list.md").write_text("---\n- a\n- b\n---\nhi\n")
+    catalog = AgentCatalog([tmp_path], home=None)
+    assert [t.name for t in catalog.types()] == ["general-purpose", "explore"]
+    reasons = "\n".join(catalog.problems)
+    assert "huge.md was skipped: it is 200034 bytes (the limit is 100000)" in reasons
+    assert "path.md was skipped: `name` '../../etc' must be lower-case letters" in reasons
+    assert "tools.md was skipped: `tools` must be a comma-separated string" in reasons
+    assert "list.md was skipped: its front matter must be a mapping" in reasons
