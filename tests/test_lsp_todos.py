@@ -129,3 +129,19 @@ async def test_a_malformed_list_is_refused_field_by_field(
     assert result["is_error"] and "todo_write input is invalid" in result["content"]
     assert "todos.0" in result["content"]
     assert session.todos == []
+
+
+async def test_outside_a_run_the_session_tools_say_why_they_cannot_work(tmp_path: Path) -> None:
+    """`agentls.tool todo_write …` (no model, no run): a clear error, nothing changed."""
+    from agentls.host import AgentHost
+    from agentls.workspace import Workspace
+
+    host = AgentHost(Workspace([tmp_path]))
+    result = await host.run_tool("todo_write", {"todos": TODOS})
+    assert result.is_error
+    assert "todo_write works only while the agent runs a prompt" in str(result.content)
+    task = await host.run_tool("task", {"description": "x", "prompt": "y"})
+    assert task.is_error and "task works only while the agent runs a prompt" in str(task.content)
+    plan = await host.run_tool("exit_plan_mode", {"plan": "p"}, mode="plan")
+    assert plan.is_error and "exit_plan_mode works only while the agent runs" in str(plan.content)
+    await host.shutdown()

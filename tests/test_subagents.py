@@ -379,3 +379,28 @@ def test_an_oversized_or_misnamed_agent_file_is_skipped_with_its_reason(tmp_path
     assert "path.md was skipped: `name` '../../etc' must be lower-case letters" in reasons
     assert "tools.md was skipped: `tools` must be a comma-separated string" in reasons
     assert "list.md was skipped: its front matter must be a mapping" in reasons
+
+
+@pytest.mark.parametrize(
+    ("claude", "ours"),
+    [
+        ("Task", "task"),
+        ("Agent", "task"),
+        ("TodoWrite", "todo_write"),
+        ("AskUserQuestion", "ask_user_question"),
+        ("ExitPlanMode", "exit_plan_mode"),
+    ],
+)
+def test_claude_codes_rules_for_these_tools_apply_to_ours(
+    tmp_path: Path, claude: str, ours: str
+) -> None:
+    """A `deny: ["Task"]` in `.claude/settings.json` must not be ignored now that the tool
+    exists: it removes `task` from the pool (and hook matchers see the same names)."""
+    from agentls.agent.rules import RuleSet, claude_names_for, parse_rule
+
+    rule, problem = parse_rule(claude, "deny", "settings.json", root=tmp_path)
+    assert problem is None and rule is not None
+    rules = RuleSet()
+    rules.extend([rule])
+    assert rules.denies_tool(ours)
+    assert claude in claude_names_for(ours) or claude == "Agent"

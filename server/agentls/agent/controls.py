@@ -52,6 +52,11 @@ class RunControls(Protocol):
     """The run as the session-level tools see it."""
 
     @property
+    def in_run(self) -> bool:
+        """False outside a run (a single tool call): the controls only refuse."""
+        ...
+
+    @property
     def mode(self) -> RunMode:
         """The run's mode now (`plan` while planning)."""
         ...
@@ -89,6 +94,7 @@ class RunControls(Protocol):
 class NoRunControls:
     """Outside a run: every control refuses with a clear message."""
 
+    in_run = False
     mode: RunMode = "review"
     permission_mode: PermissionMode = "default"
     subagent: str | None = None

@@ -484,6 +484,8 @@ class LoopControls:
     def __init__(self, loop: AgentLoop) -> None:
         self.loop = loop
 
+    in_run = True
+
     @property
     def mode(self) -> RunMode:
         pending = self.loop.pending_mode

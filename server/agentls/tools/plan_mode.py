@@ -20,6 +20,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from agentls.agent.context import ToolContext
+from agentls.agent.controls import NOT_IN_A_RUN
 from agentls.agent.questions import (
     PLAN_CHOICES,
     PlanRequest,
@@ -101,6 +102,8 @@ class EnterPlanMode(Tool[EnterPlanModeInput]):
         return "Proposing to plan first"
 
     async def validate_input(self, input: EnterPlanModeInput, ctx: ToolContext) -> str | None:
+        if not ctx.run.in_run:
+            return NOT_IN_A_RUN.format(tool=self.name)
         if ctx.run.subagent is not None:
             return "A sub-agent cannot switch to plan mode."
         return None
@@ -162,6 +165,8 @@ class ExitPlanMode(Tool[ExitPlanModeInput]):
         return "Presenting the plan for approval"
 
     async def validate_input(self, input: ExitPlanModeInput, ctx: ToolContext) -> str | None:
+        if not ctx.run.in_run:
+            return NOT_IN_A_RUN.format(tool=self.name)
         if ctx.run.subagent is not None:
             return "A sub-agent cannot leave plan mode; report your plan instead."
         if not in_plan_mode(ctx):
