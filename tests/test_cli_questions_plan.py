@@ -10,7 +10,6 @@ import re
 import select
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
@@ -79,10 +78,6 @@ def _tool_results(api: ScriptedMessagesServer, index: int) -> list[dict[str, obj
     return api.message_requests[index].tool_results()
 
 
-def _count(text: str, what: str) -> Callable[[], int]:
-    return lambda: text.count(what)
-
-
 def test_a_question_and_a_plan_answered_at_the_terminal(
     api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
@@ -133,3 +128,26 @@ def test_without_a_terminal_nobody_is_asked_and_the_plan_is_not_left(
     assert asked["is_error"] and "proceed on your best assumption" in str(asked["content"])
     assert planned["is_error"] and "No one can approve a plan here" in str(planned["content"])
     assert (workspace / "a.py").read_text() == "X = 1\n"
+
+
+def test_doctor_lists_the_subagent_types_and_a_skipped_agent_file(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    workspace = write_tree(
+        tmp_path / "ws",
+        {
+            ".claude/agents/reviewer.md": "---\nname: reviewer\ndescription: Reviews.\n---\nx\n",
+            ".agentls/agents/bad.md": "no front matter\n",
+        },
+    )
+    api.extend(text_turn("pong"))
+    env = cli_env(api.base_url, tmp_path / "state")
+    done = run_cli("doctor", "--json", "-w", str(workspace), env=env)
+    checks = [c for c in json.loads(done.stdout)["checks"] if c["group"] == "sub-agents"]
+    assert [c["name"] for c in checks if c["status"] == "info"] == [
+        "general-purpose",
+        "explore",
+        "reviewer",
+    ]
+    (bad,) = [c for c in checks if c["status"] == "warn"]
+    assert "bad.md was skipped: it has no front matter" in bad["detail"]
