@@ -74,12 +74,14 @@ async def test_todos_show_in_progress_events_and_status_and_survive_restart_and_
         api.extend(text_turn("Summary: renamed greet, tests next."))
         compacted = await command(editor, "agentls.compact", {"session": session})
         assert compacted["summarized_messages"] > 0
-        api.extend(text_turn("Continuing."))
+        api.extend(tool_turn(("read_file", {"path": "app.py"})), text_turn("Continuing."))
         follow = await command(
             editor, "agentls.run", {"prompt": "continue", "session": session, "wait": True}
         )
         assert follow["status"] == "completed"
-        first = api.message_requests[-1].messages[0]
+        # the follow-up run's steps carry the list's count from its first step on
+        assert "1/3 · Reading app.py" in reports(editor.client)
+        first = api.message_requests[-2].messages[0]
         pinned = "\n".join(b.get("text", "") for b in first["content"])
         assert 'agentls-pinned="todos"' in pinned
         assert "- [x] Rename greet\n- [~] Running tests\n- [ ] Update docs" in pinned

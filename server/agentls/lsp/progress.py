@@ -28,7 +28,7 @@ from agentls.agent.events import (
     TurnUsage,
     event_to_dict,
 )
-from agentls.agent.todos import progress_count, progress_line
+from agentls.agent.todos import progress_count, progress_line, todo_payloads
 
 if TYPE_CHECKING:
     from agentls.agent.results import RunPayload
@@ -56,6 +56,7 @@ class LspRunReporter:
 
     async def begin(self) -> None:
         self.ls.log_line(f"[{self.run.session_id}] run started ({self.run.mode}): {self.run.title}")
+        self._todos = self._session_todo_count()
         if not self.ls.features.work_done_progress:
             return
         token = f"agentls-{uuid.uuid4()}"
@@ -79,6 +80,13 @@ class LspRunReporter:
         if future is not None:
             loop = asyncio.get_running_loop()
             future.add_done_callback(lambda f: self._on_token_done(f, loop))
+
+    def _session_todo_count(self) -> str:
+        """A follow-up run starts with the session's list as it stands ("3/7")."""
+        session = self.ls.host.sessions.get(self.run.session_id) if self.ls.has_host else None
+        if session is None:
+            return ""
+        return progress_count(todo_payloads(session.todos))
 
     def _on_token_done(self, future: Future[Any], loop: asyncio.AbstractEventLoop) -> None:
         if future.cancelled():
