@@ -1,9 +1,10 @@
-"""Neovim end to end: a plan approved in the editor and the todo list shown while it runs.
+"""Neovim end to end: a question and a plan answered in the editor, the todo list shown.
 
 Runs the `plan` case of `editor-clients/neovim/test/run_e2e.py` (its script is
 `test/e2e_plan.lua`, its scenario `test/scenario-plan.json`) in a real headless Neovim
 against the scripted model: a plan-mode run writes a todo list (shown in the session side
-buffer), presents a plan (a scratch buffer `agentls://plan/<session>`, decided with
+buffer), asks a multi-select question (one `vim.ui.select` per choice, then "Done"),
+presents a plan (a scratch buffer `agentls://plan/<session>`, decided with
 `vim.ui.select`, answered asynchronously as dressing.nvim or telescope would), and the edit
 it then makes arrives in review mode and is accepted.
 """
@@ -32,8 +33,24 @@ def test_plan_approved_with_vim_ui_select_then_the_edit_follows_and_todos_show(
     assert result["plan_name"] == f"agentls://plan/{result['session']}"
     assert result["plan_visible"] and result["plan_filetype"] == "markdown"
     assert result["plan_lines"][:2] == ["## Plan", "1. Rename `greet` to `welcome` in hello.py."]
-    (select,) = result["selects"]
-    assert select["kind"] == "agentls.plan"
+    # the question: one vim.ui.select per choice, the chosen rows gone, then "Done"
+    asked = [s for s in result["selects"] if s["kind"] == "agentls.question"]
+    prompt = "agentls asks (1/1) — Scope: Which names should change?"
+    assert [s["prompt"] for s in asked] == [
+        f"{prompt} (one at a time)",
+        f"{prompt} (chosen: greet)",
+        f"{prompt} (chosen: greet, callers)",
+    ]
+    assert asked[0]["items"] == [
+        "greet — the function",
+        "callers — every call site",
+        "docs — the docstring",
+        "Other…",
+    ]
+    assert asked[2]["items"] == ["docs — the docstring", "Done", "Other…"]
+    answer = result["tool_results"]["ask_user_question"]
+    assert '"Which names should change?" → "greet", "callers"' in answer
+    (select,) = [s for s in result["selects"] if s["kind"] == "agentls.plan"]
     assert select["items"] == [
         "Approve and let the agent edit (review)",
         "Approve with auto-accepted edits",

@@ -1,7 +1,14 @@
 -- Case "plan" (run by e2e.lua): a plan-mode run whose todo list shows in the session view,
--- whose plan opens in a scratch buffer and is approved with vim.ui.select (answered here
+-- which asks a multi-select question (answered "greet" and "callers", then "Done"), whose
+-- plan opens in a scratch buffer and is approved with vim.ui.select (both answered here
 -- asynchronously, as dressing.nvim or telescope would), and whose edit then follows in
 -- review mode and is accepted.
+local PICKS = {
+  ["greet — the function"] = true,
+  ["callers — every call site"] = true,
+  ["Approve and let the agent edit (review)"] = true,
+}
+
 return function(h)
   local selects = {} -- every vim.ui.select: its prompt and items as shown
   vim.ui.select = function(items, opts, on_choice)
@@ -10,12 +17,15 @@ return function(h)
       table.insert(shown, opts.format_item and opts.format_item(item) or tostring(item))
     end
     table.insert(selects, { prompt = opts.prompt, items = shown, kind = opts.kind })
-    local pick = nil
+    local pick, done = nil, nil
     for index, text in ipairs(shown) do
-      if text == "Approve and let the agent edit (review)" then
+      if PICKS[text] and pick == nil then
         pick = items[index]
+      elseif text == "Done" then
+        done = items[index]
       end
     end
+    pick = pick or done
     vim.defer_fn(function()
       on_choice(pick)
     end, 300)
