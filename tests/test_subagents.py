@@ -381,6 +381,37 @@ def test_an_oversized_or_misnamed_agent_file_is_skipped_with_its_reason(tmp_path
     assert "list.md was skipped: its front matter must be a mapping" in reasons
 
 
+def test_agent_files_come_from_home_then_claude_then_agentls_and_the_later_wins(
+    tmp_path: Path,
+) -> None:
+    def agent(folder: Path, name: str, description: str) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        text = f"---\nname: {name}\ndescription: {description}\n---\nYou are {name}.\n"
+        (folder / f"{name}.md").write_text(text)
+
+    home, root = tmp_path / "home", tmp_path / "ws"
+    agent(home / ".claude" / "agents", "mine", "from home")
+    agent(home / ".claude" / "agents", "reviewer", "home reviewer")
+    agent(root / ".claude" / "agents", "reviewer", "project reviewer")
+    agent(root / ".claude" / "agents", "linter", "claude linter")
+    agent(root / ".agentls" / "agents", "linter", "agentls linter")
+    catalog = AgentCatalog([root], home=home)
+    found = {t.name: t.description for t in catalog.types()}
+    assert found == {
+        "general-purpose": found["general-purpose"],
+        "explore": found["explore"],
+        "linter": "agentls linter",
+        "mine": "from home",
+        "reviewer": "project reviewer",
+    }
+    assert catalog.problems == []
+    # the task tool's description offers each of them
+    (tool,) = [t for t in builtin_tools(agents=catalog) if t.name == "task"]
+    offered = tool.description()
+    for name, description in found.items():
+        assert f"- {name}: {description} (Tools: " in offered
+
+
 @pytest.mark.parametrize(
     ("claude", "ours"),
     [
