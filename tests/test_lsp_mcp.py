@@ -24,6 +24,8 @@ async def test_mcp_tool_from_settings_runs_in_a_real_session(
                 "userConfig": False,
             },
             "permissions": {"allow": ["mcp__calc"]},
+            # offered directly whatever the number of built-in tools (deferral: test_tool_search)
+            "toolSearch": {"mode": "never"},
         }
     }
     env = server_env(api.base_url, tmp_path / "transcripts")

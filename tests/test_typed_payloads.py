@@ -29,6 +29,8 @@ def test_every_event_payload_matches_its_event() -> None:
         events.Notice: events.NoticePayload,
         events.RunFinished: events.RunFinishedPayload,
         events.ToolOutputReady: events.ToolOutputReadyPayload,
+        events.Todos: events.TodosPayload,
+        events.ModeChanged: events.ModeChangedPayload,
     }
     assert set(pairs) == set(events.AgentEvent.__args__)
     for event, payload in pairs.items():

@@ -26,7 +26,7 @@ def _transcript(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(records, ensure_ascii=False, indent=2) + "\n")
     else:
-        sys.stdout.write(render_tree(records) + "\n")
+        sys.stdout.write(render_tree(records, path) + "\n")
     return 0
 
 

@@ -57,6 +57,7 @@ from agentls.workspace import ChangeSet, Workspace
 if TYPE_CHECKING:
     # the session and model client pull in the model SDK (seconds to import): loaded lazily
     from agentls.agent.model_client import ModelClient, ModelRequest, ModelResponse
+    from agentls.agent.questions import UserPrompts
     from agentls.agent.results import RunResult
     from agentls.agent.session import AgentSession, SessionConfig
     from agentls.codeintel.sources import CodeSource
@@ -229,9 +230,10 @@ ClientFactory = Callable[[AgentSettings], "ModelClient"]
 
 def default_tools(workspace: Workspace) -> Sequence[AnyTool]:
     """The built-in tools (imported lazily: they pull in the workspace machinery)."""
+    from agentls.agent.subagents import agents_for
     from agentls.tools import builtin_tools
 
-    tools: Sequence[AnyTool] = builtin_tools()
+    tools: Sequence[AnyTool] = builtin_tools(agents=agents_for(workspace))
     return tools
 
 
@@ -262,6 +264,8 @@ class HostOptions:
     before_session: Callable[[], Awaitable[None]] | None = None
     """Awaited before a run creates a new session (the LSP host: while the workspace-trust
     question is open, so the session starts on the answer); a cancelled run stops waiting."""
+    prompts: Callable[[], UserPrompts | None] = lambda: None
+    """Where `ask_user_question` and the plan-mode tools ask the user (None: nobody)."""
 
 
 class AgentHost:
@@ -456,6 +460,7 @@ class AgentHost:
             tool_search=self.options.tool_search(),
             instructions=self.options.instructions(),
             transcript_dir=self.options.transcript_dir,
+            prompts=self.options.prompts(),
         )
         return client, config
 
@@ -556,16 +561,15 @@ class AgentHost:
     async def _deliver_at_end(
         self, session: AgentSession, handle: RunHandle, result: RunResult
     ) -> EditOutcome | None:
-        if handle.mode == "plan" or session.changes.is_empty():
+        mode = cast("RunMode", result.mode or handle.mode)  # plan mode may end mid-run
+        if mode == "plan" or session.changes.is_empty():
             return None
         if result.status == "cancelled":
             # A cancelled run must not pop up a preview; its edits wait for accept/reject.
             files = [p.as_uri() for p in session.changes.changed_paths()]
             reason = "the run was cancelled; its edits stay staged"
             return EditOutcome(files, None, reason, left_out=[(f, reason) for f in files])
-        return await self.port.deliver(
-            session.id, session.changes, handle.mode, handle.title, final=True
-        )
+        return await self.port.deliver(session.id, session.changes, mode, handle.title, final=True)
 
     async def deliver_now(
         self, session_id: str, changes: ChangeSet, mode: RunMode
@@ -614,6 +618,7 @@ class AgentHost:
             ],
             "sandbox": _sandbox_status(self.workspace),
             "code_intel": _code_intel_status(self.workspace),
+            "agents": _agents_status(self.workspace),
         }
 
     async def shutdown(self) -> None:
@@ -648,6 +653,13 @@ def _sandbox_status(workspace: Workspace) -> dict[str, Any]:
     from agentls.sandbox import sandbox_of
 
     return sandbox_of(workspace).status()
+
+
+def _agents_status(workspace: Workspace) -> Mapping[str, object]:
+    """The sub-agent types `task` offers, and the agent files that were skipped and why."""
+    from agentls.agent.subagents import agents_for
+
+    return cast("Mapping[str, object]", agents_for(workspace).status())
 
 
 def _source_status(source: ToolSource) -> list[Mapping[str, object]]:

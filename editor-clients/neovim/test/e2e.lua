@@ -431,6 +431,18 @@ NEW_CASES.enable = function()
   }
 end
 
+-- Cases in a file of their own (test/e2e_<case>.lua) return a function of these helpers.
+local own_file = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/e2e_" .. tostring(case) .. ".lua"
+if not NEW_CASES[case] and vim.fn.filereadable(own_file) == 1 then
+  NEW_CASES[case] = function()
+    return dofile(own_file)({
+      workspace = workspace, step = step, wait_for = wait_for, settle = settle, start = start,
+      notified = notified, buffer_lines = buffer_lines, modified_buffers = modified_buffers,
+      notifications = notifications, server_messages = server_messages, RENAMED = RENAMED,
+    })
+  end
+end
+
 local function run_case()
   if case == "unit" then
     return unit_case()

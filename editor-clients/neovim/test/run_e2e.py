@@ -24,7 +24,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 PLUGIN = HERE.parent
-CASES = ("unit", "edit", "ask", "cancel", "resource", "review", "stale", "enable")
+CASES = ("unit", "edit", "ask", "cancel", "resource", "review", "stale", "enable", "plan")
 CASE_TIMEOUT = 150
 
 
@@ -130,6 +130,7 @@ def run_case(case: str, nvim: str, keep: bool) -> dict[str, Any]:
     result["seconds"] = elapsed
     result["prompts"] = first_prompts(tmp / "requests.jsonl")
     result["tools"] = first_tools(tmp / "requests.jsonl")
+    result["tool_results"] = tool_results(tmp / "requests.jsonl")
     result["tmp"] = str(tmp)
     if not result.get("ok"):
         log_file = tmp / "server.log"
@@ -162,6 +163,26 @@ def first_tools(record: Path) -> list[str]:
     for line in record.read_text().splitlines():
         return [t.get("name", "") for t in json.loads(line).get("json", {}).get("tools", [])]
     return []
+
+
+def tool_results(record: Path) -> dict[str, str]:
+    """The text the model got back for each tool name (its first call), from the recording."""
+    names: dict[str, str] = {}
+    results: dict[str, str] = {}
+    if not record.exists():
+        return results
+    for line in record.read_text().splitlines():
+        for message in json.loads(line).get("json", {}).get("messages", []):
+            content = message.get("content")
+            for block in content if isinstance(content, list) else []:
+                if block.get("type") == "tool_use":
+                    names[block["id"]] = block["name"]
+                elif block.get("type") == "tool_result" and block["tool_use_id"] in names:
+                    text = block.get("content", "")
+                    if isinstance(text, list):
+                        text = "".join(b.get("text", "") for b in text if isinstance(b, dict))
+                    results.setdefault(names[block["tool_use_id"]], text)
+    return results
 
 
 def emit(result: dict[str, Any]) -> None:

@@ -88,7 +88,8 @@ export function createClient(options: StartOptions): LanguageClient {
 const AGENTLS_FLAGS: StaticFeature = {
   fillClientCapabilities(capabilities: ClientCapabilities): void {
     const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
-    capabilities.experimental = { ...experimental, agentls: { runResults: true } };
+    const agentls = (experimental.agentls ?? {}) as Record<string, unknown>;
+    capabilities.experimental = { ...experimental, agentls: { ...agentls, runResults: true } };
   },
   initialize(): void {},
   getState(): FeatureState {

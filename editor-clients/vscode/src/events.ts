@@ -44,6 +44,15 @@ export function renderEvent(event: AgentEvent, textOpen: boolean): { text: strin
       };
     case "notice":
       return { text: `${nl}! ${String(event.message ?? "")}\n`, textOpen: false };
+    case "todos": {
+      const todos = Array.isArray(event.todos) ? (event.todos as Record<string, unknown>[]) : [];
+      const done = todos.filter((t) => t.status === "completed").length;
+      const doing = todos.find((t) => t.status === "in_progress");
+      const current = doing ? ` · ${String(doing.active_form ?? doing.content ?? "")}` : "";
+      return { text: `${nl}☐ todos ${done}/${todos.length}${current}\n`, textOpen: false };
+    }
+    case "mode_changed":
+      return { text: `${nl}! mode: ${String(event.mode)}\n`, textOpen: false };
     case "turn_usage": {
       const usage = (event.usage ?? {}) as Record<string, number>;
       return {

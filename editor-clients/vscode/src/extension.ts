@@ -5,6 +5,7 @@ import { API_KEY_SECRET, createClient, findServer, serverEnv } from "./client";
 import { EditorQueriesFeature } from "./editorQueries";
 import { type AgentEvent, renderEvent, RunTracker } from "./events";
 import { type Outcome, describeEditResult, describeRunResult } from "./outcomes";
+import { QuestionsFeature } from "./questions";
 import { RunStatus } from "./progress";
 import { fixPrompt, statusDetails, statusSummary } from "./prompts";
 import { RESTART_KEYS, serverSettings } from "./settings";
@@ -89,6 +90,7 @@ class Agentls implements vscode.Disposable {
       serverChannel: this.serverChannel,
     });
     client.registerFeature(new EditorQueriesFeature(client)); // agentls/editorQuery (docs/code-intelligence.md)
+    client.registerFeature(new QuestionsFeature(client)); // agentls/askQuestions, agentls/reviewPlan
     this.serverChannel.appendLine(`starting ${found.command} ${found.args.join(" ")} (from ${found.source})`);
     try {
       await client.start();

@@ -78,6 +78,16 @@ export function todosOf(value: unknown): Todo[] {
     }));
 }
 
+/** What a mid-run mode switch means for the user (plan mode entered, or a plan approved). */
+export function modeNote(mode: unknown): string {
+  if (mode === "plan") {
+    return "Plan mode: the agent researches read-only, then shows you a plan to approve.";
+  }
+  return mode === "auto"
+    ? "Plan approved: the agent makes the changes, each applied as it is made."
+    : "Plan approved: the agent makes the changes, staged for your review.";
+}
+
 export class ViewModel {
   readonly sessions = new Map<string, SessionView>();
   /** Session ids, newest first. */
@@ -215,6 +225,9 @@ export class ViewModel {
         return true;
       case "todos":
         s.todos = todosOf(event.todos);
+        return true;
+      case "mode_changed":
+        s.items.push({ kind: "note", text: modeNote(event.mode) });
         return true;
       case "turn_usage":
         return false;

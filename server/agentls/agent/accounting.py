@@ -60,11 +60,16 @@ class Tally:
 class Accounting:
     """The session's tally and, while a run is going, the run's own."""
 
-    def __init__(self, prices: PriceTable, default_model: str) -> None:
+    def __init__(
+        self, prices: PriceTable, default_model: str, parent: Accounting | None = None
+    ) -> None:
         self.prices = prices
         self.default_model = default_model
         self.session = Tally()
         self.run: Tally | None = None
+        self.parent = parent
+        """A sub-agent's accounting rolls up into its parent session's: every response it
+        charges is added there too, with the cost computed here (its own model's price)."""
 
     def start_run(self) -> Tally:
         self.run = Tally()
@@ -78,7 +83,13 @@ class Accounting:
     def charge(self, model: str, usage: Usage) -> CostEstimate:
         """Count one response (priced by the model that answered, else the configured one)."""
         cost = self.prices.cost(model or self.default_model, usage)
+        self.add(usage, cost)
+        return cost
+
+    def add(self, usage: Usage, cost: CostEstimate) -> None:
+        """Count a response priced already (here, and in the parent's accounting)."""
         self.session.add(usage, cost)
         if self.run is not None:
             self.run.add(usage, cost)
-        return cost
+        if self.parent is not None:
+            self.parent.add(usage, cost)

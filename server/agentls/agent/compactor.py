@@ -24,6 +24,7 @@ from agentls.agent.model_client import (
     ignore_text,
 )
 from agentls.agent.registry import discovered_tool_names
+from agentls.agent.todos import todos_block
 from agentls.agent.usage import Usage
 from agentls.errors import SessionBusy
 
@@ -162,9 +163,10 @@ class Compactor:
     def _pinned(self, files: list[tuple[Path, str]]) -> list[TextBlockParam]:
         conv = self.conversation
         instructions = cx.instructions_block(files) if conv.config.pin_instruction_files else None
+        todos = todos_block(conv.todos)
         return [
             block
-            for block in (instructions, cx.staged_edits_block(conv.changes))
+            for block in (instructions, cx.staged_edits_block(conv.changes), todos)
             if block is not None
         ]
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Protocol
 
+from agentls.agent.controls import NoRunControls, RunControls
 from agentls.config.base import RunMode as RunMode
 from agentls.workspace import ChangeSet, Workspace
 
@@ -61,6 +62,8 @@ class ToolContext:
     on_progress: Callable[[str, str], None] = _ignore_tool_progress
     """(tool_use_id, message): where each call's `report_progress` goes (the loop emits
     a `ToolProgress` event)."""
+    run: RunControls = field(default_factory=NoRunControls)
+    """The run this call belongs to (todo list, sub-agents, questions, plan mode)."""
 
     def for_call(self, tool_use_id: str) -> ToolContext:
         return replace(

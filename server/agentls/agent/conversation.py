@@ -24,6 +24,7 @@ from typing import cast
 
 from agentls.agent import compaction as cx
 from agentls.agent import journal, staged
+from agentls.agent import todos as todo_list
 from agentls.agent.accounting import Accounting, Tally
 from agentls.agent.context import EditSink, KeepStaged, RunMode, ToolContext
 from agentls.agent.hooks import HookRunner, NoHooks
@@ -41,6 +42,7 @@ from agentls.agent.model_client import ModelClient, ModelRequest
 from agentls.agent.permissions import AllowAll, PermissionPolicy
 from agentls.agent.pricing import PriceTable
 from agentls.agent.prompts import build_system_prompt, deferred_tools_reminder, one_line
+from agentls.agent.questions import UserPrompts
 from agentls.agent.registry import (
     AnyTool,
     PoolFilter,
@@ -54,6 +56,7 @@ from agentls.agent.registry import (
 from agentls.agent.results import SessionStatusPayload
 from agentls.agent.settings import AgentSettings
 from agentls.agent.state import SessionState
+from agentls.agent.todos import TodoItem
 from agentls.agent.transcript import TranscriptWriter, transcript_dir
 from agentls.agent.usage import Usage
 from agentls.errors import SessionBusy
@@ -88,6 +91,9 @@ class SessionConfig:
     pin_instruction_files: bool = True
     """Put AGENTS.md / CLAUDE.md / .agentls/instructions.md at the start of the history (and
     re-pin them after every compaction)."""
+    prompts: UserPrompts | None = None
+    """Where `ask_user_question` and the plan-mode tools ask the user (the host's port);
+    None when nobody can be asked."""
 
 
 def _nothing() -> None:
@@ -123,6 +129,10 @@ class Conversation:
         self.context = cx.ContextState()
         self.reminders: list[TextBlockParam] = []
         """Notes for the model, sent with the next prompt (e.g. after a restart)."""
+        self.todos: list[TodoItem] = []
+        """The agent's todo list (`todo_write`): saved, journaled, pinned on compaction."""
+        self.todos_dirty = False
+        """The todo list changed since the last checkpoint."""
         self.on_change: Callable[[], None] = _nothing
         """Called when the state changed enough to save it (status, compaction)."""
         self.on_staging: Callable[[ChangeEvent], None] = lambda event: None
@@ -241,7 +251,8 @@ class Conversation:
     def checkpoint(self, turn: int) -> None:
         """Journal a complete turn of the current run (see `agentls.agent.journal`)."""
         changes = staged.snapshot(self.changes) if self.changes_dirty else None
-        self.changes_dirty = False
+        todos = todo_list.todo_payloads(self.todos) if self.todos_dirty else None
+        self.changes_dirty = self.todos_dirty = False
         journal.write_checkpoint(
             self.transcript,
             run=self.runs,
@@ -250,7 +261,14 @@ class Conversation:
             tally=self.accounting.session,
             staged_paths=self.staged_paths(),
             changes=changes,
+            todos=todos,
         )
+
+    def set_todos(self, todos: Sequence[TodoItem]) -> None:
+        """Replace the todo list (journaled with the next checkpoint, saved with the state)."""
+        self.todos = list(todos)
+        self.todos_dirty = True
+        self.transcript.write("todos", todos=todo_list.todo_payloads(self.todos))
 
     def staged_paths(self) -> list[str]:
         return [str(p) for p in self.changes.changed_paths()]
@@ -364,6 +382,7 @@ class Conversation:
             discovered_tools=sorted(self.discovered),
             staged_paths=self.staged_paths(),
             staged=staged.snapshot(self.changes),
+            todos=todo_list.todo_payloads(self.todos),
             compactions=self.context.compactions,
             stub_boundary=self.context.stub_boundary,
             token_ratio=self.context.estimator.ratio,
@@ -386,6 +405,7 @@ class Conversation:
         self.context.estimator.ratio = state.token_ratio
         self.context.last_input_tokens = state.last_input_tokens
         self.status = state.status
+        self.todos = todo_list.parse_todos(state.todos)
         if state.staged is not None:
             staged.restore(state.staged, into=self.changes)
         elif state.staged_paths:
@@ -416,6 +436,7 @@ class Conversation:
             "created": self.created,
             "first_prompt": self.first_prompt,
             "staged": self.staged_paths(),
+            "todos": todo_list.todo_payloads(self.todos),
             "transcript": self.transcript.path.as_uri(),
             "state_file": None,
         }

@@ -15,6 +15,15 @@ from typing import Literal, NotRequired, TypedDict, cast
 from agentls.agent.usage import UsageDict
 
 RunStatus = Literal["completed", "cancelled", "failed", "max_turns", "refused"]
+TodoStatus = Literal["pending", "in_progress", "completed"]
+
+
+class TodoPayload(TypedDict):
+    """One entry of the session's todo list (the `todos` event, `agentls.status`)."""
+
+    content: str
+    status: TodoStatus
+    active_form: str
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,9 @@ class ToolStarted:
     input: dict[str, object]
     started_at: float
     type: Literal["tool_started"] = "tool_started"
+    parent_tool_use_id: str | None = None
+    """A sub-agent's call: the `task` call that launched the sub-agent (its summary starts
+    with the sub-agent's type, "explore: Reading src/app.py")."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,7 @@ class ToolFinished:
     started_at: float
     finished_at: float
     type: Literal["tool_finished"] = "tool_finished"
+    parent_tool_use_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +121,27 @@ class Notice:
     type: Literal["notice"] = "notice"
 
 
+@dataclass(frozen=True)
+class Todos:
+    """The session's todo list changed (`todo_write`): the whole list, in order."""
+
+    session_id: str
+    todos: list[TodoPayload]
+    type: Literal["todos"] = "todos"
+
+
+@dataclass(frozen=True)
+class ModeChanged:
+    """The run switched modes mid-run: into plan mode, or out of it after the user approved
+    the plan (`mode` is then `review` or `auto`; `permission_mode` what the session's
+    permission mode became, None when it did not change)."""
+
+    session_id: str
+    mode: str
+    permission_mode: str | None = None
+    type: Literal["mode_changed"] = "mode_changed"
+
+
 class RunFinishedExtra(TypedDict, total=False):
     """Figures added to `run_finished` after its first version (hence nested)."""
 
@@ -141,6 +175,8 @@ AgentEvent = (
     | Notice
     | RunFinished
     | ToolOutputReady
+    | Todos
+    | ModeChanged
 )
 EventSink = Callable[[AgentEvent], None]
 
@@ -168,6 +204,8 @@ class ToolStartedPayload(TypedDict):
     summary: str
     input: dict[str, object]
     started_at: float
+    parent_tool_use_id: str | None
+    """Set on a sub-agent's calls: the id of the `task` call that launched it."""
 
 
 class ToolFinishedPayload(TypedDict):
@@ -179,6 +217,7 @@ class ToolFinishedPayload(TypedDict):
     duration_ms: float
     started_at: float
     finished_at: float
+    parent_tool_use_id: str | None
 
 
 class ToolProgressPayload(TypedDict):
@@ -231,6 +270,19 @@ class RunFinishedPayload(TypedDict):
     extra: NotRequired[RunFinishedExtra]
 
 
+class TodosPayload(TypedDict):
+    type: Literal["todos"]
+    session_id: str
+    todos: list[TodoPayload]
+
+
+class ModeChangedPayload(TypedDict):
+    type: Literal["mode_changed"]
+    session_id: str
+    mode: str
+    permission_mode: str | None
+
+
 EventPayload = (
     RunStartedPayload
     | TextDeltaPayload
@@ -242,6 +294,8 @@ EventPayload = (
     | NoticePayload
     | RunFinishedPayload
     | ToolOutputReadyPayload
+    | TodosPayload
+    | ModeChangedPayload
 )
 """What an `agentls/event` notification carries, by `type`."""
 

@@ -40,8 +40,10 @@ def write_checkpoint(
     tally: Tally,
     staged_paths: Sequence[str],
     changes: list[StagedChange] | None,
+    todos: Sequence[Mapping[str, object]] | None = None,
 ) -> None:
-    """Record that turn `turn` of run `run` is complete (`changes`: only when they changed)."""
+    """Record that turn `turn` of run `run` is complete (`changes`, `todos`: only when they
+    changed)."""
     fields: dict[str, object] = {
         "run": run,
         "turn": turn,
@@ -53,6 +55,8 @@ def write_checkpoint(
     }
     if changes is not None:
         fields["changes"] = [c.model_dump() for c in changes]
+    if todos is not None:
+        fields["todos"] = [dict(t) for t in todos]
     transcript.write(CHECKPOINT, **fields)
 
 
@@ -71,6 +75,8 @@ class Recovery:
     staged_paths: list[str] = field(default_factory=list)
     changes: list[StagedChange] | None = None
     """The staged changeset at the last checkpoint that carried one (None: keep the state's)."""
+    todos: list[object] | None = None
+    """The todo list at the last checkpoint that carried one (None: keep the state's)."""
 
 
 def recover(transcript: Path, run: int, base: History, compactions: int = 0) -> Recovery:
@@ -158,6 +164,9 @@ def _checkpoint(recovery: Recovery, record: Mapping[str, object], history: Histo
     if "changes" in record:
         with contextlib.suppress(ValidationError):  # else keep the last good one
             recovery.changes = _CHANGES.validate_python(record["changes"])
+    todos = record.get("todos")
+    if isinstance(todos, list):
+        recovery.todos = list(todos)
 
 
 def _counters(recovery: Recovery, record: Mapping[str, object]) -> None:

@@ -15,25 +15,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import random
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from agentls.agent.compaction import CompactionError
 from agentls.agent.compactor import Compactor
-from agentls.agent.context import RunMode
+from agentls.agent.context import RunMode, ToolContext
+from agentls.agent.controls import SubagentReport
 from agentls.agent.conversation import Conversation
 from agentls.agent.events import (
     AgentEvent,
     EventSink,
+    ModeChanged,
     Notice,
     Retrying,
     RunFinished,
     RunStarted,
     RunStatus,
     TextDelta,
+    Todos,
     ToolProgress,
     TurnUsage,
 )
@@ -42,6 +45,7 @@ from agentls.agent.hooks import (
     compaction_hooks,
     lifecycle_hooks,
     session_hooks,
+    subagent_hooks,
 )
 from agentls.agent.messages import ContentBlockParam, text_block, texts_of, tool_uses_of
 from agentls.agent.model_client import (
@@ -51,8 +55,14 @@ from agentls.agent.model_client import (
     ignore_text,
 )
 from agentls.agent.orchestration import run_tool_calls
+from agentls.agent.permissions import PermissionMode
 from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.agent.results import RunResult
+from agentls.agent.todos import TodoItem, todo_payloads
+
+if TYPE_CHECKING:
+    from agentls.agent.questions import UserPrompts
+    from agentls.agent.subagents import AgentType
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -71,6 +81,17 @@ class RunCancelled(Exception):
     pass
 
 
+@dataclass(frozen=True)
+class SubagentRole:
+    """What makes a loop a sub-agent's: its type, and the session and `task` call it works
+    for (its calls carry the session's id: its edits, approvals and events are the
+    session's)."""
+
+    agent: AgentType
+    session_id: str
+    parent_tool_use_id: str
+
+
 class AgentLoop:
     """One run of a conversation; `run()` returns the `RunResult` and never raises for API
     errors. The conversation must have been marked running (`Conversation.begin_run`)."""
@@ -81,19 +102,17 @@ class AgentLoop:
         events: EventSink,
         mode: RunMode,
         cancel: asyncio.Event,
+        *,
+        subagent: SubagentRole | None = None,
     ):
         self.conversation = conversation
         self.events = events
-        self.mode = mode
         self.cancel = cancel
+        self.subagent = subagent
         self.compactor = Compactor(conversation)
-        self.pool = conversation.pool(mode)
-        self.pipeline = Pipeline(
-            self.pool, conversation.config.permissions, conversation.config.hooks, self._emit_safe
-        )
-        self.ctx = dataclasses.replace(
-            conversation.tool_context(mode, cancel), on_progress=self._tool_progress
-        )
+        self.controls = LoopControls(self)
+        self.pending_mode: tuple[RunMode, PermissionMode | None] | None = None
+        self.use_mode(mode)
         self.tally = conversation.accounting.run or conversation.accounting.start_run()
         self.turns = 0
         self.text_parts: list[str] = []
@@ -105,6 +124,42 @@ class AgentLoop:
 
     def _tool_progress(self, tool_use_id: str, message: str) -> None:
         self._emit_safe(ToolProgress(self.conversation.id, tool_use_id, message))
+
+    def use_mode(self, mode: RunMode) -> None:
+        """Run in `mode` from now on: its pool (read-only in plan mode), and a tool context
+        whose mode the pipeline's plan-mode step reads."""
+        conv = self.conversation
+        self.mode = mode
+        self.pool = conv.pool(mode)
+        self.pipeline = Pipeline(
+            self.pool, conv.config.permissions, conv.config.hooks, self._emit_safe
+        )
+        ctx = conv.tool_context(mode, self.cancel)
+        session_id = self.subagent.session_id if self.subagent is not None else ctx.session_id
+        self.ctx = replace(
+            ctx, session_id=session_id, run=self.controls, on_progress=self._tool_progress
+        )
+
+    def _apply_mode_switch(self) -> None:
+        """A switch a tool asked for (plan mode entered, or left after approval), applied
+        once the turn's calls are done, so the next request offers the new mode's tools."""
+        if self.pending_mode is None:
+            return
+        mode, permission_mode = self.pending_mode
+        self.pending_mode = None
+        policy = self.conversation.config.permissions
+        if permission_mode is not None and permission_mode != policy.mode:
+            try:
+                cast(Any, policy).mode = permission_mode  # RulePolicy validates it
+            except Exception as exc:
+                log.warning("cannot switch the permission mode to %s: %s", permission_mode, exc)
+                permission_mode = None
+        else:
+            permission_mode = None
+        self.use_mode(mode)
+        conv = self.conversation
+        conv.transcript.write("mode", mode=mode, permission_mode=permission_mode)
+        self._emit_safe(ModeChanged(conv.id, mode, permission_mode))
 
     def _emit_safe(self, event: AgentEvent) -> None:
         """A host's broken event handler must not break the run."""
@@ -217,6 +272,7 @@ class AgentLoop:
             self._add_results(await run_tool_calls(calls, self.pipeline, self.ctx))
             if self.cancel.is_set():
                 raise RunCancelled
+            self._apply_mode_switch()
             return None
         self.text_parts.extend(texts)
         if response.stop_reason == "pause_turn":
@@ -234,7 +290,7 @@ class AgentLoop:
         blocks: list[ContentBlockParam] = [text_block(prompt), *attachments]
         blocks += await self._session_start()
         hooks = lifecycle_hooks(self.conversation.config.hooks)
-        if hooks is not None:
+        if hooks is not None and self.subagent is None:  # a sub-agent's prompt is the model's
             outcome = await self._hook(hooks.user_prompt_submit(prompt, self.ctx))
             if outcome.block:
                 reason = outcome.message or "a UserPromptSubmit hook blocked the prompt"
@@ -266,12 +322,29 @@ class AgentLoop:
             await self._hook(hooks.pre_compact(self.ctx, trigger=trigger))
 
     async def _stop_hook_continues(self) -> bool:
-        """Stop hooks may keep the agent going; their reason becomes the next user message."""
-        hooks = lifecycle_hooks(self.conversation.config.hooks)
-        if hooks is None or self.stop_continuations >= MAX_STOP_CONTINUATIONS:
+        """Stop hooks may keep the agent going; their reason becomes the next user message.
+        A sub-agent has the SubagentStop hook instead, when the hook runner has one."""
+        if self.stop_continuations >= MAX_STOP_CONTINUATIONS:
             return False
         active = self.stop_continuations > 0
-        outcome = await self._hook(hooks.stop(self.ctx, stop_hook_active=active))
+        if self.subagent is not None:
+            stop = subagent_hooks(self.conversation.config.hooks)
+            if stop is None:
+                return False
+            call = stop.subagent_stop(
+                self.ctx,
+                agent_type=self.subagent.agent.name,
+                stop_hook_active=active,
+                agent_id=self.conversation.id,
+                transcript_path=str(self.conversation.transcript.path or ""),
+                last_message="\n".join(self.text_parts),
+            )
+        else:
+            hooks = lifecycle_hooks(self.conversation.config.hooks)
+            if hooks is None:
+                return False
+            call = hooks.stop(self.ctx, stop_hook_active=active)
+        outcome = await self._hook(call)
         if not outcome.block:
             return False
         self.stop_continuations += 1
@@ -412,6 +485,7 @@ class AgentLoop:
             error,
             tuple(self.notices),
             compactions=self.compactions,
+            mode=self.mode,
         )
         self._emit_safe(
             RunFinished(
@@ -451,3 +525,54 @@ def backoff_delay(attempt: int, base: float, cap: float, retry_after: float | No
 
 def _input_of(value: object) -> dict[str, object]:
     return dict(value) if isinstance(value, dict) else {}
+
+
+class LoopControls:
+    """The `RunControls` of one loop (see `agentls.agent.controls`)."""
+
+    def __init__(self, loop: AgentLoop) -> None:
+        self.loop = loop
+
+    in_run = True
+
+    @property
+    def mode(self) -> RunMode:
+        pending = self.loop.pending_mode
+        return pending[0] if pending is not None else self.loop.mode
+
+    @property
+    def permission_mode(self) -> PermissionMode:
+        pending = self.loop.pending_mode
+        if pending is not None and pending[1] is not None:
+            return pending[1]
+        return self.loop.conversation.config.permissions.mode
+
+    @property
+    def subagent(self) -> str | None:
+        role = self.loop.subagent
+        return role.agent.name if role is not None else None
+
+    @property
+    def prompts(self) -> UserPrompts | None:
+        return None if self.loop.subagent is not None else self.loop.conversation.config.prompts
+
+    def todos(self) -> list[TodoItem]:
+        return list(self.loop.conversation.todos)
+
+    def set_todos(self, todos: Sequence[TodoItem]) -> None:
+        """The session's list, shown to the user; a sub-agent's list is its own (kept for
+        its run, neither shown nor saved)."""
+        conv = self.loop.conversation
+        conv.set_todos(todos)
+        if self.loop.subagent is None:
+            self.loop._emit_safe(Todos(conv.id, todo_payloads(conv.todos)))
+
+    def switch_mode(self, mode: RunMode, permission_mode: PermissionMode | None = None) -> None:
+        self.loop.pending_mode = (mode, permission_mode)
+
+    async def run_subagent(
+        self, agent: AgentType, description: str, prompt: str, ctx: ToolContext
+    ) -> SubagentReport:
+        from agentls.agent.subagent_run import run_subagent
+
+        return await run_subagent(self.loop, agent, description, prompt, ctx)

@@ -35,9 +35,13 @@ and change your approach, or ask the user.
 
 
 def build_system_prompt(
-    roots: Sequence[Path], extra_instructions: str = "", today: datetime.date | None = None
+    roots: Sequence[Path],
+    extra_instructions: str = "",
+    today: datetime.date | None = None,
+    intro: str = INTRO,
 ) -> list[TextBlockParam]:
-    """System blocks; the last carries the cache breakpoint."""
+    """System blocks; the last carries the cache breakpoint. `intro`: who the agent is (a
+    sub-agent has its own)."""
     day = (today or datetime.date.today()).isoformat()
     environment = "\n".join(
         [
@@ -47,7 +51,7 @@ def build_system_prompt(
             f"- Today's date: {day}",
         ]
     )
-    sections = [INTRO, USING_YOUR_TOOLS, environment]
+    sections = [intro, USING_YOUR_TOOLS, environment]
     if extra_instructions.strip():
         sections.append("# Project instructions\n" + extra_instructions.strip())
     return [{"type": "text", "text": "\n\n".join(sections), "cache_control": cache_control()}]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NotRequired, TypedDict
 
 from agentls.agent.accounting import Tally, UsagePayload
-from agentls.agent.events import RunStatus
+from agentls.agent.events import RunStatus, TodoPayload
 from agentls.agent.messages import ToolResultContent, ToolUnionParam
 from agentls.agent.usage import Usage, UsageDict
 
@@ -180,6 +180,8 @@ class SessionStatusPayload(TypedDict):
     created: float
     first_prompt: str
     staged: list[str]
+    todos: list[TodoPayload]
+    """The agent's todo list (`todo_write`), in order."""
     transcript: str
     state_file: str | None
 
@@ -210,6 +212,9 @@ class HostStatusPayload(TypedDict):
     trust: NotRequired[Mapping[str, object]]
     """Workspace trust: `{state, trusted, workspace, sources, held_back, loosening, digest,
     decided_at}` (`agentls.agent.trust.WorkspaceTrust.payload`)."""
+    agents: NotRequired[Mapping[str, object]]
+    """Sub-agent types for `task` (`AgentsStatusPayload`: `types`, and `problems` with the
+    agent files that were skipped and why)."""
 
 
 class StatusPayload(HostStatusPayload):
@@ -273,6 +278,8 @@ class RunResult:
     error: str | None = None
     notices: tuple[str, ...] = ()
     compactions: int = 0
+    mode: str = ""
+    """The run's mode when it ended (plan mode can be left mid-run); "" when unknown."""
 
     @property
     def usage(self) -> Usage:

@@ -95,6 +95,18 @@ NO_EQUIVALENT: frozenset[str] = frozenset(
 )
 """Claude Code tools agentls does not have: their rules are reported and ignored."""
 
+CLAUDE_TOOL_NAMES.update(
+    {  # sub-agents, the todo list, questions and plan mode (docs/working-tools.md)
+        "Task": ("task",),
+        "Agent": ("task",),
+        "TodoWrite": ("todo_write",),
+        "AskUserQuestion": ("ask_user_question",),
+        "EnterPlanMode": ("enter_plan_mode",),
+        "ExitPlanMode": ("exit_plan_mode",),
+    }
+)
+NO_EQUIVALENT = NO_EQUIVALENT - CLAUDE_TOOL_NAMES.keys()
+
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.\-]*(?:__\*)?)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
 

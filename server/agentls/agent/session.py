@@ -33,6 +33,7 @@ from agentls.agent.model_client import ModelClient
 from agentls.agent.results import RunResult, SessionStatusPayload
 from agentls.agent.state import SessionState
 from agentls.agent.store import SessionStateError, SessionStore
+from agentls.agent.todos import parse_todos
 from agentls.errors import SessionBusy
 from agentls.workspace.changes import ChangeEvent
 
@@ -115,6 +116,8 @@ class AgentSession(Conversation):
             if recovery.changes is not None:
                 self.changes.discard()
                 staged.restore(recovery.changes, into=self.changes)
+            if recovery.todos is not None:
+                self.todos = parse_todos(recovery.todos)
         self.reminders.append(text_block(journal.interruption_note(recovery, self.staged_paths())))
         self.status = "interrupted"
         self.changes_dirty = False

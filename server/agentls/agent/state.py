@@ -53,6 +53,8 @@ class SessionState(BaseModel):
     staged_paths: list[str] = Field(default_factory=list)
     staged: list[StagedChange] | None = None
     """The staged changeset itself (None in files written before it was saved)."""
+    todos: list[Any] = Field(default_factory=list)
+    """The todo list (`todo_write`), as `{content, status, active_form}` entries."""
     compactions: int = 0
     stub_boundary: int = 0
     token_ratio: float = 1.0

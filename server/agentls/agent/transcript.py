@@ -2,7 +2,10 @@
 
 Each line is one record (`session`, `resume`, `run_start`, `request`, `message`,
 `tool_result`, `usage`, `retry`, `notice`, `checkpoint`, `compaction_start`, `compaction`,
-`compaction_failed`, `run_end`) with a timestamp. `checkpoint` records journal each complete
+`compaction_failed`, `todos`, `mode`, `subagent_start`, `subagent_end`, `run_end`) with a
+timestamp. A sub-agent (the `task` tool) writes a transcript of its own (its first record
+is `subagent`), named by the `subagent_start` / `subagent_end` records of its session's; the
+tree view shows it under the call that launched it. `checkpoint` records journal each complete
 turn (see `agentls.agent.journal`). The transcript keeps the full history:
 compaction and tool-result stubbing change only what later requests send. Request records
 keep the request's shape (model, sizes, tool names and a hash of the tools array), never
@@ -94,9 +97,37 @@ def resolve_transcript(name: str) -> Path:
     )
 
 
-def render_tree(records: Iterable[TranscriptRecord]) -> str:
-    """Turns and tool calls as an indented tree, for `agentls transcript FILE`."""
-    return "\n".join(_TreeRenderer().render(records))
+def render_tree(records: Iterable[TranscriptRecord], path: Path | None = None) -> str:
+    """Turns and tool calls as an indented tree, for `agentls transcript FILE`; each
+    sub-agent's own transcript is shown under the call that launched it (`path`: where
+    these records came from, to find sub-agent files that moved with it)."""
+    return "\n".join(_TreeRenderer(path).render(records))
+
+
+def subagent_transcripts(path: Path) -> list[Path]:
+    """The sub-agent transcripts a session's transcript names, in order."""
+    found: list[Path] = []
+    try:
+        for record in read_records(path):
+            if record.get("type") == "subagent_start":
+                child = _child_path(record, path)
+                if child is not None and child not in found:
+                    found.append(child)
+    except OSError:
+        return found
+    return found
+
+
+def _child_path(record: TranscriptRecord, parent: Path | None) -> Path | None:
+    """A sub-agent's transcript file: as recorded, else beside `parent` (moved together)."""
+    named = record.get("transcript")
+    if not isinstance(named, str) or not named:
+        return None
+    recorded = Path(named)
+    if recorded.is_file() or parent is None:
+        return recorded
+    moved = parent.with_name(parent.stem + ".agents") / recorded.name
+    return moved if moved.is_file() else recorded
 
 
 def _items(value: object) -> list[object]:
@@ -107,9 +138,15 @@ def _fields(value: object) -> Mapping[str, object]:
     return value if isinstance(value, dict) else {}
 
 
+SUBAGENT_INDENT = "│  │  │     "
+MAX_NESTING = 3
+
+
 class _TreeRenderer:
-    def __init__(self) -> None:
+    def __init__(self, path: Path | None = None, depth: int = 0) -> None:
         self.calls: dict[str, Mapping[str, object]] = {}
+        self.path = path
+        self.depth = depth
 
     def render(self, records: Iterable[TranscriptRecord]) -> Iterator[str]:
         for record in records:
@@ -156,6 +193,42 @@ class _TreeRenderer:
         elif kind == "run_end":
             error = f"  error: {r['error']}" if r.get("error") else ""
             yield f"│  └─ {r.get('status')} after {r.get('turns')} turns{error}"
+        elif kind == "subagent":
+            yield f"sub-agent {r.get('agent')}  model={r.get('model')}: {r.get('description')!r}"
+        elif kind == "subagent_start":
+            yield (
+                f"│  │  ├─ ▶ sub-agent {r.get('agent')} for {r.get('tool_use_id')}: "
+                f"{_short(str(r.get('description', '')), 60)!r}"
+            )
+        elif kind == "subagent_end":
+            yield from self._subagent(r)
+        elif kind == "todos":
+            items = [_fields(t) for t in _items(r.get("todos"))]
+            done = sum(1 for t in items if t.get("status") == "completed")
+            yield f"│  │  ├─ todos {done}/{len(items)}"
+        elif kind == "mode":
+            yield f"│  │  ├─ mode → {r.get('mode')}"
+
+    def _subagent(self, r: TranscriptRecord) -> Iterator[str]:
+        """The sub-agent's own transcript, indented under the call that launched it."""
+        child = _child_path(r, self.path)
+        lines: list[str] = []
+        if child is not None and self.depth < MAX_NESTING:
+            try:
+                nested = _TreeRenderer(child, self.depth + 1)
+                lines = list(nested.render(read_records(child)))
+            except OSError as exc:
+                lines = [f"(its transcript cannot be read: {exc.strerror or exc})"]
+        usage = _fields(r.get("usage"))
+        tokens = int(_number(usage.get("input_tokens"))) + int(_number(usage.get("output_tokens")))
+        yield f"│  │  ├─ ◀ sub-agent {r.get('agent')} for {r.get('tool_use_id')}:"
+        for line in lines:
+            yield SUBAGENT_INDENT + line
+        error = f"  error: {r['error']}" if r.get("error") else ""
+        yield (
+            f"{SUBAGENT_INDENT}└─ {r.get('status')} after {r.get('turns')} turns, "
+            f"{tokens} tokens{error}"
+        )
 
     def _assistant(self, content: list[object]) -> Iterator[str]:
         for block in map(_fields, content):
@@ -175,6 +248,10 @@ class _TreeRenderer:
         duration = r.get("duration_ms")
         ms = float(duration) if isinstance(duration, int | float) else 0.0
         return f"│  │  │  {mark} {call.get('name', '?')} {ms:.0f} ms: {_short(text, 80)!r}"
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0
 
 
 def _short(text: str, limit: int) -> str:

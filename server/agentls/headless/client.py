@@ -63,17 +63,18 @@ class ServerError(Exception):
     """The server could not be started, or answered a command with an error."""
 
 
-async def _in_daemon_thread(
-    ask: Callable[[str, list[str]], str | None], message: str, titles: list[str]
-) -> str | None:
+_T = TypeVar("_T")
+
+
+async def _in_daemon_thread(ask: Callable[..., _T | None], *args: Any) -> _T | None:
     """Run a blocking prompt off the loop in a daemon thread: if the run ends (Ctrl-C) while
     the prompt still waits for a key, the process can exit without it."""
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[str | None] = loop.create_future()
+    future: asyncio.Future[_T | None] = loop.create_future()
 
     def work() -> None:
         try:
-            answer = ask(message, titles)
+            answer = ask(*args)
         except Exception:
             answer = None
 
@@ -112,6 +113,11 @@ class ServerConnection:
     client cannot prompt, so it denies with a message naming the rule that would allow."""
     ask_text: Callable[[str, str | None], str | None] | None = None
     """Answers `agentls/textInput` (message, default) → text (MCP servers' questions)."""
+    ask_questions: Callable[[Mapping[str, Any]], dict[str, Any] | None] | None = None
+    """Answers `agentls/askQuestions` (blocking, run in a thread); None: not announced, so
+    the agent is told nobody can be asked."""
+    review_plan: Callable[[Mapping[str, Any]], dict[str, Any] | None] | None = None
+    """Answers `agentls/reviewPlan` (blocking, run in a thread)."""
     log_file: Path | None = None
     client: LanguageClient | None = None
     encoding: str = "utf-16"
@@ -180,9 +186,15 @@ class ServerConnection:
                     additional_properties_support=False
                 )
             )
-        experimental = {"agentls": {"textInput": True}} if self.ask_text is not None else None
+        flags: dict[str, bool] = {}
+        if self.ask_text is not None:
+            flags["textInput"] = True
+        if self.ask_questions is not None:
+            flags["questions"] = True
+        if self.review_plan is not None:
+            flags["planReview"] = True
         return types.ClientCapabilities(
-            experimental=experimental,
+            experimental={"agentls": flags} if flags else None,
             workspace=types.WorkspaceClientCapabilities(
                 apply_edit=True,
                 workspace_edit=types.WorkspaceEditClientCapabilities(
@@ -263,6 +275,18 @@ class ServerConnection:
                 message,
                 [],
             )
+
+        @feature("agentls/askQuestions")
+        async def ask_questions(params: Any) -> dict[str, Any] | None:
+            if self.ask_questions is None:
+                return None
+            return await _in_daemon_thread(self.ask_questions, plain(params))
+
+        @feature("agentls/reviewPlan")
+        async def review_plan(params: Any) -> dict[str, Any] | None:
+            if self.review_plan is None:
+                return None
+            return await _in_daemon_thread(self.review_plan, plain(params))
 
         @feature(types.WORKSPACE_CONFIGURATION)
         def configuration(params: types.ConfigurationParams) -> list[Any]:

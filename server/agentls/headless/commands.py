@@ -25,6 +25,7 @@ from rich.markup import escape
 from agentls.headless.client import ServerConnection, ServerError
 from agentls.headless.edits import EditLedger
 from agentls.headless.mcp_options import StderrNotices, with_mcp
+from agentls.headless.prompts import paused, plan_reviewer, question_prompter
 from agentls.headless.ui import (
     LiveAnswer,
     RunView,
@@ -195,19 +196,15 @@ def _approver(view: RunView) -> Any:
     """Approval prompts on a terminal: stop the spinner, ask, resume."""
 
     def approve(message: str, choices: list[str]) -> str | None:
-        view.stop()
         console = view.console
-        console.print(f"[bold yellow]?[/bold yellow] {escape(message)}")
-        for index, choice in enumerate(choices, 1):
-            console.print(f"  {index}) {escape(choice)}")
-        try:
-            answer = console.input("choice [1]: ").strip() or "1"
-        except (EOFError, KeyboardInterrupt):
-            return None
-        finally:
-            if view.live:
-                view._status = console.status(view._current, spinner="dots")
-                view._status.start()
+        with paused(view):
+            console.print(f"[bold yellow]?[/bold yellow] {escape(message)}")
+            for index, choice in enumerate(choices, 1):
+                console.print(f"  {index}) {escape(choice)}")
+            try:
+                answer = console.input("choice [1]: ").strip() or "1"
+            except (EOFError, KeyboardInterrupt):
+                return None
         if answer.isdigit() and 1 <= int(answer) <= len(choices):
             return choices[int(answer) - 1]
         return next((c for c in choices if c.lower().startswith(answer.lower())), None)
@@ -254,6 +251,8 @@ async def run_agent(options: RunOptions, console: Console | None = None) -> tupl
         ),
         approve=_approver(view) if interactive else None,
         ask_text=_text_prompt(view) if interactive else None,
+        ask_questions=question_prompter(view) if interactive else None,
+        review_plan=plan_reviewer(view) if interactive else None,
     )
     interrupts = _Interrupts(conn, ledger, view)
     interrupts.install()

@@ -317,6 +317,19 @@ def check_mcp(workspace: Path, timeout: float) -> list[Check]:
     return [Check("mcp", name, status, detail) for name, status, detail in rows]
 
 
+def check_agents(workspace: Path) -> list[Check]:
+    """The sub-agent types `task` offers, and each agent file that was skipped and why."""
+    from agentls.agent.subagents import AgentCatalog
+
+    catalog = AgentCatalog([workspace])
+    checks = [
+        Check("sub-agents", agent.name, "info", f"{agent.description[:80]} ({agent.source})")
+        for agent in catalog.types()
+    ]
+    checks += [Check("sub-agents", "agent file", "warn", problem) for problem in catalog.problems]
+    return checks
+
+
 def run_checks(workspace: Path, timeout: float) -> list[Check]:
     checks = check_python() + check_packages()
     if not any(c.status == "fail" and c.name == "anthropic" for c in checks):
@@ -325,6 +338,7 @@ def run_checks(workspace: Path, timeout: float) -> list[Check]:
     checks += check_tools() + check_workspace_checks(workspace.resolve())
     checks += check_editors() + check_index(workspace.resolve())
     checks += check_mcp(workspace.resolve(), timeout)
+    checks += check_agents(workspace.resolve())
     return checks + check_language_servers(workspace.resolve())
 
 

@@ -22,7 +22,21 @@ from rich.text import Text
 from agentls.headless.edits import FileChange, change_kind, line_counts
 
 if TYPE_CHECKING:
-    from agentls.agent.events import EventPayload
+    from agentls.agent.events import EventPayload, TodoPayload
+
+
+def progress(todos: list[TodoPayload]) -> str:
+    """ "3/7 · Running tests" (the same line the editors show)."""
+    from agentls.agent.todos import progress_line
+
+    return progress_line(todos)
+
+
+def todo_count(todos: list[TodoPayload]) -> str:
+    """ "3/7", or "" without a list."""
+    from agentls.agent.todos import progress_count
+
+    return progress_count(todos)
 
 
 def make_console(stream: IO[str] | None = None) -> Console:
@@ -60,6 +74,8 @@ class RunView:
         """tool_use_id → (tool name, summary) of every call."""
         self.failed: set[str] = set()
         """tool_use_ids of the calls that ended with an error."""
+        self.todos: list[TodoPayload] = []
+        """The agent's todo list as last shown."""
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -131,7 +147,8 @@ class RunView:
             self._summaries[str(event.get("tool_use_id"))] = summary
             self.calls[str(event.get("tool_use_id"))] = (str(event.get("name")), summary)
             self.tool_calls += 1
-            self.set_status(summary)
+            count = todo_count(self.todos)
+            self.set_status(f"{count} · {summary}" if count else summary)
             if not self.live:
                 self.line(f"→ {summary}")
         elif event["type"] == "tool_finished":
@@ -153,10 +170,38 @@ class RunView:
             )
         elif event["type"] == "notice":
             self.note(str(event.get("message")))
+        elif event["type"] == "todos":
+            self._show_todos(event["todos"])
+        elif event["type"] == "mode_changed":
+            self._show_mode(str(event.get("mode")), event.get("permission_mode"))
         elif event["type"] == "turn_usage":
             self.set_status("Thinking…")
         elif event["type"] == "run_finished":
             self._flush_text()
+
+    def _show_todos(self, todos: list[TodoPayload]) -> None:
+        """The list, whenever it changes (a checklist above the spinner)."""
+        self._flush_text()
+        self.todos = list(todos)
+        if not todos:
+            self.line("[dim]Todo list cleared[/dim]", plain="Todo list cleared")
+            return
+        self.line(f"[bold]Todo[/bold] {escape(progress(todos))}", plain=f"Todo {progress(todos)}")
+        for todo in todos:
+            mark = {"completed": "[x]", "in_progress": "[~]"}.get(todo["status"], "[ ]")
+            text = todo["active_form"] if todo["status"] == "in_progress" else todo["content"]
+            style = {"completed": "dim", "in_progress": "bold"}.get(todo["status"], "")
+            shown = f"[{style}]{escape(text)}[/{style}]" if style else escape(text)
+            self.line(f"  {escape(mark)} {shown}", plain=f"  {mark} {text}")
+        self.set_status(progress(todos))
+
+    def _show_mode(self, mode: str, permission_mode: object) -> None:
+        self._flush_text()
+        if mode == "plan":
+            self.note("Plan mode: the agent researches read-only, then shows you a plan.")
+        else:
+            edits = "auto-accepted edits" if mode == "auto" else "edits for review"
+            self.note(f"Plan approved: the agent now makes the changes ({edits}).")
 
     def on_progress(self, kind: str, message: str) -> None:
         if kind == "report" and message:

@@ -33,6 +33,10 @@ class ClientFeatures:
     """The client sends the didChange of every document it changed by `workspace/applyEdit`
     before it answers (`experimental.agentls.syncBeforeApplyReply`): an applied edit is
     confirmed from the documents' versions and text at the answer, without waiting."""
+    questions: bool = False
+    """The client shows `agentls/askQuestions` itself (`experimental.agentls.questions`)."""
+    plan_review: bool = False
+    """The client shows `agentls/reviewPlan` itself (`experimental.agentls.planReview`)."""
 
     @classmethod
     def of(cls, caps: types.ClientCapabilities, encoding: object) -> ClientFeatures:
@@ -62,6 +66,8 @@ class ClientFeatures:
             shows_outcomes=agentls.get("runResults") is True,
             syncs_before_apply_reply=agentls.get("syncBeforeApplyReply") is True,
             text_input=agentls.get("textInput") is True,
+            questions=agentls.get("questions") is True,
+            plan_review=agentls.get("planReview") is True,
         )
 
 

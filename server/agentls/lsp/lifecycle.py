@@ -34,6 +34,7 @@ HOST_IMPORTS = (
     "agentls.lsp.safety",
     "agentls.lsp.config",
     "agentls.lsp.approvals",
+    "agentls.lsp.questions",
     "agentls.lsp.port",
     "agentls.workspace",
     "agentls.config.environment",
@@ -113,9 +114,11 @@ def setup(server: AgentLanguageServer) -> None:
 def start_agent(ls: AgentLanguageServer) -> None:
     """Build configuration and the agent host for this connection's workspace."""
     from agentls.host import AgentHost, HostOptions
+    from agentls.lsp.agents import watch_agent_files
     from agentls.lsp.code_intel import code_sources
     from agentls.lsp.config import load_project_config
     from agentls.lsp.port import LspPort
+    from agentls.lsp.questions import prompts_for
     from agentls.lsp.safety import (
         LazyMcpSource,
         reload_safety,
@@ -147,9 +150,11 @@ def start_agent(ls: AgentLanguageServer) -> None:
         tool_search=lambda: tool_search_settings(ls),
         code_sources=lambda workspace: code_sources(ls, workspace),
         before_session=lambda: wait_for_trust(ls),
+        prompts=lambda: prompts_for(ls),
     )
     workspace = ls.agent_workspace if ls.has_workspace else Workspace(roots)
     ls.host = AgentHost(workspace, LspPort(ls), options)
+    watch_agent_files(ls)
     problems += reload_safety(ls)
     report_problems(ls, problems)
     start_trust_prompt(ls)

@@ -22,6 +22,7 @@ from agentls.agent.events import (
     Retrying,
     RunStarted,
     TextDelta,
+    Todos,
     ToolFinished,
     ToolOutputReady,
     ToolProgress,
@@ -29,6 +30,7 @@ from agentls.agent.events import (
     TurnUsage,
     event_to_dict,
 )
+from agentls.agent.todos import progress_count, progress_line, todo_payloads
 
 if TYPE_CHECKING:
     from agentls.agent.results import RunPayload
@@ -51,9 +53,12 @@ class LspRunReporter:
         self.token: str | None = None
         self._text: list[str] = []
         self._text_timer: asyncio.TimerHandle | None = None
+        self._todos = ""
+        """"3/7" of the todo list, in front of each step's progress message."""
 
     async def begin(self) -> None:
         self.ls.log_line(f"[{self.run.session_id}] run started ({self.run.mode}): {self.run.title}")
+        self._todos = self._session_todo_count()
         if not self.ls.features.work_done_progress:
             return
         token = f"agentls-{uuid.uuid4()}"
@@ -78,6 +83,13 @@ class LspRunReporter:
             loop = asyncio.get_running_loop()
             future.add_done_callback(lambda f: self._on_token_done(f, loop))
 
+    def _session_todo_count(self) -> str:
+        """A follow-up run starts with the session's list as it stands ("3/7")."""
+        session = self.ls.host.sessions.get(self.run.session_id) if self.ls.has_host else None
+        if session is None:
+            return ""
+        return progress_count(todo_payloads(session.todos))
+
     def _on_token_done(self, future: Future[Any], loop: asyncio.AbstractEventLoop) -> None:
         if future.cancelled():
             loop.call_soon_threadsafe(self._cancel_from_client)
@@ -98,13 +110,19 @@ class LspRunReporter:
         line = _log_line(event)
         if line:
             self.ls.log_line(f"[{self.run.session_id}] {line}")
-        if isinstance(event, ToolStarted) and self.token:
+        if isinstance(event, Todos):
+            self._todos = progress_count(event.todos)
+            self._report(progress_line(event.todos))
+        elif isinstance(event, ToolStarted):
+            step = f"{self._todos} · {event.summary}" if self._todos else event.summary
+            self._report(step)
+        elif isinstance(event, ToolProgress):
+            self._report(event.message)
+
+    def _report(self, message: str) -> None:
+        if self.token and message:
             self.ls.work_done_progress.report(
-                self.token, types.WorkDoneProgressReport(message=event.summary)
-            )
-        if isinstance(event, ToolProgress) and self.token:
-            self.ls.work_done_progress.report(
-                self.token, types.WorkDoneProgressReport(message=event.message)
+                self.token, types.WorkDoneProgressReport(message=message)
             )
 
     def _queue_text(self, text: str) -> None:
@@ -199,4 +217,6 @@ def _log_line(event: AgentEvent) -> str | None:
         )
     if isinstance(event, Notice):
         return event.message
+    if isinstance(event, Todos):
+        return f"todos {progress_line(event.todos) or '(cleared)'}"
     return None

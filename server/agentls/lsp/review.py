@@ -59,9 +59,13 @@ def tool_result(ls: AgentLanguageServer, session_id: str, tool_use_id: str) -> T
         for block in blocks_of(message):
             if block["type"] == "tool_result" and block["tool_use_id"] == tool_use_id:
                 return _result(tool_use_id, block.get("content"), block.get("is_error"))
-    found = _from_transcript(session.transcript.path, tool_use_id)
-    if found is not None:
-        return found
+    from agentls.agent.transcript import subagent_transcripts
+
+    path = session.transcript.path
+    for transcript in [path, *subagent_transcripts(path)]:  # a sub-agent's call too
+        found = _from_transcript(transcript, tool_use_id)
+        if found is not None:
+            return found
     raise LookupError(f"session {session_id} has no tool call {tool_use_id!r}")
 
 

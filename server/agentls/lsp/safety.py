@@ -113,6 +113,7 @@ def session_pool_filter(ls: AgentLanguageServer) -> PoolFilter:
 def session_tools(ls: AgentLanguageServer) -> list[Any]:
     """The built-in tools, with `run_command` configured by the safety settings and `lint` /
     `run_tests` by the `lint` / `tests` settings."""
+    from agentls.agent.subagents import agents_for
     from agentls.lsp.config import check_entries
     from agentls.tools import LintConfig, RunCommand, TestConfig, builtin_tools
 
@@ -124,6 +125,7 @@ def session_tools(ls: AgentLanguageServer) -> list[Any]:
         lint=LintConfig(entries=lint),
         tests=TestConfig(entries=tests),
         run_command=run_command,
+        agents=agents_for(ls.host.workspace),  # sub-agent types for `task`
     )
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentls.agent.subagents import AgentCatalog
 from agentls.agent.tool import Tool
+from agentls.tools.ask_user import AskUserQuestion
 from agentls.tools.code_intel import Diagnostics, FindReferences, GoToDefinition, Hover
 from agentls.tools.code_intel_rename import RenameSymbol
 from agentls.tools.delete_file import DeleteFile
@@ -15,18 +17,24 @@ from agentls.tools.edit_file import EditFile
 from agentls.tools.grep import Grep
 from agentls.tools.lint import LintConfig, LintTool
 from agentls.tools.list_files import ListFiles
+from agentls.tools.plan_mode import EnterPlanMode, ExitPlanMode
 from agentls.tools.read_file import ReadFile
 from agentls.tools.rename_file import RenameFile
 from agentls.tools.run_command import RunCommand
 from agentls.tools.run_tests import RunTestsTool, TestConfig
 from agentls.tools.symbols import DocumentSymbols, SearchSymbols
+from agentls.tools.task import Task
+from agentls.tools.todo import TodoWrite
 from agentls.tools.write_file import WriteFile
 
 __all__ = [
+    "AskUserQuestion",
     "DeleteFile",
     "Diagnostics",
     "DocumentSymbols",
     "EditFile",
+    "EnterPlanMode",
+    "ExitPlanMode",
     "FindReferences",
     "GoToDefinition",
     "Grep",
@@ -40,7 +48,9 @@ __all__ = [
     "RunCommand",
     "RunTestsTool",
     "SearchSymbols",
+    "Task",
     "TestConfig",
+    "TodoWrite",
     "WriteFile",
     "builtin_tools",
 ]
@@ -50,13 +60,16 @@ def builtin_tools(
     lint: LintConfig | None = None,
     tests: TestConfig | None = None,
     run_command: Tool[Any] | None = None,
+    agents: AgentCatalog | None = None,
 ) -> list[Tool[Any]]:
     """Fresh instances of every built-in tool, configured by the host.
 
     `run_command` defaults to the shell tool in the shadow workspace; it asks before each
-    command unless an allow rule matches (see the permission policy).
+    command unless an allow rule matches (see the permission policy). `agents`: the
+    workspace's sub-agent types for `task` (default: the built-in ones and the user's
+    `~/.claude/agents`).
     """
-    return [
+    tools: list[Tool[Any]] = [
         run_command or RunCommand(),
         LintTool(lint),
         RunTestsTool(tests),
@@ -74,4 +87,10 @@ def builtin_tools(
         WriteFile(),
         RenameFile(),
         DeleteFile(),
+        TodoWrite(),
+        AskUserQuestion(),
+        EnterPlanMode(),
+        ExitPlanMode(),
     ]
+    tools.append(Task(agents or AgentCatalog(roots=()), tools))
+    return tools

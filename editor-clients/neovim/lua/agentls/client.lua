@@ -42,7 +42,7 @@ function M.capabilities()
     caps.workspace.workspaceEdit.changeAnnotationSupport = vim.NIL
   end
   caps.experimental = vim.tbl_extend("force", caps.experimental or {}, {
-    agentls = { runResults = true, syncBeforeApplyReply = true },
+    agentls = { runResults = true, syncBeforeApplyReply = true, questions = true, planReview = true },
   })
   return caps
 end

@@ -16,6 +16,8 @@
 --   view         open the session side buffer when a run starts (default true)
 --   save_edits   write files the agent's accepted edits changed, unless they had unsaved
 --                changes of yours (default true; false leaves them modified)
+--   questions    answer the agent's questions and plans with vim.ui.select / vim.ui.input
+--                (default true; false: the server asks with plain message requests)
 --   on_attach    passed through to the client
 local M = {}
 
@@ -30,6 +32,7 @@ function M.setup(opts)
   require("agentls.view").options.auto_open = M.options.view ~= false
   require("agentls.edits").options.save = M.options.save_edits ~= false
   require("agentls.editor_queries").setup(M.options) -- answer agentls/editorQuery (docs/code-intelligence.md)
+  require("agentls.questions").setup(M.options) -- agentls/askQuestions, agentls/reviewPlan (vim.ui)
   if M.options.commands ~= false then
     commands.create_user_commands()
   end

@@ -135,6 +135,9 @@ local renderers = {
     end
     M.line(("todo: %d/%d done"):format(done, #(e.todos or {})))
   end,
+  mode_changed = function(e)
+    M.line("! mode: " .. tostring(e.mode))
+  end,
 }
 
 --- Where each event goes besides the log: the session view and the outcome messages.

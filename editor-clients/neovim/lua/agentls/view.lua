@@ -229,6 +229,11 @@ local handlers = {
   todos = function(m, e)
     m.todos = e.todos or {}
   end,
+  mode_changed = function(m, e)
+    local text = e.mode == "plan" and "plan mode: the agent researches read-only, then shows a plan"
+      or ("plan approved: the agent makes the changes (%s)"):format(e.mode == "auto" and "applied as made" or "for review")
+    table.insert(m.items, { kind = "note", text = text })
+  end,
   run_finished = function(m, e)
     m.status = e.status or "finished"
   end,
