@@ -252,6 +252,8 @@ class RulePolicy:
             if not split.complete or split.writes or not split.parts:
                 return ()
             return tuple(Rule.exact(subject.tool, p.text, source) for p in split.parts)
+        if subject.domains:
+            return (Rule.exact_domains(subject.tool, subject.domains, source),)
         if subject.paths:
             values = sorted({*subject.paths, *subject.real_paths})
             return (Rule.exact_paths(subject.tool, values, source),)

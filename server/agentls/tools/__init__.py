@@ -15,6 +15,7 @@ from agentls.tools.edit_file import EditFile
 from agentls.tools.grep import Grep
 from agentls.tools.lint import LintConfig, LintTool
 from agentls.tools.list_files import ListFiles
+from agentls.tools.notebook_edit import NotebookEdit
 from agentls.tools.read_file import ReadFile
 from agentls.tools.rename_file import RenameFile
 from agentls.tools.run_command import RunCommand
@@ -34,6 +35,7 @@ __all__ = [
     "LintConfig",
     "LintTool",
     "ListFiles",
+    "NotebookEdit",
     "ReadFile",
     "RenameFile",
     "RenameSymbol",
@@ -74,4 +76,5 @@ def builtin_tools(
         WriteFile(),
         RenameFile(),
         DeleteFile(),
+        NotebookEdit(),
     ]
