@@ -115,6 +115,7 @@ def session_tools(ls: AgentLanguageServer) -> list[Any]:
         lint=LintConfig(entries=lint),
         tests=TestConfig(entries=tests),
         run_command=run_command,
+        web_fetch=ls.config.current.web_fetch,
     )
 
 

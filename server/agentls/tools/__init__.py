@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentls.agent.tool import Tool
+from agentls.config.web import WebFetchSettings
 from agentls.tools.code_intel import Diagnostics, FindReferences, GoToDefinition, Hover
 from agentls.tools.code_intel_rename import RenameSymbol
 from agentls.tools.delete_file import DeleteFile
@@ -21,6 +22,7 @@ from agentls.tools.rename_file import RenameFile
 from agentls.tools.run_command import RunCommand
 from agentls.tools.run_tests import RunTestsTool, TestConfig
 from agentls.tools.symbols import DocumentSymbols, SearchSymbols
+from agentls.tools.web_fetch import WebFetch
 from agentls.tools.write_file import WriteFile
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "RunTestsTool",
     "SearchSymbols",
     "TestConfig",
+    "WebFetch",
     "WriteFile",
     "builtin_tools",
 ]
@@ -52,6 +55,7 @@ def builtin_tools(
     lint: LintConfig | None = None,
     tests: TestConfig | None = None,
     run_command: Tool[Any] | None = None,
+    web_fetch: WebFetchSettings | None = None,
 ) -> list[Tool[Any]]:
     """Fresh instances of every built-in tool, configured by the host.
 
@@ -77,4 +81,5 @@ def builtin_tools(
         RenameFile(),
         DeleteFile(),
         NotebookEdit(),
+        WebFetch(web_fetch),
     ]
