@@ -43,7 +43,7 @@ async def test_read_file_renders_cells_with_ids_outputs_and_summarised_images(
     assert '<cell cell_id="intro" cell_number=0 type=markdown>' in out
     assert "     1\t# Sales analysis" in out
     assert '<cell cell_id="load" cell_number=1 type=code execution_count=1>' in out
-    assert "     3\tprint(sum(values))" in out
+    assert "     4\tmath.fsum(values)" in out
     assert "[stdout]\n6" in out
     assert "[1, 2, 3]" in out
     assert "[image/png image, 4.3 KB, not shown]" in out and "iVBORw0KGgo" not in out

@@ -22,8 +22,8 @@ from agentls.agent.policy import RulePolicy
 from agentls.agent.registry import ToolPool
 from agentls.agent.rules import RuleSet, parse_rules
 from agentls.config.web import WebFetchSettings
-from agentls.tools.web_fetch import WebFetch
 from agentls.tools._web import AddressGuard, guarded_client
+from agentls.tools.web_fetch import WebFetch
 from agentls.workspace import ChangeSet, Workspace
 from tests.web_support import base_url, web_server
 
@@ -56,13 +56,18 @@ def fetcher(
     **settings: Any,
 ) -> tuple[Pipeline, ToolContext]:
     rules, problems = parse_rules(
-        {"allow": allow if allow is not None else ["WebFetch(domain:127.0.0.1)"], "deny": deny or []},
+        {
+            "allow": allow if allow is not None else ["WebFetch(domain:127.0.0.1)"],
+            "deny": deny or [],
+        },
         "test",
         root=tmp_path,
     )
     assert not problems, problems
     tool = WebFetch(
-        WebFetchSettings(allowed_private_addresses=LOCAL if private is None else private, **settings)
+        WebFetchSettings(
+            allowed_private_addresses=LOCAL if private is None else private, **settings
+        )
     )
     policy = RulePolicy(RuleSet(rules), approver=asker)
     ctx = ToolContext(session_id="s", workspace=Workspace([tmp_path]), changes=ChangeSet())
@@ -102,7 +107,9 @@ async def test_the_second_fetch_comes_from_the_cache(
     assert server.hits.count("/page") == 1  # type: ignore[attr-defined]
 
 
-async def test_without_a_rule_the_user_is_asked(server: ThreadingHTTPServer, tmp_path: Path) -> None:
+async def test_without_a_rule_the_user_is_asked(
+    server: ThreadingHTTPServer, tmp_path: Path
+) -> None:
     asker = Asker("deny")
     pipeline, ctx = fetcher(tmp_path, allow=[], asker=asker)
     result = await fetch(pipeline, ctx, base_url(server) + "/page")
@@ -244,9 +251,7 @@ async def test_bad_urls_errors_and_redirect_loops(
 ) -> None:
     pipeline, ctx = fetcher(tmp_path)
     assert "http(s) URLs only, not file" in text(await fetch(pipeline, ctx, "file:///etc/passwd"))
-    assert "user name or password" in text(
-        await fetch(pipeline, ctx, "http://me:pw@127.0.0.1/")
-    )
+    assert "user name or password" in text(await fetch(pipeline, ctx, "http://me:pw@127.0.0.1/"))
     assert "HTTP 404" in text(await fetch(pipeline, ctx, base_url(server) + "/missing"))
     message = text(await fetch(pipeline, ctx, base_url(server) + "/loop"))
     assert "redirected more than 5 times" in message

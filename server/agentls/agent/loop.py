@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -33,6 +34,8 @@ from agentls.agent.events import (
     RunStarted,
     RunStatus,
     TextDelta,
+    ToolFinished,
+    ToolStarted,
     TurnUsage,
 )
 from agentls.agent.hooks import HookOutcome, lifecycle_hooks
@@ -41,10 +44,13 @@ from agentls.agent.model_client import (
     ModelError,
     ModelRequest,
     ModelResponse,
+    ServerToolEvent,
+    ServerToolReporter,
     ignore_text,
 )
 from agentls.agent.orchestration import run_tool_calls
 from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
+from agentls.agent.prompts import search_summary
 from agentls.agent.results import RunResult
 
 log = logging.getLogger(__name__)
@@ -93,6 +99,8 @@ class AgentLoop:
         self.stop_continuations = 0
         self.compactions = 0
         self.compaction_failed = False
+        self.server_tools: dict[str, float] = {}
+        """Server tools (web search) started in the current stream: id → start time."""
 
     def _emit_safe(self, event: AgentEvent) -> None:
         """A host's broken event handler must not break the run."""
@@ -307,13 +315,44 @@ class AgentLoop:
         self, request: ModelRequest, on_text: EventText, deadline: float
     ) -> ModelResponse:
         settings = self.conversation.settings
+        client = self.conversation.client
+        streaming = (
+            client.stream_reporting(request, on_text, self._on_server_tool)
+            if isinstance(client, ServerToolReporter) and on_text is not ignore_text
+            else client.stream(request, on_text)
+        )
         try:
             async with asyncio.timeout_at(deadline):
-                return await self._until_cancelled(
-                    self.conversation.client.stream(request, on_text)
-                )
+                return await self._until_cancelled(streaming)
         except TimeoutError:
             raise _deadline_error(settings.request_deadline, None) from None
+
+    def _on_server_tool(self, event: ServerToolEvent) -> None:
+        """A search the API runs inside the turn: shown like a tool call (started, then
+        finished), so editors and the CLI show it in progress."""
+        session = self.conversation.id
+        if not event.finished:
+            self.server_tools[event.tool_use_id] = time.time()
+            summary = search_summary(event.input.get("query"))
+            self._emit_safe(
+                ToolStarted(
+                    session, event.tool_use_id, event.name, summary, event.input, time.time()
+                )
+            )
+            return
+        started = self.server_tools.pop(event.tool_use_id, time.time())
+        now = time.time()
+        self._emit_safe(
+            ToolFinished(
+                session,
+                event.tool_use_id,
+                event.name,
+                event.is_error,
+                (now - started) * 1000,
+                started,
+                now,
+            )
+        )
 
     def _on_text(self, text: str) -> None:
         self._emit_safe(TextDelta(self.conversation.id, text))

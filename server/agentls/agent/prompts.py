@@ -87,3 +87,10 @@ def one_line(text: str, limit: int = 120) -> str:
     """The first non-empty line of a description, cut to `limit` characters."""
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def search_summary(query: object) -> str:
+    """The progress line of one server-side web search."""
+    return (
+        f"Searching the web: {query}" if isinstance(query, str) and query else "Searching the web"
+    )

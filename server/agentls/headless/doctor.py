@@ -293,11 +293,26 @@ def check_language_servers(workspace: Path) -> list[Check]:
     return [Check("language servers", name, status, detail) for name, status, detail in lines]
 
 
+def check_web(workspace: Path) -> list[Check]:
+    """Whether Anthropic's server-side web search is offered here, and why (or why not)."""
+    try:
+        from agentls.agent.settings import AgentSettings
+        from agentls.lsp.config import load_project_config
+        from agentls.tools.web_search import WebSearch
+
+        settings = load_project_config(workspace).settings.web_search
+        offered, reason = WebSearch(settings, AgentSettings.from_env().base_url).offered()
+    except Exception as exc:
+        return [Check("web", "web_search", "warn", f"could not tell: {exc}")]
+    return [Check("web", "web_search", "ok" if offered else "info", reason)]
+
+
 def run_checks(workspace: Path, timeout: float) -> list[Check]:
     checks = check_python() + check_packages()
     if not any(c.status == "fail" and c.name == "anthropic" for c in checks):
         checks += check_endpoint(timeout)
     checks += check_sandbox() + check_tools() + check_workspace_checks(workspace.resolve())
+    checks += check_web(workspace.resolve())
     checks += check_editors() + check_index(workspace.resolve())
     return checks + check_language_servers(workspace.resolve())
 

@@ -9,6 +9,7 @@ from agentls.testing.recorded import RecordedRequest
 from agentls.testing.scenario import (
     ContentBlock,
     Scenario,
+    ServerToolUseBlock,
     StopReason,
     TextBlock,
     ThinkingBlock,
@@ -18,9 +19,12 @@ from agentls.testing.scenario import (
     TurnFactory,
     TurnLike,
     Usage,
+    WebSearchResult,
+    WebSearchToolResultBlock,
     new_tool_use_id,
     text_turn,
     tool_turn,
+    web_search_turn,
 )
 
 __all__ = [
@@ -28,6 +32,7 @@ __all__ = [
     "RecordedRequest",
     "Scenario",
     "ScriptedMessagesServer",
+    "ServerToolUseBlock",
     "StopReason",
     "TextBlock",
     "ThinkingBlock",
@@ -37,7 +42,10 @@ __all__ = [
     "TurnFactory",
     "TurnLike",
     "Usage",
+    "WebSearchResult",
+    "WebSearchToolResultBlock",
     "new_tool_use_id",
     "text_turn",
     "tool_turn",
+    "web_search_turn",
 ]

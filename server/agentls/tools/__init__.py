@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentls.agent.tool import Tool
-from agentls.config.web import WebFetchSettings
+from agentls.config.web import WebFetchSettings, WebSearchSettings
 from agentls.tools.code_intel import Diagnostics, FindReferences, GoToDefinition, Hover
 from agentls.tools.code_intel_rename import RenameSymbol
 from agentls.tools.delete_file import DeleteFile
@@ -23,6 +23,7 @@ from agentls.tools.run_command import RunCommand
 from agentls.tools.run_tests import RunTestsTool, TestConfig
 from agentls.tools.symbols import DocumentSymbols, SearchSymbols
 from agentls.tools.web_fetch import WebFetch
+from agentls.tools.web_search import WebSearch
 from agentls.tools.write_file import WriteFile
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "SearchSymbols",
     "TestConfig",
     "WebFetch",
+    "WebSearch",
     "WriteFile",
     "builtin_tools",
 ]
@@ -56,11 +58,13 @@ def builtin_tools(
     tests: TestConfig | None = None,
     run_command: Tool[Any] | None = None,
     web_fetch: WebFetchSettings | None = None,
+    web_search: WebSearch | None = None,
 ) -> list[Tool[Any]]:
     """Fresh instances of every built-in tool, configured by the host.
 
     `run_command` defaults to the shell tool in the shadow workspace; it asks before each
-    command unless an allow rule matches (see the permission policy).
+    command unless an allow rule matches (see the permission policy). `web_search` is
+    offered only when the host configures it (it depends on the endpoint and the rules).
     """
     return [
         run_command or RunCommand(),
@@ -82,4 +86,5 @@ def builtin_tools(
         DeleteFile(),
         NotebookEdit(),
         WebFetch(web_fetch),
+        web_search or WebSearch(WebSearchSettings(enabled="never")),
     ]

@@ -121,7 +121,7 @@ class GuardedBackend(httpcore2.AsyncNetworkBackend):
         self,
         host: str,
         port: int,
-        timeout: float | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore2.AsyncNetworkStream:
@@ -136,7 +136,10 @@ class GuardedBackend(httpcore2.AsyncNetworkBackend):
         raise last or httpcore2.ConnectError(f"no address to connect to for {host}")
 
     async def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
+        socket_options: Iterable[Any] | None = None,
     ) -> httpcore2.AsyncNetworkStream:
         raise BlockedAddress("web_fetch does not connect to Unix sockets")
 

@@ -34,7 +34,7 @@ class NotebookEditInput(ToolInput):
     path: str = Field(description="The .ipynb file, relative to the workspace root.")
     cell_id: str | None = Field(
         default=None,
-        description="The cell's id, as read_file shows it (cell_id=\"…\"). For insert: the "
+        description='The cell\'s id, as read_file shows it (cell_id="…"). For insert: the '
         "new cell goes after this cell.",
     )
     cell_number: int | None = Field(

@@ -194,7 +194,9 @@ def url_problem(url: str) -> str | None:
     if not parts.hostname:
         return f"{url!r} has no host name"
     if parts.username or parts.password:
-        return "URLs with a user name or password are not fetched (credentials do not belong in URLs)"
+        return (
+            "URLs with a user name or password are not fetched (credentials do not belong in URLs)"
+        )
     return None
 
 
@@ -220,14 +222,19 @@ def _too_large(url: str, size: int | None, limit: int) -> str:
 
 def _page(url: str, status: int, content_type: str, size: int, text: str) -> Page:
     if content_type in _HTML or (not content_type and "<html" in text[:1000].lower()):
-        return Page(url, status, content_type or "text/html", size, html_to_markdown(text, url), "markdown")
+        return Page(
+            url, status, content_type or "text/html", size, html_to_markdown(text, url), "markdown"
+        )
     if content_type == "application/json" or content_type.endswith("+json"):
         try:
             shown = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
         except ValueError:
             shown = text
         return Page(url, status, content_type, size, shown, "json")
-    if content_type.startswith("text/") or content_type in ("application/xml", "application/x-yaml"):
+    if content_type.startswith("text/") or content_type in (
+        "application/xml",
+        "application/x-yaml",
+    ):
         return Page(url, status, content_type, size, text, "text")
     raise ToolError(
         f"{url} is {content_type or 'of an unknown type'} ({human_size(size)}): web_fetch reads "
