@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from agentls.agent.model_client import ModelClient, ModelRequest, ModelResponse
     from agentls.agent.results import RunResult
     from agentls.agent.session import AgentSession, SessionConfig
+    from agentls.agent.skills import SkillCatalog
     from agentls.codeintel.sources import CodeSource
 
 log = logging.getLogger(__name__)
@@ -230,6 +231,13 @@ def default_client(settings: AgentSettings) -> ModelClient:
     return AnthropicModelClient(settings)
 
 
+def default_skills(workspace: Workspace) -> SkillCatalog:
+    """`.claude/skills`, `.agentls/skills` of each root and `~/.claude/skills`."""
+    from agentls.agent.skills import discover_skills
+
+    return discover_skills(workspace.roots)
+
+
 @dataclass
 class HostOptions:
     """What the embedding host decides; each field has a headless default."""
@@ -248,6 +256,8 @@ class HostOptions:
     transcript_dir: Path | None = None
     code_sources: Callable[[Workspace], Sequence[CodeSource]] = lambda workspace: ()
     """Code-intelligence sources tried before the index (the editor, language servers)."""
+    skills: Callable[[Workspace], SkillCatalog] = default_skills
+    """Skills for new sessions (their names go into the system prompt)."""
 
 
 class AgentHost:
@@ -270,6 +280,7 @@ class AgentHost:
         self._tools: Sequence[AnyTool] | None = None
         self._tool_pools: dict[bool, ToolPool] = {}
         self._direct_permissions: PermissionPolicy | None = None
+        self._skills_prompt: str | None = None
         self.edit_sink = _HostEditSink(self)
         """Where write tools hand their staged changes (delivered at once in auto mode)."""
         sources = self.options.code_sources(workspace)
@@ -313,6 +324,8 @@ class AgentHost:
             permissions = self._direct_permissions
         except ConfigError as exc:
             return ToolCallResult("direct", f"Error: {exc}", is_error=True)
+        if self._skills_prompt is None:
+            self.refresh_skills()
         pipeline = Pipeline(self.tool_pool(mode), permissions, self.options.hooks())
         ctx = ToolContext(
             session_id=DIRECT_SESSION,
@@ -322,6 +335,15 @@ class AgentHost:
             edits=self.edit_sink,
         )
         return await pipeline.execute(ToolCall("direct_" + uuid.uuid4().hex[:12], name, input), ctx)
+
+    def refresh_skills(self) -> list[str]:
+        """Discover the skills again (new sessions see new ones); returns their problems."""
+        from agentls.agent.skills import use_skills
+
+        catalog = self.options.skills(self.workspace)
+        use_skills(self.workspace, catalog)
+        self._skills_prompt = catalog.prompt_section()
+        return catalog.problems
 
     def settings_changed(self) -> None:
         """New settings apply to new sessions and to the next direct tool call."""
@@ -403,6 +425,8 @@ class AgentHost:
             instructions=self.options.instructions(),
             transcript_dir=self.options.transcript_dir,
         )
+        self.refresh_skills()
+        config.skills = self._skills_prompt or ""
         return client, config
 
     async def compact(self, session_id: str) -> CompactionPayload:

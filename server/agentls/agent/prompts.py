@@ -35,7 +35,10 @@ and change your approach, or ask the user.
 
 
 def build_system_prompt(
-    roots: Sequence[Path], extra_instructions: str = "", today: datetime.date | None = None
+    roots: Sequence[Path],
+    extra_instructions: str = "",
+    today: datetime.date | None = None,
+    skills: str = "",
 ) -> list[TextBlockParam]:
     """System blocks; the last carries the cache breakpoint."""
     day = (today or datetime.date.today()).isoformat()
@@ -48,6 +51,8 @@ def build_system_prompt(
         ]
     )
     sections = [INTRO, USING_YOUR_TOOLS, environment]
+    if skills:
+        sections.append(skills)  # `SkillCatalog.prompt_section()`, fixed for the session
     if extra_instructions.strip():
         sections.append("# Project instructions\n" + extra_instructions.strip())
     return [{"type": "text", "text": "\n\n".join(sections), "cache_control": cache_control()}]

@@ -21,6 +21,7 @@ from agentls.tools.read_file import ReadFile
 from agentls.tools.rename_file import RenameFile
 from agentls.tools.run_command import RunCommand
 from agentls.tools.run_tests import RunTestsTool, TestConfig
+from agentls.tools.skill import SkillTool
 from agentls.tools.symbols import DocumentSymbols, SearchSymbols
 from agentls.tools.web_fetch import WebFetch
 from agentls.tools.web_search import WebSearch
@@ -45,6 +46,7 @@ __all__ = [
     "RunCommand",
     "RunTestsTool",
     "SearchSymbols",
+    "SkillTool",
     "TestConfig",
     "WebFetch",
     "WebSearch",
@@ -86,5 +88,6 @@ def builtin_tools(
         DeleteFile(),
         NotebookEdit(),
         WebFetch(web_fetch),
+        SkillTool(),
         web_search or WebSearch(WebSearchSettings(enabled="never")),
     ]

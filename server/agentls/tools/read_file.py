@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from pydantic import Field
 
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import Tool, ToolInput
-from agentls.errors import ToolError
+from agentls.agent.skills import skills_of
+from agentls.errors import ToolError, WorkspaceError
 from agentls.tools._files import MAX_LINE_CHARS, cut_line, path_problem
 from agentls.tools._notebook import is_notebook, parse, render
 from agentls.workspace.textio import (
@@ -56,6 +58,8 @@ tab, text) and a footer with the line range and the total line count.
 - Lines longer than {MAX_LINE_CHARS} characters are cut. Binary files are refused; files that
   are not valid UTF-8 are shown with replacement characters (and cannot be edited).
 - Very large files (over 10 MB) can still be paged through with offset/limit.
+- Paths must be inside the workspace, except the files of a loaded skill (the skill tool
+  lists their absolute paths).
 - The line numbers are not part of the file: never include them in edit_file's old_string.
 - Jupyter notebooks (.ipynb) are shown as cells: cell_id, cell_number, type, numbered
   source and outputs (images summarised, long outputs cut); `offset`/`limit` count cells
@@ -81,11 +85,14 @@ Example: {{"path": "server/app.py", "offset": 120, "limit": 80}}
         return f"Reading {input.path}"
 
     async def validate_input(self, input: ReadFileInput, ctx: ToolContext) -> str | None:
-        return path_problem(ctx, input.path)
+        problem = path_problem(ctx, input.path)
+        if problem is not None and skills_of(ctx.workspace).readable(input.path) is not None:
+            return None  # a file of a skill folder: readable, and only those (agent/skills.py)
+        return problem
 
     async def call(self, input: ReadFileInput, ctx: ToolContext) -> str:
         ws = ctx.workspace
-        path = ws.resolve(input.path)
+        path = _readable(ctx, input.path)
         display = ws.display(path)
         first = input.offset or 1
         count = input.limit or DEFAULT_LIMIT
@@ -160,3 +167,14 @@ def _notebook_view(text: str, display: str, input: ReadFileInput, notes: list[st
     first = (input.offset or 1) - 1
     shown = render(notebook, display, first, input.limit, budget=OUTPUT_BUDGET)
     return shown + "".join(f"\n[{note}]" for note in notes)
+
+
+def _readable(ctx: ToolContext, raw: str) -> Path:
+    """The workspace path, else the real path of a skill's file (`validate_input` let it by)."""
+    try:
+        return ctx.workspace.resolve(raw)
+    except WorkspaceError:
+        found = skills_of(ctx.workspace).readable(raw)
+        if found is None:
+            raise
+        return found
