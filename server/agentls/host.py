@@ -48,6 +48,7 @@ from agentls.workspace import ChangeSet, Workspace
 if TYPE_CHECKING:
     # the session and model client pull in the model SDK (seconds to import): loaded lazily
     from agentls.agent.model_client import ModelClient, ModelRequest, ModelResponse
+    from agentls.agent.prompt_commands import CommandRun
     from agentls.agent.results import RunResult
     from agentls.agent.session import AgentSession, SessionConfig
     from agentls.agent.skills import SkillCatalog
@@ -144,6 +145,8 @@ class RunHandle:
     cancel_requested: bool = False
     request: str = ""
     """What the user typed, without the context the host added to `prompt`."""
+    command: CommandRun | None = None
+    """The custom command the prompt expanded (`/name args`), if any."""
 
     @property
     def title(self) -> str:
@@ -441,6 +444,7 @@ class AgentHost:
         mode: RunMode = "review",
         *,
         title: str = "",
+        command: CommandRun | None = None,
     ) -> RunHandle:
         """Start a run as a task and return at once; `await handle.task` for the result.
 
@@ -456,7 +460,7 @@ class AgentHost:
             if existing.running:
                 raise SessionBusy(f"session {session_id} is already running; cancel it or wait")
         sid = session_id or uuid.uuid4().hex[:12]
-        handle = RunHandle(sid, prompt, mode, request=title)
+        handle = RunHandle(sid, prompt, mode, request=title, command=command)
         self.runs[sid] = handle
         handle.task = asyncio.get_running_loop().create_task(
             self._run(existing, handle), name=f"agentls-run-{sid}"
@@ -476,7 +480,10 @@ class AgentHost:
                 session.status = result.status
             else:
                 result = await session.run(
-                    handle.prompt, events=reporter.on_event, mode=handle.mode
+                    handle.prompt,
+                    events=reporter.on_event,
+                    mode=handle.mode,
+                    command=handle.command,
                 )
             outcome = await self._deliver_at_end(session, handle, result)
             payload = result.to_dict()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 import time
@@ -50,6 +51,7 @@ from agentls.agent.model_client import (
 )
 from agentls.agent.orchestration import run_tool_calls
 from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
+from agentls.agent.prompt_commands import CommandRun
 from agentls.agent.prompts import search_summary
 from agentls.agent.results import RunResult
 
@@ -80,8 +82,11 @@ class AgentLoop:
         events: EventSink,
         mode: RunMode,
         cancel: asyncio.Event,
+        command: CommandRun | None = None,
     ):
         self.conversation = conversation
+        self.command = command
+        """The custom command this run expands (`/name args`): attachments, model, grants."""
         self.events = events
         self.mode = mode
         self.cancel = cancel
@@ -99,6 +104,7 @@ class AgentLoop:
         self.stop_continuations = 0
         self.compactions = 0
         self.compaction_failed = False
+        self.revoke_grants: Callable[[], None] = lambda: None
         self.server_tools: dict[str, float] = {}
         """Server tools (web search) started in the current stream: id → start time."""
 
@@ -127,6 +133,8 @@ class AgentLoop:
             status, error = "failed", str(exc)
         except asyncio.CancelledError:
             status = "cancelled"
+        finally:
+            self.revoke_grants()  # a command's allowed-tools end with its run
         return self._finish(status, error)
 
     async def _turns(self) -> RunStatus:
@@ -144,6 +152,8 @@ class AgentLoop:
     async def _request(self) -> ModelResponse:
         conv = self.conversation
         request = conv.build_request(self.pool)
+        if self.command is not None and self.command.model:
+            request = dataclasses.replace(request, model=self.command.model)
         if conv.settings.auto_compact:
             request = await self._compact_if_needed(request)
         conv.record_request(request)
@@ -231,8 +241,32 @@ class AgentLoop:
                 return f"prompt blocked by a UserPromptSubmit hook: {reason}"
             if outcome.additional_context:
                 blocks.append(text_block(outcome.additional_context))
+        if self.command is not None:
+            blocks.extend(await self._start_command(self.command))
         self.conversation.add_user_content([*self.conversation.initial_context(), *blocks])
         return None
+
+    async def _start_command(self, command: CommandRun) -> list[ContentBlockParam]:
+        """A custom command's grants (for this run) and `@file` attachments, each read
+        through the pipeline like any read_file call (secret files, rules, hooks apply)."""
+        for note in command.notes:
+            self._notice(note)
+        grant = getattr(self.conversation.config.permissions, "grant", None)
+        if command.grants and callable(grant):
+            self.revoke_grants = grant(self.conversation.id, command.grants)
+        attached: list[ContentBlockParam] = []
+        for index, path in enumerate(command.files):
+            call = ToolCall(f"attach_{index}", "read_file", {"path": path})
+            result = await self.pipeline.execute(call, self.ctx)
+            content = result.content if isinstance(result.content, str) else str(result.content)
+            if result.is_error:
+                self._notice(f"/{command.name}: @{path} was not attached: {content}")
+                attached.append(text_block(f"[@{path} was not attached: {content}]"))
+            else:
+                attached.append(
+                    text_block(f'<attached-file path="{path}">\n{content}\n</attached-file>')
+                )
+        return attached
 
     async def _stop_hook_continues(self) -> bool:
         """Stop hooks may keep the agent going; their reason becomes the next user message."""

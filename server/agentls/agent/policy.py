@@ -31,7 +31,7 @@ to allow it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -117,6 +117,7 @@ class RulePolicy:
         self.always_ask = frozenset(always_ask)
         self._protected = SecretMatcher(patterns=tuple(protected_paths), exceptions=())
         self._session_rules: dict[str, RuleSet] = {}
+        self._grants: dict[str, list[RuleSet]] = {}
         self._mode: PermissionMode = "default"
         self.mode = mode
 
@@ -134,6 +135,20 @@ class RulePolicy:
         """What "allow for this session" remembered so far (for status and tests)."""
         found = self._session_rules.get(session_id)
         return [r.text for r in found.rules] if found else []
+
+    def grant(self, session_id: str, rules: Sequence[Rule]) -> Callable[[], None]:
+        """Allow rules for one run of a session (a custom command's `allowed-tools`). They
+        count like allow rules — below deny and ask rules, secret files and plan mode —
+        until the returned function revokes them."""
+        granted = RuleSet(list(rules))
+        self._grants.setdefault(session_id, []).append(granted)
+
+        def revoke() -> None:
+            found = self._grants.get(session_id, [])
+            if granted in found:
+                found.remove(granted)
+
+        return revoke
 
     def forget_session(self, session_id: str) -> None:
         self._session_rules.pop(session_id, None)
@@ -190,6 +205,8 @@ class RulePolicy:
         session = self._session_rules.get(ctx.session_id)
         if session is not None and session.allowing(subject) is not None:
             return Verdict("allow")
+        if any(g.allowing(subject) is not None for g in self._grants.get(ctx.session_id, ())):
+            return Verdict("allow")  # a custom command's allowed-tools, for its run
         remember = self._remember(subject)
         if risk.approval:
             return Verdict("ask", risk.approval, remember)

@@ -28,6 +28,7 @@ from agentls.agent.events import EventSink, ignore_event
 from agentls.agent.loop import AgentLoop
 from agentls.agent.messages import text_block
 from agentls.agent.model_client import ModelClient
+from agentls.agent.prompt_commands import CommandRun
 from agentls.agent.results import RunResult, SessionStatusPayload
 from agentls.agent.state import SessionState
 from agentls.agent.store import SessionStateError, SessionStore
@@ -138,14 +139,19 @@ class AgentSession(Conversation):
     # --- running ------------------------------------------------------------------------
 
     async def run(
-        self, prompt: str, *, events: EventSink = ignore_event, mode: RunMode = "review"
+        self,
+        prompt: str,
+        *,
+        events: EventSink = ignore_event,
+        mode: RunMode = "review",
+        command: CommandRun | None = None,
     ) -> RunResult:
         """Run the agent on a prompt (a follow-up if the session already has history)."""
         cancel = self.begin_run(prompt)
         status = "failed"
         try:
             await self.load_tool_sources()
-            result = await AgentLoop(self, events, mode, cancel).run(prompt)
+            result = await AgentLoop(self, events, mode, cancel, command).run(prompt)
             status = result.status
         except asyncio.CancelledError:
             status = "cancelled"

@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "agentls.sessions": ("StatusArgs", "sessions"),
     "agentls.staged": ("StagedArgs", "staged"),
     "agentls.toolResult": ("ToolResultArgs", "tool_result"),
+    "agentls.commands": ("StatusArgs", "commands"),  # custom commands (/name), issue 15
 }
 """Command name → (argument model in `arguments`, function in `actions`)."""
 

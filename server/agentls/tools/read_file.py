@@ -8,8 +8,8 @@ from pathlib import Path
 from pydantic import Field
 
 from agentls.agent.context import ToolContext
-from agentls.agent.tool import Tool, ToolInput
 from agentls.agent.skills import skills_of
+from agentls.agent.tool import Tool, ToolInput
 from agentls.errors import ToolError, WorkspaceError
 from agentls.tools._files import MAX_LINE_CHARS, cut_line, path_problem
 from agentls.tools._notebook import is_notebook, parse, render
