@@ -61,6 +61,11 @@ def setup(server: AgentLanguageServer) -> None:
         start_agent(ls)
         for uri in list(ls.workspace.text_documents):  # opened while we were importing
             push_buffer(ls, uri)
+        if ls.workspace.notebook_documents:  # notebooks too (issue 15)
+            from agentls.lsp.notebooks import push_notebook
+
+            for uri in list(ls.workspace.notebook_documents):
+                push_notebook(ls, uri)
         ls.ready.set()
         threading.Thread(target=_warm_up, args=(ls,), name="agentls-warm-up", daemon=True).start()
         from agentls.lsp.watch import start_watching
