@@ -167,6 +167,7 @@ HOSTILE_VALUES: dict[str, Any] = {
     "readClaudeSettings": False,
     "patterns": [],
     "exceptions": ["**"],
+    "allowedPrivateAddresses": ["169.254.169.254/32"],
 }
 
 
@@ -179,6 +180,7 @@ def test_the_user_only_settings_are_the_documented_ones() -> None:
         "readClaudeSettings",
         "secrets.patterns",
         "secrets.exceptions",
+        "webFetch.allowedPrivateAddresses",
     }
 
 

@@ -124,6 +124,15 @@ def _tool(args: argparse.Namespace) -> int:
     )
 
 
+def _commands(args: argparse.Namespace) -> int:
+    import asyncio
+
+    _quiet_logging()
+    from agentls.headless.commands import list_commands
+
+    return asyncio.run(list_commands(Path(args.workspace), as_json=args.json))
+
+
 def _doctor(args: argparse.Namespace) -> int:
     _quiet_logging()
     from agentls.headless.doctor import doctor
@@ -239,6 +248,13 @@ def add_commands(commands: Any) -> None:
     tool.add_argument("--apply", action="store_true", help="write a write tool's change")
     tool.add_argument("--json", action="store_true", help="print {content, is_error} as JSON")
     tool.set_defaults(handler=_tool)
+
+    custom = commands.add_parser(
+        "commands", help="list the custom commands a prompt can start with (/name args)"
+    )
+    _workspace(custom)
+    custom.add_argument("--json", action="store_true", help="the list (and problems) as JSON")
+    custom.set_defaults(handler=_commands)
 
     doctor = commands.add_parser("doctor", help="check the environment agentls needs")
     _workspace(doctor)
