@@ -134,6 +134,7 @@ def start_agent(ls: AgentLanguageServer) -> None:
     )
     ls.host = AgentHost(Workspace(roots), LspPort(ls), options)
     problems += reload_safety(ls)
+    problems += [f"skills: {p}" for p in ls.host.refresh_skills()]  # skipped skills (issue 15)
     report_problems(ls, problems)
     log.info("agentls ready for %s", ", ".join(str(r) for r in roots))
 
