@@ -162,3 +162,23 @@ async def test_grants_never_beat_ask_or_deny_rules(
     push, rm = api.requests[1].json["messages"][-1]["content"]
     assert push["is_error"] and "asks for approval" in push["content"]
     assert rm["is_error"] and "denies it" in rm["content"]
+
+
+async def test_a_grant_allows_for_its_run_and_not_after(tmp_path: Path) -> None:
+    from agentls.agent.context import ToolContext
+    from agentls.tools import RunCommand
+    from agentls.workspace import ChangeSet, Workspace
+
+    policy = RulePolicy()
+    ctx = ToolContext(session_id="s", workspace=Workspace([tmp_path]), changes=ChangeSet())
+    tool = RunCommand()
+    call = tool.parse_input({"command": "git diff HEAD"})
+    assert policy.evaluate(tool, call, ctx).behavior == "ask"
+    grants, _ = parse_rules({"allow": ["Bash(git diff:*)"]}, "cmd", root=tmp_path)
+    revoke = policy.grant("s", grants)
+    assert policy.evaluate(tool, call, ctx).behavior == "allow"
+    other = ToolContext(session_id="other", workspace=ctx.workspace, changes=ChangeSet())
+    assert policy.evaluate(tool, call, other).behavior == "ask"  # that session only
+    assert policy.evaluate(tool, tool.parse_input({"command": "git push"}), ctx).behavior == "ask"
+    revoke()
+    assert policy.evaluate(tool, call, ctx).behavior == "ask"

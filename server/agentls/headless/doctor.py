@@ -307,12 +307,29 @@ def check_web(workspace: Path) -> list[Check]:
     return [Check("web", "web_search", "ok" if offered else "info", reason)]
 
 
+def check_prompt_files(workspace: Path) -> list[Check]:
+    """Skills and custom commands found for this workspace, and the files that were skipped."""
+    from agentls.agent.prompt_commands import discover_commands
+    from agentls.agent.skills import discover_skills
+
+    skills = discover_skills([workspace])
+    commands = discover_commands([workspace])
+    names = ", ".join(skills.names) or "none"
+    checks = [Check("skills", "skills", "info", f"{len(skills.skills)} found: {names}")]
+    listed = ", ".join(f"/{c.name}" for c in commands.commands) or "none"
+    checks.append(Check("skills", "commands", "info", f"{len(commands.commands)} found: {listed}"))
+    checks += [
+        Check("skills", "skipped", "warn", p) for p in [*skills.problems, *commands.problems]
+    ]
+    return checks
+
+
 def run_checks(workspace: Path, timeout: float) -> list[Check]:
     checks = check_python() + check_packages()
     if not any(c.status == "fail" and c.name == "anthropic" for c in checks):
         checks += check_endpoint(timeout)
     checks += check_sandbox() + check_tools() + check_workspace_checks(workspace.resolve())
-    checks += check_web(workspace.resolve())
+    checks += check_web(workspace.resolve()) + check_prompt_files(workspace.resolve())
     checks += check_editors() + check_index(workspace.resolve())
     return checks + check_language_servers(workspace.resolve())
 
