@@ -5,6 +5,7 @@ text edits through `workspace/applyEdit`."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import shutil
 from collections.abc import AsyncIterator
@@ -158,3 +159,34 @@ async def test_other_clients_get_cell_text_edits_and_structure_stays_staged(
     assert "cannot insert or delete cells" in accepted["reason"]
     staged = await command(editor, "agentls.staged", {"session": "tool"})
     assert [f["uri"] for f in staged["files"]] == [path.as_uri()]
+
+
+@pytest.mark.parametrize("session", [True], indirect=True)
+async def test_a_cell_the_user_changed_since_is_a_conflict_not_overwritten(
+    session: FakeEditor,
+) -> None:
+    editor = session
+    received: list[Any] = []
+
+    @editor.client.feature("agentls/applyNotebookEdit")
+    def apply_notebook_edit(params: Any) -> dict[str, Any]:
+        received.append(params)
+        return {"applied": True}
+
+    path = editor.root / "sales.ipynb"
+    cell_uris = open_notebook(editor, path, "values")
+    out = await command(
+        editor,
+        "agentls.tool",
+        {
+            "name": "notebook_edit",
+            "input": {"path": "sales.ipynb", "cell_id": "show", "new_source": "values * 2"},
+        },
+    )
+    assert not out["is_error"], out["content"]
+    editor.type(cell_uris[2], (0, 0), (0, 0), "# mine\n")  # the user types in the cell
+    await asyncio.sleep(0.3)
+    accepted = await command(editor, "agentls.accept", {"session": "tool"})
+    assert accepted["applied"] is False and received == []
+    assert "changed in the editor since the agent read it" in accepted["reason"]
+    assert editor.docs[cell_uris[2]].text == "# mine\nvalues"

@@ -161,6 +161,18 @@ def cell_ops(before: str, after: str) -> list[CellOp]:
     return list(reversed(ops))
 
 
+def _cells(text: str) -> list[tuple[str, str]]:
+    """What the user sees of a notebook: each cell's type and source (a save that only
+    rewrites the file's metadata or outputs is not a change of the user's)."""
+    from agentls.tools._notebook import source_of
+
+    try:
+        cells = nbformat.reads(text, as_version=4).cells  # type: ignore[no-untyped-call]
+    except Exception:
+        return [("invalid", text)]
+    return [(str(c.get("cell_type")), source_of(c)) for c in cells]
+
+
 def _signature(cell: Any) -> str:
     return json.dumps([cell.get("cell_type"), cell.get("source"), cell.get("id")], sort_keys=True)
 
@@ -186,7 +198,7 @@ async def deliver_notebook(
     assert notebook is not None and change.new_text is not None
     uri = notebook.uri
     current = buffer_text(ls, notebook, change.path)
-    if change.original_text is not None and current != change.original_text:
+    if change.original_text is not None and _cells(current) != _cells(change.original_text):
         reason = (
             "the notebook changed in the editor since the agent read it; the agent's version "
             "stays staged (nothing was overwritten)"
