@@ -227,12 +227,12 @@ async def _custom_request(
         answer = await ls.protocol.send_request_async(APPLY_NOTEBOOK_EDIT, params)
     except Exception as exc:
         return False, f"the editor answered {APPLY_NOTEBOOK_EDIT} with an error: {exc}"
-    applied = bool(
-        getattr(answer, "applied", None) or (isinstance(answer, dict) and answer.get("applied"))
-    )
-    reason = str(
-        getattr(answer, "failureReason", "") or "the editor did not apply the notebook edit"
-    )
+
+    def field(name: str) -> Any:  # pygls hands a custom answer over as an object or a dict
+        return answer.get(name) if isinstance(answer, dict) else getattr(answer, name, None)
+
+    applied = field("applied") is True
+    reason = str(field("failureReason") or "the editor did not apply the notebook edit")
     return applied, "" if applied else reason
 
 
