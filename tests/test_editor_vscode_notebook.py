@@ -3,8 +3,9 @@ open notebook editor as a cell edit, and the notebook VS Code saves is valid.
 
 `editor-clients/vscode/e2e/notebook.mjs` opens `sales.ipynb` in VS Code's notebook editor
 (headless Chromium, Playwright), runs "agentls: Run Task…" against the scripted model
-(`e2e/notebook-scenario.json`) and saves. Fails, naming the install script, when the
-extension's npm dependencies, code-server or chromium are missing.
+(`e2e/notebook-scenario.json`) and saves; then one undo (Ctrl+Z in the notebook editor) must
+take the agent's whole edit back, the cleared outputs included. Fails, naming the install
+script, when the extension's npm dependencies, code-server or chromium are missing.
 """
 
 from __future__ import annotations
@@ -75,3 +76,7 @@ def test_code_server_applies_a_notebook_edit_as_cell_edits(tmp_path: Path) -> No
     assert (boom.source, boom.outputs) == ("total = 1 / 2", [])  # outputs cleared
     assert notebook.cells[1].outputs  # the other cells keep theirs
     assert (tmp_path / "notebook.png").stat().st_size > 10_000
+    # the editor cleared the cell's outputs too, and one undo restores source and outputs
+    assert result["errorOutputAfterEdit"] is False
+    assert result["undos"] == 1, result["steps"]
+    assert result["cellsUndone"] == result["cellsBefore"]

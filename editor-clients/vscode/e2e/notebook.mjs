@@ -4,7 +4,8 @@
 // model (e2e/notebook-scenario.json: read_file, then notebook_edit of the cell "boom"),
 // and checks that the change arrives as a cell edit in the open notebook (not a text edit
 // of the .ipynb JSON) with the edited cell's outputs cleared, and that the notebook on
-// disk is then valid with the new source (checked by tests/test_editor_vscode_notebook.py).
+// disk is then valid with the new source (checked by tests/test_editor_vscode_notebook.py);
+// then one undo in the notebook editor takes the whole edit back, outputs included.
 //
 // Usage: node e2e/notebook.mjs [--python PATH] [--code-server PATH] [--chromium PATH]
 //                              [--vsix PATH] [--screenshot PATH] [--keep]
@@ -119,6 +120,20 @@ async function codeCells(page) {
   );
 }
 
+/** Whether a cell output (rendered in the notebook's webview frames) shows `text`. */
+async function outputShown(page, text) {
+  for (const frame of page.frames()) {
+    try {
+      if (await frame.evaluate((t) => document.body?.innerText.includes(t) ?? false, text)) {
+        return true;
+      }
+    } catch {
+      // a frame that went away
+    }
+  }
+  return false;
+}
+
 async function runCommand(page, label, ms = 60000) {
   const deadline = Date.now() + ms;
   const input = page.locator(".quick-input-widget input");
@@ -225,6 +240,7 @@ async function main() {
       const cells = await codeCells(page);
       return cells.some((c) => c.includes("total = 1 / 2")) ? cells : null;
     });
+    result.errorOutputAfterEdit = await outputShown(page, "ZeroDivisionError"); // cleared in the editor too
     await page.screenshot({ path: screenshot });
     // the edit lives in the notebook's own model: saving writes it as a valid notebook
     await runCommand(page, "File: Save");
@@ -232,6 +248,23 @@ async function main() {
       const text = fs.readFileSync(notebookFile, "utf8");
       return text.includes("total = 1 / 2") ? text : null;
     });
+    // one notebook undo takes the agent's whole edit back (one NotebookEdit batch in the
+    // notebook's own undo stack): the old source and the outputs it cleared return
+    await page.keyboard.press("Escape"); // command mode: the notebook's undo, not a cell's
+    let undos = 0;
+    result.cellsUndone = await waitFor("agent edit undone", 30000, async () => {
+      const cells = await codeCells(page);
+      if (cells.some((c) => c.includes("1 / 0")) && !cells.some((c) => c.includes("total = 1 / 2")) && (await outputShown(page, "ZeroDivisionError"))) {
+        return cells;
+      }
+      if (undos < 3) {
+        undos += 1;
+        await page.keyboard.press("Control+Z");
+        await new Promise((r) => setTimeout(r, 1500));
+      }
+      return null;
+    });
+    result.undos = undos;
     result.ok = true;
   } catch (err) {
     result.ok = false;
