@@ -38,7 +38,8 @@ def open_notebook(editor: FakeEditor, path: Path, edited_source: str) -> list[st
     uri = path.as_uri()
     cells, docs = [], []
     for index, cell in enumerate(notebook.cells):
-        cell_uri = f"vscode-notebook-cell:{path}#cell{index}"
+        # VS Code's cell URIs: the fragment is percent-encoded (pygls keys it unquoted)
+        cell_uri = f"vscode-notebook-cell:{path}#W{index}sZmlsZQ%3D%3D"
         kind = (
             types.NotebookCellKind.Markup
             if cell.cell_type == "markdown"

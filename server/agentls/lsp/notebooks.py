@@ -23,9 +23,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 import nbformat
 from lsprotocol import types
+from pygls.workspace import TextDocument
 
 from agentls.lsp.sync import uri_to_path
 
@@ -69,10 +71,19 @@ class EditorCell:
     metadata: dict[str, Any]
 
 
+def cell_document(ls: AgentLanguageServer, uri: str) -> TextDocument | None:
+    """The synced text document of a notebook cell, or None. pygls keys documents by the
+    unquoted URI, and VS Code's cell URIs carry a percent-encoded fragment
+    (`vscode-notebook-cell:/nb.ipynb#W3sZmlsZQ%3D%3D`); `get_text_document` is not used
+    because it invents an empty document for a URI the editor never opened."""
+    documents: dict[str, TextDocument] = ls.workspace.text_documents
+    return documents.get(unquote(uri))
+
+
 def editor_cells(ls: AgentLanguageServer, notebook: types.NotebookDocument) -> list[EditorCell]:
     cells = []
     for cell in notebook.cells:
-        doc = ls.workspace.text_documents.get(cell.document)
+        doc = cell_document(ls, cell.document)
         kind = "markdown" if cell.kind == types.NotebookCellKind.Markup else "code"
         source = doc.source if doc is not None else ""
         metadata: dict[str, Any] = cell.metadata if isinstance(cell.metadata, dict) else {}
@@ -253,8 +264,10 @@ async def _cell_text_edits(
         for offset, new in enumerate(op.cells):
             cell = cells[op.index + offset]
             kind = "markdown" if cell.kind == types.NotebookCellKind.Markup else "code"
-            doc = ls.workspace.text_documents.get(cell.document)
-            if doc is None or (new["kind"] != kind and new["kind"] != "raw"):
+            doc = cell_document(ls, cell.document)
+            if doc is None:
+                return False, f"cell {cell.document} is not synced; the change stays staged"
+            if new["kind"] != kind and new["kind"] != "raw":
                 return False, "a cell's type changed; the change stays staged"
             edits = text_edits(
                 cell.document, doc.source, new["source"], ls.workspace.position_codec
