@@ -134,6 +134,23 @@ async function outputShown(page, text) {
   return false;
 }
 
+/** What the agent's read_file of the open notebook returned, from the scripted model's
+ * recorded requests (so the test sees the editor's cells reached the agent). */
+function readFileResult(recorded) {
+  for (const line of fs.readFileSync(recorded, "utf8").split("\n").filter(Boolean)) {
+    for (const message of JSON.parse(line).json?.messages ?? []) {
+      for (const block of Array.isArray(message.content) ? message.content : []) {
+        const parts = Array.isArray(block.content) ? block.content : [{ text: block.content }];
+        const text = block.type === "tool_result" ? parts.map((p) => p.text ?? "").join("") : "";
+        if (text.includes("[notebook sales.ipynb")) {
+          return text;
+        }
+      }
+    }
+  }
+  return null;
+}
+
 async function runCommand(page, label, ms = 60000) {
   const deadline = Date.now() + ms;
   const input = page.locator(".quick-input-widget input");
@@ -241,6 +258,7 @@ async function main() {
       return cells.some((c) => c.includes("total = 1 / 2")) ? cells : null;
     });
     result.errorOutputAfterEdit = await outputShown(page, "ZeroDivisionError"); // cleared in the editor too
+    result.readFile = readFileResult(path.join(tmp, "requests.jsonl"));
     await page.screenshot({ path: screenshot });
     // the edit lives in the notebook's own model: saving writes it as a valid notebook
     await runCommand(page, "File: Save");
