@@ -68,7 +68,7 @@ def test_deny_on_one_file_tool_covers_its_siblings_but_allow_does_not() -> None:
         "",
         "mcp__github(foo)",  # MCP takes no specifier
         "mcp__",
-        "WebFetch(domain:example.com)",  # no equivalent here
+        "NotebookRead(nb.ipynb)",  # no equivalent here
         "9tool",
     ],
 )

@@ -57,9 +57,11 @@ from agentls.workspace import ChangeSet, Workspace
 if TYPE_CHECKING:
     # the session and model client pull in the model SDK (seconds to import): loaded lazily
     from agentls.agent.model_client import ModelClient, ModelRequest, ModelResponse
+    from agentls.agent.prompt_commands import CommandRun
     from agentls.agent.questions import UserPrompts
     from agentls.agent.results import RunResult
     from agentls.agent.session import AgentSession, SessionConfig
+    from agentls.agent.skills import SkillCatalog
     from agentls.codeintel.sources import CodeSource
 
 log = logging.getLogger(__name__)
@@ -155,6 +157,8 @@ class RunHandle:
     """What the user typed, without the context the host added to `prompt`."""
     attachments: Sequence[ContentBlockParam] = ()
     """Content sent with the prompt besides its text (e.g. images an ACP client attached)."""
+    command: CommandRun | None = None
+    """The custom command the prompt expanded (`/name args`), if any."""
 
     @property
     def title(self) -> str:
@@ -243,6 +247,13 @@ def default_client(settings: AgentSettings) -> ModelClient:
     return AnthropicModelClient(settings)
 
 
+def default_skills(workspace: Workspace) -> SkillCatalog:
+    """`.claude/skills`, `.agentls/skills` of each root and `~/.claude/skills`."""
+    from agentls.agent.skills import discover_skills
+
+    return discover_skills(workspace.roots)
+
+
 @dataclass
 class HostOptions:
     """What the embedding host decides; each field has a headless default."""
@@ -266,6 +277,8 @@ class HostOptions:
     question is open, so the session starts on the answer); a cancelled run stops waiting."""
     prompts: Callable[[], UserPrompts | None] = lambda: None
     """Where `ask_user_question` and the plan-mode tools ask the user (None: nobody)."""
+    skills: Callable[[Workspace], SkillCatalog] = default_skills
+    """Skills for new sessions (their names go into the system prompt)."""
 
 
 class AgentHost:
@@ -290,6 +303,7 @@ class AgentHost:
         self._source_tools: tuple[AnyTool, ...] = ()
         """The tool sources' tools (MCP), as of the last `load_tool_sources`."""
         self._direct_permissions: PermissionPolicy | None = None
+        self._skills_prompt: str | None = None
         self.edit_sink = _HostEditSink(self)
         """Where write tools hand their staged changes (delivered at once in auto mode)."""
         sources = self.options.code_sources(workspace)
@@ -359,6 +373,8 @@ class AgentHost:
         except ConfigError as exc:
             return ToolCallResult("direct", f"Error: {exc}", is_error=True)
         await self.load_tool_sources()
+        if self._skills_prompt is None:
+            self.refresh_skills()
         pipeline = Pipeline(self.tool_pool(mode, direct=True), permissions, self.options.hooks())
         ctx = ToolContext(
             session_id=DIRECT_SESSION,
@@ -368,6 +384,15 @@ class AgentHost:
             edits=self.edit_sink,
         )
         return await pipeline.execute(ToolCall("direct_" + uuid.uuid4().hex[:12], name, input), ctx)
+
+    def refresh_skills(self) -> list[str]:
+        """Discover the skills again (new sessions see new ones); returns their problems."""
+        from agentls.agent.skills import use_skills
+
+        catalog = self.options.skills(self.workspace)
+        use_skills(self.workspace, catalog)
+        self._skills_prompt = catalog.prompt_section()
+        return catalog.problems
 
     def settings_changed(self) -> None:
         """New settings apply to new sessions and to the next direct tool call."""
@@ -462,6 +487,8 @@ class AgentHost:
             transcript_dir=self.options.transcript_dir,
             prompts=self.options.prompts(),
         )
+        self.refresh_skills()
+        config.skills = self._skills_prompt or ""
         return client, config
 
     async def compact(self, session_id: str) -> CompactionPayload:
@@ -477,6 +504,7 @@ class AgentHost:
         *,
         title: str = "",
         attachments: Sequence[ContentBlockParam] = (),
+        command: CommandRun | None = None,
     ) -> RunHandle:
         """Start a run as a task and return at once; `await handle.task` for the result.
 
@@ -492,7 +520,9 @@ class AgentHost:
             if existing.running:
                 raise SessionBusy(f"session {session_id} is already running; cancel it or wait")
         sid = session_id or uuid.uuid4().hex[:12]
-        handle = RunHandle(sid, prompt, mode, request=title, attachments=attachments)
+        handle = RunHandle(
+            sid, prompt, mode, request=title, attachments=attachments, command=command
+        )
         self.runs[sid] = handle
         handle.task = asyncio.get_running_loop().create_task(
             self._run(existing, handle), name=f"agentls-run-{sid}"
@@ -517,6 +547,7 @@ class AgentHost:
                     events=reporter.on_event,
                     mode=handle.mode,
                     attachments=handle.attachments,
+                    command=handle.command,
                 )
             outcome = await self._deliver_at_end(session, handle, result)
             payload = result.to_dict()

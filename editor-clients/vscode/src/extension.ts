@@ -2,10 +2,12 @@
 import * as vscode from "vscode";
 import { type LanguageClient, DidChangeConfigurationNotification, ExecuteCommandRequest } from "vscode-languageclient/node";
 import { API_KEY_SECRET, createClient, findServer, serverEnv } from "./client";
+import { pickCustomCommand } from "./customCommands";
 import { EditorQueriesFeature } from "./editorQueries";
 import { type AgentEvent, renderEvent, RunTracker } from "./events";
 import { type Outcome, describeEditResult, describeRunResult } from "./outcomes";
 import { QuestionsFeature } from "./questions";
+import { NotebookEditsFeature } from "./notebookEdits";
 import { RunStatus } from "./progress";
 import { fixPrompt, statusDetails, statusSummary } from "./prompts";
 import { RESTART_KEYS, serverSettings } from "./settings";
@@ -91,6 +93,7 @@ class Agentls implements vscode.Disposable {
     });
     client.registerFeature(new EditorQueriesFeature(client)); // agentls/editorQuery (docs/code-intelligence.md)
     client.registerFeature(new QuestionsFeature(client)); // agentls/askQuestions, agentls/reviewPlan
+    client.registerFeature(new NotebookEditsFeature(client)); // agentls/applyNotebookEdit (docs/tools.md)
     this.serverChannel.appendLine(`starting ${found.command} ${found.args.join(" ")} (from ${found.source})`);
     try {
       await client.start();
@@ -451,6 +454,7 @@ export function activate(context: vscode.ExtensionContext): void {
     "agentls.restartServer": () => agentls.restart(),
     "agentls.openView": () => Promise.resolve(void vscode.commands.executeCommand(`${AgentView.id}.focus`)),
     "agentls.showDiff": () => agentls.showDiff(),
+    "agentls.runCommand": () => pickCustomCommand((c, a) => agentls.execute(c, a), (p) => agentls.startRun("run", p)),
     "agentls.newSession": async () => {
       agentls.view.startNewSession();
       await vscode.commands.executeCommand(`${AgentView.id}.focus`);

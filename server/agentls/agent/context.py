@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Protocol
+from typing import Any, Protocol
 
 from agentls.agent.controls import NoRunControls, RunControls
 from agentls.config.base import RunMode as RunMode
@@ -42,6 +42,18 @@ class KeepStaged:
         return ""
 
 
+class FollowUpCheck(Protocol):
+    """The pipeline's permission step for a follow-up of the current call (see `recheck`)."""
+
+    async def __call__(self, raw_input: dict[str, Any]) -> str | None: ...
+
+
+async def _no_permission_step(raw_input: dict[str, Any]) -> str | None:
+    """Outside the pipeline nothing can be re-checked: a follow-up is refused (fail closed)."""
+    del raw_input
+    return "no permission step is available to check it"
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """What a tool may see and use during one call.
@@ -64,6 +76,11 @@ class ToolContext:
     a `ToolProgress` event)."""
     run: RunControls = field(default_factory=NoRunControls)
     """The run this call belongs to (todo list, sub-agents, questions, plan mode)."""
+    recheck: FollowUpCheck = _no_permission_step
+    """Set by the pipeline for each call: runs the permission steps (pre-tool hooks, secret
+    files, plan mode, `Tool.assess`, the policy — which may ask the user) for the same tool
+    with another input, e.g. the redirect `web_fetch` is about to follow. None: allowed;
+    else why not. A tool uses it instead of deciding anything about permission itself."""
 
     def for_call(self, tool_use_id: str) -> ToolContext:
         return replace(

@@ -88,6 +88,9 @@ class SessionConfig:
     transcript_dir: Path | None = None
     persist: bool = True
     """Write the state file (`<transcript_dir>/<id>.state.json`) so the session can resume."""
+    skills: str = ""
+    """The system prompt's list of skills (`SkillCatalog.prompt_section()`), fixed for the
+    session so the prompt stays byte-stable."""
     pin_instruction_files: bool = True
     """Put AGENTS.md / CLAUDE.md / .agentls/instructions.md at the start of the history (and
     re-pin them after every compaction)."""
@@ -122,7 +125,9 @@ class Conversation:
         self.changes.add_listener(self._changes_changed)
         self.changes_dirty = False
         """The changeset changed since the last checkpoint or save."""
-        self.system = build_system_prompt(config.workspace.roots, config.instructions)
+        self.system = build_system_prompt(
+            config.workspace.roots, config.instructions, skills=config.skills
+        )
         self.discovered: set[str] = set()
         """Deferred tools loaded by `tool_search`; kept across compactions (the history
         that proved them may be summarised away)."""

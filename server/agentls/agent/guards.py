@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from agentls.agent.messages import text_block
-from agentls.agent.rules import COMMAND_TOOLS, Subject
+from agentls.agent.rules import COMMAND_TOOLS, DOMAIN_TOOLS, Subject
 from agentls.agent.shell_parse import split_command
 from agentls.agent.tool import ToolOutput
 from agentls.workspace.secrets import Redactor, secrets_for
@@ -57,6 +57,7 @@ SECRET_GUARDED_TOOLS: frozenset[str] = frozenset(
         "hover",
         "diagnostics",
         "rename_symbol",
+        "notebook_edit",
     }
 )
 """Tools whose result shows (or, for rename_file, would later show under another name) the
@@ -101,6 +102,8 @@ def call_subject(
     if tool in COMMAND_TOOLS:
         command = raw.get("command")
         return Subject(tool, command=split_command(command if isinstance(command, str) else ""))
+    if tool in DOMAIN_TOOLS:
+        return Subject(tool, domains=url_hosts(raw.get("url")))
     texts: list[str] = []
     for key in keys:
         value = raw.get(key)
@@ -120,6 +123,19 @@ def call_subject(
     if tool in _WALKING_TOOLS:
         contents = tuple(os.path.join(p, _ANY_FILE) for p in (*lexical, *extra))
     return Subject(tool, lexical, extra, contents=contents)
+
+
+def url_hosts(url: object) -> tuple[str, ...]:
+    """The host a URL names, lower case (none for a value that is not an http(s) URL)."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(url, str):
+        return ()
+    try:
+        host = urlsplit(url.strip()).hostname
+    except ValueError:
+        return ()
+    return (host.rstrip(".").lower(),) if host else ()
 
 
 def secret_file_denial(tool: str, input: Any, ctx: ToolContext) -> str | None:

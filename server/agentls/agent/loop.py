@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -37,7 +39,9 @@ from agentls.agent.events import (
     RunStatus,
     TextDelta,
     Todos,
+    ToolFinished,
     ToolProgress,
+    ToolStarted,
     TurnUsage,
 )
 from agentls.agent.hooks import (
@@ -52,11 +56,15 @@ from agentls.agent.model_client import (
     ModelError,
     ModelRequest,
     ModelResponse,
+    ServerToolEvent,
+    ServerToolReporter,
     ignore_text,
 )
 from agentls.agent.orchestration import run_tool_calls
 from agentls.agent.permissions import PermissionMode
 from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
+from agentls.agent.prompt_commands import CommandRun
+from agentls.agent.prompts import search_summary
 from agentls.agent.results import RunResult
 from agentls.agent.todos import TodoItem, todo_payloads
 
@@ -104,8 +112,11 @@ class AgentLoop:
         cancel: asyncio.Event,
         *,
         subagent: SubagentRole | None = None,
+        command: CommandRun | None = None,
     ):
         self.conversation = conversation
+        self.command = command
+        """The custom command this run expands (`/name args`): attachments, model, grants."""
         self.events = events
         self.cancel = cancel
         self.subagent = subagent
@@ -121,6 +132,9 @@ class AgentLoop:
         self.stop_continuations = 0
         self.compactions = 0
         self.compaction_failed = False
+        self.revoke_grants: Callable[[], None] = lambda: None
+        self.server_tools: dict[str, float] = {}
+        """Server tools (web search) started in the current stream: id → start time."""
 
     def _tool_progress(self, tool_use_id: str, message: str) -> None:
         self._emit_safe(ToolProgress(self.conversation.id, tool_use_id, message))
@@ -186,6 +200,8 @@ class AgentLoop:
             status, error = "failed", str(exc)
         except asyncio.CancelledError:
             status = "cancelled"
+        finally:
+            self.revoke_grants()  # a command's allowed-tools end with its run
         return self._finish(status, error)
 
     async def _turns(self) -> RunStatus:
@@ -203,6 +219,8 @@ class AgentLoop:
     async def _request(self) -> ModelResponse:
         conv = self.conversation
         request = conv.build_request(self.pool)
+        if self.command is not None and self.command.model:
+            request = dataclasses.replace(request, model=self.command.model)
         if conv.settings.auto_compact:
             request = await self._compact_if_needed(request)
         conv.record_request(request)
@@ -298,6 +316,8 @@ class AgentLoop:
                 return f"prompt blocked by a UserPromptSubmit hook: {reason}"
             if outcome.additional_context:
                 blocks.append(text_block(outcome.additional_context))
+        if self.command is not None:
+            blocks.extend(await self._start_command(self.command))
         self.conversation.add_user_content([*self.conversation.initial_context(), *blocks])
         return None
 
@@ -320,6 +340,28 @@ class AgentLoop:
         hooks = compaction_hooks(self.conversation.config.hooks)
         if hooks is not None:
             await self._hook(hooks.pre_compact(self.ctx, trigger=trigger))
+
+    async def _start_command(self, command: CommandRun) -> list[ContentBlockParam]:
+        """A custom command's grants (for this run) and `@file` attachments, each read
+        through the pipeline like any read_file call (secret files, rules, hooks apply)."""
+        for note in command.notes:
+            self._notice(note)
+        grant = getattr(self.conversation.config.permissions, "grant", None)
+        if command.grants and callable(grant):
+            self.revoke_grants = grant(self.conversation.id, command.grants)
+        attached: list[ContentBlockParam] = []
+        for index, path in enumerate(command.files):
+            call = ToolCall(f"attach_{index}", "read_file", {"path": path})
+            result = await self.pipeline.execute(call, self.ctx)
+            content = result.content if isinstance(result.content, str) else str(result.content)
+            if result.is_error:
+                self._notice(f"/{command.name}: @{path} was not attached: {content}")
+                attached.append(text_block(f"[@{path} was not attached: {content}]"))
+            else:
+                attached.append(
+                    text_block(f'<attached-file path="{path}">\n{content}\n</attached-file>')
+                )
+        return attached
 
     async def _stop_hook_continues(self) -> bool:
         """Stop hooks may keep the agent going; their reason becomes the next user message.
@@ -422,13 +464,44 @@ class AgentLoop:
         self, request: ModelRequest, on_text: EventText, deadline: float
     ) -> ModelResponse:
         settings = self.conversation.settings
+        client = self.conversation.client
+        streaming = (
+            client.stream_reporting(request, on_text, self._on_server_tool)
+            if isinstance(client, ServerToolReporter) and on_text is not ignore_text
+            else client.stream(request, on_text)
+        )
         try:
             async with asyncio.timeout_at(deadline):
-                return await self._until_cancelled(
-                    self.conversation.client.stream(request, on_text)
-                )
+                return await self._until_cancelled(streaming)
         except TimeoutError:
             raise _deadline_error(settings.request_deadline, None) from None
+
+    def _on_server_tool(self, event: ServerToolEvent) -> None:
+        """A search the API runs inside the turn: shown like a tool call (started, then
+        finished), so editors and the CLI show it in progress."""
+        session = self.conversation.id
+        if not event.finished:
+            self.server_tools[event.tool_use_id] = time.time()
+            summary = search_summary(event.input.get("query"))
+            self._emit_safe(
+                ToolStarted(
+                    session, event.tool_use_id, event.name, summary, event.input, time.time()
+                )
+            )
+            return
+        started = self.server_tools.pop(event.tool_use_id, time.time())
+        now = time.time()
+        self._emit_safe(
+            ToolFinished(
+                session,
+                event.tool_use_id,
+                event.name,
+                event.is_error,
+                (now - started) * 1000,
+                started,
+                now,
+            )
+        )
 
     def _on_text(self, text: str) -> None:
         self._emit_safe(TextDelta(self.conversation.id, text))

@@ -96,6 +96,33 @@ def ignore_text(text: str) -> None:
     del text
 
 
+@dataclass(frozen=True)
+class ServerToolEvent:
+    """A tool the API runs itself (web search) started or finished inside the stream."""
+
+    tool_use_id: str
+    name: str
+    input: JsonObject
+    finished: bool = False
+    is_error: bool = False
+
+
+ServerToolListener = Callable[[ServerToolEvent], None]
+
+
+@runtime_checkable
+class ServerToolReporter(Protocol):
+    """Optional `ModelClient` capability: `stream` that also reports server tools as they
+    run (a search takes seconds; the user sees it in progress, not only afterwards)."""
+
+    async def stream_reporting(
+        self,
+        request: ModelRequest,
+        on_text: Callable[[str], None],
+        on_server_tool: ServerToolListener,
+    ) -> ModelResponse: ...
+
+
 class ModelClient(Protocol):
     async def stream(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
         """Stream one assistant turn, calling `on_text` per text delta; raise `ModelError`."""
@@ -195,18 +222,29 @@ class AnthropicModelClient:
         return self._client
 
     async def stream(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
+        return await self.stream_reporting(request, on_text, _ignore_server_tool)
+
+    async def stream_reporting(
+        self,
+        request: ModelRequest,
+        on_text: Callable[[str], None],
+        on_server_tool: ServerToolListener,
+    ) -> ModelResponse:
         try:
-            return await self._stream(request, on_text, await self._current_client())
+            client = await self._current_client()
+            return await self._stream(request, on_text, on_server_tool, client)
         except ModelError as exc:
             if self._helper is None or exc.status != 401:
                 raise
         # the helper's key was refused: fetch a new one and try once more
-        return await self._stream(request, on_text, await self._current_client(refresh=True))
+        client = await self._current_client(refresh=True)
+        return await self._stream(request, on_text, on_server_tool, client)
 
     async def _stream(
         self,
         request: ModelRequest,
         on_text: Callable[[str], None],
+        on_server_tool: ServerToolListener,
         client: anthropic.AsyncAnthropic,
     ) -> ModelResponse:
         thinking = thinking_params(request)
@@ -221,7 +259,7 @@ class AnthropicModelClient:
                 extra_body=_extra_body(request),
             ) as stream:
                 await _require_event_stream(stream.response, self.base_url)
-                message = await self._read(stream, on_text)
+                message = await self._read(stream, on_text, on_server_tool)
         except anthropic.APIStatusError as exc:
             raise _status_error(exc, self.base_url) from exc
         except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
@@ -245,6 +283,7 @@ class AnthropicModelClient:
         self,
         stream: AsyncMessageStream[None],
         on_text: Callable[[str], None],
+        on_server_tool: ServerToolListener = lambda event: None,
     ) -> anthropic.types.Message:
         """Consume the events; only a stream that reaches `message_stop` yields a message."""
         loop = asyncio.get_running_loop()
@@ -261,6 +300,8 @@ class AnthropicModelClient:
                         on_text(event.text)
                     elif event.type == "message_stop":
                         stopped = True
+                    elif event.type in ("content_block_start", "content_block_stop"):
+                        _report_server_tool(event.content_block, event.type, on_server_tool)
         except TimeoutError:
             raise ModelError(
                 f"the model endpoint {self.base_url} sent no content for {stall:g} s "
@@ -331,6 +372,30 @@ def _extra_body(request: ModelRequest) -> dict[str, object] | None:
     if request.temperature is None or request.thinking_budget:
         return None
     return {"temperature": request.temperature}
+
+
+def _ignore_server_tool(event: ServerToolEvent) -> None:
+    del event
+
+
+def _report_server_tool(block: object, kind: str, listener: ServerToolListener) -> None:
+    """A server tool's use once its input is complete; its result when the block starts
+    (result blocks arrive whole)."""
+    block_type = getattr(block, "type", "")
+    if block_type == "server_tool_use" and kind == "content_block_stop":
+        raw = getattr(block, "input", {})
+        listener(
+            ServerToolEvent(
+                str(getattr(block, "id", "")),
+                str(getattr(block, "name", "")),
+                dict(raw) if isinstance(raw, dict) else {},
+            )
+        )
+    elif block_type.endswith("_tool_result") and kind == "content_block_start":
+        content = getattr(block, "content", None)
+        failed = str(getattr(content, "type", "")).endswith("_error")
+        name = block_type.removesuffix("_tool_result")
+        listener(ServerToolEvent(str(getattr(block, "tool_use_id", "")), name, {}, True, failed))
 
 
 def block_to_param(block: anthropic.types.ContentBlock) -> ContentBlockParam:

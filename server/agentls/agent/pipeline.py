@@ -16,7 +16,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -190,6 +191,7 @@ class Pipeline:
         if denial is not None:
             return denial
         await _read_from_editor(tool, raw_input, ctx)
+        ctx = replace(ctx, recheck=partial(self._recheck, tool, ctx))
         output = await _call(tool, parsed, ctx)
         # before truncating: a cut must not leave half a key behind
         output = redact_output(output, redactor)
@@ -239,6 +241,22 @@ class Pipeline:
                 deciding.cancel()
                 deciding.add_done_callback(_ignore_outcome)
             raise
+
+    async def _recheck(self, tool: AnyTool, ctx: ToolContext, raw: dict[str, Any]) -> str | None:
+        """Steps 4-7 for a follow-up of a running call with another input (a redirect):
+        None when it may go ahead, else the reason it may not."""
+        parsed = _parse(tool, raw)
+        if isinstance(parsed, ToolOutput):
+            return str(parsed.content)
+        problem = await tool.validate_input(parsed, ctx)
+        if problem:
+            return problem
+        pre = await self.hooks.pre_tool(tool.name, raw, ctx)
+        refusal = _hook_refusal(pre)
+        if refusal is not None:
+            return f"blocked by hook: {refusal or 'a pre-tool hook refused it'}"
+        denial = await self._permission(tool, parsed, pre.permission, ctx)
+        return None if denial is None else str(denial.content)
 
     async def _post_hooks(
         self, tool: AnyTool, raw_input: dict[str, Any], output: ToolOutput, ctx: ToolContext

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -54,6 +54,7 @@ from agentls.agent.readonly_commands import Where, read_only_problem
 from agentls.agent.rules import COMMAND_TOOLS, EDIT_TOOLS, Rule, RuleSet, Subject
 from agentls.agent.settings import ConfigError
 from agentls.agent.settings_guard import settings_table_change
+from agentls.agent.skills import skills_of
 from agentls.agent.suggestions import session_rules
 from agentls.agent.tool import NO_RISK, CallRisk
 from agentls.workspace.secrets import SecretMatcher, secrets_for
@@ -131,6 +132,7 @@ class RulePolicy:
         self.always_ask = frozenset(always_ask)
         self._protected = SecretMatcher(patterns=tuple(protected_paths), exceptions=())
         self._session_rules: dict[str, RuleSet] = {}
+        self._grants: dict[str, list[RuleSet]] = {}
         self._mode: PermissionMode = "default"
         self.mode = mode
 
@@ -148,6 +150,20 @@ class RulePolicy:
         """What "allow for this session" remembered so far (for status and tests)."""
         found = self._session_rules.get(session_id)
         return [r.text for r in found.rules] if found else []
+
+    def grant(self, session_id: str, rules: Sequence[Rule]) -> Callable[[], None]:
+        """Allow rules for one run of a session (a custom command's `allowed-tools`). They
+        count like allow rules — below deny and ask rules, secret files and plan mode —
+        until the returned function revokes them."""
+        granted = RuleSet(list(rules))
+        self._grants.setdefault(session_id, []).append(granted)
+
+        def revoke() -> None:
+            found = self._grants.get(session_id, [])
+            if granted in found:
+                found.remove(granted)
+
+        return revoke
 
     def forget_session(self, session_id: str) -> None:
         self._session_rules.pop(session_id, None)
@@ -222,6 +238,8 @@ class RulePolicy:
         session = self._session_rules.get(ctx.session_id)
         if session is not None and session.allowing(subject) is not None:
             return Verdict("allow")
+        if any(g.allowing(subject) is not None for g in self._grants.get(ctx.session_id, ())):
+            return Verdict("allow")  # a custom command's allowed-tools, for its run
         remember = self._remember(subject)
         if risk.approval:
             return Verdict("ask", risk.approval, remember)
@@ -249,8 +267,11 @@ class RulePolicy:
 
     def _outside_reads(self, subject: Subject, ctx: ToolContext) -> str | None:
         """A path a read reaches outside the workspace and `additionalDirectories` (only a
-        `Read(…)` allow rule's folder lets a tool get there; the rule must match)."""
-        folders = [*(str(r) for r in ctx.workspace.roots), *(str(r) for r in self.read_roots)]
+        `Read(…)` allow rule's folder lets a tool get there; the rule must match). The
+        folders of the skills the session offers are readable: the skill tool names their
+        files for the model to read."""
+        skills = [str(skill.folder) for skill in skills_of(ctx.workspace).skills]
+        folders = [*(str(r) for r in ctx.workspace.roots), *map(str, self.read_roots), *skills]
         for path in subject.paths:
             real = os.path.realpath(path)  # where the tool really reads
             if not any(real == f or real.startswith(f.rstrip("/") + "/") for f in folders):

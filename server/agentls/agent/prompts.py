@@ -39,6 +39,7 @@ def build_system_prompt(
     extra_instructions: str = "",
     today: datetime.date | None = None,
     intro: str = INTRO,
+    skills: str = "",
 ) -> list[TextBlockParam]:
     """System blocks; the last carries the cache breakpoint. `intro`: who the agent is (a
     sub-agent has its own)."""
@@ -52,6 +53,8 @@ def build_system_prompt(
         ]
     )
     sections = [intro, USING_YOUR_TOOLS, environment]
+    if skills:
+        sections.append(skills)  # `SkillCatalog.prompt_section()`, fixed for the session
     if extra_instructions.strip():
         sections.append("# Project instructions\n" + extra_instructions.strip())
     return [{"type": "text", "text": "\n\n".join(sections), "cache_control": cache_control()}]
@@ -91,3 +94,10 @@ def one_line(text: str, limit: int = 120) -> str:
     """The first non-empty line of a description, cut to `limit` characters."""
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def search_summary(query: object) -> str:
+    """The progress line of one server-side web search."""
+    return (
+        f"Searching the web: {query}" if isinstance(query, str) and query else "Searching the web"
+    )

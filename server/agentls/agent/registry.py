@@ -18,7 +18,7 @@ import json
 import logging
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from agentls.agent.messages import ToolParam, ToolUnionParam, cache_control
 from agentls.agent.tool_search import TOOL_SEARCH_NAME as TOOL_SEARCH_NAME
@@ -192,19 +192,23 @@ class ToolPool:
             # Loaded tools first, then the server's search tool (carrying the cache
             # breakpoint), then every deferred tool marked `defer_loading`.
             loaded: list[ToolUnionParam] = [
-                tool_to_api_schema(t) for t in self._tools if t.name not in self.deferred
+                t.api_definition() or tool_to_api_schema(t)
+                for t in self._tools
+                if t.name not in self.deferred
             ]
             loaded.append(server_side_search_tool(self.search.server_side_variant))
             deferred = [tool_to_api_schema(t, defer_loading=True) for t in self.deferred_tools]
             return loaded + deferred
-        schemas = [
-            tool_to_api_schema(t)
-            for t in self._tools
-            if t.name not in self.deferred or t.name in discovered
+        schemas: list[ToolUnionParam] = [
+            tool.api_definition() or tool_to_api_schema(tool)
+            for tool in self._tools
+            if tool.name not in self.deferred or tool.name in discovered
         ]
         if schemas:
-            schemas[-1]["cache_control"] = cache_control()
-        return list(schemas)
+            last = dict(schemas[-1])  # a copy: a server tool's definition may be shared
+            last["cache_control"] = cache_control()
+            schemas[-1] = cast(ToolUnionParam, last)
+        return schemas
 
 
 def _deferred_names(tools: Sequence[AnyTool], search: ToolSearchSettings) -> frozenset[str]:

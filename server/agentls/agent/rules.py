@@ -54,6 +54,7 @@ BEHAVIORS: tuple[Behavior, ...] = ("deny", "ask", "allow")
 READ_TOOLS: tuple[str, ...] = ("read_file", "grep", "list_files")
 EDIT_TOOLS: tuple[str, ...] = ("edit_file", "write_file", "rename_file", "delete_file")
 EDIT_TOOLS += ("rename_symbol",)  # a language server's rename, staged like edit_file
+EDIT_TOOLS += ("notebook_edit",)  # a notebook cell edit, staged like edit_file
 COMMAND_TOOLS: frozenset[str] = frozenset({"run_command"})
 
 CLAUDE_TOOL_NAMES: dict[str, tuple[str, ...]] = {
@@ -65,7 +66,12 @@ CLAUDE_TOOL_NAMES: dict[str, tuple[str, ...]] = {
     "Grep": ("grep",),
     "Glob": ("list_files",),
     "LS": ("list_files",),
+    # issue 15: the web tools and notebooks (`WebFetch(domain:example.com)`, see `_DomainPattern`)
+    "WebFetch": ("web_fetch",),
+    "WebSearch": ("web_search",),
+    "NotebookEdit": ("notebook_edit",),
 }
+CLAUDE_TOOL_NAMES["Edit"] += ("notebook_edit",)  # Claude Code: Edit covers every file editor
 """Claude Code's names → ours, for allow rules. `Read` and `Edit` cover the tools Claude Code
 applies them to (its Read rules apply to Grep/Glob/LS, its Edit rules to every editor)."""
 
@@ -77,9 +83,6 @@ _FAMILIES: dict[str, tuple[str, ...]] = {
 
 NO_EQUIVALENT: frozenset[str] = frozenset(
     {
-        "WebFetch",
-        "WebSearch",
-        "NotebookEdit",
         "NotebookRead",
         "Task",
         "Agent",
@@ -130,6 +133,8 @@ class Subject:
     paths: tuple[str, ...] = ()
     real_paths: tuple[str, ...] = ()
     command: ShellSplit | None = None
+    domains: tuple[str, ...] = ()
+    """For web tools: the host names the call reaches (`WebFetch(domain:…)` rules)."""
     contents: tuple[str, ...] = ()
     """For folder walks (grep, list_files): a stand-in for "any file in the folder", so a
     deny rule on `secrets/**` also stops a search of `secrets`. Deny/ask only."""
@@ -183,6 +188,30 @@ class _Matcher(Protocol):
     def matches(self, text: str) -> bool: ...
 
 
+DOMAIN_TOOLS: frozenset[str] = frozenset({"web_fetch", "web_search"})
+"""Tools whose rules name a host: `WebFetch(domain:example.com)`."""
+
+
+class _DomainPattern:
+    """`domain:example.com` (that host), `domain:*.example.com` (its subdomains), `domain:*`."""
+
+    def __init__(self, spec: str) -> None:
+        text = spec.strip()
+        if not text.startswith("domain:"):
+            raise ValueError("the specifier must be domain:HOST (e.g. domain:example.com)")
+        self.host = text[len("domain:") :].strip().rstrip(".").lower()
+        if not self.host or "/" in self.host:
+            raise ValueError("the specifier must be domain:HOST (e.g. domain:example.com)")
+
+    def matches(self, host: str) -> bool:
+        name = host.strip().strip("[]").rstrip(".").lower()
+        if self.host == "*":
+            return True
+        if self.host.startswith("*."):
+            return name.endswith(self.host[1:])
+        return name == self.host
+
+
 class _CommandPattern:
     """`cmd:*` prefix (the command starts with `cmd`), `a * b` wildcard, or an exact
     command."""
@@ -225,6 +254,7 @@ class Rule:
     specifier: str | None = None
     path: _Matcher | None = field(default=None, compare=False, repr=False)
     command: _Matcher | None = field(default=None, compare=False, repr=False)
+    domain: _Matcher | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def exact(cls, tool: str, value: str | None, source: str) -> Rule:
@@ -235,6 +265,12 @@ class Rule:
         if tool in COMMAND_TOOLS:
             return cls("allow", text, source, (tool,), None, value, command=_Exact(value))
         return cls.exact_paths(tool, [value], source)
+
+    @classmethod
+    def exact_domains(cls, tool: str, hosts: Sequence[str], source: str) -> Rule:
+        """An allow rule for exactly these hosts (what "allow for this session" remembers)."""
+        shown = f"domain:{hosts[0]}" if hosts else "domain:"
+        return cls("allow", f"{tool}({shown})", source, (tool,), None, shown, domain=_Exact(*hosts))
 
     @classmethod
     def exact_paths(cls, tool: str, paths: Sequence[str], source: str) -> Rule:
@@ -260,6 +296,8 @@ class Rule:
             return False
         if self.tool_wide:
             return True
+        if self.domain is not None:
+            return any(self.domain.matches(d) for d in subject.domains)
         if self.command is not None and subject.command is not None:
             split = subject.command
             texts = [split.source, *(c for p in split.parts for c in deny_candidates(p))]
@@ -275,6 +313,8 @@ class Rule:
             return False
         if self.tool_wide:
             return True
+        if self.domain is not None:
+            return bool(subject.domains) and all(self.domain.matches(d) for d in subject.domains)
         if self.path is None or not subject.paths:
             return False
         return all(self.path.matches(p) for p in (*subject.paths, *subject.real_paths))
@@ -324,6 +364,11 @@ def parse_rule(
         return rule, note
     if any(t in COMMAND_TOOLS for t in tools):
         return _with(rule, command=_CommandPattern(spec)), note
+    if any(t in DOMAIN_TOOLS for t in tools):
+        try:
+            return _with(rule, domain=_DomainPattern(spec)), note
+        except ValueError as exc:
+            return None, f"{where}: {exc}; ignored"
     try:
         pattern = _PathPattern(spec, root, home or Path.home())
     except Exception as exc:

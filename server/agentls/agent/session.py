@@ -30,6 +30,7 @@ from agentls.agent.hooks import compaction_hooks, session_hooks
 from agentls.agent.loop import AgentLoop
 from agentls.agent.messages import ContentBlockParam, text_block
 from agentls.agent.model_client import ModelClient
+from agentls.agent.prompt_commands import CommandRun
 from agentls.agent.results import RunResult, SessionStatusPayload
 from agentls.agent.state import SessionState
 from agentls.agent.store import SessionStateError, SessionStore
@@ -149,6 +150,7 @@ class AgentSession(Conversation):
         events: EventSink = ignore_event,
         mode: RunMode = "review",
         attachments: Sequence[ContentBlockParam] = (),
+        command: CommandRun | None = None,
     ) -> RunResult:
         """Run the agent on a prompt (a follow-up if the session already has history);
         `attachments` go with the prompt's text (e.g. images)."""
@@ -156,7 +158,8 @@ class AgentSession(Conversation):
         status = "failed"
         try:
             await self.load_tool_sources()
-            result = await AgentLoop(self, events, mode, cancel).run(prompt, attachments)
+            loop = AgentLoop(self, events, mode, cancel, command=command)
+            result = await loop.run(prompt, attachments)
             status = result.status
         except asyncio.CancelledError:
             status = "cancelled"

@@ -40,6 +40,8 @@ def session_rules(subject: Subject, source: str = SOURCE) -> tuple[Rule, ...]:
         return _command_rules(subject, source)
     if subject.tool.startswith("mcp__"):
         return _checked(Rule("allow", subject.tool, source, tools=(subject.tool,)), subject)
+    if subject.domains:  # web_fetch: the hosts of this call
+        return (Rule.exact_domains(subject.tool, subject.domains, source),)
     if subject.paths:
         return _path_rules(subject, source)
     return _checked(Rule.exact(subject.tool, None, source), subject)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from agentls.agent.messages import ToolResultContent
+from agentls.agent.messages import ToolResultContent, ToolUnionParam
 from agentls.agent.schema import compact_json_schema
 from agentls.errors import ToolError
 
@@ -105,6 +105,12 @@ class Tool(ABC, Generic[InputT]):
 
     def description(self) -> str:
         return self.usage.strip()
+
+    def api_definition(self) -> ToolUnionParam | None:
+        """A server tool's own entry in the `tools` array (the API runs it, e.g. Anthropic's
+        web search); None for client tools, whose entry is built from name, usage and
+        input schema."""
+        return None
 
     def parse_input(self, raw: dict[str, Any]) -> InputT:
         """Validate raw model input; raises `pydantic.ValidationError` (or `InvalidToolInput`)

@@ -239,6 +239,11 @@ class _TreeRenderer:
                 self.calls[str(block.get("id"))] = block
                 args = json.dumps(block.get("input", {}), ensure_ascii=False)
                 yield f"│  │  ├─ {block.get('name')} {_short(args, 80)}"
+            elif block.get("type") == "server_tool_use":
+                args = json.dumps(block.get("input", {}), ensure_ascii=False)
+                yield f"│  │  ├─ {block.get('name')} (server) {_short(args, 70)}"
+            elif block.get("type") == "web_search_tool_result":
+                yield f"│  │  │  {_search_results(block.get('content'))}"
 
     def _result(self, r: TranscriptRecord) -> str:
         call = self.calls.get(str(r.get("tool_use_id")), {})
@@ -252,6 +257,15 @@ class _TreeRenderer:
 
 def _number(value: object) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
+
+
+def _search_results(content: object) -> str:
+    """One line for a server-side search's result block: its hosts, or its error."""
+    if isinstance(content, dict):
+        return f"✗ web_search: {content.get('error_code', 'error')}"
+    urls = [str(_fields(r).get("url", "")) for r in _items(content)]
+    hosts = [u.split("/")[2] if u.count("/") >= 2 else u for u in urls]
+    return f"✓ web_search: {len(urls)} results ({_short(', '.join(hosts), 70)})"
 
 
 def _short(text: str, limit: int) -> str:

@@ -20,6 +20,7 @@ from agentls.config.safety import (
 )
 from agentls.config.sandbox import SandboxSettings
 from agentls.config.tool_search import ToolSearchSettings
+from agentls.config.web import WebFetchSettings, WebSearchSettings
 
 
 def _or_list_of_strings(schema: dict[str, Any]) -> None:
@@ -120,3 +121,7 @@ class AgentlsSettings(LoopSettings):
     """MCP servers and how they are run (docs/mcp.md)."""
     tool_search: ToolSearchSettings = Field(default_factory=ToolSearchSettings)
     """When MCP tools are deferred behind `tool_search` (docs/mcp.md)."""
+    web_fetch: WebFetchSettings = Field(default_factory=WebFetchSettings)
+    """Limits of the `web_fetch` tool and the private addresses it may reach (docs/tools.md)."""
+    web_search: WebSearchSettings = Field(default_factory=WebSearchSettings)
+    """Anthropic's server-side web search: when it is offered, its limits (docs/tools.md)."""

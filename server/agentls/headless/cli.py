@@ -183,6 +183,15 @@ def _trust(args: argparse.Namespace) -> int:
     )
 
 
+def _commands(args: argparse.Namespace) -> int:
+    import asyncio
+
+    _quiet_logging()
+    from agentls.headless.commands import list_commands
+
+    return asyncio.run(list_commands(Path(args.workspace), as_json=args.json))
+
+
 def _doctor(args: argparse.Namespace) -> int:
     _quiet_logging()
     from agentls.headless.doctor import doctor
@@ -354,6 +363,13 @@ def add_commands(commands: Any) -> None:
     choice.add_argument("--show", action="store_true", help="only show what would be trusted")
     trust.add_argument("--json", action="store_true", help="the trust state as JSON")
     trust.set_defaults(handler=_trust)
+
+    custom = commands.add_parser(
+        "commands", help="list the custom commands a prompt can start with (/name args)"
+    )
+    _workspace(custom)
+    custom.add_argument("--json", action="store_true", help="the list (and problems) as JSON")
+    custom.set_defaults(handler=_commands)
 
     doctor = commands.add_parser("doctor", help="check the environment agentls needs")
     _workspace(doctor)

@@ -521,7 +521,10 @@ async def list_tools(
     table.add_column("name", style="bold", no_wrap=True)
     table.add_column("description")
     for tool in tools:
-        description = first_sentence(str(tool.get("description") or ""))
+        about = str(tool.get("description") or "")
+        if not about and tool.get("type"):  # a server tool: its definition has no text
+            about = f"Runs on the API's servers ({tool['type']})."
+        description = first_sentence(about)
         if tool.get("defer_loading"):
             description = "(deferred: loaded with tool_search) " + description
         table.add_row(str(tool.get("name")), description)
@@ -529,6 +532,33 @@ async def list_tools(
     console.print(
         "[dim]agentls tools --json: the full definitions, exactly as the model gets them[/dim]"
     )
+    return 0
+
+
+async def list_commands(
+    workspace: Path, env: Mapping[str, str] | None = None, as_json: bool = False
+) -> int:
+    """`agentls commands`: the custom commands (`agentls.commands`), and skipped files."""
+    workspace = check_workspace(workspace)
+    async with ServerConnection(workspace, env=env) as conn:
+        try:
+            listed = await conn.command("agentls.commands", {})
+        except ServerError as exc:
+            sys.stderr.write(f"agentls: {exc}\n")
+            return 1
+    if as_json:
+        sys.stdout.write(json.dumps(listed, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    console = make_console(sys.stdout)
+    for item in listed.get("commands", []):
+        hint = f" {item['argument_hint']}" if item.get("argument_hint") else ""
+        console.print(
+            f"[bold]/{escape(item['name'])}[/bold]{escape(hint)}  {escape(item['description'])}"
+        )
+    if not listed.get("commands"):
+        console.print("no custom commands (.claude/commands/*.md, ~/.claude/commands/*.md)")
+    for problem in listed.get("problems", []):
+        console.print(f"[yellow]![/yellow] {escape(problem)}")
     return 0
 
 

@@ -330,12 +330,44 @@ def check_agents(workspace: Path) -> list[Check]:
     return checks
 
 
+def check_web(workspace: Path) -> list[Check]:
+    """Whether Anthropic's server-side web search is offered here, and why (or why not)."""
+    try:
+        from agentls.agent.settings import AgentSettings
+        from agentls.lsp.config import load_project_config
+        from agentls.tools.web_search import WebSearch
+
+        settings = load_project_config(workspace).settings.web_search
+        offered, reason = WebSearch(settings, AgentSettings.from_env().base_url).offered()
+    except Exception as exc:
+        return [Check("web", "web_search", "warn", f"could not tell: {exc}")]
+    return [Check("web", "web_search", "ok" if offered else "info", reason)]
+
+
+def check_prompt_files(workspace: Path) -> list[Check]:
+    """Skills and custom commands found for this workspace, and the files that were skipped."""
+    from agentls.agent.prompt_commands import discover_commands
+    from agentls.agent.skills import discover_skills
+
+    skills = discover_skills([workspace])
+    commands = discover_commands([workspace])
+    names = ", ".join(skills.names) or "none"
+    checks = [Check("skills", "skills", "info", f"{len(skills.skills)} found: {names}")]
+    listed = ", ".join(f"/{c.name}" for c in commands.commands) or "none"
+    checks.append(Check("skills", "commands", "info", f"{len(commands.commands)} found: {listed}"))
+    checks += [
+        Check("skills", "skipped", "warn", p) for p in [*skills.problems, *commands.problems]
+    ]
+    return checks
+
+
 def run_checks(workspace: Path, timeout: float) -> list[Check]:
     checks = check_python() + check_packages()
     if not any(c.status == "fail" and c.name == "anthropic" for c in checks):
         checks += check_endpoint(timeout)
     checks += check_sandbox() + check_trust(workspace.resolve())
     checks += check_tools() + check_workspace_checks(workspace.resolve())
+    checks += check_web(workspace.resolve()) + check_prompt_files(workspace.resolve())
     checks += check_editors() + check_index(workspace.resolve())
     checks += check_mcp(workspace.resolve(), timeout)
     checks += check_agents(workspace.resolve())

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         ToolsArgs,
         TrustArgs,
     )
+    from agentls.lsp.prompt_commands import CommandsPayload
     from agentls.lsp.server import AgentLanguageServer
 
 log = logging.getLogger(__name__)
@@ -53,8 +54,11 @@ SHORT_ANSWER_CHARS = 400
 
 
 def _start(ls: AgentLanguageServer, args: RunArgs, mode: RunMode) -> RunHandle:
-    prompt = prompt_with_context(ls, args)
-    return ls.host.start_run(prompt, args.session, mode, title=args.prompt)
+    from agentls.lsp.prompt_commands import expand_command
+
+    expanded, command = expand_command(ls, args.prompt)  # `/name args`: a custom command
+    prompt = prompt_with_context(ls, args.model_copy(update={"prompt": expanded}))
+    return ls.host.start_run(prompt, args.session, mode, title=args.prompt, command=command)
 
 
 async def run(ls: AgentLanguageServer, args: RunArgs) -> StartedPayload | RunPayload:
@@ -216,6 +220,13 @@ async def staged(ls: AgentLanguageServer, args: StagedArgs) -> StagedPayload:
     from agentls.lsp.review import staged_files
 
     return staged_files(ls, args.session, args.uris)
+
+
+async def commands(ls: AgentLanguageServer, args: StatusArgs) -> CommandsPayload:
+    """The custom commands a prompt can start with (`/name args`), for editors' pickers."""
+    from agentls.lsp.prompt_commands import list_commands
+
+    return list_commands(ls)
 
 
 async def tool_result(ls: AgentLanguageServer, args: ToolResultArgs) -> ToolResultPayload:

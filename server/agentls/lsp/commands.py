@@ -49,6 +49,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "agentls.toolResult": ("ToolResultArgs", "tool_result"),
     "agentls.trust": ("TrustArgs", "trust"),
     "agentls.mcp": ("agentls.lsp.mcp_command:McpArgs", "agentls.lsp.mcp_command:mcp"),
+    "agentls.commands": ("StatusArgs", "commands"),  # custom commands (/name), issue 15
 }
 """Command name → (argument model in `arguments`, function in `actions`); a
 `module:name` pair names them in a command module of their own."""

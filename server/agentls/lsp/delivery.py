@@ -155,6 +155,44 @@ async def _apply_now(
     *,
     confirm: bool,
 ) -> EditOutcome:
+    """`_apply_text`, with the changes of notebooks the editor syncs as notebooks sent as
+    cell operations instead (`agentls.lsp.notebooks`); a path that now leads outside the
+    workspace is left to `_apply_text`, which refuses it."""
+    from agentls.lsp.notebooks import deliver_notebook, notebook_of
+
+    inside, _ = _contained(ls, entries)
+    synced = [c for c in inside if c.kind == "modify" and c.new_text and notebook_of(ls, c.path)]
+    if not synced:
+        return await _apply_text(ls, changes, entries, label, confirm=confirm)
+    outcomes = [await deliver_notebook(ls, changes, c, label) for c in synced]
+    rest = [c for c in entries if c not in synced]
+    if rest:
+        outcomes.append(await _apply_text(ls, changes, rest, label, confirm=confirm))
+    return _merged(outcomes)
+
+
+def _merged(outcomes: list[EditOutcome]) -> EditOutcome:
+    applied = [o for o in outcomes if o.applied]
+    files = [f for o in (applied or outcomes) for f in o.files]
+    reasons = "; ".join(o.reason for o in outcomes if o.reason)
+    return EditOutcome(
+        files,
+        True if applied else outcomes[0].applied,
+        reasons or None,
+        [c for o in outcomes for c in o.conflicts],
+        [x for o in outcomes for x in o.left_out],
+    )
+
+
+async def _apply_text(
+    ls: AgentLanguageServer,
+    changes: ChangeSet,
+    entries: list[Change],
+    label: str,
+    *,
+    confirm: bool,
+) -> EditOutcome:
+    """Send one WorkspaceEdit for `entries`; drop them from `changes` once applied."""
     entries, escaped = _contained(ls, entries)
     entries, already = _already_applied(ls, changes, entries)
     plan = build_plan(ls, entries, label, confirm=confirm)

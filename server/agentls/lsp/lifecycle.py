@@ -74,6 +74,11 @@ def setup(server: AgentLanguageServer) -> None:
         start_agent(ls)
         for uri in list(ls.workspace.text_documents):  # opened while we were importing
             push_buffer(ls, uri)
+        if ls.workspace.notebook_documents:  # notebooks too (issue 15)
+            from agentls.lsp.notebooks import push_notebook
+
+            for uri in list(ls.workspace.notebook_documents):
+                push_notebook(ls, uri)
         ls.ready.set()
         allow_index_persistence(ls)  # the user's secret rules are loaded now
         threading.Thread(target=_warm_up, args=(ls,), name="agentls-warm-up", daemon=True).start()
@@ -156,6 +161,7 @@ def start_agent(ls: AgentLanguageServer) -> None:
     ls.host = AgentHost(workspace, LspPort(ls), options)
     watch_agent_files(ls)
     problems += reload_safety(ls)
+    problems += [f"skills: {p}" for p in ls.host.refresh_skills()]  # skipped skills (issue 15)
     report_problems(ls, problems)
     start_trust_prompt(ls)
     mcp.start_soon()  # with `mcp.startup: "eager"`

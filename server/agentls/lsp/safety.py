@@ -126,7 +126,18 @@ def session_tools(ls: AgentLanguageServer) -> list[Any]:
         tests=TestConfig(entries=tests),
         run_command=run_command,
         agents=agents_for(ls.host.workspace),  # sub-agent types for `task`
+        web_fetch=ls.config.current.web_fetch,
+        web_search=web_search_tool(ls),
     )
+
+
+def web_search_tool(ls: AgentLanguageServer) -> Any:
+    """Anthropic's server-side search, offered by endpoint, settings and `WebSearch` rules."""
+    from agentls.tools import WebSearch
+
+    rules = ls.safety.rules if ls.safety is not None else None
+    current = ls.config.current
+    return WebSearch(current.web_search, current.base_url, rules)
 
 
 class LazyMcpSource:

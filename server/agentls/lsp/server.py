@@ -42,8 +42,11 @@ class AgentLanguageServer(LanguageServer):
 
     def __init__(self) -> None:
         from agentls.lsp.protocol import AgentProtocol
+        from agentls.lsp.sync import NOTEBOOK_SYNC
 
-        super().__init__("agentls", __version__, protocol_cls=AgentProtocol)
+        super().__init__(
+            "agentls", __version__, protocol_cls=AgentProtocol, notebook_document_sync=NOTEBOOK_SYNC
+        )
         self._config: ConfigState | None = None
         self.features = ClientFeatures()
         self._host: AgentHost | None = None

@@ -27,6 +27,20 @@ def uri_to_path(uri: str) -> Path | None:
     return Path(path) if path else None
 
 
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
+    notebook_selector=[
+        types.NotebookDocumentFilterWithNotebook(
+            notebook=types.NotebookDocumentFilterNotebookType(notebook_type="jupyter-notebook")
+        ),
+        types.NotebookDocumentFilterWithNotebook(
+            notebook=types.NotebookDocumentFilterPattern(pattern="**/*.ipynb")
+        ),
+    ],
+    save=True,
+)
+"""Jupyter notebooks are synced as notebooks (VS Code): see `agentls.lsp.notebooks`."""
+
+
 def setup(server: AgentLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: AgentLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -35,6 +49,28 @@ def setup(server: AgentLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: AgentLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
         push_buffer(ls, params.text_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_open(ls: AgentLanguageServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        from agentls.lsp.notebooks import push_notebook
+
+        push_notebook(ls, params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_change(
+        ls: AgentLanguageServer, params: types.DidChangeNotebookDocumentParams
+    ) -> None:
+        from agentls.lsp.notebooks import push_notebook
+
+        push_notebook(ls, params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_close(
+        ls: AgentLanguageServer, params: types.DidCloseNotebookDocumentParams
+    ) -> None:
+        from agentls.lsp.notebooks import close_notebook
+
+        close_notebook(ls, params.notebook_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AgentLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -51,6 +87,13 @@ def setup(server: AgentLanguageServer) -> None:
 def push_buffer(ls: AgentLanguageServer, uri: str) -> None:
     """Copy pygls's current text and version of `uri` into the workspace overlay."""
     path = uri_to_path(uri)
+    if path is None and ls.has_workspace:
+        notebook = ls.workspace.get_notebook_document(cell_uri=uri)
+        if notebook is not None:  # a notebook cell's text: the notebook's buffer changed
+            from agentls.lsp.notebooks import push_notebook
+
+            push_notebook(ls, notebook.uri)
+        return
     if path is None or not ls.has_workspace:
         return
     doc = ls.workspace.get_text_document(uri)

@@ -10,6 +10,7 @@ from agentls.testing.scenario import (
     ContentBlock,
     RedactedThinkingBlock,
     Scenario,
+    ServerToolUseBlock,
     StopReason,
     TextBlock,
     ThinkingBlock,
@@ -19,9 +20,12 @@ from agentls.testing.scenario import (
     TurnFactory,
     TurnLike,
     Usage,
+    WebSearchResult,
+    WebSearchToolResultBlock,
     new_tool_use_id,
     text_turn,
     tool_turn,
+    web_search_turn,
 )
 
 __all__ = [
@@ -30,6 +34,7 @@ __all__ = [
     "RedactedThinkingBlock",
     "Scenario",
     "ScriptedMessagesServer",
+    "ServerToolUseBlock",
     "StopReason",
     "TextBlock",
     "ThinkingBlock",
@@ -39,7 +44,10 @@ __all__ = [
     "TurnFactory",
     "TurnLike",
     "Usage",
+    "WebSearchResult",
+    "WebSearchToolResultBlock",
     "new_tool_use_id",
     "text_turn",
     "tool_turn",
+    "web_search_turn",
 ]

@@ -16,9 +16,12 @@ from agentls.testing.recorded import RecordedRequest
 from agentls.testing.scenario import (
     ContentBlock,
     RedactedThinkingBlock,
+    ServerToolUseBlock,
     TextBlock,
+    ThinkingBlock,
     ToolUseBlock,
     Turn,
+    WebSearchToolResultBlock,
 )
 
 JsonObject: TypeAlias = dict[str, Any]
@@ -105,15 +108,28 @@ class RenderContext:
             output_tokens=_or(usage.output_tokens, lambda: _estimate_output(turn)),
             cache_read_input_tokens=usage.cache_read_input_tokens,
             cache_creation_input_tokens=usage.cache_creation_input_tokens,
+            web_search_requests=sum(
+                1
+                for block in turn.content
+                if isinstance(block, ServerToolUseBlock) and block.name == "web_search"
+            ),
         )
 
+    web_search_requests: int = 0
+
     def usage(self, output_tokens: int) -> JsonObject:
-        return {
+        usage: JsonObject = {
             "input_tokens": self.input_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
             "output_tokens": output_tokens,
         }
+        if self.web_search_requests:
+            usage["server_tool_use"] = {
+                "web_search_requests": self.web_search_requests,
+                "web_fetch_requests": 0,
+            }
+        return usage
 
 
 def _or(value: int | None, fallback: Callable[[], int]) -> int:
@@ -132,6 +148,8 @@ def block_json(block: ContentBlock) -> JsonObject:
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
     if isinstance(block, RedactedThinkingBlock):
         return {"type": "redacted_thinking", "data": block.data}
+    if isinstance(block, ServerToolUseBlock | WebSearchToolResultBlock):
+        return block.model_dump(exclude_none=True)
     return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
 
 
@@ -193,16 +211,20 @@ def _block_shell(block: ContentBlock) -> JsonObject:
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
     if isinstance(block, RedactedThinkingBlock):
         return {"type": "redacted_thinking", "data": block.data}  # complete at start
+    if isinstance(block, ServerToolUseBlock):
+        return {"type": "server_tool_use", "id": block.id, "name": block.name, "input": {}}
+    if isinstance(block, WebSearchToolResultBlock):
+        return block.model_dump(exclude_none=True)  # arrives whole, with no deltas
     return {"type": "thinking", "thinking": "", "signature": ""}
 
 
 def _deltas(block: ContentBlock, chunk_size: int) -> list[JsonObject]:
     if isinstance(block, TextBlock):
         return [{"type": "text_delta", "text": c} for c in split_chunks(block.text, chunk_size)]
-    if isinstance(block, ToolUseBlock):
+    if isinstance(block, ToolUseBlock | ServerToolUseBlock):
         pieces = split_chunks(json.dumps(block.input), chunk_size)
         return [{"type": "input_json_delta", "partial_json": piece} for piece in pieces]
-    if isinstance(block, RedactedThinkingBlock):
+    if isinstance(block, RedactedThinkingBlock) or not isinstance(block, ThinkingBlock):
         return []
     pieces = split_chunks(block.thinking, chunk_size)
     thinking = [{"type": "thinking_delta", "thinking": piece} for piece in pieces]

@@ -82,8 +82,50 @@ class RedactedThinkingBlock(_Strict):
     data: str = Field(default_factory=lambda: "redacted_" + uuid.uuid4().hex)
 
 
+def new_server_tool_use_id() -> str:
+    """A fresh id shaped like the API's server tool ids (`srvtoolu_01…`)."""
+    return "srvtoolu_01" + uuid.uuid4().hex[:22]
+
+
+class ServerToolUseBlock(_Strict):
+    """A tool the API runs itself (web search): streamed like a tool_use, never answered
+    by the client; its result block follows in the same turn."""
+
+    type: Literal["server_tool_use"] = "server_tool_use"
+    name: str = "web_search"
+    input: dict[str, Any] = Field(default_factory=dict)
+    id: str = Field(default_factory=new_server_tool_use_id)
+
+
+class WebSearchResult(_Strict):
+    type: Literal["web_search_result"] = "web_search_result"
+    url: str
+    title: str
+    encrypted_content: str = Field(default_factory=lambda: "enc_" + uuid.uuid4().hex)
+    page_age: str | None = None
+
+
+class WebSearchError(_Strict):
+    type: Literal["web_search_tool_result_error"] = "web_search_tool_result_error"
+    error_code: str = "unavailable"
+
+
+class WebSearchToolResultBlock(_Strict):
+    """The results of a `server_tool_use` web search, as the API streams them (whole)."""
+
+    type: Literal["web_search_tool_result"] = "web_search_tool_result"
+    tool_use_id: str
+    content: list[WebSearchResult] | WebSearchError
+
+
 ContentBlock: TypeAlias = Annotated[
-    TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock, Field(discriminator="type")
+    TextBlock
+    | ToolUseBlock
+    | ThinkingBlock
+    | RedactedThinkingBlock
+    | ServerToolUseBlock
+    | WebSearchToolResultBlock,
+    Field(discriminator="type"),
 ]
 
 
@@ -248,6 +290,26 @@ def _dump_turn(entry: Turn | TurnFactory) -> dict[str, Any]:
     dumped = entry.model_dump(exclude_defaults=True)
     dumped["content"] = [block.model_dump() for block in entry.content]
     return dumped
+
+
+def web_search_turn(
+    query: str,
+    results: list[tuple[str, str]] | str,
+    text: str = "",
+    **options: Any,
+) -> Turn:
+    """A turn in which the API searched the web: `server_tool_use`, its
+    `web_search_tool_result` ((url, title) pairs, or an error code), then `text`."""
+    use = ServerToolUseBlock(input={"query": query})
+    content: list[WebSearchResult] | WebSearchError = (
+        WebSearchError(error_code=results)
+        if isinstance(results, str)
+        else [WebSearchResult(url=url, title=title) for url, title in results]
+    )
+    blocks: list[Any] = [use, WebSearchToolResultBlock(tool_use_id=use.id, content=content)]
+    if text:
+        blocks.append(TextBlock(text=text))
+    return Turn.model_validate({"content": blocks, **options})
 
 
 def text_turn(text: str, **options: Any) -> Turn:

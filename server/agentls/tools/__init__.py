@@ -9,6 +9,7 @@ from typing import Any
 
 from agentls.agent.subagents import AgentCatalog
 from agentls.agent.tool import Tool
+from agentls.config.web import WebFetchSettings, WebSearchSettings
 from agentls.tools.ask_user import AskUserQuestion
 from agentls.tools.code_intel import Diagnostics, FindReferences, GoToDefinition, Hover
 from agentls.tools.code_intel_rename import RenameSymbol
@@ -17,14 +18,18 @@ from agentls.tools.edit_file import EditFile
 from agentls.tools.grep import Grep
 from agentls.tools.lint import LintConfig, LintTool
 from agentls.tools.list_files import ListFiles
+from agentls.tools.notebook_edit import NotebookEdit
 from agentls.tools.plan_mode import EnterPlanMode, ExitPlanMode
 from agentls.tools.read_file import ReadFile
 from agentls.tools.rename_file import RenameFile
 from agentls.tools.run_command import RunCommand
 from agentls.tools.run_tests import RunTestsTool, TestConfig
+from agentls.tools.skill import SkillTool
 from agentls.tools.symbols import DocumentSymbols, SearchSymbols
 from agentls.tools.task import Task
 from agentls.tools.todo import TodoWrite
+from agentls.tools.web_fetch import WebFetch
+from agentls.tools.web_search import WebSearch
 from agentls.tools.write_file import WriteFile
 
 __all__ = [
@@ -42,15 +47,19 @@ __all__ = [
     "LintConfig",
     "LintTool",
     "ListFiles",
+    "NotebookEdit",
     "ReadFile",
     "RenameFile",
     "RenameSymbol",
     "RunCommand",
     "RunTestsTool",
     "SearchSymbols",
+    "SkillTool",
     "Task",
     "TestConfig",
     "TodoWrite",
+    "WebFetch",
+    "WebSearch",
     "WriteFile",
     "builtin_tools",
 ]
@@ -61,13 +70,16 @@ def builtin_tools(
     tests: TestConfig | None = None,
     run_command: Tool[Any] | None = None,
     agents: AgentCatalog | None = None,
+    web_fetch: WebFetchSettings | None = None,
+    web_search: WebSearch | None = None,
 ) -> list[Tool[Any]]:
     """Fresh instances of every built-in tool, configured by the host.
 
     `run_command` defaults to the shell tool in the shadow workspace; it asks before each
     command unless an allow rule matches (see the permission policy). `agents`: the
     workspace's sub-agent types for `task` (default: the built-in ones and the user's
-    `~/.claude/agents`).
+    `~/.claude/agents`). `web_search` is offered only when the host configures it (it
+    depends on the endpoint and the rules).
     """
     tools: list[Tool[Any]] = [
         run_command or RunCommand(),
@@ -91,6 +103,10 @@ def builtin_tools(
         AskUserQuestion(),
         EnterPlanMode(),
         ExitPlanMode(),
+        NotebookEdit(),
+        WebFetch(web_fetch),
+        SkillTool(),
+        web_search or WebSearch(WebSearchSettings(enabled="never")),
     ]
     tools.append(Task(agents or AgentCatalog(roots=()), tools))
     return tools

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from pydantic import Field
 
 from agentls.agent.context import ToolContext
+from agentls.agent.skills import skills_of
 from agentls.agent.tool import Tool, ToolInput
-from agentls.errors import ToolError
+from agentls.errors import ToolError, WorkspaceError
 from agentls.tools._files import MAX_LINE_CHARS, cut_line, read_path_problem
+from agentls.tools._notebook import is_notebook, parse, render
 from agentls.workspace.read_roots import resolve_readable
 from agentls.workspace.textio import (
     FileTooLargeError,
@@ -56,7 +59,12 @@ tab, text) and a footer with the line range and the total line count.
 - Lines longer than {MAX_LINE_CHARS} characters are cut. Binary files are refused; files that
   are not valid UTF-8 are shown with replacement characters (and cannot be edited).
 - Very large files (over 10 MB) can still be paged through with offset/limit.
+- Paths must be inside the workspace, except the files of a loaded skill (the skill tool
+  lists their absolute paths).
 - The line numbers are not part of the file: never include them in edit_file's old_string.
+- Jupyter notebooks (.ipynb) are shown as cells: cell_id, cell_number, type, numbered
+  source and outputs (images summarised, long outputs cut); `offset`/`limit` count cells
+  there (offset=1 is cell_number 0). Change cells with notebook_edit, not edit_file.
 - Prefer this over shell commands like cat/head/tail. To find where something is, use
   grep or list_files first instead of reading files at random. Read several files in
   parallel when you need them all.
@@ -78,11 +86,14 @@ Example: {{"path": "server/app.py", "offset": 120, "limit": 80}}
         return f"Reading {input.path}"
 
     async def validate_input(self, input: ReadFileInput, ctx: ToolContext) -> str | None:
-        return read_path_problem(ctx, input.path)
+        problem = read_path_problem(ctx, input.path)
+        if problem is not None and skills_of(ctx.workspace).readable(input.path) is not None:
+            return None  # a file of a skill folder: readable, and only those (agent/skills.py)
+        return problem
 
     async def call(self, input: ReadFileInput, ctx: ToolContext) -> str:
         ws = ctx.workspace
-        path = resolve_readable(ws, input.path)
+        path = _readable(ctx, input.path)
         display = ws.display(path)
         first = input.offset or 1
         count = input.limit or DEFAULT_LIMIT
@@ -98,7 +109,9 @@ Example: {{"path": "server/app.py", "offset": 120, "limit": 80}}
             cut = page.cut
             lossy = page.lossy
             notes.append("large file: paged from disk")
+            full_text: str | None = None
         else:
+            full_text = snap.text
             all_lines = split_lines(snap.text)
             total = len(all_lines)
             lines = all_lines[first - 1 : first - 1 + count]
@@ -111,6 +124,10 @@ Example: {{"path": "server/app.py", "offset": 120, "limit": 80}}
                 notes.append("includes changes staged in this session")
             if newline_of(snap.text) == "\r\n":
                 notes.append("CRLF line endings")
+        if full_text is not None and is_notebook(path):
+            shown = _notebook_view(full_text, display, input, notes)
+            if shown is not None:
+                return shown
         if total == 0:
             return f"[{display} is empty (0 lines)]"
         if first > total:
@@ -138,3 +155,28 @@ Example: {{"path": "server/app.py", "offset": 120, "limit": 80}}
                 "it cannot be edited with edit_file]"
             )
         return "\n".join(body) + "\n" + footer
+
+
+def _notebook_view(text: str, display: str, input: ReadFileInput, notes: list[str]) -> str | None:
+    """A notebook as cells (offset/limit count cells); None to show the raw JSON instead
+    (it is not a valid notebook: the model then sees why, and the text)."""
+    try:
+        notebook = parse(text, display)
+    except ToolError as exc:
+        notes.append(f"{exc}; shown as text")
+        return None
+    first = (input.offset or 1) - 1
+    shown = render(notebook, display, first, input.limit, budget=OUTPUT_BUDGET)
+    return shown + "".join(f"\n[{note}]" for note in notes)
+
+
+def _readable(ctx: ToolContext, raw: str) -> Path:
+    """The workspace path (or one in a folder the settings make readable), else the real
+    path of a skill's file (`validate_input` let it by)."""
+    try:
+        return resolve_readable(ctx.workspace, raw)
+    except WorkspaceError:
+        found = skills_of(ctx.workspace).readable(raw)
+        if found is None:
+            raise
+        return found

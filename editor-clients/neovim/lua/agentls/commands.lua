@@ -205,7 +205,15 @@ function M.create_user_commands()
     if prompt then
       M.run(prompt, { range = M.range_of(opts), mode = opts.bang and "auto" or nil })
     end
-  end, { nargs = "*", range = true, bang = true, desc = "agentls: run a task (! = auto-apply edits)" })
+  end, {
+    nargs = "*",
+    range = true,
+    bang = true,
+    complete = function(...) -- `/name` of a custom command (prompt_commands.lua)
+      return require("agentls.prompt_commands").complete(...)
+    end,
+    desc = "agentls: run a task (! = auto-apply edits)",
+  })
   create("AgentlsAsk", function(opts)
     local prompt = prompt_from(opts, "agentls question: ")
     if prompt then

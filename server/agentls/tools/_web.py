@@ -1,0 +1,232 @@
+"""What `web_fetch` needs besides the tool: the private-address guard, a guarded HTTP
+client, the 15-minute cache, and HTML → Markdown.
+
+The address guard runs twice, on purpose. `web_fetch`'s `assess` resolves the URL's host
+and reports a private, loopback or link-local address as a refusal (a fact for the
+permission step, with a clear message before anything is sent). The HTTP client's network
+backend resolves again at connection time and connects only to the addresses it checked,
+so a name that resolves differently the second time (DNS rebinding), or a redirect, cannot
+reach a private address either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import ssl
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpcore2
+import httpx2
+
+from agentls.workspace.core import Attachment, Workspace
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class BlockedAddress(httpcore2.ConnectError):
+    """A connection to a private, loopback or link-local address that no setting allows."""
+
+
+def _plain(address: IPAddress) -> IPAddress:
+    """The IPv4 address behind an IPv4-mapped, 6to4 or Teredo IPv6 address."""
+    if isinstance(address, ipaddress.IPv6Address):
+        for inner in (address.ipv4_mapped, address.sixtofour):
+            if inner is not None:
+                return inner
+        if address.teredo is not None:
+            return address.teredo[1]
+    return address
+
+
+def address_kind(address: IPAddress) -> str | None:
+    """Why an address is not a public one ("loopback", "private", …), or None."""
+    plain = _plain(address)
+    for kind, flag in (
+        ("loopback", plain.is_loopback),
+        ("link-local", plain.is_link_local),
+        ("unspecified", plain.is_unspecified),
+        ("multicast", plain.is_multicast),
+        ("private", plain.is_private),
+        ("reserved", plain.is_reserved),
+    ):
+        if flag:
+            return kind
+    return None if plain.is_global else "non-public"
+
+
+@dataclass(frozen=True)
+class AddressGuard:
+    """Refuses non-public addresses except those in `allowed` (the
+    `webFetch.allowedPrivateAddresses` setting)."""
+
+    allowed: tuple[IPNetwork, ...] = ()
+
+    @classmethod
+    def of(cls, networks: Iterable[str]) -> AddressGuard:
+        return cls(tuple(ipaddress.ip_network(n.strip(), strict=False) for n in networks))
+
+    def problem(self, host: str, address: IPAddress) -> str | None:
+        """Why connecting to `address` (for `host`) is refused, or None."""
+        kind = address_kind(address)
+        if kind is None or any(address in net or _plain(address) in net for net in self.allowed):
+            return None
+        via = "" if host == str(address) else f"{host} resolves to "
+        return (
+            f"{via}{address}, a {kind} address; web_fetch does not reach loopback, link-local "
+            "or private networks unless the user allows that address in the setting "
+            "`webFetch.allowedPrivateAddresses`"
+        )
+
+    async def resolve(self, host: str, port: int) -> list[str]:
+        """The host's addresses, all checked; `BlockedAddress` if any is refused."""
+        literal = _literal(host)
+        if literal is not None:
+            addresses: list[IPAddress] = [literal]
+        else:
+            loop = asyncio.get_running_loop()
+            try:
+                infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            except socket.gaierror as exc:
+                raise httpcore2.ConnectError(f"cannot resolve {host}: {exc}") from None
+            addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
+        for address in addresses:
+            problem = self.problem(host, address)
+            if problem is not None:
+                raise BlockedAddress(problem)
+        return list(dict.fromkeys(str(a) for a in addresses))
+
+
+def _literal(host: str) -> IPAddress | None:
+    try:
+        return ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return None
+
+
+class GuardedBackend(httpcore2.AsyncNetworkBackend):
+    """Connects only to addresses the guard checked at connection time (no DNS rebinding,
+    no redirect into a private network); never to Unix sockets."""
+
+    def __init__(self, guard: AddressGuard) -> None:
+        self.guard = guard
+        self.inner = httpcore2.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore2.AsyncNetworkStream:
+        last: Exception | None = None
+        for address in await self.guard.resolve(host, port):
+            try:
+                return await self.inner.connect_tcp(
+                    address, port, timeout, local_address, socket_options
+                )
+            except httpcore2.ConnectError as exc:
+                last = exc
+        raise last or httpcore2.ConnectError(f"no address to connect to for {host}")
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore2.AsyncNetworkStream:
+        raise BlockedAddress("web_fetch does not connect to Unix sockets")
+
+    async def sleep(self, seconds: float) -> None:
+        await self.inner.sleep(seconds)
+
+
+def guarded_client(guard: AddressGuard, timeout: float) -> httpx2.AsyncClient:
+    """An HTTP client whose every connection goes through the guard. It ignores proxy
+    variables (a proxy would connect on our behalf, past the guard) and follows no
+    redirect itself: `web_fetch` checks each one against the permission rules first."""
+    transport = httpx2.AsyncHTTPTransport(trust_env=False, retries=0)
+    context: ssl.SSLContext = httpx2.create_ssl_context(trust_env=False)
+    # httpx has no public hook for the network backend: give its transport a pool that
+    # uses ours (the pool is what `AsyncHTTPTransport` sends every request through).
+    transport._pool = httpcore2.AsyncConnectionPool(
+        ssl_context=context, network_backend=GuardedBackend(guard)
+    )
+    return httpx2.AsyncClient(
+        transport=transport,
+        timeout=httpx2.Timeout(timeout),
+        follow_redirects=False,
+        trust_env=False,
+        headers={"User-Agent": USER_AGENT, "Accept": ACCEPT},
+    )
+
+
+USER_AGENT = "agentls-web-fetch/0.1 (+https://github.com/agentls/agentls)"
+ACCEPT = "text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,*/*;q=0.5"
+
+
+# -- the cache --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Page:
+    """A fetched page, as `web_fetch` shows it (before the per-call budget)."""
+
+    url: str
+    status: int
+    content_type: str
+    size: int
+    text: str
+    kind: str
+    """"markdown" (converted HTML), "text" or "json"."""
+
+
+@dataclass
+class PageCache:
+    """URL → page for `cache_minutes`, per workspace (as Claude Code's 15-minute cache)."""
+
+    pages: dict[str, tuple[float, Page]] = field(default_factory=dict)
+    limit: int = 100
+
+    def get(self, url: str, max_age: float) -> Page | None:
+        found = self.pages.get(url)
+        if found is None or time.monotonic() - found[0] > max_age:
+            self.pages.pop(url, None)
+            return None
+        return found[1]
+
+    def put(self, urls: Sequence[str], page: Page) -> None:
+        if len(self.pages) >= self.limit:
+            oldest = min(self.pages, key=lambda u: self.pages[u][0])
+            self.pages.pop(oldest)
+        for url in urls:
+            self.pages[url] = (time.monotonic(), page)
+
+
+_CACHE: Attachment[PageCache] = Attachment("web_fetch cache")
+
+
+def page_cache(workspace: Workspace) -> PageCache:
+    return workspace.attached(_CACHE, PageCache)
+
+
+# -- HTML → Markdown ----------------------------------------------------------------------------
+
+
+def html_to_markdown(html: str, url: str) -> str:
+    """Markdown of a page (navigation, scripts and styles left out), with html-to-markdown."""
+    import html_to_markdown as converter
+
+    options = converter.ConversionOptions(
+        base_url=url,
+        extract_metadata=True,
+        preprocessing=converter.PreprocessingOptions(enabled=True, remove_navigation=True),
+    )
+    result = converter.convert(html, options)
+    return str(result.content or "").strip()
