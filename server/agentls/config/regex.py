@@ -103,11 +103,10 @@ def _re2_problem(pattern: str, exc: re2.error) -> str:
     construct = _backtracking_construct(pattern)
     if construct is not None:
         return (
-            f"the pattern uses {construct}, which agentls does not support: patterns from "
-            "settings run on RE2, a linear-time engine, so that no pattern can freeze the "
-            "server, and RE2 has no look-around, back-references, atomic groups or "
-            "possessive quantifiers. Rewrite the pattern without it (e.g. match the "
-            "surrounding text, or list the alternatives with `|`)"
+            f"the pattern does not compile: it uses {construct}; RE2 syntax, without "
+            "backreferences or lookaround (patterns from settings run on RE2, a linear-time "
+            "engine, so that no pattern can freeze the server). Rewrite it without that "
+            "construct, e.g. match the surrounding text or list the alternatives with `|`"
         )
     detail = exc.args[0] if exc.args else exc
     if isinstance(detail, bytes):
@@ -115,8 +114,8 @@ def _re2_problem(pattern: str, exc: re2.error) -> str:
     if "pattern too large" in str(detail):
         detail = "it compiles to more than the memory budget allows; use smaller repetitions"
     return (
-        f"the pattern does not compile ({detail}); RE2 syntax, without back-references "
-        "or look-around"
+        f"the pattern does not compile ({detail}); RE2 syntax, without backreferences "
+        "or lookaround"
     )
 
 
