@@ -114,8 +114,7 @@ def _re2_problem(pattern: str, exc: re2.error) -> str:
     if "pattern too large" in str(detail):
         detail = "it compiles to more than the memory budget allows; use smaller repetitions"
     return (
-        f"the pattern does not compile ({detail}); RE2 syntax, without backreferences "
-        "or lookaround"
+        f"the pattern does not compile ({detail}); RE2 syntax, without backreferences or lookaround"
     )
 
 
