@@ -14,15 +14,17 @@ handler types are reported by name (agentls runs `command` hooks only).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import re2
+
 from agentls.agent.hook_payload import hook_names
 from agentls.agent.rules import Rule, parse_rule
+from agentls.config.regex import RegexGroupsError, compile_linear
 from agentls.config.safety import UNSUPPORTED_HOOK_TYPES
 
 __all__ = [
@@ -100,7 +102,9 @@ class HookGroup:
     event: str
     matcher: str
     commands: tuple[HookCommand, ...]
-    regex: re.Pattern[str] | None = None
+    regex: re2._Regexp[str] | None = None
+    """RE2, not `re`: the matcher may come from a cloned project's settings, and the names
+    it is matched against from an MCP server (`(a+)+$` must not freeze the server)."""
 
     def matches(self, subject: str | None) -> bool:
         """`subject`: the tool (ours; Claude Code's names match too) or what the event is
@@ -182,11 +186,11 @@ def _parse_group(
     if not isinstance(matcher, str):
         config.problems.append(f"{where}: matcher must be a string; ignored")
         return None
-    regex: re.Pattern[str] | None = None
+    regex: re2._Regexp[str] | None = None
     if matcher.strip() not in ("", "*"):
         try:
-            regex = re.compile(matcher.strip())
-        except re.error as exc:
+            regex = compile_linear(matcher.strip())
+        except RegexGroupsError as exc:
             config.problems.append(f"{where}: matcher {matcher!r} is not a valid regex ({exc})")
             return None
     hooks = entry.get("hooks")

@@ -19,6 +19,12 @@ broadly than written. Deny and ask rules on one file tool cover its siblings (a 
 `rename_file`, `delete_file`), because widening a deny only makes things safer. Allow rules
 are never widened that way. For shell commands, an allow needs *every* simple command of
 a compound line to match (see `shell_parse`), a deny needs any one.
+
+Matching takes time linear in the path or command whatever the rule: rules come from a
+cloned project's settings (deny and ask rules apply even before the workspace is trusted)
+and paths and commands from the model, so `Bash(a*a*a*a*a*a*a*b)` or `Read(**/*a*a*a*b)`
+must not freeze the server. Path patterns run on pathspec's RE2 backend, command
+wildcards on RE2 (`config.regex.compile_linear`).
 """
 
 from __future__ import annotations
@@ -30,9 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
+import re2
 from pathspec import GitIgnoreSpec
 
 from agentls.agent.shell_parse import ShellSplit, allow_candidates, deny_candidates
+from agentls.config.regex import RegexGroupsError, compile_linear
 
 __all__ = [
     "CLAUDE_TOOL_NAMES",
@@ -159,7 +167,7 @@ class _PathPattern:
             pattern = "/**"
         self.base = os.path.normpath(str(base))
         self.pattern = pattern
-        self.spec = GitIgnoreSpec.from_lines([pattern])
+        self.spec = GitIgnoreSpec.from_lines([pattern], backend="re2")
 
     def matches(self, path: str) -> bool:
         if self.base == os.sep:
@@ -214,22 +222,21 @@ class _DomainPattern:
 
 class _CommandPattern:
     """`cmd:*` prefix (the command starts with `cmd`), `a * b` wildcard, or an exact
-    command."""
+    command. Raises `RegexGroupsError` for a wildcard RE2 cannot compile (too long)."""
 
     def __init__(self, spec: str) -> None:
         text = " ".join(spec.split())
         self.prefix: str | None = None
-        self.regex: re.Pattern[str] | None = None
+        self.regex: re2._Regexp[str] | None = None
         self.exact: str | None = None
         if text.endswith(":*"):
             self.prefix = text[:-2].rstrip()
         elif "*" in text:
-            pieces = [re.escape(p) for p in text.split("*")]
             if text.count("*") == 1 and text.endswith(" *"):
-                body = pieces[0][: -len(re.escape(" "))] + "(?: .*)?"
+                body = re2.escape(text[:-2]) + "(?: .*)?"
             else:
-                body = ".*".join(pieces)
-            self.regex = re.compile(body, re.DOTALL)
+                body = ".*".join(re2.escape(p) for p in text.split("*"))
+            self.regex = compile_linear("(?s)" + body)
         else:
             self.exact = text
 
@@ -363,7 +370,11 @@ def parse_rule(
     if spec is None:
         return rule, note
     if any(t in COMMAND_TOOLS for t in tools):
-        return _with(rule, command=_CommandPattern(spec)), note
+        try:
+            command = _CommandPattern(spec)
+        except RegexGroupsError as exc:
+            return None, f"{where}: the command pattern is invalid ({exc}); ignored"
+        return _with(rule, command=command), note
     if any(t in DOMAIN_TOOLS for t in tools):
         try:
             return _with(rule, domain=_DomainPattern(spec)), note

@@ -7,13 +7,13 @@ How the sources combine (what a project may do, trust) is `agentls.agent.setting
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from agentls.config.base import PermissionMode, SettingsModel, meta
 from agentls.config.problems import entry_error
+from agentls.config.regex import RegexGroupsError, compile_linear
 
 HookEvent = Literal[
     "PreToolUse",
@@ -108,8 +108,8 @@ class HookMatcherSettings(SettingsModel):
     def _valid_regex(cls, value: str) -> str:
         if value.strip() not in ("", "*"):
             try:
-                re.compile(value.strip())
-            except re.error as exc:
+                compile_linear(value.strip())
+            except RegexGroupsError as exc:
                 raise entry_error(f"matcher {value!r} is not a valid regex ({exc})") from None
         return value
 

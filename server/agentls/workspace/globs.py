@@ -37,11 +37,12 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
 
 
 @lru_cache(maxsize=256)
-def glob_re2(pattern: str) -> re2._Regexp[str]:
+def glob_re2(pattern: str, *, ignore_case: bool = False) -> re2._Regexp[str]:
     """The same translation for RE2 (call `fullmatch`): linear time whatever the glob."""
     body, _ = _translate(pattern, 0, in_brace=False)
     options = re2.Options()
     options.log_errors = False
+    options.case_sensitive = not ignore_case
     try:
         return re2.compile(f"(?s:{body})", options)
     except re2.error as exc:

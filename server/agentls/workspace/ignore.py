@@ -26,9 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+import re2
 from pathspec import GitIgnoreSpec
 
 from agentls.workspace.dircache import RACY_WINDOW_NS, DirCache, Entry, Listing
+from agentls.workspace.globs import backtracks_little
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", ".jj", "_darcs"})
 """Version-control metadata: skipped even when the user asks for an ignored folder."""
@@ -88,7 +90,7 @@ class _Spec:
 
     @classmethod
     def of(cls, base: str, lines: list[str]) -> _Spec:
-        spec = GitIgnoreSpec.from_lines(lines)
+        spec = GitIgnoreSpec.from_lines(lines, backend="re2")
         return cls(base, spec, _Quick.of(spec))
 
 
@@ -105,14 +107,15 @@ class _Quick:
     The rest are tried on the relative path.
     """
 
-    by_name: re.Pattern[str] | None
-    by_path: re.Pattern[str] | None
+    by_name: re.Pattern[str] | re2._Regexp[str] | None
+    by_path: re.Pattern[str] | re2._Regexp[str] | None
 
     @classmethod
     def of(cls, spec: GitIgnoreSpec) -> _Quick | None:
         names: list[str] = []
         paths: list[str] = []
         flags: set[int] = set()
+        linear = False
         for pattern in spec.patterns:
             regex = getattr(pattern, "regex", None)
             if getattr(pattern, "include", None) is None or regex is None:
@@ -122,6 +125,7 @@ class _Quick:
                 return None
             body = _NAMED_GROUP.sub("(?:", source[1:])
             flags.add(regex.flags)
+            linear = linear or not _cheap(str(getattr(pattern, "pattern", "**/**/*/*")))
             rest = body[len(_ANY_DIRS) :] if body.startswith(_ANY_DIRS) else None
             if rest is not None and "/" not in _strip_dir_mark(rest).replace("[^/]", ""):
                 names.append(rest)
@@ -131,8 +135,10 @@ class _Quick:
             return None
         flag = flags.pop() if flags else 0
         try:
+            if linear:
+                return cls(_alternation_re2(names), _alternation_re2(paths))
             return cls(_alternation(names, flag), _alternation(paths, flag))
-        except re.error:
+        except (re.error, re2.error):
             return None
 
     def may_match(self, rel: str, name: str) -> bool:
@@ -153,6 +159,23 @@ def _alternation(bodies: list[str], flags: int) -> re.Pattern[str] | None:
     if not bodies:
         return None
     return re.compile("|".join(f"(?:{b})" for b in bodies), flags)
+
+
+def _alternation_re2(bodies: list[str]) -> re2._Regexp[str] | None:
+    if not bodies:
+        return None
+    options = re2.Options()
+    options.log_errors = False
+    return re2.compile("|".join(f"(?:{b})" for b in bodies), options)
+
+
+def _cheap(line: str) -> bool:
+    """Whether Python's `re` runs this ignore line's regex in near-linear time. A line
+    without an inner `/` matches at any depth (pathspec prefixes `(?:.+/)?`, one more `**`)."""
+    text = line.strip().removeprefix("!").rstrip("/")
+    if "/" in text:
+        return backtracks_little(text.lstrip("/"))
+    return backtracks_little("**/" + text)
 
 
 _Chain = tuple[_Spec, ...]

@@ -21,11 +21,13 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
+
+import re2
 
 from agentls import credentials
 from agentls.workspace.core import Attachment
-from agentls.workspace.globs import GlobError, glob_regex
+from agentls.workspace.globs import GlobError, backtracks_little, glob_re2, glob_regex
 
 if TYPE_CHECKING:
     from agentls.workspace.core import Workspace
@@ -89,10 +91,23 @@ _MIN_CREDENTIAL_CHARS = 8
 """Shorter values are not redacted: replacing e.g. "test" everywhere would garble output."""
 
 
-def _compile(
-    patterns: Iterable[str], problems: list[str], what: str
-) -> list[tuple[str, re.Pattern[str]]]:
-    compiled: list[tuple[str, re.Pattern[str]]] = []
+class _Glob(NamedTuple):
+    """One secret glob: `regex` (Python's `re`, fast per call) when the glob cannot make it
+    backtrack much, else `linear` (RE2). A project may add secret patterns, and a glob like
+    `*a*a*a*a*a*a*b` against a long file name would keep `re` busy for minutes."""
+
+    raw: str
+    regex: re.Pattern[str] | None
+    linear: re2._Regexp[str] | None
+
+    def fullmatch(self, text: str) -> bool:
+        if self.linear is not None:
+            return self.linear.fullmatch(text) is not None
+        return self.regex is not None and self.regex.match(text) is not None
+
+
+def _compile(patterns: Iterable[str], problems: list[str], what: str) -> list[_Glob]:
+    compiled: list[_Glob] = []
     for raw in patterns:
         text = str(raw).strip().removeprefix("./")
         if text.endswith("/"):
@@ -101,7 +116,11 @@ def _compile(
             continue
         try:
             # case-blind: on macOS and Windows `.ENV` opens `.env`
-            compiled.append((str(raw), re.compile(glob_regex(text).pattern, re.IGNORECASE)))
+            if backtracks_little(text):
+                regex = re.compile(glob_regex(text).pattern, re.IGNORECASE)
+                compiled.append(_Glob(str(raw), regex, None))
+            else:
+                compiled.append(_Glob(str(raw), None, glob_re2(text, ignore_case=True)))
         except GlobError as exc:
             problems.append(f"{what} pattern {raw!r} is invalid ({exc}); ignored")
     return compiled
@@ -197,10 +216,10 @@ class SecretMatcher:
             return None  # the common case: one or two regex calls per path
         if self._any_exception.hits(parts):
             return None
-        for raw, rx in self._patterns:
+        for glob in self._patterns:
             for suffix in _suffixes(parts):
-                if rx.match(suffix):
-                    return raw
+                if glob.fullmatch(suffix):
+                    return glob.raw
         return None
 
     def _relevant_parts(self, text: str) -> list[str]:
@@ -216,22 +235,31 @@ class SecretMatcher:
 
 class _Combined:
     """All globs as two regexes: file-name globs against the last segment, globs with a
-    `/` against any trailing run of segments. Walks call this once per file."""
+    `/` against any trailing run of segments. Walks call this once per file. Globs that
+    need RE2 (`_Glob.linear`) are tried one by one after those two."""
 
-    def __init__(self, compiled: list[tuple[str, re.Pattern[str]]]) -> None:
-        names = [rx.pattern.removesuffix("\\Z") for raw, rx in compiled if "/" not in raw]
-        paths = [rx.pattern.removesuffix("\\Z") for raw, rx in compiled if "/" in raw]
+    def __init__(self, compiled: list[_Glob]) -> None:
+        quick = [g for g in compiled if g.regex is not None]
+        names = [g.regex.pattern.removesuffix("\\Z") for g in quick if g.regex and "/" not in g.raw]
+        paths = [g.regex.pattern.removesuffix("\\Z") for g in quick if g.regex and "/" in g.raw]
         flags = re.IGNORECASE
         self.names = re.compile(f"(?:{'|'.join(names)})\\Z", flags) if names else None
         self.paths = re.compile(f"(?:^|/)(?:{'|'.join(paths)})\\Z", flags) if paths else None
+        self.linear = [g for g in compiled if g.linear is not None]
 
     def __bool__(self) -> bool:
-        return self.names is not None or self.paths is not None
+        return self.names is not None or self.paths is not None or bool(self.linear)
 
     def hits(self, parts: list[str]) -> bool:
         if self.names is not None and self.names.match(parts[-1]):
             return True
-        return self.paths is not None and self.paths.search("/".join(parts)) is not None
+        if self.paths is not None and self.paths.search("/".join(parts)) is not None:
+            return True
+        return any(
+            glob.fullmatch(suffix)
+            for glob in self.linear
+            for suffix in ((parts[-1],) if "/" not in glob.raw else _suffixes(parts))
+        )
 
 
 def _suffixes(parts: list[str]) -> Iterable[str]:
