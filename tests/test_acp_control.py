@@ -75,8 +75,8 @@ NO_DEFERRAL = '[toolSearch]\nmode = "never"\n'
 """Every MCP tool in the tools array (the demo servers together pass the deferral limit)."""
 
 
-def project(tmp_path: Path, settings: str = "") -> Path:
-    return write_project(tmp_path / "proj", {"a.py": "x = 1\n"}, settings)
+def project(tmp_path: Path, settings: str = "", trusted_by: AnyClient | None = None) -> Path:
+    return write_project(tmp_path / "proj", {"a.py": "x = 1\n"}, settings, trusted_by=trusted_by)
 
 
 async def test_mcp_servers_from_session_new_start_without_asking_and_serve_tools(
@@ -140,7 +140,7 @@ async def test_cancel_mid_tool_answers_the_prompt_and_every_tool_use(
 async def test_cancel_while_a_permission_request_is_open_runs_nothing(
     client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
-    root = project(tmp_path, 'mode = "auto"\n')
+    root = project(tmp_path, 'mode = "auto"\n', trusted_by=client)
     editor = client.editor
     session = await new_session(client, root)
     write = f"toolu_write_{client.kind}"
@@ -167,7 +167,7 @@ async def test_cancel_while_a_permission_request_is_open_runs_nothing(
 async def test_commands_in_the_real_tree_run_in_the_client_terminal(
     client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
-    root = project(tmp_path, '[runCommand]\nwhere = "workspace"\n')
+    root = project(tmp_path, '[runCommand]\nwhere = "workspace"\n', trusted_by=client)
     editor = client.editor
     session = await new_session(client, root)
     run = f"toolu_terminal_{client.kind}"
@@ -321,6 +321,7 @@ async def test_refused_commands_never_reach_the_client_terminal(
         tmp_path / "proj",
         {".env": "TOKEN=secret\n", ".claude/settings.json": rules},
         '[runCommand]\nwhere = "workspace"\n',
+        trusted_by=client,
     )
     editor = client.editor
     session = await new_session(client, root)
