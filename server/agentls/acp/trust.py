@@ -21,14 +21,18 @@ import logging
 import uuid
 from typing import TYPE_CHECKING, Literal
 
-from acp.schema import PermissionOption, ToolCallLocation, ToolCallProgress, ToolCallStart
+from acp.schema import (
+    PermissionOption,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallUpdate,
+)
 
 from agentls.acp.approvals import ask_client, text_content
 from agentls.trust_gate import TrustGate
 
 if TYPE_CHECKING:
-    from acp.schema import ToolCallUpdate
-
     from agentls.acp.workspace import AcpSession, AcpWorkspace
     from agentls.agent.trust import WorkspaceTrust
 
@@ -118,7 +122,14 @@ class AcpTrust:
                 locations=locations or None,
             ),
         )
-        request: ToolCallUpdate = _update(call_id)
+        request = ToolCallUpdate(
+            tool_call_id=call_id,
+            title=TITLE,
+            kind="other",
+            status="pending",
+            content=[text_content(body)],
+            locations=locations or None,
+        )
         try:
             chosen = await ask_client(link, session_id, request, TRUST_OPTIONS)
         except Exception as exc:  # a client that cannot ask: held back, said in the answer
@@ -127,17 +138,12 @@ class AcpTrust:
         status: Literal["completed", "failed"] = "completed" if chosen == "trust" else "failed"
         if chosen is not None:
             self.workspace.problems += self.gate.record(trust, chosen == "trust")
+            self.refresh()  # from disk: the answer holds for the settings asked about
             self.workspace.settings_changed()
         done = ToolCallProgress(
             session_update="tool_call_update", tool_call_id=call_id, status=status
         )
         link.send(session_id, done)
-
-
-def _update(call_id: str) -> ToolCallUpdate:
-    from acp.schema import ToolCallUpdate
-
-    return ToolCallUpdate(tool_call_id=call_id, title=TITLE, kind="other", status="pending")
 
 
 def _files(trust: WorkspaceTrust) -> list[str]:
