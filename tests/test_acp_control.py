@@ -164,6 +164,37 @@ async def test_cancel_while_a_permission_request_is_open_runs_nothing(
     assert request_with_tool_result(api, write)["is_error"] is True
 
 
+async def test_cancel_while_the_review_question_is_open_writes_nothing(
+    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    """Review delivery asks once, after the model is done: a cancel then must still end the
+    prompt at once, and a late "Apply" must write nothing (the edits stay staged)."""
+    root = project(tmp_path)
+    editor = client.editor
+    session = await new_session(client, root)
+    api.extend(
+        tool_turn(("write_file", {"path": "late.txt", "content": "no\n"})), text_turn("staged")
+    )
+    asked = len(editor.permission_requests)
+    editor.permission_gate = asyncio.Event()
+    try:
+        running = asyncio.ensure_future(prompt(client, session, "write it"))
+        await wait_until(lambda: len(editor.permission_requests) > asked)
+        (review,) = editor.permission_requests[asked:]
+        assert review["toolCall"]["title"].startswith("Apply the changes")
+        await client.notify("session/cancel", {"sessionId": session})
+        result = await asyncio.wait_for(running, CANCEL_BOUND)
+        assert result["stopReason"] == "cancelled"  # with the question still open
+        editor.answers[:] = ["apply"]  # a late "Apply" …
+    finally:
+        editor.permission_gate.set()
+        editor.permission_gate = None
+    await asyncio.sleep(0.5)
+    assert not (root / "late.txt").exists()  # … writes nothing
+    await prompt(client, session, "/reject")
+    assert "Discarded the staged edits to 1 file(s)." in editor.text(session)
+
+
 async def test_commands_in_the_real_tree_run_in_the_client_terminal(
     client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
