@@ -364,6 +364,8 @@ class PythonClient:
     """`agentls acp` driven by the Python SDK's `ClientSideConnection`."""
 
     kind = "python"
+    env: dict[str, str]
+    """The agent's environment (for `tests.trust_support.trust_workspace`)."""
 
     def __init__(self, conn: Any, process: asyncio.subprocess.Process, editor: FakeEditor) -> None:
         self.conn = conn
@@ -431,6 +433,7 @@ class NodeClient:
     """`agentls acp` driven by the TypeScript SDK (tests/acp_client.mjs)."""
 
     kind = "node"
+    env: dict[str, str]
 
     def __init__(self, process: asyncio.subprocess.Process, editor: FakeEditor) -> None:
         self.process = process
@@ -551,6 +554,7 @@ async def acp_client(
             )
         else:
             client = await stack.enter_async_context(node_client(editor, env, cwd, settings))
+        client.env = env
         yield client
 
 
@@ -581,14 +585,22 @@ async def prompt(client: AnyClient, session_id: str, *blocks: Any) -> dict[str, 
     return await client.request("session/prompt", {"sessionId": session_id, "prompt": content})
 
 
-def write_project(root: Path, files: dict[str, str], settings: str = "") -> Path:
-    """A project folder with `files` (and `.agentls.toml` holding `settings`)."""
+def write_project(
+    root: Path, files: dict[str, str], settings: str = "", *, trusted_by: AnyClient | None = None
+) -> Path:
+    """A project folder with `files` (and `.agentls.toml` holding `settings`); `trusted_by`
+    trusts it (`agentls trust`) in that client's agent's config folder, for tests whose
+    point needs the project's settings that loosen safety."""
     root.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
     if settings:
         (root / ".agentls.toml").write_text(settings, encoding="utf-8")
+    if trusted_by is not None:
+        from tests.trust_support import trust_workspace
+
+        trust_workspace(root, trusted_by.env)
     return root
 
 

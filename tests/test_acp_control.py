@@ -75,8 +75,8 @@ NO_DEFERRAL = '[toolSearch]\nmode = "never"\n'
 """Every MCP tool in the tools array (the demo servers together pass the deferral limit)."""
 
 
-def project(tmp_path: Path, settings: str = "") -> Path:
-    return write_project(tmp_path / "proj", {"a.py": "x = 1\n"}, settings)
+def project(tmp_path: Path, settings: str = "", trusted_by: AnyClient | None = None) -> Path:
+    return write_project(tmp_path / "proj", {"a.py": "x = 1\n"}, settings, trusted_by=trusted_by)
 
 
 async def test_mcp_servers_from_session_new_start_without_asking_and_serve_tools(
@@ -140,7 +140,7 @@ async def test_cancel_mid_tool_answers_the_prompt_and_every_tool_use(
 async def test_cancel_while_a_permission_request_is_open_runs_nothing(
     client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
-    root = project(tmp_path, 'mode = "auto"\n')
+    root = project(tmp_path, 'mode = "auto"\n', trusted_by=client)
     editor = client.editor
     session = await new_session(client, root)
     write = f"toolu_write_{client.kind}"
@@ -164,10 +164,41 @@ async def test_cancel_while_a_permission_request_is_open_runs_nothing(
     assert request_with_tool_result(api, write)["is_error"] is True
 
 
+async def test_cancel_while_the_review_question_is_open_writes_nothing(
+    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    """Review delivery asks once, after the model is done: a cancel then must still end the
+    prompt at once, and a late "Apply" must write nothing (the edits stay staged)."""
+    root = project(tmp_path)
+    editor = client.editor
+    session = await new_session(client, root)
+    api.extend(
+        tool_turn(("write_file", {"path": "late.txt", "content": "no\n"})), text_turn("staged")
+    )
+    asked = len(editor.permission_requests)
+    editor.permission_gate = asyncio.Event()
+    try:
+        running = asyncio.ensure_future(prompt(client, session, "write it"))
+        await wait_until(lambda: len(editor.permission_requests) > asked)
+        (review,) = editor.permission_requests[asked:]
+        assert review["toolCall"]["title"].startswith("Apply the changes")
+        await client.notify("session/cancel", {"sessionId": session})
+        result = await asyncio.wait_for(running, CANCEL_BOUND)
+        assert result["stopReason"] == "cancelled"  # with the question still open
+        editor.answers[:] = ["apply"]  # a late "Apply" …
+    finally:
+        editor.permission_gate.set()
+        editor.permission_gate = None
+    await asyncio.sleep(0.5)
+    assert not (root / "late.txt").exists()  # … writes nothing
+    await prompt(client, session, "/reject")
+    assert "Discarded the staged edits to 1 file(s)." in editor.text(session)
+
+
 async def test_commands_in_the_real_tree_run_in_the_client_terminal(
     client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
-    root = project(tmp_path, '[runCommand]\nwhere = "workspace"\n')
+    root = project(tmp_path, '[runCommand]\nwhere = "workspace"\n', trusted_by=client)
     editor = client.editor
     session = await new_session(client, root)
     run = f"toolu_terminal_{client.kind}"
@@ -321,6 +352,7 @@ async def test_refused_commands_never_reach_the_client_terminal(
         tmp_path / "proj",
         {".env": "TOKEN=secret\n", ".claude/settings.json": rules},
         '[runCommand]\nwhere = "workspace"\n',
+        trusted_by=client,
     )
     editor = client.editor
     session = await new_session(client, root)

@@ -154,6 +154,7 @@ async def test_project_rules_and_hooks_apply(
     root = write_project(
         tmp_path / "proj",
         {"notes.md": "n\n", ".claude/settings.json": json.dumps(claude)},
+        trusted_by=client,  # the hook is a program the repository ships
     )
     session = await new_session(client, root)
     blocked = "toolu_hook_blocked"
@@ -188,7 +189,7 @@ async def test_project_mcp_json_servers_start_only_once_the_user_allows_them(
 async def test_answers_for_this_session_are_remembered_both_ways(
     client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
-    root = write_project(tmp_path / "proj", {"a.txt": "a\n"}, 'mode = "auto"\n')
+    root = write_project(tmp_path / "proj", {"a.txt": "a\n"}, 'mode = "auto"\n', trusted_by=client)
     editor = client.editor
     session = await new_session(client, root)
     editor.answers[:] = ["allow_always", "reject_always"]
@@ -210,7 +211,7 @@ async def test_paths_outside_the_session_folder_are_refused_even_when_the_user_a
     client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
     outside = write_project(tmp_path / "outside", {"secret.txt": "not yours\n"})
-    root = write_project(tmp_path / "proj", {"a.txt": "a\n"}, 'mode = "auto"\n')
+    root = write_project(tmp_path / "proj", {"a.txt": "a\n"}, 'mode = "auto"\n', trusted_by=client)
     (root / "link").symlink_to(outside, target_is_directory=True)
     (root / "file-link.txt").symlink_to(outside / "secret.txt")
     editor = client.editor
@@ -252,7 +253,7 @@ async def test_paths_outside_the_session_folder_are_refused_even_when_the_user_a
 async def test_sessions_never_share_answers_staged_edits_folders_or_updates(
     client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
-    auto = write_project(tmp_path / "auto", {}, 'mode = "auto"\n')
+    auto = write_project(tmp_path / "auto", {}, 'mode = "auto"\n', trusted_by=client)
     review = write_project(tmp_path / "review", {"a.py": A_PY})
     editor = client.editor
     first, second = await new_session(client, auto), await new_session(client, auto)
@@ -322,7 +323,10 @@ async def test_a_question_shows_what_would_be_written_and_only_offered_answers_c
 ) -> None:
     ask = json.dumps({"permissions": {"ask": ["write_file"]}})  # allowed once at most
     root = write_project(
-        tmp_path / "proj", {"a.txt": "a\n", ".claude/settings.json": ask}, 'mode = "auto"\n'
+        tmp_path / "proj",
+        {"a.txt": "a\n", ".claude/settings.json": ask},
+        'mode = "auto"\n',
+        trusted_by=client,
     )
     editor = client.editor
     session = await new_session(client, root)
@@ -357,7 +361,7 @@ async def test_a_question_shows_what_would_be_written_and_only_offered_answers_c
 async def test_cancelling_one_session_leaves_another_running_in_the_same_folder(
     client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
-    root = write_project(tmp_path / "proj", {}, 'mode = "auto"\n')
+    root = write_project(tmp_path / "proj", {}, 'mode = "auto"\n', trusted_by=client)
     editor = client.editor
     kept, cancelled = await new_session(client, root), await new_session(client, root)
     api.extend(

@@ -58,8 +58,9 @@ async def client(
         yield found
 
 
-def project(tmp_path: Path, settings: str = "") -> Path:
-    return write_project(tmp_path / "proj", {"a.py": A_PY, "b.py": B_PY}, settings)
+def project(tmp_path: Path, settings: str = "", trusted_by: AnyClient | None = None) -> Path:
+    files = {"a.py": A_PY, "b.py": B_PY}
+    return write_project(tmp_path / "proj", files, settings, trusted_by=trusted_by)
 
 
 def diffs_of(call: dict[str, Any]) -> list[dict[str, Any]]:
@@ -129,7 +130,7 @@ async def test_a_prompt_reads_searches_and_edits_two_files_reviewed_at_the_end(
 async def test_auto_delivery_asks_per_edit_allow_once_writes_reject_does_not(
     client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
-    root = project(tmp_path, 'mode = "auto"\n')
+    root = project(tmp_path, 'mode = "auto"\n', trusted_by=client)
     editor = client.editor
     api.extend(
         tool_turn(("edit_file", {"path": "a.py", "old_string": "1", "new_string": "100"})),

@@ -22,6 +22,7 @@ import importlib
 import logging
 import os
 import threading
+import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +36,7 @@ from acp.schema import (
     AvailableCommand,
     AvailableCommandsUpdate,
     ClientCapabilities,
+    CurrentModeUpdate,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -138,11 +140,15 @@ class AgentlsAcpAgent:
     ) -> NewSessionResponse:
         workspace = self._workspace(cwd)
         sources = workspace.session_sources(mcp_specs(mcp_servers))
-        await asyncio.to_thread(_import_core)
-        core = workspace.host.new_session(tool_sources=sources)
-        session = self._register(workspace, core.id)
+        if workspace.trust.pending:
+            # built at the first prompt, on the user's answer to the trust question
+            session = self._register(workspace, uuid.uuid4().hex[:12], sources)
+        else:
+            await asyncio.to_thread(_import_core)
+            core = workspace.host.new_session(tool_sources=sources)
+            session = self._register(workspace, core.id, sources)
         return NewSessionResponse(
-            session_id=core.id, modes=session_modes(session.mode, workspace.bypass_enabled)
+            session_id=session.id, modes=session_modes(session.mode, workspace.bypass_enabled)
         )
 
     async def load_session(
@@ -160,11 +166,11 @@ class AgentlsAcpAgent:
             raise invalid(f"session {session_id} belongs to {session.workspace.root}, not {cwd}")
         if session is None:
             session = await self._resume(workspace, session_id, specs)
-        core = workspace.host.sessions[session_id]
-        for update in replay(
-            core.messages, workspace.host.workspace.roots, core.pool("review").find
-        ):
-            self.link.send(session_id, update)
+        core = workspace.host.sessions.get(session_id)
+        if core is not None:  # None: a session of this connection not prompted yet
+            roots = workspace.host.workspace.roots
+            for update in replay(core.messages, roots, core.pool("review").find):
+                self.link.send(session_id, update)
         await self.link.flush()
         return LoadSessionResponse(modes=session_modes(session.mode, workspace.bypass_enabled))
 
@@ -190,8 +196,12 @@ class AgentlsAcpAgent:
             raise invalid(str(exc), sessionId=session_id) from None
         return self._register(workspace, session_id)
 
-    def _register(self, workspace: AcpWorkspace, session_id: str) -> AcpSession:
-        session = AcpSession(session_id, workspace, workspace.delivery(), workspace.initial_mode())
+    def _register(
+        self, workspace: AcpWorkspace, session_id: str, sources: Sequence[Any] = ()
+    ) -> AcpSession:
+        session = AcpSession(
+            session_id, workspace, workspace.delivery(), workspace.initial_mode(), sources=sources
+        )
         workspace.sessions[session_id] = session
         self.sessions[session_id] = session
         self._apply_mode(session, session.mode)
@@ -226,6 +236,7 @@ class AgentlsAcpAgent:
                 "user settings (agentls acp --settings)"
             )
         self._apply_mode(session, mode)
+        session.mode_chosen = True
         return SetSessionModeResponse()
 
     def _apply_mode(self, session: AcpSession, mode: PermissionMode) -> None:
@@ -246,11 +257,20 @@ class AgentlsAcpAgent:
         session = self._session(session_id)
         workspace = session.workspace
         request = prompt_input(prompt)
+        session.cancelled.clear()
         self._announce(session)
         command = request.request.split(maxsplit=1)[0] if request.request.startswith("/") else ""
         if command in ("/accept", "/reject"):
             await self._staged_command(session, command)
             return PromptResponse(stop_reason="end_turn")
+        if not await workspace.trust.settle(session):  # the trust question: the run waits
+            await self.link.flush()
+            return PromptResponse(stop_reason="cancelled")
+        note = workspace.trust.note(session)
+        if note is not None:
+            self.link.send(session_id, _message(note))
+        if session_id not in workspace.host.sessions:
+            await self._start_core(session)
         workspace.active_session = session_id
         try:
             handle = workspace.host.start_run(
@@ -283,6 +303,23 @@ class AgentlsAcpAgent:
             )
         return PromptResponse(stop_reason=reason, usage=_usage(result.get("usage")))
 
+    async def _start_core(self, session: AcpSession) -> None:
+        """The core session of a `session/new` made while the workspace waited for the
+        trust answer: built now, on the settings the answer left."""
+        workspace = session.workspace
+        await asyncio.to_thread(_import_core)
+        if workspace.problems:  # e.g. the answer could not be saved
+            self.link.send(session.id, _message(_problems(workspace)))
+        workspace.host.new_session(session.id, tool_sources=session.sources)
+        session.delivery = workspace.delivery()
+        mode = session.mode if session.mode_chosen else workspace.initial_mode()
+        self._apply_mode(session, mode)
+        if not session.mode_chosen:
+            self.link.send(
+                session.id,
+                CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode),
+            )
+
     def _announce(self, session: AcpSession) -> None:
         """Once per session: the slash commands; every prompt: settings problems."""
         link, workspace = self.link, session.workspace
@@ -295,12 +332,14 @@ class AgentlsAcpAgent:
                 ),
             )
         if workspace.problems:
-            text = "agentls configuration: " + "; ".join(workspace.problems) + "\n\n"
-            workspace.problems = []
-            link.send(session.id, _message(text))
+            link.send(session.id, _message(_problems(workspace)))
 
     async def _staged_command(self, session: AcpSession, command: str) -> None:
-        core = session.workspace.host.sessions[session.id]
+        core = session.workspace.host.sessions.get(session.id)
+        if core is None:  # not prompted yet
+            self.link.send(session.id, _message("No edits are staged in this session."))
+            await self.link.flush()
+            return
         if core.running:
             raise RequestError(-32603, f"session {session.id} is running; cancel it or wait", {})
         changes = core.changes
@@ -328,7 +367,10 @@ class AgentlsAcpAgent:
         if session is None:
             log.info("session/cancel for unknown session %r ignored", session_id)
             return
-        session.workspace.host.cancel(session_id)
+        session.cancelled.set()
+        host = session.workspace.host
+        if session_id in host.sessions or session_id in host.runs:  # else: not started yet
+            host.cancel(session_id)
 
     # -- extensions -----------------------------------------------------------------------
 
@@ -353,6 +395,8 @@ class AgentlsAcpAgent:
     def _workspace(self, cwd: str) -> AcpWorkspace:
         folder = _folder(cwd)
         found = self.workspaces.get(folder)
+        if found is not None:
+            found.refresh_trust()
         if found is None:
             found = AcpWorkspace(folder, self.link, self.settings)
             self.workspaces[folder] = found
@@ -388,6 +432,13 @@ def _import_core() -> None:
     """The session machinery and the model SDK (seconds to import: not on the loop)."""
     for name in CORE_MODULES:
         importlib.import_module(name)
+
+
+def _problems(workspace: AcpWorkspace) -> str:
+    """The workspace's settings problems as one message (they are said once)."""
+    text = "agentls configuration: " + "; ".join(workspace.problems) + "\n\n"
+    workspace.problems = []
+    return text
 
 
 def _message(text: str) -> AgentMessageChunk:

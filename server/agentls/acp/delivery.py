@@ -7,7 +7,8 @@ When edits are written is the delivery mode's decision, as in the LSP host:
   before the call, with the diff, unless the mode or a rule allows it);
 - review: once, at the end of the run. In `acceptEdits` and `bypassPermissions` mode they
   are written; otherwise the user is asked with the whole diff — Apply, Keep staged (the
-  default when the prompt goes away; `/accept` writes them later) or Discard;
+  default when the prompt goes away or is cancelled; `/accept` writes them later) or
+  Discard;
 - plan: nothing is staged, nothing is written.
 
 Each file is checked against what the agent read: the client's text (or the disk) must
@@ -102,7 +103,10 @@ async def _review(
     )
     request = ToolCallUpdate(tool_call_id=call_id, title=title, kind="edit", status="pending")
     try:
-        chosen = await ask_client(link, session_id, request, REVIEW_OPTIONS)
+        # a `session/cancel` while the question is open ends the prompt: the edits stay staged
+        chosen = await workspace.unless_cancelled(
+            session_id, ask_client(link, session_id, request, REVIEW_OPTIONS)
+        )
     except ConnectionError:
         chosen = None
     status: Literal["completed", "failed"]

@@ -5,7 +5,8 @@ ACP sessions name their folder; every session of the same folder shares one `Age
 one per editor window. Settings come in layers as in the LSP (docs/lsp.md "Settings"): the
 environment, the project's `.agentls.toml` / `[tool.agentls]`, and the user's `agentls`
 section given to `agentls acp --settings`; project `.mcp.json`, Claude Code settings
-files, rules and hooks apply the same way.
+files, rules and hooks apply the same way, and what in the project's own settings loosens
+safety waits until the user trusts the workspace (`agentls.acp.trust`).
 
 This module plugs the ACP client into the core's ports: the approver (permission
 requests), `EditorFiles` (reads through `fs/read_text_file`), `HostTerminal` (client
@@ -18,10 +19,10 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from acp.schema import EnvVariable, TerminalToolCallContent, ToolCallProgress
 
@@ -34,6 +35,7 @@ from agentls.acp.approvals import (
 from agentls.acp.client import ClientLink
 from agentls.acp.delivery import deliver, write_disk
 from agentls.acp.reporter import AcpReporter
+from agentls.acp.trust import AcpTrust
 from agentls.agent.permissions import ApprovalRequest, PermissionMode
 from agentls.host import AgentHost, HostOptions
 from agentls.lsp.config import ConfigState, check_entries, load_project_config
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SETTINGS_SOURCE = "agentls acp --settings"
+T = TypeVar("T")
 
 
 @dataclass
@@ -70,6 +73,14 @@ class AcpSession:
     """review or auto: when this session's edits are written (the `mode` setting)."""
     mode: PermissionMode
     commands_sent: bool = False
+    sources: Sequence[McpManager] = ()
+    """The client's MCP servers for this session (`session/new`'s `mcpServers`)."""
+    mode_chosen: bool = False
+    """The client set the mode (`session/set_mode`): the settings' mode no longer applies."""
+    trust_noted: bool = False
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set by `session/cancel`, cleared when a prompt starts: stops the waits of a prompt
+    that are not the run's (the trust question, the review at the end)."""
 
     @property
     def run_mode(self) -> RunMode:
@@ -97,6 +108,8 @@ class AcpWorkspace:
         problems = self.config.set_environment()
         problems += self.config.set_project(load_project_config(root))
         problems += self.config.set_editor(editor_settings, SETTINGS_SOURCE)
+        self.trust = AcpTrust(self)
+        self.trust.refresh()  # before the safety settings: they depend on it
         self.approver = AcpApprover(link, EditPreviews(self))
         options = HostOptions(
             settings=self._agent_settings,
@@ -141,7 +154,10 @@ class AcpWorkspace:
             from agentls.agent.settings_files import load_safety
 
             self.safety = load_safety(
-                workspace.roots, section=self.config.editor, project_section=self.config.project
+                workspace.roots,
+                section=self.config.editor,
+                project_section=self.config.project,
+                project_trusted=self.config.project_trusted,  # agentls.acp.trust decided it
             )
         except Exception as exc:
             log.exception("cannot load the permission settings")
@@ -151,9 +167,43 @@ class AcpWorkspace:
                 f"the permission settings could not be loaded ({exc}); everything that is not "
                 "read-only is asked for"
             ]
+        from agentls.workspace.child_env import use_child_env
+        from agentls.workspace.read_roots import use_read_roots
+
         use_secrets(workspace, self.safety.secrets)
+        use_read_roots(workspace, self.safety.readable_roots)  # additionalDirectories
+        use_child_env(workspace, self.safety.env)  # the settings' `env` for commands
         use_sandbox(workspace, SandboxConfig(self.safety.sandbox, self.safety.sandbox_hidden))
         return list(self.safety.problems)
+
+    def refresh_trust(self) -> None:
+        """Assess the workspace again (a new session starts): changed settings, or an answer
+        given meanwhile (`agentls trust`), apply to the sessions created from now on."""
+        if self.trust.refresh():
+            self.settings_changed()
+
+    def settings_changed(self) -> None:
+        """The trust decision changed: reload the safety settings for new sessions."""
+        self.problems += self.reload_safety()
+        self.host.settings_changed()
+
+    async def unless_cancelled(self, session_id: str, waiting: Awaitable[T]) -> T | None:
+        """`waiting`'s result, or None when the session's prompt is cancelled first (the
+        wait is then cancelled: an answer arriving later is dropped)."""
+        session = self.sessions.get(session_id)
+        task = asyncio.ensure_future(waiting)
+        if session is None:
+            return await task
+        stop = asyncio.ensure_future(session.cancelled.wait())
+        try:
+            await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            if not task.done():
+                task.cancel()
+        if task.cancelled():
+            return None
+        return task.result()
 
     def _agent_settings(self) -> AgentSettings:
         from agentls.agent.settings import AgentSettings
@@ -488,6 +538,8 @@ class WorkspaceMcp:
             approve_project_file=lambda request: approve_project_file(
                 workspace.link, workspace.active_session, request
             ),
+            read_claude_settings=workspace.config.current.read_claude_settings,
+            extra_env=workspace.safety.env if workspace.safety is not None else None,
         )
 
     async def tools(self) -> Sequence[AnyTool]:

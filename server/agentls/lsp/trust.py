@@ -12,14 +12,13 @@ command line. A dismissed question is not asked again in this connection.
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
 import logging
 import weakref
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+
+from agentls.trust_gate import TrustGate
 
 if TYPE_CHECKING:
     from agentls.agent.trust import WorkspaceTrust
@@ -35,20 +34,11 @@ HOW_TO_TRUST = (
 )
 
 
-@dataclass
-class _Gate:
-    trust: WorkspaceTrust | None = None
-    prompt: asyncio.Task[None] | None = None
-    asked: bool = False
-    unsaved: tuple[str, bool] | None = None
-    """(digest, answer) when the answer could not be saved: it holds for this connection."""
+_GATES: weakref.WeakKeyDictionary[AgentLanguageServer, TrustGate] = weakref.WeakKeyDictionary()
 
 
-_GATES: weakref.WeakKeyDictionary[AgentLanguageServer, _Gate] = weakref.WeakKeyDictionary()
-
-
-def _gate(ls: AgentLanguageServer) -> _Gate:
-    return _GATES.setdefault(ls, _Gate())
+def _gate(ls: AgentLanguageServer) -> TrustGate:
+    return _GATES.setdefault(ls, TrustGate())
 
 
 def trust_of(ls: AgentLanguageServer) -> WorkspaceTrust | None:
@@ -58,26 +48,10 @@ def trust_of(ls: AgentLanguageServer) -> WorkspaceTrust | None:
 def refresh_trust(ls: AgentLanguageServer) -> list[str]:
     """Assess the workspace (again, from disk) and apply the result to the settings;
     returns what to tell the user. Call `reload_safety` afterwards."""
-    from agentls.agent.trust import assess_trust
-    from agentls.lsp.config import load_project_config
-
     gate = _gate(ls)
-    config = ls.config
-    roots = ls.roots()
-    if gate.trust is not None:  # at start-up the caller has just loaded (and reported) it
-        config.set_project(load_project_config(roots[0]))
-    user = config.editor.settings
-    trust = assess_trust(
-        roots,
-        project=config.project_source,
-        trust_project_settings=user.trust_project_settings,
-        read_claude=user.read_claude_settings,
-    )
-    if trust.state == "pending" and gate.unsaved and gate.unsaved[0] == trust.digest:
-        trust = dataclasses.replace(trust, state="trusted" if gate.unsaved[1] else "untrusted")
     first = gate.trust is None
-    gate.trust = trust
-    config.set_project_trusted(trust.trusted)
+    # at start-up the caller has just loaded (and reported) the project file
+    trust = gate.refresh(ls.config, ls.roots(), reload_project=not first)
     if trust.trusted:
         return []
     held = "; ".join(h.describe() for h in trust.held_back)
@@ -93,22 +67,14 @@ def refresh_trust(ls: AgentLanguageServer) -> list[str]:
 def start_trust_prompt(ls: AgentLanguageServer) -> None:
     """Ask the user, once per connection, when the workspace waits for an answer."""
     gate = _gate(ls)
-    trust = gate.trust
-    if trust is None or trust.state != "pending" or gate.asked:
+    if not gate.should_ask() or not ls.features.show_message_request:
         return
-    if not ls.features.show_message_request:
-        return
-    if gate.prompt is not None and not gate.prompt.done():
-        return
-    gate.asked = True
-    gate.prompt = asyncio.get_running_loop().create_task(_ask(ls, trust), name="agentls-trust")
+    gate.start(lambda trust: _ask(ls, trust))
 
 
 async def wait_for_trust(ls: AgentLanguageServer) -> None:
     """Wait while the trust question is open (a new session then starts on the answer)."""
-    prompt = _gate(ls).prompt
-    if prompt is not None and not prompt.done():
-        await asyncio.shield(prompt)
+    await _gate(ls).wait()
 
 
 async def _ask(ls: AgentLanguageServer, trust: WorkspaceTrust) -> None:
@@ -130,17 +96,11 @@ async def _ask(ls: AgentLanguageServer, trust: WorkspaceTrust) -> None:
 
 def decide(ls: AgentLanguageServer, trust: WorkspaceTrust, trusted: bool) -> WorkspaceTrust:
     """Remember the user's answer for these settings and apply it to new sessions."""
-    from agentls.agent.trust import TrustStore
     from agentls.lsp.lifecycle import report_problems
     from agentls.lsp.safety import reload_safety
 
     gate = _gate(ls)
-    problems: list[str] = []
-    try:
-        TrustStore().record(trust, trusted)
-    except OSError as exc:
-        gate.unsaved = (trust.digest, trusted)
-        problems.append(f"the trust answer could not be saved ({exc}); it holds until restart")
+    problems = gate.record(trust, trusted)
     problems += refresh_trust(ls)
     if ls.has_host:
         problems += reload_safety(ls)
