@@ -85,6 +85,10 @@ def seen(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 
+def is_file(path: str) -> bool:
+    return Path(path).is_file()
+
+
 def explore_task(marker: str) -> tuple[str, dict[str, Any]]:
     prompt = f"Find where main() is defined {marker}"
     return ("task", {"description": "find main", "prompt": prompt, "subagent_type": "explore"})
@@ -124,7 +128,7 @@ async def test_subagent_stop_hook_blocks_once_and_the_subagent_continues(
     assert first["agent_id"] and first["agent_id"] != session
     assert first["last_assistant_message"] == FIRST_REPORT
     assert second["last_assistant_message"] == SECOND_REPORT
-    assert Path(first["agent_transcript_path"]).is_file()
+    assert is_file(first["agent_transcript_path"])
     assert first["cwd"] == str(root)
     # the matcher is on the agent type: the general-purpose hook never ran
     assert seen(logs / "general.jsonl") == []
