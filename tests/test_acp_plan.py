@@ -143,3 +143,30 @@ async def test_a_rejected_todo_list_sends_no_plan(
     assert editor.session_updates(session, "plan") == []
     (call,) = editor.tool_calls(session).values()
     assert call["status"] == "failed"
+
+
+async def test_loading_the_session_after_a_restart_shows_its_plan(
+    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    """`session/load` replays the history and then the plan as it stands (the todo list is
+    saved with the session), so the client's plan view is not empty after a restart."""
+    root = write_project(tmp_path / "proj", {"a.py": "x = 1\n"})
+    api.extend(
+        tool_turn(("todo_write", {"todos": FIRST})),
+        tool_turn(("todo_write", {"todos": SECOND})),
+        text_turn("Planned."),
+    )
+    session = await new_session(client, root)
+    await prompt(client, session, "plan the rename")
+    editor = FakeEditor()
+    home = Path(client.env["HOME"])
+    async with acp_client(client.kind, editor, client.env, home) as restarted:
+        await initialize(restarted)
+        await restarted.request(
+            "session/load", {"sessionId": session, "cwd": str(root), "mcpServers": []}
+        )
+    plans = editor.session_updates(session, "plan")
+    assert [p["entries"] for p in plans] == [expected(SECOND)]
+    kinds = [u["sessionUpdate"] for u in editor.session_updates(session)]
+    assert kinds[-1] == "plan"  # after the replayed history, as it stands now
+    assert "user_message_chunk" in kinds and "tool_call" in kinds
