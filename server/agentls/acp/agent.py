@@ -5,7 +5,8 @@
 - `session/new {cwd, mcpServers}`: a session of the folder's host; the client's MCP servers
   are the session's own tool source, started without asking (the user configured them in
   the editor);
-- `session/load`: the saved session resumed with today's settings, its history replayed;
+- `session/load`: the saved session resumed with today's settings, its history replayed, then
+  its todo list as the plan;
 - `session/list`: the saved sessions of a folder;
 - `session/set_mode`: the session's permission mode (`plan`: read-only tools only);
 - `session/prompt`: one run, its updates streamed while it runs, then the stop reason;
@@ -33,6 +34,7 @@ from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
     AgentMessageChunk,
+    AgentPlanUpdate,
     AvailableCommand,
     AvailableCommandsUpdate,
     ClientCapabilities,
@@ -60,6 +62,7 @@ from agentls.acp.mapping import (
     McpEntry,
     PromptBlock,
     mcp_specs,
+    plan_entries,
     prompt_input,
     session_modes,
     stop_reason,
@@ -171,6 +174,9 @@ class AgentlsAcpAgent:
             roots = workspace.host.workspace.roots
             for update in replay(core.messages, roots, core.pool("review").find):
                 self.link.send(session_id, update)
+            if core.todos:  # the saved todo list: the client's plan view as it stands
+                plan = AgentPlanUpdate(session_update="plan", entries=plan_entries(core.todos))
+                self.link.send(session_id, plan)
         await self.link.flush()
         return LoadSessionResponse(modes=session_modes(session.mode, workspace.bypass_enabled))
 
