@@ -218,12 +218,16 @@ def _deferred_names(tools: Sequence[AnyTool], search: ToolSearchSettings) -> fro
     candidates = {t.name for t in tools if t.defer_when_large and t.name != TOOL_SEARCH_NAME}
     if not candidates:
         return frozenset(always)
-    if search.mode == "always" or _is_large(tools, search):
+    deferrable = [t for t in tools if t.name in candidates]
+    if search.mode == "always" or _is_large(deferrable, search):
         return frozenset(always | candidates)
     return frozenset(always)
 
 
 def _is_large(tools: Sequence[AnyTool], search: ToolSearchSettings) -> bool:
+    """Whether the deferrable tools (MCP tools) are many or large enough that loading them
+    on demand pays: the built-in tools alone come to ~40k characters, so counting them
+    would defer even a single MCP tool."""
     if len(tools) > search.max_tools:
         return True
     chars = 0

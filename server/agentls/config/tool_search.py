@@ -12,8 +12,9 @@ from agentls.config.base import SettingsModel
 class ToolSearchSettings(SettingsModel):
     """When tools are deferred and how the model finds them.
 
-    `mode`: `auto` defers `defer_when_large` tools (MCP tools) once the pool has more than
-    `max_tools` tools or more than `max_schema_chars` characters of definitions; `always`
+    `mode`: `auto` defers `defer_when_large` tools (MCP tools) once there are more than
+    `max_tools` of them or their definitions come to more than `max_schema_chars`
+    characters (the built-in tools are not counted: they are always sent); `always`
     defers them regardless; `never` sends every tool (even `should_defer` ones) and offers
     no search. `server_side`: send deferred tools with `defer_loading: true` plus
     Anthropic's own tool search tool instead of our client-side `tool_search` (only for
@@ -23,9 +24,9 @@ class ToolSearchSettings(SettingsModel):
     mode: Literal["auto", "always", "never"] = "auto"
     """`auto`: defer MCP tools once the pool is large; `always`; `never`."""
     max_tools: int = Field(default=30, ge=0)
-    """`auto` defers when the pool has more tools than this."""
+    """`auto` defers the MCP tools when there are more of them than this."""
     max_schema_chars: int = Field(default=40_000, ge=0)
-    """… or more characters of tool definitions than this."""
+    """… or their definitions have more characters than this."""
     server_side: bool = False
     """Use Anthropic's server-side tool search instead of our `tool_search` tool."""
     server_side_variant: Literal["bm25", "regex"] = "bm25"
