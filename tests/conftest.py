@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from agentls import credentials
 from agentls.testing import ScriptedMessagesServer
 
 
@@ -24,3 +25,5 @@ def _isolated_env(
     monkeypatch.setenv("AGENTLS_TRANSCRIPT_DIR", str(tmp_path_factory.mktemp("transcripts")))
     # this machine's Claude Code managed settings (if any) must not change test results
     monkeypatch.setenv("AGENTLS_MANAGED_SETTINGS", "/nonexistent/managed-settings.json")
+    # keys an `apiKeyHelper` printed are remembered process-wide for redaction: per test
+    monkeypatch.setattr(credentials, "_secret_values", set())
