@@ -136,7 +136,8 @@ def split_lines(text: str) -> list[str]:
     """Lines without their terminators, split on "\\n" only (as git, grep and rg count them).
 
     A trailing "\\r" is dropped so CRLF files show clean lines; a final newline does not
-    start an extra empty line.
+    start an extra empty line. For lines that keep their endings, split the way LSP counts
+    them, see `merge.lines_with_endings`.
     """
     if not text:
         return []
