@@ -99,8 +99,13 @@ def test_languageservers_setting_is_validated() -> None:
     )
     assert parsed["python"].request_timeout == 30
     assert parsed["lua"].extensions == (".lua",)
-    for bad in ({"python": {"command": []}}, {"python": {"cmd": ["x"]}}, {"python": "pyright"}):
-        with pytest.raises(ValueError):
+    bad_cases: list[tuple[object, str]] = [
+        ({"python": {"command": []}}, "must name the server executable"),
+        ({"python": {"cmd": ["x"]}}, "Extra inputs are not permitted"),
+        ({"python": "pyright"}, "valid dictionary"),
+    ]
+    for bad, why in bad_cases:
+        with pytest.raises(ValueError, match=why):
             parse_language_servers(bad)
     assert announced_methods(True) >= {"textDocument/references", "agentls/diagnostics"}
     assert announced_methods(["textDocument/hover", "bogus"]) == {"textDocument/hover"}

@@ -51,7 +51,7 @@ def test_files_are_0600_and_never_written_through_a_symlink(tmp_path: Path) -> N
     victim = tmp_path / "victim"
     victim.write_text("keep")
     (folder / "trap.jsonl").symlink_to(victim)
-    with pytest.raises(OSError):
+    with pytest.raises(PrivatePathError, match="is a symlink; refusing to write through it"):
         open_private(folder / "trap.jsonl")
     assert victim.read_text() == "keep"
 

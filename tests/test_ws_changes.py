@@ -87,7 +87,7 @@ def test_deleting_a_renamed_file_deletes_the_original() -> None:
 def test_rename_refuses_existing_staged_target() -> None:
     cs = ChangeSet()
     cs.stage_write(B, "b", None)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="already exists in this session"):
         cs.stage_rename(A, B)
 
 
