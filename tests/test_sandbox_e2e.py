@@ -130,9 +130,11 @@ def test_no_child_finds_the_key_in_any_parents_environment(tmp_path: Path, sandb
     done = run_cli("tool", "run_command", json.dumps({"command": probe}), env=env, cwd=root)
     out = done.stdout + done.stderr
     parents = [line for line in out.splitlines() if line.startswith("parent ")]
-    assert len(parents) == 2 and all(line.endswith(" 0") for line in parents), out
+    assert len(parents) == 2, out
+    assert all(line.endswith(" 0") for line in parents), out
     ancestors = [line for line in out.splitlines() if line.startswith("ancestor ")]
-    assert ancestors and all(line.endswith(" 0") for line in ancestors), out
+    assert ancestors, out
+    assert all(line.endswith(" 0") for line in ancestors), out
     if sandbox == "off":
         assert "Ran WITHOUT the sandbox" in out
         assert len(ancestors) >= 3  # bash, the supervisor, the server: all readable, all clean
@@ -199,7 +201,8 @@ async def test_status_and_start_up_say_plainly_when_no_sandbox_can_run(tmp_path:
         status = await command(editor, "agentls.status")
         shown = [m.message for m in editor.client.messages]
     sandbox = status["sandbox"]
-    assert sandbox["enabled"] and not sandbox["available"]
+    assert sandbox["enabled"]
+    assert not sandbox["available"]
     assert "bubblewrap (bwrap) is not installed" in sandbox["message"]
     assert "apt install bubblewrap" in sandbox["fix"]
     assert any("no sandbox: bubblewrap" in m and "run_command: refuse" in m for m in shown), shown

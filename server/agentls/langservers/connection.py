@@ -145,7 +145,8 @@ class LanguageServerConnection:
     def _attach(self) -> None:
         """What pygls's `start_io` does after spawning, for a process spawned by us."""
         process = self.spawned.process
-        assert process.stdin is not None and process.stdout is not None
+        assert process.stdin is not None
+        assert process.stdout is not None
         client = self.client
         client.protocol.set_writer(process.stdin)
         reader = asyncio.get_running_loop().create_task(

@@ -183,7 +183,8 @@ class EditBuilder:
 
     def _target(self, change: Change, doc: DocState) -> str | Problem:
         """The text the file should have, rebased onto the editor's text if needed."""
-        assert change.new_text is not None and doc.text is not None
+        assert change.new_text is not None
+        assert doc.text is not None
         wanted = match_line_endings(change.original_text, change.new_text)
         if change.original_text is None or doc.text == change.original_text:
             return wanted
