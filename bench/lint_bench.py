@@ -95,7 +95,8 @@ async def run_tool(tool: LintTool, ctx: ToolContext) -> tuple[float, float]:
     output = await tool.call(LintInput(paths=["src", "test"]), ctx)
     elapsed = time.perf_counter() - started
     cpu = _cpu(resource.RUSAGE_CHILDREN) + _cpu(resource.RUSAGE_SELF) - cpu
-    assert not output.is_error and '"TS2345"' in str(output.content), output.content
+    assert not output.is_error, output.content
+    assert '"TS2345"' in str(output.content), output.content
     return elapsed, cpu
 
 

@@ -120,36 +120,57 @@ _TYPE_DECLARATIONS = {
 def omitted(tag: dict[str, object], tree: ts.Tree, lines: list[bytes]) -> str | None:
     """Why a ctags definition is left out by design (None: it counts)."""
     name = str(tag["name"])
-    kind = str(tag.get("kind"))
-    language = tag.get("language")
+    why = _omitted_by_tag(name, str(tag.get("kind")), tag.get("language"))
+    if why is not None:
+        return why
+    node = _name_node(tree, lines, int(str(tag["line"])) - 1, name)
+    if node is not None and node.type == "construct_signature" and name == "new":
+        return None  # `new (...): T` in an interface: indexed as a constructor
+    if node is None or (node.text or b"").decode("utf-8", "replace") != name:
+        return "ctags misparse"
+    return _omitted_by_parent(node) or _omitted_by_scope(node)
+
+
+def _omitted_by_tag(name: str, kind: str, language: object) -> str | None:
+    """Tags left out by what ctags says of them alone."""
     if name.startswith("AnonymousFunction"):
         return "anonymous function"
     if language == "Python" and kind in ("namespace", "unknown"):
         return "import"
     if language == "JavaScript" and kind == "property":
         return "object-literal member"
-    node = _name_node(tree, lines, int(str(tag["line"])) - 1, name)
-    if node is not None and node.type == "construct_signature" and name == "new":
-        return None  # `new (...): T` in an interface: indexed as a constructor
-    if node is None or (node.text or b"").decode("utf-8", "replace") != name:
-        return "ctags misparse"
+    return None
+
+
+_IMPORT_PARENTS = (
+    "import_specifier",
+    "aliased_import",
+    "import_alias",
+    "import_clause",
+    "namespace_import",
+)
+
+
+def _omitted_by_parent(node: ts.Node) -> str | None:
+    """Names that are not definitions because of the node directly around them."""
     parent = node.parent
-    if parent is not None and parent.type in _ATTRIBUTE:
+    if parent is None:
+        return "ctags misparse" if node.type == "type_identifier" else None
+    if parent.type in _ATTRIBUTE:
         return "attribute (this.x / self.x)"
-    if parent is not None and parent.type in ("formal_parameters", "parameters"):
+    if parent.type in ("formal_parameters", "parameters"):
         return "parameter"
-    if parent is not None and parent.type in ("type_parameter", "infer_type"):
+    if parent.type in ("type_parameter", "infer_type"):
         return "type parameter"
-    if node.type == "type_identifier" and (parent is None or parent.type not in _TYPE_DECLARATIONS):
+    if node.type == "type_identifier" and parent.type not in _TYPE_DECLARATIONS:
         return "ctags misparse"
-    if parent is not None and parent.type in (
-        "import_specifier",
-        "aliased_import",
-        "import_alias",
-        "import_clause",
-        "namespace_import",
-    ):
+    if parent.type in _IMPORT_PARENTS:
         return "import"
+    return None
+
+
+def _omitted_by_scope(node: ts.Node) -> str | None:
+    """Names inside object literals or function bodies (locals), found by the nearest scope."""
     for ancestor in _ancestors(node):
         if ancestor.type in _OBJECT_MEMBER:
             return "object-literal member"

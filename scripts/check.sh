@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_venv.sh
-ruff check server tests bench
-ruff format --check server tests bench
+ruff check server tests bench scripts
+ruff format --check server tests bench scripts
 mypy
 deptry server

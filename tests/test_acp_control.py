@@ -110,7 +110,8 @@ async def test_mcp_servers_from_session_new_start_without_asking_and_serve_tools
     assert request_with_tool_result(api, http_id)["content"] == "yo"
     assert len(editor.permission_requests) == asked  # the user configured them: no prompt
     calls = editor.tool_calls(session)
-    assert calls[stdio_id]["status"] == "completed" and calls[stdio_id]["kind"] == "read"
+    assert calls[stdio_id]["status"] == "completed"
+    assert calls[stdio_id]["kind"] == "read"
 
 
 async def test_cancel_mid_tool_answers_the_prompt_and_every_tool_use(
@@ -134,7 +135,8 @@ async def test_cancel_mid_tool_answers_the_prompt_and_every_tool_use(
     api.extend(text_turn("awake"))
     assert (await prompt(client, session, "again"))["stopReason"] == "end_turn"
     answered = request_with_tool_result(api, nap)
-    assert answered["is_error"] is True and "cancel" in str(answered["content"]).lower()
+    assert answered["is_error"] is True
+    assert "cancel" in str(answered["content"]).lower()
 
 
 async def test_cancel_while_a_permission_request_is_open_runs_nothing(
@@ -218,7 +220,8 @@ async def test_commands_in_the_real_tree_run_in_the_client_terminal(
     assert any(c["type"] == "terminal" for c in call["content"])
     assert call["status"] == "completed"
     output = str(request_with_tool_result(api, run)["content"])
-    assert "hello-42" in output and str(root) in output
+    assert "hello-42" in output
+    assert str(root) in output
     assert "editor's terminal" in output
     released = [p for m, p in editor.terminal_requests if m == "terminal/release"]
     assert any(p["terminalId"] for p in released)
@@ -274,7 +277,8 @@ async def test_load_session_after_a_restart_replays_its_history(
             await second.request(
                 "session/load", {"sessionId": session, "cwd": str(other), "mcpServers": []}
             )
-        assert elsewhere.value.code == -32602 and str(root) in elsewhere.value.message
+        assert elsewhere.value.code == -32602
+        assert str(root) in elsewhere.value.message
         loaded = await second.request(
             "session/load", {"sessionId": session, "cwd": str(root), "mcpServers": []}
         )
@@ -282,7 +286,8 @@ async def test_load_session_after_a_restart_replays_its_history(
         assert editor.text(session, "user_message_chunk") == "what is x?"
         assert editor.text(session) == "x is one"
         call = editor.tool_calls(session)[read]
-        assert call["kind"] == "read" and call["title"] == "Reading a.py"
+        assert call["kind"] == "read"
+        assert call["title"] == "Reading a.py"
         assert call["locations"][0]["path"] == str(root / "a.py")
         assert call["status"] == "completed"
         # and it continues with its history
@@ -290,7 +295,8 @@ async def test_load_session_after_a_restart_replays_its_history(
         before = len(api.message_requests)
         await prompt(second, session, "and now?")
         sent = api.message_requests[before].messages
-        assert "what is x?" in str(sent[0]) and "x is one" in str(sent)
+        assert "what is x?" in str(sent[0])
+        assert "x is one" in str(sent)
 
 
 async def test_without_client_fs_edits_go_to_disk_and_accept_edits_skips_the_review(
@@ -314,7 +320,8 @@ async def test_without_client_fs_edits_go_to_disk_and_accept_edits_skips_the_rev
         result = await prompt(client, session, "bump x")
     assert result["stopReason"] == "end_turn"
     assert (root / "a.py").read_text() == "x = 2\n"  # written to disk …
-    assert editor.reads == [] and editor.writes == []  # … without the client's fs
+    assert editor.reads == []
+    assert editor.writes == []  # … without the client's fs
     assert editor.permission_requests == []  # acceptEdits: no review question
 
 
@@ -373,4 +380,5 @@ async def test_refused_commands_never_reach_the_client_terminal(
     assert not (root / "rejected.txt").exists()
     for tool_use_id in ids:
         result = request_with_tool_result(api, tool_use_id)
-        assert result["is_error"] is True and "TOKEN" not in str(result["content"])
+        assert result["is_error"] is True
+        assert "TOKEN" not in str(result["content"])

@@ -52,7 +52,8 @@ def test_prompt_text_links_and_embedded_resources() -> None:
         ]
     )
     assert found.request == "fix the bug"
-    assert "/w/app.py" in found.prompt and found.prompt.startswith("fix the bug")
+    assert "/w/app.py" in found.prompt
+    assert found.prompt.startswith("fix the bug")
     (context,) = found.attachments
     assert context["type"] == "text"
     assert context_source(context["text"]) == "file:///w/log.txt"
@@ -77,7 +78,8 @@ def test_images_become_image_blocks_and_binaries_are_named_not_sent() -> None:
         "type": "image",
         "source": {"type": "base64", "media_type": "image/webp", "data": "AAAA"},
     }
-    assert "application/zip" in binary["text"] and "AAAA" not in binary["text"]
+    assert "application/zip" in binary["text"]
+    assert "AAAA" not in binary["text"]
 
 
 @pytest.mark.parametrize(

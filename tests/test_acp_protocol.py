@@ -84,7 +84,8 @@ async def test_raw_bad_input_gets_json_rpc_errors_and_the_agent_stays_up(
     try:
         await peer.send_line(b"this is not json")
         error = await peer.read_message()
-        assert error["id"] is None and error["error"]["code"] == -32700
+        assert error["id"] is None
+        assert error["error"]["code"] == -32700
         await peer.send_line(b'[{"jsonrpc": "2.0", "id": 1, "method": "initialize"}]')
         assert (await peer.read_message())["error"]["code"] == -32600
         await peer.send_line(b'{"jsonrpc": "2.0", "id": 2, "method": 42}')
@@ -125,7 +126,8 @@ async def test_raw_bad_input_gets_json_rpc_errors_and_the_agent_stays_up(
         answer = await peer.call(
             "session/set_mode", {"sessionId": session["sessionId"], "modeId": "yolo"}
         )
-        assert answer["error"]["code"] == -32602 and "yolo" in answer["error"]["message"]
+        assert answer["error"]["code"] == -32602
+        assert "yolo" in answer["error"]["message"]
         # still serving: a real prompt works
         api.extend(text_turn("still here"))
         done = await peer.call(
@@ -160,7 +162,8 @@ def test_stray_writes_to_stdout_go_to_stderr() -> None:
         [sys.executable, "-c", snippet], capture_output=True, text=True, timeout=120, check=True
     )
     assert done.stdout == '{"jsonrpc": "2.0"}\n'
-    assert "stray print" in done.stderr and "stray write" in done.stderr
+    assert "stray print" in done.stderr
+    assert "stray write" in done.stderr
     assert "stray child" in done.stderr
 
 
@@ -179,7 +182,8 @@ async def test_bad_input_through_the_sdk_clients(
         session = await new_session(client, root)
         with pytest.raises(AcpError) as unknown:
             await prompt(client, "not-a-session", "hello")
-        assert unknown.value.code == -32602 and "not-a-session" in unknown.value.message
+        assert unknown.value.code == -32602
+        assert "not-a-session" in unknown.value.message
         with pytest.raises(AcpError) as malformed:
             await client.request(
                 "session/prompt", {"sessionId": session, "prompt": [{"type": 7}]}, raw=True

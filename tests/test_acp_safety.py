@@ -91,7 +91,8 @@ async def test_refused_calls_never_read_their_file_through_the_client(
     for tool_use_id in ids:
         result = request_with_tool_result(api, tool_use_id)
         assert result["is_error"] is True
-        assert "unsaved" not in str(result["content"]) and "not yours" not in str(result["content"])
+        assert "unsaved" not in str(result["content"])
+        assert "not yours" not in str(result["content"])
 
 
 async def test_an_edit_never_overwrites_lines_the_user_changed_meanwhile(
@@ -163,7 +164,8 @@ async def test_project_rules_and_hooks_apply(
     await prompt(client, session, "read the notes")
     assert "delete_file" not in api.message_requests[before].tool_names  # a tool-wide deny
     result = request_with_tool_result(api, blocked)
-    assert result["is_error"] is True and "no reading notes" in str(result["content"])
+    assert result["is_error"] is True
+    assert "no reading notes" in str(result["content"])
 
 
 async def test_project_mcp_json_servers_start_only_once_the_user_allows_them(
@@ -238,10 +240,12 @@ async def test_paths_outside_the_session_folder_are_refused_even_when_the_user_a
     )
     reads, writes = len(editor.reads), len(editor.writes)
     await prompt(client, session, "escape")
-    assert editor.reads[reads:] == [] and editor.writes[writes:] == []
+    assert editor.reads[reads:] == []
+    assert editor.writes[writes:] == []
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
     assert (outside / "secret.txt").read_text() == "not yours\n"
-    assert (root / "a.txt").read_text() == "a\n" and not (root / "stolen.txt").exists()
+    assert (root / "a.txt").read_text() == "a\n"
+    assert not (root / "stolen.txt").exists()
     for tool_use_id in ids:
         result = request_with_tool_result(api, tool_use_id)
         assert result["is_error"] is True, (tool_use_id, result)
@@ -266,7 +270,8 @@ async def test_sessions_never_share_answers_staged_edits_folders_or_updates(
         text_turn("first done"),
     )
     await prompt(client, first, "write")
-    assert (auto / "one.txt").read_text() == "1\n" and not (auto / "two.txt").exists()
+    assert (auto / "one.txt").read_text() == "1\n"
+    assert not (auto / "two.txt").exists()
     # ... are asked again in the second one, in the same folder, for the same calls
     asked = len(editor.permission_requests)
     editor.answers[:] = ["reject_once", "allow_once"]
@@ -284,7 +289,8 @@ async def test_sessions_never_share_answers_staged_edits_folders_or_updates(
     assert set(editor.tool_calls(first)) >= {"toolu_iso_1", "toolu_iso_2"}
     assert not set(editor.tool_calls(first)) & {"toolu_iso_3", "toolu_iso_4"}
     assert not set(editor.tool_calls(second)) & {"toolu_iso_1", "toolu_iso_2"}
-    assert "second done" not in editor.text(first) and "first done" not in editor.text(second)
+    assert "second done" not in editor.text(first)
+    assert "first done" not in editor.text(second)
 
     # a session sees its own folder only, even though another session has the other one open
     owner = await new_session(client, review)
@@ -298,7 +304,8 @@ async def test_sessions_never_share_answers_staged_edits_folders_or_updates(
     editor.answers[:] = []
     assert editor.reads[reads:] == []
     crossed = request_with_tool_result(api, "toolu_iso_cross")
-    assert crossed["is_error"] is True and "return 1" not in str(crossed["content"])
+    assert crossed["is_error"] is True
+    assert "return 1" not in str(crossed["content"])
 
     # staged edits belong to their session: another session can neither apply nor drop them
     other = await new_session(client, review)
@@ -346,7 +353,8 @@ async def test_a_question_shows_what_would_be_written_and_only_offered_answers_c
     assert offered == [["allow_once", "reject_once"]] * 3  # nothing remembered in between
     questions = [q["toolCall"] for q in editor.permission_requests[asked:]]
     first = questions[0]
-    assert first["toolCallId"] == ids[0] and first["rawInput"]["content"] == "0\n"
+    assert first["toolCallId"] == ids[0]
+    assert first["rawInput"]["content"] == "0\n"
     assert first["locations"][0]["path"] == str(root / "a.txt")
     (diff,) = [c for c in first["content"] if c["type"] == "diff"]
     assert (diff["path"], diff["oldText"], diff["newText"]) == (str(root / "a.txt"), "a\n", "0\n")

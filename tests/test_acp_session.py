@@ -79,7 +79,8 @@ async def test_initialize_advertises_what_agentls_does(client: AnyClient) -> Non
     caps = result["agentCapabilities"]
     assert caps["loadSession"] is True
     assert caps["promptCapabilities"] == {"image": True, "audio": False, "embeddedContext": True}
-    assert caps["mcpCapabilities"]["http"] is True and caps["mcpCapabilities"]["sse"] is True
+    assert caps["mcpCapabilities"]["http"] is True
+    assert caps["mcpCapabilities"]["sse"] is True
     assert result["agentInfo"]["name"] == "agentls"
 
 
@@ -106,8 +107,10 @@ async def test_a_prompt_reads_searches_and_edits_two_files_reviewed_at_the_end(
     read, search, edit_a, edit_b = calls[:4]
     assert read["locations"][0]["path"] == str(root / "a.py")
     assert read["rawInput"] == {"path": "a.py"}
-    assert read["title"] == "Reading a.py" and read["status"] == "completed"
-    assert "alpha" in texts_of(search) and "beta" in texts_of(search)
+    assert read["title"] == "Reading a.py"
+    assert read["status"] == "completed"
+    assert "alpha" in texts_of(search)
+    assert "beta" in texts_of(search)
     # each edit's diff: the whole file before and after that call
     (diff_a,) = diffs_of(edit_a)
     assert diff_a["path"] == str(root / "a.py")
@@ -205,7 +208,8 @@ async def test_set_mode_plan_offers_no_write_tools(
     before = len(api.message_requests)
     await prompt(client, session, "plan it")
     offered = set(api.message_requests[before].tool_names)
-    assert offered and not offered & WRITE_TOOLS
+    assert offered
+    assert not offered & WRITE_TOOLS
     assert "read_file" in offered
     assert not (root / "new.txt").exists()
     # back to default: the write tools are offered again
@@ -256,7 +260,8 @@ async def test_images_links_and_embedded_resources_reach_the_model(
     text = "\n".join(b.get("text", "") for b in blocks if b["type"] == "text")
     assert "look at these" in text
     assert str(root / "b.py") in text  # a link is named; the agent reads it with its tools
-    assert "remember the milk" in text and (root / "notes.md").as_uri() in text
+    assert "remember the milk" in text
+    assert (root / "notes.md").as_uri() in text
     (image,) = [b for b in blocks if b["type"] == "image"]
     assert image["source"] == {"type": "base64", "media_type": "image/png", "data": pixel}
 

@@ -114,7 +114,8 @@ async def test_untrusted_settings_stay_off_and_dont_trust_keeps_them_off(
     again = (await new_session(client, root))["sessionId"]
     await write_owned(client, api, again)
     assert trust_questions(editor, asked) == []
-    assert not (root / "owned.txt").exists() and not (root / "hook-ran").exists()
+    assert not (root / "owned.txt").exists()
+    assert not (root / "hook-ran").exists()
 
 
 async def test_trusting_applies_them_to_the_waiting_run_and_changed_settings_ask_again(
@@ -141,7 +142,8 @@ async def test_trusting_applies_them_to_the_waiting_run_and_changed_settings_ask
     editor.answers[:] = ["dont_trust"]
     await write_owned(client, api, changed)
     assert len(trust_questions(editor, asked)) == 1
-    assert not (root / "owned.txt").exists() and not (root / "hook-ran").exists()
+    assert not (root / "owned.txt").exists()
+    assert not (root / "hook-ran").exists()
 
 
 async def test_an_unanswered_question_leaves_them_held_back_and_says_how_to_trust(
@@ -154,9 +156,11 @@ async def test_an_unanswered_question_leaves_them_held_back_and_says_how_to_trus
     editor.answers[:] = [None]  # the client answers `cancelled`
     await write_owned(client, api, session)
     assert len(trust_questions(editor, asked)) == 1
-    assert not (root / "owned.txt").exists() and not (root / "hook-ran").exists()
+    assert not (root / "owned.txt").exists()
+    assert not (root / "hook-ran").exists()
     said = editor.text(session)
-    assert "held back" in said and f"agentls trust -w {root}" in said
+    assert "held back" in said
+    assert f"agentls trust -w {root}" in said
     # not asked again in this connection; a new session is told again
     asked = len(editor.permission_requests)
     again = (await new_session(client, root))["sessionId"]

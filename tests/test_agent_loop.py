@@ -23,7 +23,8 @@ async def test_end_turn_completes_with_text_and_usage(
     result = await make_session(api, tmp_path).run("say done", events=events)
     assert result.status == "completed"
     assert result.text == "All done."
-    assert result.usage.input_tokens == 12 and result.usage.output_tokens == 3
+    assert result.usage.input_tokens == 12
+    assert result.usage.output_tokens == 3
     assert "".join(e.text for e in events.of("text_delta")) == "All done."
     assert events.of("run_finished")[0].status == "completed"
 
@@ -50,7 +51,8 @@ async def test_parallel_reads_overlap_and_writes_run_alone(
     # the three leading reads overlap one another
     assert max(a[0], b[0], c[0]) < min(a[1], b[1], c[1])
     # the write overlaps nothing: it starts after every earlier call ended and ends before d
-    assert w[0] >= max(a[1], b[1], c[1]) and w[1] <= d[0]
+    assert w[0] >= max(a[1], b[1], c[1])
+    assert w[1] <= d[0]
     results = api.message_requests[1].tool_results()
     assert [r["tool_use_id"] for r in results] == ids
     assert [r["content"] for r in results] == ["read:a", "read:b", "read:c", "wrote:w", "read:d"]
@@ -78,24 +80,31 @@ async def test_each_failure_kind_is_an_error_result_and_the_run_continues(
         text_turn("handled"),
     )
     result = await make_session(api, tmp_path).run("try everything")
-    assert result.status == "completed" and result.text == "handled"
+    assert result.status == "completed"
+    assert result.text == "handled"
     results = api.message_requests[1].tool_results()
     assert len(results) == 8
     unknown, invalid, picky, boom, tool_error, alias, huge, extra = results
-    assert unknown["is_error"] and "No such tool available: no_such_tool" in unknown["content"]
-    assert "probe_read" in unknown["content"] and "picky" in unknown["content"]
-    assert (
-        invalid["is_error"] and "`label`" in invalid["content"] and "required" in invalid["content"]
-    )
-    assert picky["is_error"] and "lower case" in picky["content"]
-    assert (
-        boom["is_error"] and boom["content"] == "Error calling tool (boom): RuntimeError: kaboom x"
-    )
-    assert tool_error["is_error"] and "did you mean 'mission'" in tool_error["content"]
-    assert not alias["is_error"] and alias["content"] == "read:via-alias"
-    assert not huge["is_error"] and "Output truncated" in huge["content"]
+    assert unknown["is_error"]
+    assert "No such tool available: no_such_tool" in unknown["content"]
+    assert "probe_read" in unknown["content"]
+    assert "picky" in unknown["content"]
+    assert invalid["is_error"]
+    assert "`label`" in invalid["content"]
+    assert "required" in invalid["content"]
+    assert picky["is_error"]
+    assert "lower case" in picky["content"]
+    assert boom["is_error"]
+    assert boom["content"] == "Error calling tool (boom): RuntimeError: kaboom x"
+    assert tool_error["is_error"]
+    assert "did you mean 'mission'" in tool_error["content"]
+    assert not alias["is_error"]
+    assert alias["content"] == "read:via-alias"
+    assert not huge["is_error"]
+    assert "Output truncated" in huge["content"]
     assert len(huge["content"]) < 1300
-    assert extra["is_error"] and "`colour`" in extra["content"]
+    assert extra["is_error"]
+    assert "`colour`" in extra["content"]
 
 
 async def test_refusal_stops_without_running_tools(
@@ -109,14 +118,16 @@ async def test_refusal_stops_without_running_tools(
     assert events.of("tool_started") == []
     # the history stays valid: the refused tool_use has its (error) result
     last = session.messages[-1]
-    assert last["role"] == "user" and last["content"][0]["type"] == "tool_result"
+    assert last["role"] == "user"
+    assert last["content"][0]["type"] == "tool_result"
     assert last["content"][0]["is_error"]
 
 
 async def test_max_turns_stops_the_run(api: ScriptedMessagesServer, tmp_path: Path) -> None:
     api.extend(*(tool_turn(("probe_read", {"label": str(i)})) for i in range(5)))
     result = await make_session(api, tmp_path, max_turns=3).run("loop forever")
-    assert result.status == "max_turns" and result.turns == 3
+    assert result.status == "max_turns"
+    assert result.turns == 3
     assert len(api.message_requests) == 3
     assert any("maximum of 3 turns" in n for n in result.notices)
 
@@ -148,7 +159,8 @@ async def test_overloaded_then_success_is_retried(
     api.extend(text_turn("after retry", error_status=529, error_times=2))
     events = EventLog()
     result = await make_session(api, tmp_path).run("hi", events=events)
-    assert result.status == "completed" and result.text == "after retry"
+    assert result.status == "completed"
+    assert result.text == "after retry"
     assert len(api.message_requests) == 3
     assert [e.attempt for e in events.of("retrying")] == [1, 2]
 
@@ -172,18 +184,22 @@ async def test_persistent_500_fails_with_message_and_transcript(
     api.extend(text_turn("never", error_status=500, error_times=100))
     result = await make_session(api, tmp_path, max_retries=2).run("hi")
     assert result.status == "failed"
-    assert result.error and "500" in result.error
+    assert result.error
+    assert "500" in result.error
     assert len(api.message_requests) == 3
     records = list(read_records(result.transcript))
-    assert records[-1]["type"] == "run_end" and records[-1]["status"] == "failed"
+    assert records[-1]["type"] == "run_end"
+    assert records[-1]["status"] == "failed"
     assert sum(r["type"] == "retry" for r in records) == 2
 
 
 async def test_auth_failure_is_not_retried(api: ScriptedMessagesServer, tmp_path: Path) -> None:
     api.extend(text_turn("never", error_status=401, error_times=5))
     result = await make_session(api, tmp_path).run("hi")
-    assert result.status == "failed" and len(api.message_requests) == 1
-    assert result.error and "ANTHROPIC_API_KEY" in result.error
+    assert result.status == "failed"
+    assert len(api.message_requests) == 1
+    assert result.error
+    assert "ANTHROPIC_API_KEY" in result.error
 
 
 async def test_cache_control_on_tools_system_and_latest_message(
@@ -219,7 +235,9 @@ async def test_tools_and_system_are_byte_stable_across_turns_and_runs(
     await session.run("second")
     raw = [_raw_field(r.body, "tools") for r in api.message_requests]
     system = [_raw_field(r.body, "system") for r in api.message_requests]
-    assert len(raw) == 4 and len(set(raw)) == 1 and len(set(system)) == 1
+    assert len(raw) == 4
+    assert len(set(raw)) == 1
+    assert len(set(system)) == 1
 
 
 def _raw_field(body: bytes, name: str) -> str:
@@ -270,11 +288,14 @@ async def test_cancel_during_tools_answers_every_tool_use(
     assert result.status == "cancelled"
     results = session.messages[-1]["content"]
     assert [r["type"] for r in results] == ["tool_result"] * 3
-    assert results[0]["content"] == "read:fast" and not results[0]["is_error"]
-    assert results[1]["is_error"] and results[2]["is_error"]
+    assert results[0]["content"] == "read:fast"
+    assert not results[0]["is_error"]
+    assert results[1]["is_error"]
+    assert results[2]["is_error"]
     assert "Cancelled" in results[2]["content"]
     follow_up = await session.run("carry on")
-    assert follow_up.status == "completed" and follow_up.text == "continued after cancel"
+    assert follow_up.status == "completed"
+    assert follow_up.text == "continued after cancel"
     last_request = api.message_requests[-1].messages
     assert last_request[-1]["content"][-1]["text"] == "carry on"
 
@@ -318,9 +339,12 @@ async def test_plan_mode_offers_only_read_only_tools(
         tmp_path,
     ).run("plan it", mode="plan")
     names = [t["name"] for t in api.message_requests[0].tools]
-    assert "probe_write" not in names and "boom" not in names and "probe_read" in names
+    assert "probe_write" not in names
+    assert "boom" not in names
+    assert "probe_read" in names
     result = api.message_requests[1].tool_results()[0]
-    assert result["is_error"] and "No such tool" in result["content"]
+    assert result["is_error"]
+    assert "No such tool" in result["content"]
 
 
 async def test_transcript_records_requests_calls_and_renders_a_tree(
@@ -333,10 +357,14 @@ async def test_transcript_records_requests_calls_and_renders_a_tree(
     assert result.transcript.parent == tmp_path / "transcripts"
     records = list(read_records(result.transcript))
     kinds = [r["type"] for r in records]
-    assert kinds[0] == "session" and kinds.count("request") == 2 and kinds[-1] == "run_end"
+    assert kinds[0] == "session"
+    assert kinds.count("request") == 2
+    assert kinds[-1] == "run_end"
     assert "test-key" not in result.transcript.read_text()
     tree = render_tree(records)
-    assert "probe_read" in tree and "✓" in tree and "completed after 2 turns" in tree
+    assert "probe_read" in tree
+    assert "✓" in tree
+    assert "completed after 2 turns" in tree
 
 
 def test_tool_defaults_fail_closed() -> None:

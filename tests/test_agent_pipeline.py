@@ -64,8 +64,10 @@ async def test_permission_denial_tells_the_model_not_to_retry(tmp_path: Path) ->
     pipeline = Pipeline(ToolPool(all_test_tools()), permissions=DenyWrites())
     denied = await pipeline.execute(ToolCall("1", "probe_write", {"label": "x"}), _ctx(tmp_path))
     allowed = await pipeline.execute(ToolCall("2", "probe_read", {"label": "x"}), _ctx(tmp_path))
-    assert denied.is_error and "Permission denied" in str(denied.content)
-    assert "Do not retry" in str(denied.content) and "deny: probe_write" in str(denied.content)
+    assert denied.is_error
+    assert "Permission denied" in str(denied.content)
+    assert "Do not retry" in str(denied.content)
+    assert "deny: probe_write" in str(denied.content)
     assert not allowed.is_error
 
 
@@ -86,14 +88,16 @@ async def test_an_unresolved_ask_fails_closed(tmp_path: Path) -> None:
     result = await Pipeline(ToolPool([ProbeRead()]), permissions=LeavesItAsked()).execute(
         ToolCall("1", "probe_read", {"label": "x"}), _ctx(tmp_path)
     )
-    assert result.is_error and "reads a secret" in str(result.content)
+    assert result.is_error
+    assert "reads a secret" in str(result.content)
 
 
 async def test_hooks_block_rewrite_and_annotate(tmp_path: Path) -> None:
     blocked = await Pipeline(
         ToolPool([ProbeRead()]), hooks=RecordingHooks(block="policy says no")
     ).execute(ToolCall("1", "probe_read", {"label": "x"}), _ctx(tmp_path))
-    assert blocked.is_error and "Blocked by hook: policy says no" in str(blocked.content)
+    assert blocked.is_error
+    assert "Blocked by hook: policy says no" in str(blocked.content)
     hooks = RecordingHooks(rewrite={"label": "rewritten"})
     result = await Pipeline(ToolPool([ProbeRead()]), hooks=hooks).execute(
         ToolCall("2", "probe_read", {"label": "x"}), _ctx(tmp_path)
@@ -106,7 +110,8 @@ async def test_plan_mode_denies_writes_even_if_offered(tmp_path: Path) -> None:
     result = await Pipeline(ToolPool([ProbeWrite()])).execute(
         ToolCall("1", "probe_write", {"label": "x"}), _ctx(tmp_path, mode="plan")
     )
-    assert result.is_error and "plan mode" in str(result.content)
+    assert result.is_error
+    assert "plan mode" in str(result.content)
 
 
 async def test_cancelled_before_start_does_not_call(tmp_path: Path) -> None:
@@ -115,7 +120,8 @@ async def test_cancelled_before_start_does_not_call(tmp_path: Path) -> None:
     result = await Pipeline(ToolPool([ProbeWrite()])).execute(
         ToolCall("1", "probe_write", {"label": "x"}), ctx
     )
-    assert result.is_error and "Cancelled" in str(result.content)
+    assert result.is_error
+    assert "Cancelled" in str(result.content)
 
 
 async def test_deferred_tool_points_to_tool_search(tmp_path: Path) -> None:
@@ -128,9 +134,8 @@ async def test_deferred_tool_points_to_tool_search(tmp_path: Path) -> None:
     result = await Pipeline(pool).execute(
         ToolCall("1", "deferred_probe", {"label": 1}), _ctx(tmp_path)
     )
-    assert result.is_error and 'tool_search with query "select:deferred_probe"' in str(
-        result.content
-    )
+    assert result.is_error
+    assert 'tool_search with query "select:deferred_probe"' in str(result.content)
 
 
 def test_pool_filters_dedupes_with_builtins_winning_and_sorts() -> None:
@@ -152,7 +157,8 @@ def test_pool_filters_dedupes_with_builtins_winning_and_sorts() -> None:
     assert pool.find("probe_read").description() != "external duplicate"  # type: ignore[union-attr]
     assert pool.find("probe_alias") is pool.find("probe_read")
     read_only = ToolPool.assemble(all_test_tools(), pool_filter=PoolFilter(read_only=True))
-    assert "probe_write" not in read_only.names and "boom" not in read_only.names
+    assert "probe_write" not in read_only.names
+    assert "boom" not in read_only.names
     assert pool.api_tools() is pool.api_tools()
 
 
@@ -166,8 +172,10 @@ def test_compact_schema_has_no_titles_or_refs() -> None:
 
     schema = compact_json_schema(Outer)
     text = str(schema)
-    assert "$ref" not in text and "$defs" not in text
-    assert "'title': 'Inner'" not in text and "'title': 'Outer'" not in text
+    assert "$ref" not in text
+    assert "$defs" not in text
+    assert "'title': 'Inner'" not in text
+    assert "'title': 'Outer'" not in text
     assert schema["properties"]["inner"]["properties"]["title"] == {"type": "string"}
     assert schema["additionalProperties"] is False
 

@@ -29,4 +29,5 @@ def test_failure_message_and_location(panic: str) -> None:
     [failed] = [case for case in report.cases if case.outcome == "failed"]
     assert (failed.test_id, failed.file, failed.line) == ("t::a", "src/lib.rs", 3)
     assert failed.message.startswith("assertion")
-    assert "left" in failed.details and "right" in failed.details
+    assert "left" in failed.details
+    assert "right" in failed.details

@@ -59,7 +59,8 @@ def test_eslint_wins_over_biome_and_tsc_checks_types(tmp_path: Path) -> None:
     assert eslint.install == "pnpm install --frozen-lockfile (pnpm-lock.yaml)"
     assert "biome.json is also present; eslint is the linter (first match)" in plan.notes
     [tests] = _planner(root).tests(None)
-    assert tests.tool == "vitest" and "--reporter=json" in tests.argv
+    assert tests.tool == "vitest"
+    assert "--reporter=json" in tests.argv
     assert (
         "jest also in package.json; vitest runs"
         in _planner(root).detection("node", _planner(root).index.project(root)).notes
@@ -137,10 +138,12 @@ def test_pytest_when_configured_else_unittest_without_it(tmp_path: Path) -> None
     (venv / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
     root = _tree(tmp_path / "p", {"pyproject.toml": "[project]\nname='p'\n", "test_a.py": ""})
     [suite] = _planner(root).tests(None)
-    assert suite.tool == "unittest" and "neither configured nor installed in .venv/" in suite.why
+    assert suite.tool == "unittest"
+    assert "neither configured nor installed in .venv/" in suite.why
     (root / "conftest.py").write_text("")
     [suite] = _planner(root).tests(None)
-    assert suite.tool == "pytest" and suite.install == ".venv/bin/pip install pytest"
+    assert suite.tool == "pytest"
+    assert suite.install == ".venv/bin/pip install pytest"
 
 
 def test_go_rust_ruby(tmp_path: Path) -> None:
@@ -148,7 +151,8 @@ def test_go_rust_ruby(tmp_path: Path) -> None:
     assert _tools(list(_planner(go).lint([go / "a.go"]).runs)) == ["go vet", "gofmt"]
     rust = _tree(tmp_path / "rs", {"Cargo.toml": "[package]\nname='x'\n", "src/lib.rs": ""})
     [clippy] = _planner(rust).lint([rust / "src/lib.rs"]).runs
-    assert clippy.fallback is not None and clippy.fallback.tool == "cargo check"
+    assert clippy.fallback is not None
+    assert clippy.fallback.tool == "cargo check"
     assert clippy.env["CARGO_TARGET_DIR"] == "{cargo_target}"
     ruby = _tree(
         tmp_path / "rb",
@@ -159,9 +163,11 @@ def test_go_rust_ruby(tmp_path: Path) -> None:
         },
     )
     [rubocop] = _planner(ruby).lint([ruby / "a.rb"]).runs
-    assert rubocop.argv[:3] == ("bundle", "exec", "rubocop") and rubocop.install == "bundle install"
+    assert rubocop.argv[:3] == ("bundle", "exec", "rubocop")
+    assert rubocop.install == "bundle install"
     [rspec] = _planner(ruby).tests(None)
-    assert rspec.argv[:3] == ("bundle", "exec", "rspec") and rspec.format == "rspec-json"
+    assert rspec.argv[:3] == ("bundle", "exec", "rspec")
+    assert rspec.format == "rspec-json"
 
 
 def test_a_monorepo_checks_each_file_with_its_nearest_project(tmp_path: Path) -> None:

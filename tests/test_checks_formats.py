@@ -333,7 +333,8 @@ def test_go_test_json_per_test_and_build_failures() -> None:
     broken = parse_report("go-json", build, stderr, go_module="example.com/m")
     assert broken is not None
     [error] = broken.problems
-    assert error.outcome == "error" and error.test_id == "api"
+    assert error.outcome == "error"
+    assert error.test_id == "api"
     assert "undefined: y" in error.details
 
 
@@ -429,7 +430,8 @@ def test_mocha_and_rspec_reports() -> None:
         "pending": [],
     }
     report = parse_report("mocha-json", json.dumps(mocha))
-    assert report is not None and (report.passed, report.failed) == (1, 1)
+    assert report is not None
+    assert (report.passed, report.failed) == (1, 1)
     [failure] = report.problems
     assert (failure.test_id, failure.line, failure.message) == (
         "/w/test/m.js::math adds",
@@ -469,7 +471,8 @@ def test_mocha_and_rspec_reports() -> None:
         },
     }
     report = parse_report("rspec-json", json.dumps(rspec))
-    assert report is not None and (report.passed, report.failed) == (1, 1)
+    assert report is not None
+    assert (report.passed, report.failed) == (1, 1)
     [failure] = report.problems
     assert (failure.test_id, failure.file, failure.line) == (
         "./spec/a_spec.rb:4",
@@ -491,7 +494,8 @@ def test_unittest_summary_and_failure_blocks() -> None:
         + "\nRan 2 tests in 0.001s\n\nFAILED (failures=1)\n"
     )
     report = parse_report("unittest", "", out)
-    assert report is not None and (report.tests, report.passed, report.failed) == (2, 1, 1)
+    assert report is not None
+    assert (report.tests, report.passed, report.failed) == (2, 1, 1)
     [failure] = report.problems
     assert (failure.test_id, failure.file, failure.line, failure.message) == (
         "t.T.test_a",

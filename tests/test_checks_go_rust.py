@@ -156,7 +156,8 @@ async def test_cargo_test_failure_per_test(tmp_path: Path, registry: ShadowRegis
     [failure] = result["failures"]
     assert (failure["test"], failure["location"]) == ("tests::adds", "src/lib.rs:23")
     output = failure["output"].replace("`", "")  # Rust < 1.73 quotes the values
-    assert "left: 0" in output and "right: 4" in output
+    assert "left: 0" in output
+    assert "right: 4" in output
     assert failure["message"].startswith("assertion")  # the panic message, multi-line before 1.73
     one, _ = await call(tool, ctx, target="tests::labels")
     assert (one["status"], one["passed"], one["failed"]) == ("passed", 1, 0)

@@ -46,7 +46,8 @@ async def test_rubocop_and_rspec(tmp_path: Path, registry: ShadowRegistry) -> No
     [failure] = tests["failures"]
     assert failure["test"] == "./spec/calc_spec.rb:2"
     assert failure["location"] == "spec/calc_spec.rb:3"  # the failing line, not the `it`
-    assert "expected: 4" in failure["output"] and "/gems/" not in failure["output"]
+    assert "expected: 4" in failure["output"]
+    assert "/gems/" not in failure["output"]
 
     one, _ = await call(tool, make_ctx(ws, changes), target="spec/calc_spec.rb:6")
     assert (one["status"], one["passed"]) == ("passed", 1)

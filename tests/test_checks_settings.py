@@ -32,21 +32,27 @@ def test_entries_are_validated_one_by_one() -> None:
     valid, problems = validate_entries(raw, LintEntry, "lint")
     assert valid == [GOOD]
     assert len(problems) == 6
-    assert problems[1].startswith("lint[2] is invalid and ignored") and "jest-json" in problems[1]
-    assert "klingon" in problems[2] and "does not compile" in problems[3]
-    assert "lacks the named group(s) file" in problems[4] and "frmat" in problems[5]
+    assert problems[1].startswith("lint[2] is invalid and ignored")
+    assert "jest-json" in problems[1]
+    assert "klingon" in problems[2]
+    assert "does not compile" in problems[3]
+    assert "lacks the named group(s) file" in problems[4]
+    assert "frmat" in problems[5]
     entry = LintEntry.model_validate(GOOD)
-    assert entry.languages == ("shell",) and entry.label == "shellcheck"
+    assert entry.languages == ("shell",)
+    assert entry.label == "shellcheck"
     tests, _ = validate_entries(
         [{"command": ["go", "test", "-json", "{target}"], "format": "go-json"}], TestEntry, "tests"
     )
-    assert tests and TestEntry.model_validate(tests[0]).format == "go-json"
+    assert tests
+    assert TestEntry.model_validate(tests[0]).format == "go-json"
 
 
 @pytest.mark.parametrize("cwd", ["../elsewhere", "/etc", "a/../../b", "~/x"])
 def test_an_entry_cannot_run_outside_the_workspace(cwd: str) -> None:
     valid, problems = validate_entries([{"command": ["make"], "cwd": cwd}], TestEntry, "tests")
-    assert valid == [] and "inside the workspace" in problems[0]
+    assert valid == []
+    assert "inside the workspace" in problems[0]
 
 
 def test_backreferences_are_refused_with_a_reason() -> None:
@@ -91,7 +97,8 @@ def test_project_commands_need_trusted_project_settings(tmp_path: Path) -> None:
         {"trustProjectSettings": False, "lint": [{"command": ["mine", "{paths}"]}]}, "editor"
     )
     lint, tests = check_entries(state)
-    assert [e.command for e in lint] == [("mine", "{paths}")] and tests == ()
+    assert [e.command for e in lint] == [("mine", "{paths}")]
+    assert tests == ()
     state.set_editor({"trustProjectSettings": False}, "editor")
     assert check_entries(state) == ((), ())
 

@@ -125,14 +125,16 @@ async def test_vitest_failure_structured_then_staged_fix_passes(
     assert failure["location"] == "test/math.test.ts:6"
     assert "expected +0 to be 4" in failure["message"]
     assert "node_modules" not in failure["output"]  # the runner's own frames are dropped
-    assert "vitest" in failed["why"] and "raw" not in failed
+    assert "vitest" in failed["why"]
+    assert "raw" not in failed
 
     one, _ = await call(tool, make_ctx(ws, changes), target=failure["test"])
     assert (one["passed"], one["failed"], one["skipped"]) == (0, 1, 1)  # only that test ran
 
     stage(changes, project / "src" / "math.ts", MATH_FIXED)
     passed, _ = await call(tool, make_ctx(ws, changes))
-    assert passed["status"] == "passed" and passed["passed"] == 2
+    assert passed["status"] == "passed"
+    assert passed["passed"] == 2
     assert tree_state(project) == before
     assert _npm_entries() == npm_before  # vitest's cache went to the shadow's node_modules
 
@@ -149,5 +151,6 @@ async def test_tools_missing_from_node_modules_name_the_install_command(
     assert all(p["install"] == "npm ci (package-lock.json)" for p in result["problems"])
     assert "npm ci" in result["problems"][0]["message"]
     tests, is_error = await call(RunTestsTool(shadows=registry), ctx)
-    assert is_error and tests["status"] == "missing"
+    assert is_error
+    assert tests["status"] == "missing"
     assert "npm ci" in tests["message"]

@@ -118,12 +118,15 @@ async def test_claude_codes_documented_bash_validator_blocks_grep_as_documented(
     }
     hooks = CommandHooks(_config(settings), transcript_dir=tmp_path / "t")
     blocked = await _call(root, hooks, "run_command", command="grep -r TODO src")
-    assert blocked.is_error and "Blocked by hook" in str(blocked.content)
+    assert blocked.is_error
+    assert "Blocked by hook" in str(blocked.content)
     assert "• Use 'rg' (ripgrep) instead of 'grep'" in str(blocked.content)
     find = await _call(root, hooks, "run_command", command="find src -name '*.py'")
-    assert find.is_error and "instead of 'find -name'" in str(find.content)
+    assert find.is_error
+    assert "instead of 'find -name'" in str(find.content)
     fine = await _call(root, hooks, "run_command", command="echo fine")
-    assert not fine.is_error and "fine" in str(fine.content)
+    assert not fine.is_error
+    assert "fine" in str(fine.content)
     piped = await _call(root, hooks, "run_command", command="grep x notes.md | wc -l")
     assert not piped.is_error  # the documented exception: grep in a pipeline
 
@@ -157,7 +160,8 @@ async def test_the_payload_uses_claude_codes_names_and_fields(root: Path, tmp_pa
         "content": "hello\n",
     }
     grep = seen[("Grep", "grep")]
-    assert grep["output_mode"] == "files_with_matches" and grep["-i"] is True
+    assert grep["output_mode"] == "files_with_matches"
+    assert grep["-i"] is True
     assert grep["pattern"] == "two"
     assert seen[("Glob", "list_files")] == {"pattern": "**/*.py", "path": str(root)}
     assert seen[("LS", "list_files")] == {"path": str(root / "src")}
@@ -198,7 +202,8 @@ async def test_updated_input_in_claude_codes_words_is_mapped_back(
         transcript_dir=tmp_path / "t",
     )
     result = await _call(root, hooks, "run_command", command="echo hello")
-    assert not result.is_error and "hello world" in str(result.content)
+    assert not result.is_error
+    assert "hello world" in str(result.content)
     moved = (
         "import json, sys; data = json.load(sys.stdin); "
         f"print(json.dumps({{'hookSpecificOutput': {{'updatedInput': "
@@ -227,8 +232,11 @@ async def test_post_tool_use_gets_claude_codes_tool_response(root: Path, tmp_pat
     await _call(root, hooks, "edit_file", path="notes.md", old_string="one", new_string="1")
     responses = {e["tool_name"]: e["tool_response"] for e in _seen(out)}
     bash = responses["Bash"]
-    assert bash["stdout"] == "out" and bash["stderr"] == "err" and bash["exitCode"] == 3
-    assert bash["interrupted"] is False and bash["success"] is False
+    assert bash["stdout"] == "out"
+    assert bash["stderr"] == "err"
+    assert bash["exitCode"] == 3
+    assert bash["interrupted"] is False
+    assert bash["success"] is False
     read = responses["Read"]["file"]
     assert read == {
         "filePath": str(root / "notes.md"),
@@ -239,7 +247,8 @@ async def test_post_tool_use_gets_claude_codes_tool_response(root: Path, tmp_pat
     }
     assert responses["Write"]["type"] == "create"
     assert responses["Write"]["filePath"] == str(root / "new.txt")
-    assert responses["Edit"]["oldString"] == "one" and responses["Edit"]["newString"] == "1"
+    assert responses["Edit"]["oldString"] == "one"
+    assert responses["Edit"]["newString"] == "1"
     assert all("content" in r and "success" in r for r in responses.values())
 
 
@@ -255,10 +264,12 @@ async def test_an_if_rule_decides_per_call_and_part_by_part(root: Path, tmp_path
     listing = await _call(root, hooks, "run_command", command="ls")
     assert not listing.is_error  # before: the hook ran, and blocked, every command
     hidden = await _call(root, hooks, "run_command", command="ls && rm -rf src")
-    assert hidden.is_error and "no rm here" in str(hidden.content)
+    assert hidden.is_error
+    assert "no rm here" in str(hidden.content)
     assert (root / "src").is_dir()
     wrapped = await _call(root, hooks, "run_command", command="timeout 5 rm -rf src")
-    assert wrapped.is_error and (root / "src").is_dir()
+    assert wrapped.is_error
+    assert (root / "src").is_dir()
 
 
 async def test_an_if_rule_on_paths_and_bad_if_rules(root: Path, tmp_path: Path) -> None:
@@ -373,7 +384,8 @@ async def test_session_start_runs_once_and_its_context_reaches_the_model(
     await session.end("other")
     seen = [json.loads(line) for line in out.read_text().splitlines()]
     assert [e["hook_event_name"] for e in seen] == ["SessionStart", "SessionEnd"]
-    assert seen[0]["source"] == "startup" and seen[1]["reason"] == "other"
+    assert seen[0]["source"] == "startup"
+    assert seen[1]["reason"] == "other"
     assert os.path.isfile(seen[0]["transcript_path"])  # noqa: ASYNC240
 
 
@@ -410,7 +422,8 @@ async def test_notification_hooks_hear_of_permission_prompts(root: Path, tmp_pat
     pipeline = Pipeline(ToolPool(builtin_tools()), permissions=policy)
     ctx = ToolContext(session_id="sess", workspace=workspace, changes=ChangeSet())
     result = await pipeline.execute(ToolCall("t1", "run_command", {"command": "touch x"}), ctx)
-    assert result.is_error and len(answer.asked) == 1
+    assert result.is_error
+    assert len(answer.asked) == 1
     for task in list(hooks._background):
         await task
     [seen] = _seen(out)
@@ -433,10 +446,12 @@ async def test_subagent_stop_can_keep_a_sub_agent_going(root: Path, tmp_path: Pa
     assert runner is not None  # the `task` tool finds the method this way
     ctx = ToolContext(session_id="sub-1", workspace=Workspace([root]), changes=ChangeSet())
     first = await runner.subagent_stop(ctx, agent_type="explore", stop_hook_active=False)
-    assert first.block and first.message == "list the tests too"
+    assert first.block
+    assert first.message == "list the tests too"
     again = await runner.subagent_stop(ctx, agent_type="explore", stop_hook_active=True)
     other = await runner.subagent_stop(ctx, agent_type="general-purpose", stop_hook_active=False)
-    assert not again.block and not other.block
+    assert not again.block
+    assert not other.block
 
 
 # -- outputs ---------------------------------------------------------------------------------
@@ -464,7 +479,8 @@ async def test_system_message_reaches_the_user_and_suppress_output_the_transcrip
     records = [r for r in read_records(transcripts / "sess.jsonl") if r["type"] == "hook"]
     assert [r["event"] for r in records] == ["PostToolUse", "PostToolUse"]
     assert "formatter rewrote" in str(records[0]["stdout"])
-    assert "stdout" not in records[1] and records[1]["stdout_suppressed"] is True
+    assert "stdout" not in records[1]
+    assert records[1]["stdout_suppressed"] is True
 
 
 async def test_async_hooks_do_not_hold_the_call(root: Path, tmp_path: Path) -> None:
@@ -477,7 +493,8 @@ async def test_async_hooks_do_not_hold_the_call(root: Path, tmp_path: Path) -> N
     # the hook waits for `go`, which exists only once the call is over: a hook that held
     # the call would never finish (and its exit 2 would have blocked it)
     result = await _call(root, hooks, "read_file", path="notes.md")
-    assert not result.is_error and "one" in str(result.content)
+    assert not result.is_error
+    assert "one" in str(result.content)
     go.touch()
     for task in list(hooks._background):
         await task

@@ -84,7 +84,8 @@ def test_managed_settings_come_last_and_win(paths: dict[str, Path]) -> None:
     )
     safety = _load(paths, section={"allowBypassPermissions": True, "model": "claude-x"})
     assert safety.mode == "default"  # the managed mode, over the user's and the project's
-    assert "Bash(curl:*)" in _texts(safety, "deny") and "Bash" in _texts(safety, "allow")
+    assert "Bash(curl:*)" in _texts(safety, "deny")
+    assert "Bash" in _texts(safety, "allow")
     assert not safety.bypass_enabled  # the user's opt-in does not beat the administrator
     assert safety.env["X"] == "managed"
     # a managed model wins even over an agentls setting that chose one
@@ -140,7 +141,8 @@ def test_the_managed_path_is_claude_codes_and_overridable(
     _write(paths["managed"].parent / "managed-settings.d" / "10-extra.json", {"env": {"Y": "1"}})
     monkeypatch.setenv("AGENTLS_MANAGED_SETTINGS", str(paths["managed"]))
     safety = load_safety([paths["root"]], home=paths["home"])
-    assert "Bash(rm:*)" in _texts(safety, "deny") and safety.env == {"Y": "1"}
+    assert "Bash(rm:*)" in _texts(safety, "deny")
+    assert safety.env == {"Y": "1"}
 
 
 # -- env ---------------------------------------------------------------------------------------
@@ -165,7 +167,8 @@ def test_env_merges_and_a_project_cannot_change_what_runs(paths: dict[str, Path]
     )
     _project(paths, {"env": {"APP_MODE": "test", **HOSTILE_PROJECT_ENV}})
     safety = _load(paths, section={"env": {"EDITOR_SET": "1"}})
-    assert safety.env["TEAM"] == "core" and safety.env["APP_MODE"] == "test"
+    assert safety.env["TEAM"] == "core"
+    assert safety.env["APP_MODE"] == "test"
     assert safety.env["EDITOR_SET"] == "1"
     assert safety.env["PATH"] == "/opt/mine/bin:/usr/bin"  # the user's own, kept
     for name in HOSTILE_PROJECT_ENV:
@@ -219,7 +222,8 @@ async def test_env_reaches_commands_hooks_and_mcp_servers(
     )
     try:
         tools = await asyncio.wait_for(manager.tools(), 60)
-        assert tools and seen.read_text().strip() == "from-settings"  # the MCP server
+        assert tools
+        assert seen.read_text().strip() == "from-settings"  # the MCP server
     finally:
         await manager.aclose()
 

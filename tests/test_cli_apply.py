@@ -42,10 +42,12 @@ def test_a_dry_run_names_apply_and_apply_writes_without_the_model(
     applied = run_cli("apply", session[:6], env=env)  # a prefix, from anywhere
     assert applied.code == 0, applied.stdout + applied.stderr
     assert "v10 = 100" in (root / "values.py").read_text()
-    assert "values.py" in applied.stdout and "written" in applied.stdout
+    assert "values.py" in applied.stdout
+    assert "written" in applied.stdout
     assert len(api.requests) == requests  # no model request
     again = run_cli("apply", session, env=env)
-    assert again.code == 0 and "Nothing staged" in again.stdout
+    assert again.code == 0
+    assert "Nothing staged" in again.stdout
 
 
 def test_apply_rebases_onto_the_users_later_change(
@@ -58,10 +60,12 @@ def test_apply_rebases_onto_the_users_later_change(
     applied = run_cli("apply", session, "--json", env=env)
     assert applied.code == 0, applied.stdout + applied.stderr
     result = json.loads(applied.stdout)
-    assert result["applied"] is True and not result.get("conflicts")
+    assert result["applied"] is True
+    assert not result.get("conflicts")
     assert [Path(s["path"]).name for s in result["stale"]] == ["values.py"]
     text = (root / "values.py").read_text()
-    assert "v10 = 100\n" in text and "v11 = 'user'\n" in text
+    assert "v10 = 100\n" in text
+    assert "v11 = 'user'\n" in text
 
 
 def test_apply_leaves_a_conflict_staged_and_overwrites_nothing(
@@ -74,7 +78,8 @@ def test_apply_leaves_a_conflict_staged_and_overwrites_nothing(
     (root / "values.py").write_text(mine)
     applied = run_cli("apply", session, env=env)
     assert applied.code == 1
-    assert "not applied" in applied.stdout and "overlap" in applied.stdout
+    assert "not applied" in applied.stdout
+    assert "overlap" in applied.stdout
     assert (root / "values.py").read_text() == mine
     listed = json.loads(run_cli("sessions", "-w", str(root), "--json", env=env).stdout)
     assert [Path(p).name for p in listed[0]["staged"]] == ["values.py"]
@@ -101,11 +106,13 @@ def test_apply_refuses_a_path_swapped_for_a_symlink_out_of_the_workspace(
     assert not (outside / "new.txt").exists()
     assert (root / "ok.txt").read_text() == "fine\n"  # the rest of the run is written
     flat = " ".join(applied.stdout.split())
-    assert "outside the workspace" in flat and "new.txt" in flat
+    assert "outside the workspace" in flat
+    assert "new.txt" in flat
 
 
 def test_apply_of_an_unknown_session_is_a_clear_error(tmp_path: Path) -> None:
     env = cli_env(None, tmp_path / "state")
     result = run_cli("apply", "nosuchsession", env=env)
     assert result.code == 2
-    assert "no saved session" in result.stderr and "Traceback" not in result.stderr
+    assert "no saved session" in result.stderr
+    assert "Traceback" not in result.stderr

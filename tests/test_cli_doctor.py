@@ -21,8 +21,10 @@ def test_doctor_passes_with_a_working_endpoint(tmp_path: Path) -> None:
         result = run_cli("doctor", "-w", str(tmp_path), env=env)
         assert result.code == 0, result.stdout + result.stderr
         assert "agentls is ready" in result.stdout
-        assert "Python" in result.stdout and "pygls" in result.stdout
-        assert "ruff" in result.stdout and "nvim" in result.stdout
+        assert "Python" in result.stdout
+        assert "pygls" in result.stdout
+        assert "ruff" in result.stdout
+        assert "nvim" in result.stdout
         request = api.requests[0]
         assert request.json["max_tokens"] == 1  # a tiny request
 
@@ -34,7 +36,8 @@ def test_doctor_explains_a_rejected_key(tmp_path: Path) -> None:
     assert result.code == 1, result.stdout + result.stderr
     checks = _checks(result.stdout)
     ping = next(c for k, c in checks.items() if k.startswith("model:request"))
-    assert ping["status"] == "fail" and "401" in str(ping["detail"])
+    assert ping["status"] == "fail"
+    assert "401" in str(ping["detail"])
     assert "ANTHROPIC_API_KEY" in str(ping["detail"])
 
 
@@ -46,7 +49,8 @@ def test_doctor_explains_an_unreachable_endpoint(tmp_path: Path) -> None:
     env = cli_env(f"http://127.0.0.1:{port}", tmp_path)
     result = run_cli("doctor", "-w", str(tmp_path), env=env)
     assert result.code == 1, result.stdout + result.stderr
-    assert "cannot connect to" in result.stdout and str(port) in result.stdout
+    assert "cannot connect to" in result.stdout
+    assert str(port) in result.stdout
     assert "essential check(s) failed" in result.stdout
 
 
@@ -54,7 +58,8 @@ def test_doctor_without_credentials_says_how_to_set_them(tmp_path: Path) -> None
     result = run_cli("doctor", "--json", "-w", str(tmp_path), env=cli_env(None, tmp_path))
     assert result.code == 1
     creds = _checks(result.stdout)["model:credentials"]
-    assert creds["status"] == "fail" and "ANTHROPIC_API_KEY" in str(creds["detail"])
+    assert creds["status"] == "fail"
+    assert "ANTHROPIC_API_KEY" in str(creds["detail"])
 
 
 def test_doctor_explains_a_wrong_endpoint_path(tmp_path: Path) -> None:
@@ -63,5 +68,6 @@ def test_doctor_explains_a_wrong_endpoint_path(tmp_path: Path) -> None:
         result = run_cli("doctor", "--json", "-w", str(tmp_path), env=env)
     assert result.code == 1, result.stdout + result.stderr
     ping = next(c for k, c in _checks(result.stdout).items() if k.startswith("model:request"))
-    assert ping["status"] == "fail" and "404" in str(ping["detail"])
+    assert ping["status"] == "fail"
+    assert "404" in str(ping["detail"])
     assert "ANTHROPIC_BASE_URL" in str(ping["detail"])

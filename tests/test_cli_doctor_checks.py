@@ -22,17 +22,17 @@ def test_doctor_lists_detected_and_configured_checks_with_reasons(tmp_path: Path
     result = run_cli("doctor", "--json", "-w", str(workspace), env=cli_env(None, tmp_path))
     checks = {f"{c['group']}:{c['name']}": c for c in json.loads(result.stdout)["checks"]}
     eslint = checks["lint:eslint (ts)"]
-    assert eslint["status"] == "warn" and "npm ci (package-lock.json)" in eslint["detail"]
+    assert eslint["status"] == "warn"
+    assert "npm ci (package-lock.json)" in eslint["detail"]
     assert "eslint.config.mjs" in eslint["detail"]
     vet = checks["lint:go vet (go)"]
-    assert (
-        vet["status"] == "ok"
-        and "go/go.mod" in vet["detail"]
-        and "vet -json ./..." in vet["detail"]
-    )
+    assert vet["status"] == "ok"
+    assert "go/go.mod" in vet["detail"]
+    assert "vet -json ./..." in vet["detail"]
     assert checks["tests:vitest (ts)"]["status"] == "warn"
     assert checks["tests:go test (go)"]["status"] == "ok"
     configured = checks["lint:sqlcheck"]
-    assert configured["status"] == "warn" and "pip install sqlcheck" in configured["detail"]
+    assert configured["status"] == "warn"
+    assert "pip install sqlcheck" in configured["detail"]
     assert "`lint` setting" in configured["detail"]
     assert "bogus" in checks["lint:settings"]["detail"]

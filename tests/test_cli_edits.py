@@ -44,7 +44,8 @@ def test_dry_run_keeps_files_and_later_edits_replace_earlier_ones(tmp_path: Path
     first = ledger.handle(
         types.WorkspaceEdit(document_changes=[_edit(target, (0, 0), (1, 0), "X = 2\n")])
     )
-    assert not first.applied and first.failure_reason == "dry run"
+    assert not first.applied
+    assert first.failure_reason == "dry run"
     # the server re-sends all staged edits, computed against the unchanged disk
     both = [_edit(target, (0, 0), (2, 0), "X = 2\nY = 2\n")]
     ledger.handle(types.WorkspaceEdit(document_changes=both))
@@ -65,13 +66,15 @@ def test_an_edit_is_all_or_nothing(tmp_path: Path) -> None:
             ]
         )
     )
-    assert not result.applied and "does not exist" in (result.failure_reason or "")
+    assert not result.applied
+    assert "does not exist" in (result.failure_reason or "")
     assert good.read_text() == "A = 1\n"
     outside = tmp_path.parent / "outside.py"
     refused = ledger.handle(
         types.WorkspaceEdit(document_changes=[types.CreateFile(uri=outside.as_uri())])
     )
-    assert not refused.applied and "outside the workspace" in (refused.failure_reason or "")
+    assert not refused.applied
+    assert "outside the workspace" in (refused.failure_reason or "")
     assert not outside.exists()
 
 
@@ -93,14 +96,18 @@ def test_create_rename_delete_and_refusing_after_cancel(tmp_path: Path) -> None:
         )
     )
     assert result.applied, result.failure_reason
-    assert new.read_text() == "NEW = 1\n" and (tmp_path / "moved.py").read_text() == "OLD = 1\n"
-    assert not (tmp_path / "old.py").exists() and not (tmp_path / "gone.py").exists()
+    assert new.read_text() == "NEW = 1\n"
+    assert (tmp_path / "moved.py").read_text() == "OLD = 1\n"
+    assert not (tmp_path / "old.py").exists()
+    assert not (tmp_path / "gone.py").exists()
     diff = ledger.diff()
     assert "rename from old.py\nrename to moved.py" in diff
-    assert "deleted file mode 100644" in diff and "+++ b/pkg/new.py" in diff
+    assert "deleted file mode 100644" in diff
+    assert "+++ b/pkg/new.py" in diff
     ledger.refusing = "cancelled by the user"
     late = ledger.handle(types.WorkspaceEdit(document_changes=[types.DeleteFile(uri=new.as_uri())]))
-    assert not late.applied and late.failure_reason == "cancelled by the user"
+    assert not late.applied
+    assert late.failure_reason == "cancelled by the user"
     assert new.exists()
 
 

@@ -28,9 +28,11 @@ def test_auto_mode_without_an_allow_rule_says_why_and_exits_1(
     result = run_cli("run", "bump", "-w", str(workspace), "--mode", "auto", "--apply", env=env)
     out = result.stdout
     assert result.code == 1, out + result.stderr
-    assert "refused: Editing calc.py" in out and "approval" in out
+    assert "refused: Editing calc.py" in out
+    assert "approval" in out
     assert re.search(r"--allow 'edit_file\([^)]*calc\.py\)'", out), out
-    assert "--allow edit_file" in out and "--permission-mode acceptEdits" in out
+    assert "--allow edit_file" in out
+    assert "--permission-mode acceptEdits" in out
     assert "Every edit the run asked for was refused" in out
     assert (workspace / "calc.py").read_text() == "X = 1\n"
 

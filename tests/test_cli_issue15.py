@@ -38,7 +38,8 @@ def test_a_command_expands_and_an_unknown_one_is_a_clear_error(
     assert done.code == 0, done.stdout + done.stderr
     sent = api.message_requests[-1].json["messages"][0]["content"]
     text = "\n".join(b.get("text", "") for b in sent)
-    assert "Review @src/app.py." in text and "def main():" in text
+    assert "Review @src/app.py." in text
+    assert "def main():" in text
     unknown = run_cli("run", "/deploy now", "-w", str(root), env=env)
     assert unknown.code == 1
     assert "unknown command /deploy (known commands: /review)" in unknown.stdout + unknown.stderr
@@ -46,7 +47,8 @@ def test_a_command_expands_and_an_unknown_one_is_a_clear_error(
     assert listed.code == 0, listed.stderr
     assert [c["name"] for c in json.loads(listed.stdout)["commands"]] == ["review"]
     table = run_cli("commands", "-w", str(root), env=env)
-    assert "/review" in table.stdout and "Review a file (project)" in table.stdout
+    assert "/review" in table.stdout
+    assert "Review a file (project)" in table.stdout
 
 
 def test_a_skill_from_the_users_home(api: ScriptedMessagesServer, tmp_path: Path) -> None:
@@ -84,7 +86,8 @@ def test_web_fetch_refuses_a_private_address_and_says_which_setting(
     assert done.code == 0, done.stdout + done.stderr
     assert "✗ Fetching" in done.stdout
     result = api.message_requests[-1].json["messages"][-1]["content"][0]
-    assert result["is_error"] and "loopback address" in result["content"]
+    assert result["is_error"]
+    assert "loopback address" in result["content"]
     assert "webFetch.allowedPrivateAddresses" in result["content"]
 
 
@@ -116,6 +119,7 @@ def test_notebook_edit_applied_from_the_cli(tmp_path: Path) -> None:
     assert done.code == 0, done.stdout + done.stderr
     notebook = nbformat.read(root / "sales.ipynb", as_version=4)
     nbformat.validate(notebook)
-    assert notebook.cells[1].source == "values = [9]" and notebook.cells[1].outputs == []
+    assert notebook.cells[1].source == "values = [9]"
+    assert notebook.cells[1].outputs == []
     shown = run_cli("tool", "read_file", '{"path": "sales.ipynb"}', "-w", str(root), env=env)
     assert '<cell cell_id="load" cell_number=1 type=code>' in shown.stdout

@@ -42,7 +42,8 @@ def test_tools_without_approval_say_how_to_approve(workspace: Path, tmp_path: Pa
     listed = run_cli("tools", "--json", "-w", str(workspace), env=_env(tmp_path))
     assert listed.code == 0, listed.stderr
     assert not any(n.startswith("mcp__") for n in _names(listed.stdout))
-    assert "need your approval" in listed.stderr and "--allow-mcp" in listed.stderr
+    assert "need your approval" in listed.stderr
+    assert "--allow-mcp" in listed.stderr
     assert not (tmp_path / "evil.started").exists()
 
 
@@ -56,7 +57,8 @@ def test_allow_mcp_by_name_starts_only_that_server(workspace: Path, tmp_path: Pa
     assert not (tmp_path / "evil.started").exists()  # named servers only
     assert "evil" in listed.stderr  # still waiting, and said so
     table = run_cli("tools", "--allow-mcp=proj", "-w", str(workspace), env=env)
-    assert table.code == 0 and "mcp__proj__echo" in table.stdout
+    assert table.code == 0
+    assert "mcp__proj__echo" in table.stdout
     called = run_cli(
         "tool", "mcp__proj__echo", '{"text": "hi", "times": 2}', "--allow-mcp=proj",
         "-w", str(workspace), env=env,
@@ -91,7 +93,8 @@ def test_a_run_uses_the_servers_allowed_on_the_command_line(
     )  # fmt: skip
     assert result.code == 0, result.stdout + result.stderr
     payload: dict[str, Any] = json.loads(result.stdout)
-    assert payload["status"] == "completed" and payload["text"] == "It is 42."
+    assert payload["status"] == "completed"
+    assert payload["text"] == "It is 42."
     assert api.message_requests[1].tool_results()[0]["content"] == "42"
     assert "evil" in result.stderr  # --json: stdout is the result, notices go to stderr
     assert not (tmp_path / "evil.started").exists()
@@ -109,8 +112,10 @@ def test_doctor_reports_each_mcp_server(workspace: Path, tmp_path: Path) -> None
     user_file.write_text(json.dumps({"mcpServers": servers}))
     result = run_cli("doctor", "--json", "--timeout", "60", "-w", str(workspace), env=env)
     checks = {c["name"]: c for c in json.loads(result.stdout)["checks"] if c["group"] == "mcp"}
-    assert checks["mine"]["status"] == "ok" and "tools" in checks["mine"]["detail"]
-    assert checks["broken"]["status"] == "warn" and "not found" in checks["broken"]["detail"]
+    assert checks["mine"]["status"] == "ok"
+    assert "tools" in checks["mine"]["detail"]
+    assert checks["broken"]["status"] == "warn"
+    assert "not found" in checks["broken"]["detail"]
     assert checks["config odd"]["status"] == "warn"
     assert "needs `command`" in checks["config odd"]["detail"]
     for name in ("proj", "evil"):

@@ -65,6 +65,7 @@ def test_mcp_questions_are_answered_on_the_terminal(
     flat = " ".join(plain.split())  # the terminal wraps long lines
     assert "defines MCP servers that agentls would start" in flat
     assert "MCP server 'demo' asks: Deploy prod?" in flat
-    assert typed and choices == len(CHOICES)
+    assert typed
+    assert choices == len(CHOICES)
     result = api.message_requests[1].tool_results()[0]
     assert result["content"] == "deployed prod to us (confirm=True, note='from the tty')", plain

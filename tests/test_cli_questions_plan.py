@@ -102,13 +102,16 @@ def test_a_question_and_a_plan_answered_at_the_terminal(
     )
     assert code == 0, out[-3000:]
     assert "Formats — Which formats should be accepted?" in out
-    assert "1) ISO — 2024-01-31" in out and "4) Other…" in out
+    assert "1) ISO — 2024-01-31" in out
+    assert "4) Other…" in out
     (answer,) = _tool_results(api, 1)[1:]
     assert '"ISO"; in their own words: "also epoch millis"' in str(answer["content"])
-    assert "The agent's plan" in out and "Set X to 2 in a.py" in out.replace("`", "")
+    assert "The agent's plan" in out
+    assert "Set X to 2 in a.py" in out.replace("`", "")
     assert "1) Approve and let the agent edit (review)" in out
     assert "Plan approved: the agent now makes the changes (edits for review)" in out
-    assert "Todo 0/2 · Changing X" in out and "[~] Changing X" in out
+    assert "Todo 0/2 · Changing X" in out
+    assert "[~] Changing X" in out
     assert (workspace / "a.py").read_text() == "X = 2\n"
 
 
@@ -125,8 +128,10 @@ def test_without_a_terminal_nobody_is_asked_and_the_plan_is_not_left(
     assert done.code == 0, done.stderr
     assert json.loads(done.stdout)["status"] == "completed"
     asked, planned = _tool_results(api, 1)
-    assert asked["is_error"] and "proceed on your best assumption" in str(asked["content"])
-    assert planned["is_error"] and "No one can approve a plan here" in str(planned["content"])
+    assert asked["is_error"]
+    assert "proceed on your best assumption" in str(asked["content"])
+    assert planned["is_error"]
+    assert "No one can approve a plan here" in str(planned["content"])
     assert (workspace / "a.py").read_text() == "X = 1\n"
 
 

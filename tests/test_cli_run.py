@@ -71,15 +71,21 @@ def test_apply_writes_every_change_and_reports_them(
     assert not list(workspace.rglob("*.agentls")), "no temporary files left behind"
     out = result.stdout
     # plain text when not a terminal: no spinner, no escape sequences
-    assert "\x1b[" not in out and "⠋" not in out
-    assert "→ Reading app.py" in out and "→ Editing pkg/util.py" in out
-    assert "Reading first." in out and "Changed **main** and helper." in out
-    assert "completed" in out and "Files changed (written)" in out
+    assert "\x1b[" not in out
+    assert "⠋" not in out
+    assert "→ Reading app.py" in out
+    assert "→ Editing pkg/util.py" in out
+    assert "Reading first." in out
+    assert "Changed **main** and helper." in out
+    assert "completed" in out
+    assert "Files changed (written)" in out
     for name in ("app.py", "pkg/util.py", "pkg/new_mod.py", OLD):
         assert name in out
-    assert "Token usage" in out and "output" in out
+    assert "Token usage" in out
+    assert "output" in out
     # the scripted endpoint has no known price: cost n/a, and why
-    assert "n/a" in out and "no price known" in out
+    assert "n/a" in out
+    assert "no price known" in out
     assert "+    return 2  # ünïcode ✓ 🎉" in out  # the unified diff at the end
     assert api.remaining == 0
 
@@ -99,7 +105,8 @@ def test_dry_run_shows_the_diff_and_writes_nothing(
     assert result.code == 0, result.stdout + result.stderr
     assert snapshot(workspace) == before
     flat = " ".join(result.stdout.split())
-    assert "not written: dry run" in flat and " apply " in flat  # `agentls apply SESSION`
+    assert "not written: dry run" in flat
+    assert " apply " in flat  # `agentls apply SESSION`
     assert "without running the model again" in flat
     assert "diff --git a/pkg/util.py b/pkg/util.py" in result.stdout
 
@@ -122,7 +129,8 @@ def test_diff_prints_only_a_patch_that_applies(
     assert result.stdout.startswith("diff --git "), result.stdout[:200]
     assert "→ Reading app.py" in result.stderr, "progress goes to stderr"
     assert "\\ No newline at end of file" in result.stdout
-    assert "deleted file mode" in result.stdout and "new file mode" in result.stdout
+    assert "deleted file mode" in result.stdout
+    assert "new file mode" in result.stdout
     # the patch reproduces the agent's result on a pristine copy
     copy = tmp_path / "copy"
     shutil.copytree(workspace, copy)
@@ -155,11 +163,13 @@ def test_patch_file_and_json_result(
     )
     assert result.code == 0, result.stderr
     payload = json.loads(result.stdout)  # the result object and nothing else
-    assert payload["status"] == "completed" and payload["session"]
+    assert payload["status"] == "completed"
+    assert payload["session"]
     assert payload["text"].endswith("Added new_mod.")
     assert payload["usage"]["output_tokens"] >= 17
     edit = payload["edit"]
-    assert edit["applied"] is False and edit["reason"] == "dry run"
+    assert edit["applied"] is False
+    assert edit["reason"] == "dry run"
     assert sorted(Path(u).name for u in edit["files"]) == [
         "app.py",
         "new_mod.py",
@@ -186,7 +196,8 @@ def test_failed_run_exits_1_with_the_error(
     )
     assert result.code == 1, result.stdout + result.stderr
     payload = json.loads(result.stdout)
-    assert payload["status"] == "failed" and "prompt is too long" in payload["error"]
+    assert payload["status"] == "failed"
+    assert "prompt is too long" in payload["error"]
 
 
 def test_plan_mode_and_unknown_session(
@@ -241,8 +252,10 @@ def test_missing_key_fails_with_a_clear_message(workspace: Path, tmp_path: Path)
     state = tmp_path / "state"
     result = run_cli("run", "hello", "-w", str(workspace), env=cli_env(None, state))
     assert result.code == 1
-    assert "no API key" in result.stderr and "ANTHROPIC_API_KEY" in result.stderr
-    assert "ANTHROPIC_BASE_URL" in result.stderr and "agentls demo" in result.stderr
+    assert "no API key" in result.stderr
+    assert "ANTHROPIC_API_KEY" in result.stderr
+    assert "ANTHROPIC_BASE_URL" in result.stderr
+    assert "agentls demo" in result.stderr
     assert "Traceback" not in result.stdout + result.stderr
     assert not list(state.rglob("*.state.json")), "no session is recorded"
     assert not list(state.rglob("*.jsonl"))

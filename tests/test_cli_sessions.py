@@ -27,7 +27,8 @@ def test_sessions_lists_and_resume_continues_in_a_new_process(
     assert entries[0]["first_prompt"] == "Note that the sky is green."
     assert json.loads(run_cli("sessions", "-w", str(other), "--json", env=env).stdout) == []
     table = run_cli("sessions", "-w", str(workspace), env=env)
-    assert session[:6] in table.stdout and "completed" in table.stdout
+    assert session[:6] in table.stdout
+    assert "completed" in table.stdout
     assert session not in table.stdout  # a short unique prefix, never cut by the table
 
     # any unique prefix names the session
@@ -37,7 +38,8 @@ def test_sessions_lists_and_resume_continues_in_a_new_process(
     assert resumed.code == 0, resumed.stdout + resumed.stderr
     assert json.loads(resumed.stdout)["text"] == "You said: the sky is green."
     history = str(api.message_requests[-1].messages)
-    assert "Note that the sky is green." in history and "What did I say?" in history
+    assert "Note that the sky is green." in history
+    assert "What did I say?" in history
 
 
 def test_resume_of_an_unknown_session_says_so_without_a_traceback(tmp_path: Path) -> None:
@@ -45,7 +47,8 @@ def test_resume_of_an_unknown_session_says_so_without_a_traceback(tmp_path: Path
     env = cli_env("http://127.0.0.1:9", tmp_path / "state")
     result = run_cli("resume", "deadbeef", "hi", "-w", str(workspace), env=env)
     assert result.code == 2
-    assert "no saved session 'deadbeef'" in result.stderr and "agentls sessions" in result.stderr
+    assert "no saved session 'deadbeef'" in result.stderr
+    assert "agentls sessions" in result.stderr
     assert "Traceback" not in result.stdout + result.stderr
 
 
@@ -58,6 +61,7 @@ def test_an_ambiguous_prefix_is_refused_with_the_candidates(tmp_path: Path) -> N
     env = cli_env("http://127.0.0.1:9", state)
     result = run_cli("transcript", "abc123", env=env)
     assert result.code == 2
-    assert "ambiguous" in result.stderr and "abc123000001" in result.stderr
+    assert "ambiguous" in result.stderr
+    assert "abc123000001" in result.stderr
     single = run_cli("transcript", "abc123000002", env=env)
     assert single.code == 0, single.stderr

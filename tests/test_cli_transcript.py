@@ -29,10 +29,12 @@ async def test_transcript_command_renders_tree_and_json(
     tree = await asyncio.to_thread(_agentls, "transcript", session.id, env=env)
     assert tree.returncode == 0, tree.stderr
     assert f"session {session.id}" in tree.stdout
-    assert "probe_read" in tree.stdout and "completed after 2 turns" in tree.stdout
+    assert "probe_read" in tree.stdout
+    assert "completed after 2 turns" in tree.stdout
 
     raw = await asyncio.to_thread(_agentls, "transcript", str(result.transcript), "--json")
     assert json.loads(raw.stdout)[-1]["type"] == "run_end"
 
     missing = await asyncio.to_thread(_agentls, "transcript", "nope")
-    assert missing.returncode == 2 and "no transcript" in missing.stderr
+    assert missing.returncode == 2
+    assert "no transcript" in missing.stderr

@@ -60,5 +60,6 @@ def test_terminal_run_shows_a_spinner_and_asks_before_an_auto_edit(
     assert answered, plain[-3000:]
     assert any(frame in plain for frame in SPINNER), "a spinner on a terminal"
     assert "\x1b[" in text, "styled output on a terminal"
-    assert "allow edit_file? Editing a.py" in plain and "Allow for this session" in plain
+    assert "allow edit_file? Editing a.py" in plain
+    assert "Allow for this session" in plain
     assert (workspace / "a.py").read_text() == "X = 2\n"

@@ -34,7 +34,8 @@ def test_a_symbol_on_a_line_becomes_a_position() -> None:
     assert locate(TEXT, "a.py", 2, "total()", None, None).pos == Pos(1, 13)
     assert locate(TEXT, "a.py", 2, "total", 23, None).pos == Pos(1, 21)  # the one at 23
     target = locate(TEXT, "a.py", 1, None, 6, None)
-    assert target.pos == Pos(0, 5) and target.name == "total"
+    assert target.pos == Pos(0, 5)
+    assert target.name == "total"
 
 
 @pytest.mark.parametrize(
@@ -99,8 +100,13 @@ def test_languageservers_setting_is_validated() -> None:
     )
     assert parsed["python"].request_timeout == 30
     assert parsed["lua"].extensions == (".lua",)
-    for bad in ({"python": {"command": []}}, {"python": {"cmd": ["x"]}}, {"python": "pyright"}):
-        with pytest.raises(ValueError):
+    bad_cases: list[tuple[object, str]] = [
+        ({"python": {"command": []}}, "must name the server executable"),
+        ({"python": {"cmd": ["x"]}}, "Extra inputs are not permitted"),
+        ({"python": "pyright"}, "valid dictionary"),
+    ]
+    for bad, why in bad_cases:
+        with pytest.raises(ValueError, match=why):
             parse_language_servers(bad)
     assert announced_methods(True) >= {"textDocument/references", "agentls/diagnostics"}
     assert announced_methods(["textDocument/hover", "bogus"]) == {"textDocument/hover"}
@@ -121,13 +127,17 @@ def test_discovery_prefers_the_projects_server_only_when_trusted(
     project = _executable(root / "node_modules" / ".bin" / "typescript-language-server")
     monkeypatch.setenv("PATH", f"{on_path.parent}{os.pathsep}/usr/bin:/bin")
     trusted = plan_language("typescript", [root], LanguageServerSettings())
-    assert trusted.argv == (str(project), "--stdio") and trusted.origin == "node_modules/.bin"
+    assert trusted.argv == (str(project), "--stdio")
+    assert trusted.origin == "node_modules/.bin"
     untrusted = plan_language("typescript", [root], LanguageServerSettings(trust_project=False))
-    assert untrusted.argv == (str(on_path), "--stdio") and untrusted.origin == "PATH"
+    assert untrusted.argv == (str(on_path), "--stdio")
+    assert untrusted.origin == "PATH"
     monkeypatch.setenv("PATH", "/nonexistent")
     missing = plan_language("go", [root], LanguageServerSettings())
-    assert missing.argv is None and missing.problem is not None
-    assert "gopls" in missing.problem and "go install" in missing.problem
+    assert missing.argv is None
+    assert missing.problem is not None
+    assert "gopls" in missing.problem
+    assert "go install" in missing.problem
 
 
 def test_project_servers_need_trust_and_user_servers_win() -> None:

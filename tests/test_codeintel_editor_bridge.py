@@ -147,12 +147,15 @@ async def test_an_announced_editor_answers_and_is_named(
         assert query["params"]["position"] == {"line": 4, "character": 16}
         assert query["params"]["textDocument"]["uri"].endswith("/shop/checkout.py")
         content, _ = await tool(editor, "hover", tool_input("shop/checkout.py", 5, "total"))
-        assert "(source: editor)" in content and "from the editor" in content
+        assert "(source: editor)" in content
+        assert "from the editor" in content
         content, _ = await tool(editor, "diagnostics", {"paths": ["shop/checkout.py"]})
-        assert "editor says no (Pylance)" in content and "(source: editor)" in content
+        assert "editor says no (Pylance)" in content
+        assert "(source: editor)" in content
         status = await command(editor, "agentls.status", {})
         entry = next(e for e in status["code_intel"] if e["source"] == "editor")
-        assert entry["state"] == "available" and entry["asked"] >= 3
+        assert entry["state"] == "available"
+        assert entry["asked"] >= 3
     finally:
         await manager.__aexit__(None, None, None)
 
@@ -188,7 +191,8 @@ async def test_an_editor_that_did_not_announce_is_never_asked(tmp_path: Path) ->
     (manager, editor), answers = await session(tmp_path, None)
     try:
         content, is_error = await tool(editor, "hover", tool_input("shop/checkout.py", 5, "total"))
-        assert not is_error and "(source: language server (basedpyright))" in content
+        assert not is_error
+        assert "(source: language server (basedpyright))" in content
         assert answers.asked == []
     finally:
         await manager.__aexit__(None, None, None)
@@ -207,7 +211,8 @@ async def test_a_failing_editor_hands_over_to_the_language_server(
         answers.fail = False
         answers.delay = 3.0  # editorQueryTimeout is 1 s
         content, is_error = await tool(editor, "hover", tool_input("shop/checkout.py", 5, "total"))
-        assert not is_error and "(source: language server (basedpyright))" in content
+        assert not is_error
+        assert "(source: language server (basedpyright))" in content
         assert "did not answer textDocument/hover within 1 s" in content
     finally:
         await manager.__aexit__(None, None, None)

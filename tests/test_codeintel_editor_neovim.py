@@ -76,7 +76,8 @@ def test_neovim_answers_find_references_through_basedpyright(tmp_path: Path) -> 
     content = references["content"]
     assert "(source: editor (basedpyright))" in content
     assert reference_lines(content) == CART_TOTAL_REFERENCES
-    assert data["legacy_loaded_before"] == 0 and data["legacy_loaded_after"] == 1
+    assert data["legacy_loaded_before"] == 0
+    assert data["legacy_loaded_after"] == 1
     hover = data["hover"]
     assert "(source: editor (basedpyright))" in hover["content"]
     assert "def total(tax: float) -> float" in hover["content"]

@@ -74,5 +74,6 @@ def test_code_server_answers_find_references_through_the_extension() -> None:
     assert tool_result["is_error"] is False
     content = tool_result["content"]
     assert "(source: editor (code-server: typescript))" in content
-    assert "src/a.ts" in content and "src/b.ts" in content
+    assert "src/a.ts" in content
+    assert "src/b.ts" in content
     assert 'export const b = hello("b");' in content  # through the alias import

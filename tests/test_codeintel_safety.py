@@ -61,7 +61,8 @@ async def test_a_server_crashing_mid_query_gives_a_clear_error_then_restarts(
     env = server_env(None, tmp_path / "transcripts")
     async with editor_session("neovim", root, env, initialization_options=options) as editor:
         content, is_error = await tool(editor, "hover", tool_input("shop/checkout.py", 5, "total"))
-        assert not is_error and "def total(tax: float) -> float" in content  # it works at first
+        assert not is_error
+        assert "def total(tax: float) -> float" in content  # it works at first
         content, is_error = await tool(
             editor, "find_references", tool_input("shop/checkout.py", 5, "total")
         )
@@ -73,7 +74,8 @@ async def test_a_server_crashing_mid_query_gives_a_clear_error_then_restarts(
         assert "restarted on the next call" in content
         status = await command(editor, "agentls.status", {})
         python = next(e for e in status["code_intel"] if e.get("language") == "python")
-        assert python["state"] == "crashed" and "exit code 3" in python["reason"]
+        assert python["state"] == "crashed"
+        assert "exit code 3" in python["reason"]
 
         content, is_error = await tool(
             editor, "find_references", tool_input("shop/checkout.py", 5, "total")
@@ -126,7 +128,8 @@ async def test_an_untrusted_projects_server_command_never_runs(tmp_path: Path) -
         status = await command(editor, "agentls.status", {})
     assert not marker.exists()
     ignored = [e for e in status["code_intel"] if e.get("state") == "ignored"]
-    assert ignored and "not trusted" in ignored[0]["reason"]
+    assert ignored
+    assert "not trusted" in ignored[0]["reason"]
 
 
 async def test_a_trusted_projects_server_command_is_used(tmp_path: Path) -> None:
@@ -152,7 +155,8 @@ async def test_an_untrusted_projects_own_executables_are_not_discovered(tmp_path
     untrusted = {"trustProjectSettings": False}
     async with editor_session("neovim", root, env, initialization_options=untrusted) as editor:
         content, is_error = await tool(editor, "hover", tool_input("shop/checkout.py", 5, "total"))
-        assert not is_error and "basedpyright" in content, content
+        assert not is_error, content
+        assert "basedpyright" in content, content
     assert not marker.exists()
 
 
@@ -163,14 +167,18 @@ async def test_edit_rules_apply_to_every_file_a_rename_changes(tmp_path: Path) -
     async with editor_session("neovim", root, env, initialization_options=options) as editor:
         rename = {**tool_input("shop/legacy.py", 6, "total"), "new_name": "grand_total"}
         content, is_error = await tool(editor, "rename_symbol", rename, mode="plan")
-        assert is_error and "No such tool available: rename_symbol" in content  # a write
-        assert "find_references" in content and "hover" in content  # read-only ones stay
+        assert is_error
+        assert "No such tool available: rename_symbol" in content  # a write
+        assert "find_references" in content
+        assert "hover" in content  # read-only ones stay
         content, is_error = await tool(editor, "rename_symbol", rename)
-        assert is_error and "edit_file(./shop/legacy.py)" in content  # the edit family's rule
+        assert is_error
+        assert "edit_file(./shop/legacy.py)" in content  # the edit family's rule
         # asked from another file, the rename would change legacy.py too: the rule sees it
         rename = {**tool_input("shop/checkout.py", 5, "total"), "new_name": "grand_total"}
         content, is_error = await tool(editor, "rename_symbol", rename)
-        assert is_error and "edit_file(./shop/legacy.py)" in content, content
+        assert is_error, content
+        assert "edit_file(./shop/legacy.py)" in content, content
         result = await command(editor, "agentls.accept", {"session": "tool"})
         assert not result.get("files"), result  # nothing was staged
 
@@ -188,10 +196,12 @@ async def test_read_rules_hide_text_from_the_code_tools(tmp_path: Path) -> None:
         assert ("shop/report.py", 5) in reference_lines(content)
         assert "cart.total(0.1)" not in content
         content, is_error = await tool(editor, "hover", tool_input("shop/report.py", 5, "total"))
-        assert is_error and "may not be read" in content
+        assert is_error
+        assert "may not be read" in content
         rename = {**tool_input("shop/checkout.py", 5, "total"), "new_name": "grand_total"}
         content, is_error = await tool(editor, "rename_symbol", rename)
-        assert is_error and "shop/report.py (deny rule `read_file(./shop/report.py)`)" in content
+        assert is_error
+        assert "shop/report.py (deny rule `read_file(./shop/report.py)`)" in content
         assert "Nothing was staged" in content
 
 
@@ -211,7 +221,8 @@ async def test_hover_withholds_values_defined_in_secret_files(tmp_path: Path) ->
         assert "sk-live" not in content
         assert "shop/private/keys.py, which may not be read" in content
         content, _ = await tool(editor, "go_to_definition", tool_input("shop/pay.py", 3, "API_KEY"))
-        assert "shop/private/keys.py:1" in content and "sk-live" not in content
+        assert "shop/private/keys.py:1" in content
+        assert "sk-live" not in content
 
 
 async def test_hooks_see_the_code_tools(tmp_path: Path) -> None:
@@ -235,7 +246,9 @@ async def test_hooks_see_the_code_tools(tmp_path: Path) -> None:
     async with editor_session("neovim", root, env, initialization_options=options) as editor:
         query = tool_input("shop/checkout.py", 5, "total")
         content, is_error = await tool(editor, "find_references", query)
-        assert is_error and "Blocked by hook: references are off today" in content
+        assert is_error
+        assert "Blocked by hook: references are off today" in content
         assert json.loads(seen.read_text())["tool_input"]["symbol"] == "total"
         content, is_error = await tool(editor, "hover", query)  # not matched: runs
-        assert not is_error and "def total" in content
+        assert not is_error
+        assert "def total" in content

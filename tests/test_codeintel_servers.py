@@ -89,31 +89,39 @@ async def test_hover_shows_the_signature_and_docs(shop: FakeEditor) -> None:
 
 async def test_bad_positions_get_clear_errors(shop: FakeEditor) -> None:
     content, is_error = await tool(shop, "hover", tool_input("shop/report.py", 99, "total"))
-    assert is_error and "Line 99 is past the end of shop/report.py, which has 5 lines" in content
+    assert is_error
+    assert "Line 99 is past the end of shop/report.py, which has 5 lines" in content
     content, is_error = await tool(shop, "hover", tool_input("shop/report.py", 5, "price"))
-    assert is_error and "`price` is not on line 5 of shop/report.py" in content
-    assert "`cart`" in content and "`total`" in content  # what is on that line
+    assert is_error
+    assert "`price` is not on line 5 of shop/report.py" in content
+    assert "`cart`" in content
+    assert "`total`" in content  # what is on that line
     content, is_error = await tool(
         shop, "find_references", tool_input("shop/report.py", 5, "total", occurrence=2)
     )
-    assert is_error and "occurs 1 time(s)" in content
+    assert is_error
+    assert "occurs 1 time(s)" in content
     content, is_error = await tool(
         shop, "go_to_definition", {"path": "shop/report.py", "line": 5, "character": 300}
     )
-    assert is_error and "Character 300 is outside line 5" in content
+    assert is_error
+    assert "Character 300 is outside line 5" in content
 
 
 async def test_binary_and_outside_files_are_refused(shop: FakeEditor) -> None:
     (shop.root / "shop" / "blob.py").write_bytes(b"\x00\x01binary\x00")
     content, is_error = await tool(shop, "go_to_definition", tool_input("shop/blob.py", 1, "x"))
-    assert is_error and "binary" in content
+    assert is_error
+    assert "binary" in content
     outside = shop.root.parent / "elsewhere.py"
     outside.write_text("x = 1\n")
     for path in ("../elsewhere.py", str(outside)):
         content, is_error = await tool(shop, "find_references", tool_input(path, 1, "x"))
-        assert is_error and "outside the workspace" in content, content
+        assert is_error, content
+        assert "outside the workspace" in content, content
     content, is_error = await tool(shop, "diagnostics", {"paths": ["../elsewhere.py"]})
-    assert is_error and "outside the workspace" in content
+    assert is_error
+    assert "outside the workspace" in content
 
 
 async def test_a_file_type_without_a_server_falls_back_to_the_index(shop: FakeEditor) -> None:
@@ -126,10 +134,12 @@ async def test_a_file_type_without_a_server_falls_back_to_the_index(shop: FakeEd
     content, is_error = await tool(
         shop, "rename_symbol", {**tool_input("scripts/tool.rb", 2, "total"), "new_name": "sum"}
     )
-    assert is_error and "No language server covers scripts/tool.rb" in content
+    assert is_error
+    assert "No language server covers scripts/tool.rb" in content
     (shop.root / "notes.txt").write_text("total\n")
     content, is_error = await tool(shop, "hover", tool_input("notes.txt", 1, "total"))
-    assert is_error and "No editor, language server or grammar understands notes.txt" in content
+    assert is_error
+    assert "No editor, language server or grammar understands notes.txt" in content
 
 
 async def test_status_lists_the_running_server(shop: FakeEditor) -> None:
@@ -137,7 +147,8 @@ async def test_status_lists_the_running_server(shop: FakeEditor) -> None:
     status = await command(shop, "agentls.status", {})
     entries = status["code_intel"]
     python = next(e for e in entries if e.get("language") == "python")
-    assert python["state"] == "running" and python["server"] == "basedpyright"
+    assert python["state"] == "running"
+    assert python["server"] == "basedpyright"
     assert isinstance(python["pid"], int)
     go = next(e for e in entries if e.get("language") == "go")
     assert go["state"] in ("unavailable", "idle")
@@ -165,7 +176,8 @@ async def test_diagnostics_see_a_staged_type_error_without_touching_disk(
     content, is_error = await tool(
         editor, "diagnostics", {"paths": ["shop/checkout.py"], "severity": "error"}
     )
-    assert not is_error and content.startswith("No problems in shop/checkout.py"), content
+    assert not is_error, content
+    assert content.startswith("No problems in shop/checkout.py"), content
     content, is_error = await tool(
         editor,
         "edit_file",

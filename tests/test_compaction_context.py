@@ -98,8 +98,10 @@ async def test_compaction_triggers_at_the_threshold_and_the_session_continues(
     assert limit == 2400
 
     result = await session.run("probe labels 0 to 9")
-    assert result.status == "completed" and result.text == "all probed"
-    assert result.compactions >= 1 and result.to_dict()["compactions"] == result.compactions
+    assert result.status == "completed"
+    assert result.text == "all probed"
+    assert result.compactions >= 1
+    assert result.to_dict()["compactions"] == result.compactions
     assert any("Context compacted" in n for n in result.notices)
 
     sent = agent_requests(api)
@@ -111,12 +113,14 @@ async def test_compaction_triggers_at_the_threshold_and_the_session_continues(
     assert first_after > 0
     for request in sent:
         head = json.dumps(request.messages[0])
-        assert "Always run the probes in order." in head and "Answer in English." in head
+        assert "Always run the probes in order." in head
+        assert "Answer in English." in head
     compacted = [r for r in sent if "compacted" in json.dumps(r.messages[0])]
     assert compacted
     for request in compacted:
         head = json.dumps(request.messages[0], ensure_ascii=False)
-        assert "Probe every label." in head and str(tmp_path / "app.py") in head
+        assert "Probe every label." in head
+        assert str(tmp_path / "app.py") in head
         assert "probe labels 0 to 9" in head  # the summarised request, verbatim
         assert request.messages[1]["role"] == "assistant"
 
@@ -124,9 +128,11 @@ async def test_compaction_triggers_at_the_threshold_and_the_session_continues(
     compactions = [r for r in records if r["type"] == "compaction"]
     assert len(compactions) == result.compactions
     record = compactions[0]
-    assert record["reason"] == "auto" and record["before_tokens"] > limit
+    assert record["reason"] == "auto"
+    assert record["before_tokens"] > limit
     assert record["after_tokens"] < record["before_tokens"]
-    assert record["kept_turns"] == 2 and record["summarized_messages"] > 0
+    assert record["kept_turns"] == 2
+    assert record["summarized_messages"] > 0
     assert str(tmp_path / "AGENTS.md") in record["instruction_files"]
     assert "compaction (auto)" in render_tree(records)
     # near the limit the endpoint's own count decides
@@ -137,7 +143,8 @@ async def test_compaction_triggers_at_the_threshold_and_the_session_continues(
     # compaction usage is counted
     assert result.usage.output_tokens >= 80 * result.compactions
     state = SessionStore(tmp_path / "transcripts").load(session.id)
-    assert state.compactions == result.compactions and len(state.messages) < 20
+    assert state.compactions == result.compactions
+    assert len(state.messages) < 20
 
 
 async def test_manual_compaction_and_resume_of_a_compacted_session(
@@ -162,25 +169,33 @@ async def test_manual_compaction_and_resume_of_a_compacted_session(
     await session.run("probe a then b")
     before = len(session.messages)
     result = await session.compact()  # reason="manual"
-    assert result.reason == "manual" and result.kept_turns == 1
-    assert result.messages_before == before and result.messages_after == 2
-    assert session.messages[0]["role"] == "user" and session.messages[1]["role"] == "assistant"
+    assert result.reason == "manual"
+    assert result.kept_turns == 1
+    assert result.messages_before == before
+    assert result.messages_after == 2
+    assert session.messages[0]["role"] == "user"
+    assert session.messages[1]["role"] == "assistant"
     assert "Probe every label." in json.dumps(session.messages[0])
-    assert session.compactions == 1 and session.cost_usd and session.cost_usd > 0
+    assert session.compactions == 1
+    assert session.cost_usd
+    assert session.cost_usd > 0
 
     follow_up = await session.run("and now?")
-    assert follow_up.status == "completed" and follow_up.text == "second done"
+    assert follow_up.status == "completed"
+    assert follow_up.text == "second done"
     request = agent_requests(api)[-1]
     assert "Always run the probes in order." in json.dumps(request.messages[0])
     assert request.messages[-1]["content"][-1]["text"] == "and now?"
     records = list(read_records(follow_up.transcript))
     manual = [r for r in records if r["type"] == "compaction"]
-    assert manual and manual[0]["reason"] == "manual"
+    assert manual
+    assert manual[0]["reason"] == "manual"
     assert manual[0]["before_tokens"] > manual[0]["after_tokens"] > 0
 
     store = SessionStore(tmp_path / "transcripts")
     state = store.load(session.id)
-    assert state.compactions == 1 and state.messages == session.messages
+    assert state.compactions == 1
+    assert state.messages == session.messages
 
 
 async def test_failed_summary_leaves_history_unchanged(
@@ -196,7 +211,8 @@ async def test_failed_summary_leaves_history_unchanged(
     history = list(session.messages)
     with pytest.raises(CompactionError, match="summary request failed"):
         await session.compact()
-    assert session.messages == history and session.compactions == 0
+    assert session.messages == history
+    assert session.compactions == 0
 
 
 async def test_old_large_tool_results_are_stubbed_stepwise(
@@ -224,7 +240,9 @@ async def test_old_large_tool_results_are_stubbed_stepwise(
     assert stubbed(sent[7]) == [True, True, False, False, False, False, False]
     assert stubbed(sent[8]) == [True] * 4 + [False] * 4
     stub = sent[8].messages[2]["content"][0]["content"]
-    assert "huge" in stub and '"label": "L0"' in stub and "1" in stub
+    assert "huge" in stub
+    assert '"label": "L0"' in stub
+    assert "1" in stub
     # between boundary moves the earlier messages are byte-identical (cache prefix stable)
     prefix = len(sent[6].messages) - 1
     assert json.dumps(sent[7].messages[:prefix]) == json.dumps(
@@ -252,11 +270,13 @@ def _without_cache_control(message: dict[str, Any]) -> dict[str, Any]:
 def test_stub_names_the_re_read_and_boundaries_are_stepwise() -> None:
     call = {"name": "read_file", "input": {"path": "src/app.py", "offset": 10, "limit": 50}}
     text = stub_text(call, "x" * 4000)
-    assert "read_file src/app.py (lines 10–59) again" in text and "4000 chars" in text
+    assert "read_file src/app.py (lines 10–59) again" in text
+    assert "4000 chars" in text
     other = stub_text({"name": "grep", "input": {"pattern": "TODO"}}, "y" * 3000)
     assert 'call grep again with {"pattern": "TODO"}' in other
     assert [next_stub_boundary(0, t, 6) for t in range(8, 12)] == [0, 3, 4, 5]
-    assert next_stub_boundary(3, 10, 6) == 3 and next_stub_boundary(3, 12, 6) == 6
+    assert next_stub_boundary(3, 10, 6) == 3
+    assert next_stub_boundary(3, 12, 6) == 6
     assert next_stub_boundary(0, 100, 0) == 0
 
 
@@ -271,11 +291,14 @@ def test_split_never_separates_a_tool_use_from_its_result() -> None:
     for i in range(4):
         history += [use(i), result(i)]
     old, kept = split_history(history, 2)
-    assert kept == [use(2), result(2), use(3), result(3)] and old == history[:5]
+    assert kept == [use(2), result(2), use(3), result(3)]
+    assert old == history[:5]
     old, kept = split_history(history, 10)  # at least one turn is summarised
-    assert kept[0] == use(1) and old == history[:3]
+    assert kept[0] == use(1)
+    assert old == history[:3]
     old, kept = split_history(history, 0)
-    assert kept == [] and old == history
+    assert kept == []
+    assert old == history
 
 
 async def test_session_is_reusable_object(api: ScriptedMessagesServer, tmp_path: Path) -> None:
@@ -283,7 +306,8 @@ async def test_session_is_reusable_object(api: ScriptedMessagesServer, tmp_path:
     session: AgentSession = make_session(api, tmp_path)
     await session.run("hi")
     status = session.status_dict()
-    assert status["context"]["compactions"] == 0 and status["state_file"].endswith(".state.json")
+    assert status["context"]["compactions"] == 0
+    assert status["state_file"].endswith(".state.json")
 
 
 async def test_a_run_killed_after_an_auto_compaction_resumes_from_the_compacted_history(
@@ -328,7 +352,8 @@ async def test_a_run_killed_after_an_auto_compaction_resumes_from_the_compacted_
 
     store = SessionStore(crashed)
     saved = store.load(session.id)
-    assert saved.status == "running" and saved.compactions == session.compactions
+    assert saved.status == "running"
+    assert saved.compactions == session.compactions
     resumed = make_session(api, tmp_path, **settings)
     config = resumed.config
     config.transcript_dir = crashed

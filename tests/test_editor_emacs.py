@@ -133,7 +133,8 @@ def test_eglot_run_then_accept_changes_the_buffer(tmp_path: Path) -> None:
     assert "-> Editing hello.py" in result["log"]
     assert result["disk"].startswith("def welcome(name):")
     assert "agentls: 1 file(s) staged for review" in result["log"]
-    assert "M-x agentls-accept" in result["log"] and "agentls.accept" not in result["log"]
+    assert "M-x agentls-accept" in result["log"]
+    assert "agentls.accept" not in result["log"]
     assert "agentls: applied 1 file(s)" in result["log"]
 
 
@@ -150,8 +151,10 @@ def test_accept_right_after_typing_and_a_conflict_are_reported_truly(tmp_path: P
     assert "# typed just before accepting" in buffer  # …onto the user's newer text
     conflict = result["conflict_message"]
     assert conflict.startswith("agentls: nothing was applied"), conflict
-    assert "changes overlap" in conflict and "M-x agentls-diff" in conflict
-    assert "applied 1 file" not in conflict and "accepted" not in conflict
+    assert "changes overlap" in conflict
+    assert "M-x agentls-diff" in conflict
+    assert "applied 1 file" not in conflict
+    assert "accepted" not in conflict
     assert buffer[1] == '    return "Hey, " + name'  # the user's line is kept
     assert '+    return "Hi, " + name' in result["diff"]  # agentls-diff: the agent's version
     assert {"[Show diff]", "[Accept staged]", "[Reject]"} <= set(result["buttons"])

@@ -45,7 +45,8 @@ def run_case(case: str, version: str) -> dict[str, Any]:
 
 def _no_render_errors(result: dict[str, Any]) -> None:
     text = "\n".join(result["messages"] + result.get("all_notifications", []))
-    assert "attempt to" not in text and "cannot render" not in text, text
+    assert "attempt to" not in text, text
+    assert "cannot render" not in text, text
 
 
 def test_selection_ranges_and_fix_prompt() -> None:
@@ -95,11 +96,14 @@ def test_cancel_mid_run_changes_nothing_and_says_what_stays_staged() -> None:
 def test_created_renamed_and_deleted_files_are_accepted_and_saved(version: str) -> None:
     result = run_case("resource", version)
     accepted = result["accepted"]
-    assert accepted["applied"] is True and "left_out" not in accepted, accepted
+    assert accepted["applied"] is True, accepted
+    assert "left_out" not in accepted, accepted
     assert len(accepted["files"]) == 4
     disk = result["disk"]
-    assert disk["new"] == ["NEW = 1"] and disk["moved"] == ["OLD = 1"]
-    assert disk["old"] is False and disk["gone"] is False
+    assert disk["new"] == ["NEW = 1"]
+    assert disk["moved"] == ["OLD = 1"]
+    assert disk["old"] is False
+    assert disk["gone"] is False
     assert disk["hello"] == RENAMED  # saved: it had no unsaved changes of the user
     assert result["modified"] == []  # no hidden unsaved buffer: :qa works (no E37)
     assert any(n.startswith("agentls: applied 4 file(s)") for n in result["all_notifications"])
@@ -126,28 +130,36 @@ def test_side_buffer_diff_review_and_checkhealth(version: str) -> None:
     assert any("│ " in line and "def greet(name):" in line for line in result["expanded"])
     # :AgentlsDiff: the agent's version beside the buffer, in diff mode
     first, second = result["first"], result["second"]
-    assert first["name"].endswith("/hello.py") and first["lines"] == RENAMED
+    assert first["name"].endswith("/hello.py")
+    assert first["lines"] == RENAMED
     assert first["diff_windows"] == 2
-    assert second["name"].endswith("/version.py") and second["lines"] == ["VERSION = 2"]
+    assert second["name"].endswith("/version.py")
+    assert second["lines"] == ["VERSION = 2"]
     assert result["hello_disk"][0] == "def greet(name):"  # rejected with gr
-    assert result["modified"] == [] and result["tabs"] == 1
+    assert result["modified"] == []
+    assert result["tabs"] == 1
     notes = result["all_notifications"]
     assert any(n.startswith("agentls: rejected 1 file(s)") for n in notes)
     assert any(n.startswith("agentls: applied 1 file(s)") and "version.py" in n for n in notes)
     health = "\n".join(result["health"])
-    assert "server command:" in health and "version: agentls " in health
-    assert "an API key is set" in health and "endpoint: http://127.0.0.1:" in health
+    assert "server command:" in health
+    assert "version: agentls " in health
+    assert "an API key is set" in health
+    assert "endpoint: http://127.0.0.1:" in health
     assert "documentChanges=true, resourceOperations=create,rename,delete" in health
-    assert "symbol index: ready" in health and "ERROR" not in health
+    assert "symbol index: ready" in health
+    assert "ERROR" not in health
 
 
 def test_skipped_edit_and_conflict_are_reported_not_silent() -> None:
     result = run_case("stale", "0.7")
     skipped = result["skipped"]
-    assert skipped["applied"] is False and "did not change" in skipped["left_out"][0]["reason"]
+    assert skipped["applied"] is False
+    assert "did not change" in skipped["left_out"][0]["reason"]
     assert "nothing was applied" in result["stale_message"]
     assert ":AgentlsDiff" in result["stale_message"]
-    assert result["conflict"]["conflicts"] and result["conflict"]["applied"] is False
+    assert result["conflict"]["conflicts"]
+    assert result["conflict"]["applied"] is False
     assert "changes overlap" in result["conflict_message"]
     assert result["buffer"][0] == "def greet(person):"  # the user's text is kept
 
@@ -155,7 +167,8 @@ def test_skipped_edit_and_conflict_are_reported_not_silent() -> None:
 @pytest.mark.parametrize("version", ["0.11", "0.12"])
 def test_vim_lsp_enable_with_the_runtime_file_and_lsp_progress(version: str) -> None:
     result = run_case("enable", version)
-    assert result["disk"] == RENAMED and result["modified"] == []
+    assert result["disk"] == RENAMED
+    assert result["modified"] == []
     by_token: dict[str, list[dict[str, Any]]] = {}
     for report in result["progress"]:
         by_token.setdefault(report["token"], []).append(report)
@@ -163,7 +176,8 @@ def test_vim_lsp_enable_with_the_runtime_file_and_lsp_progress(version: str) -> 
     [run] = [
         reports for title, reports in titles.items() if title.startswith("agentls: Rename greet")
     ]
-    assert run[0]["kind"] == "begin" and run[-1]["kind"] == "end"
+    assert run[0]["kind"] == "begin"
+    assert run[-1]["kind"] == "end"
     assert run[-1]["message"].startswith("completed — 1 file(s) staged")
     assert any("Editing hello.py" in p["status"] for p in run)  # vim.lsp.status()
     index = titles.get("agentls: indexing symbols")  # the index reports its first build too

@@ -31,7 +31,8 @@ def test_plan_approved_with_vim_ui_select_then_the_edit_follows_and_todos_show(
     assert result["status"] == "completed"
     # the plan: a Markdown scratch buffer on screen, decided with vim.ui.select
     assert result["plan_name"] == f"agentls://plan/{result['session']}"
-    assert result["plan_visible"] and result["plan_filetype"] == "markdown"
+    assert result["plan_visible"]
+    assert result["plan_filetype"] == "markdown"
     assert result["plan_lines"][:2] == ["## Plan", "1. Rename `greet` to `welcome` in hello.py."]
     # the question: one vim.ui.select per choice, the chosen rows gone, then "Done"
     asked = [s for s in result["selects"] if s["kind"] == "agentls.question"]

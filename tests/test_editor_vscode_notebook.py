@@ -70,7 +70,8 @@ def test_code_server_applies_a_notebook_edit_as_cell_edits(tmp_path: Path) -> No
     assert result.get("ok"), json.dumps(result, indent=1)[-6000:]
     assert "1 / 0" in result["cellsBefore"]
     # the agent read the editor's cells (VS Code's cell URIs), not empty ones
-    assert 'cell_id="boom"' in result["readFile"] and "1 / 0" in result["readFile"]
+    assert 'cell_id="boom"' in result["readFile"]
+    assert "1 / 0" in result["readFile"]
     assert "math.fsum(values)" in result["readFile"]
     assert result["cellsAfter"][-1] == "total = 1 / 2"  # the cell itself, in the editor
     notebook = nbformat.reads(result["saved"], as_version=4)

@@ -65,7 +65,8 @@ def test_code_server_question_plan_approval_and_todos(tmp_path: Path) -> None:
     assert not answered["is_error"]
     assert '"Which date formats should the parser accept?" → "ISO", "Unix"' in answered["content"]
     # the plan: a Markdown document beside the editor, decided in a quick pick
-    assert result["planTab"].startswith("plan ") and result["planTab"].endswith(".md")
+    assert result["planTab"].startswith("plan ")
+    assert result["planTab"].endswith(".md")
     assert "Rename `greet` to `welcome` in hello.py." in result["planText"]
     assert [c.split(",")[0] for c in result["planChoices"]] == [
         "Approve and let the agent edit (review)",

@@ -95,11 +95,13 @@ async def test_git_queries_see_the_real_history_and_the_sessions_edits(
     stage(changes, repo / "app.py", "print('two')\n")
     changes.stage_delete(repo / "gone.py", "old\n")
     status = await _run(registry, workspace, "git status --porcelain", changes)
-    assert " M app.py" in status and " D gone.py" in status
+    assert " M app.py" in status
+    assert " D gone.py" in status
     assert ".env" not in status  # a secret is not copied, yet not reported deleted
     assert "initial" in await _run(registry, workspace, "git log --oneline", changes)
     diff = await _run(registry, workspace, "git diff app.py", changes)
-    assert "-print('one')" in diff and "+print('two')" in diff
+    assert "-print('one')" in diff
+    assert "+print('two')" in diff
     # staging in the copy works and touches nothing real
     before = _state(repo)
     staged = await _run(registry, workspace, "git add app.py && git diff --cached --stat", changes)
@@ -157,8 +159,11 @@ def test_sanitize_config_drops_credentials() -> None:
         "\textraheader = AUTHORIZATION: bearer abc\n[user]\n\tname = Me\n"
     )
     clean = sanitize_config(text)
-    assert "pw@" not in clean and "https://example.com/r.git" in clean
-    assert "helper" not in clean and "extraheader" not in clean and "name = Me" in clean
+    assert "pw@" not in clean
+    assert "https://example.com/r.git" in clean
+    assert "helper" not in clean
+    assert "extraheader" not in clean
+    assert "name = Me" in clean
 
 
 class _Deny:
@@ -184,7 +189,8 @@ async def test_queries_run_unasked_and_writes_ask(repo: Path, registry: ShadowRe
     denied = await pipeline.execute(
         ToolCall("w", "run_command", {"command": "git commit --allow-empty -m x"}), ctx
     )
-    assert denied.is_error and len(approver.asked) == 1
+    assert denied.is_error
+    assert len(approver.asked) == 1
     assert "changes the repository" in approver.asked[0].reason
     assert _state(repo) == before
 
@@ -251,4 +257,5 @@ async def test_a_root_inside_a_repository_gets_no_git(repo: Path, registry: Shad
     (repo / "sub" / "x.py").write_text("x\n")
     workspace = sandboxed(Workspace([repo / "sub"]))
     output = await _run(registry, workspace, "git status; echo done")
-    assert "not a git repository" in output and "done" in output
+    assert "not a git repository" in output
+    assert "done" in output

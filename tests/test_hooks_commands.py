@@ -89,13 +89,16 @@ async def test_a_passing_hook_sees_the_call_and_lets_it_run(tmp_path: Path) -> N
         _hooks("PreToolUse", f"cat > {shlex.quote(str(seen))}"), transcript_dir=tmp_path / "t"
     )
     result = await _call(tmp_path, hooks, "edit_file", label="a", delay=0)
-    assert not result.is_error and result.content == "wrote:a"
+    assert not result.is_error
+    assert result.content == "wrote:a"
     payload = json.loads(seen.read_text())
-    assert payload["hook_event_name"] == "PreToolUse" and payload["tool_name"] == "Edit"
+    assert payload["hook_event_name"] == "PreToolUse"
+    assert payload["tool_name"] == "Edit"
     assert payload["agentls_tool_name"] == "edit_file"
     assert payload["tool_input"] == {"label": "a", "delay": 0}
     assert payload["agentls_tool_input"] == {"label": "a", "delay": 0}
-    assert payload["session_id"] == "sess" and payload["tool_use_id"] == "tu1"
+    assert payload["session_id"] == "sess"
+    assert payload["tool_use_id"] == "tu1"
     assert payload["cwd"] == str(tmp_path)
     assert payload["transcript_path"] == str(tmp_path / "t" / "sess.jsonl")
     assert os.path.isfile(payload["transcript_path"])  # noqa: ASYNC240 - a hook can open it
@@ -104,7 +107,8 @@ async def test_a_passing_hook_sees_the_call_and_lets_it_run(tmp_path: Path) -> N
 async def test_exit_2_blocks_with_stderr_as_the_reason(tmp_path: Path) -> None:
     hooks = CommandHooks(_hooks("PreToolUse", "echo 'generated files are read-only' >&2; exit 2"))
     result = await _call(tmp_path, hooks)
-    assert result.is_error and "generated files are read-only" in str(result.content)
+    assert result.is_error
+    assert "generated files are read-only" in str(result.content)
     assert "wrote" not in str(result.content)
 
 
@@ -120,8 +124,10 @@ async def test_json_decision_block_and_permission_deny(tmp_path: Path) -> None:
         )
     )
     first, second = await _call(tmp_path, block), await _call(tmp_path, deny)
-    assert first.is_error and "not today" in str(first.content)
-    assert second.is_error and "policy says no" in str(second.content)
+    assert first.is_error
+    assert "not today" in str(first.content)
+    assert second.is_error
+    assert "policy says no" in str(second.content)
 
 
 async def test_a_hook_rewrites_the_input(tmp_path: Path) -> None:
@@ -141,8 +147,10 @@ async def test_a_crashing_hook_is_reported_and_the_call_proceeds(tmp_path: Path)
         _hooks("PreToolUse", "echo boom >&2; kill -SEGV $$"), on_problem=problems.append
     )
     result = await _call(tmp_path, hooks)
-    assert not result.is_error and result.content == "wrote:x"
-    assert problems and "failed with exit status" in problems[0]
+    assert not result.is_error
+    assert result.content == "wrote:x"
+    assert problems
+    assert "failed with exit status" in problems[0]
 
 
 async def test_a_hanging_hook_that_ignores_sigterm_times_out_and_is_killed(
@@ -155,7 +163,9 @@ async def test_a_hanging_hook_that_ignores_sigterm_times_out_and_is_killed(
     started = time.monotonic()
     result = await _call(tmp_path, hooks)
     assert time.monotonic() - started < 10  # the children sleep 60 s: not waited for
-    assert not result.is_error and problems and "timed out" in problems[0]
+    assert not result.is_error
+    assert problems
+    assert "timed out" in problems[0]
     from tests.shadow_support import process_gone
 
     assert process_gone(int(marker.read_text()))
@@ -163,16 +173,16 @@ async def test_a_hanging_hook_that_ignores_sigterm_times_out_and_is_killed(
 
 async def test_matchers_accept_regexes_and_claude_code_names(tmp_path: Path) -> None:
     config = _hooks("PreToolUse", "exit 2", matcher="Edit|Write")
-    assert config.commands("PreToolUse", "edit_file") and config.commands(
-        "PreToolUse", "write_file"
-    )
+    assert config.commands("PreToolUse", "edit_file")
+    assert config.commands("PreToolUse", "write_file")
     assert not config.commands("PreToolUse", "read_file")
     assert not config.commands("PreToolUse", "probe_edit_file")  # full match only
     assert _hooks("PreToolUse", "true", matcher="mcp__.*").commands("PreToolUse", "mcp__a__b")
     assert _hooks("PreToolUse", "true").commands("PreToolUse", "anything")
     blocked = await _call(tmp_path, CommandHooks(config), "edit_file")
     passed = await _call(tmp_path, CommandHooks(config), "probe_read")
-    assert blocked.is_error and not passed.is_error
+    assert blocked.is_error
+    assert not passed.is_error
 
 
 def test_bad_hook_settings_are_reported() -> None:
@@ -189,9 +199,11 @@ def test_bad_hook_settings_are_reported() -> None:
         "f",
     )
     text = "\n".join(config.problems)
-    assert "not a valid regex" in text and "timeout" in text
+    assert "not a valid regex" in text
+    assert "timeout" in text
     assert 'hook type "prompt" is not supported by agentls (it asks a model' in text
-    assert "'Nonsense' is not supported" in text and "'SessionStart'" not in text
+    assert "'Nonsense' is not supported" in text
+    assert "'SessionStart'" not in text
     assert [c.command for c in config.commands("PreToolUse", "x")] == ["ok"]
 
 
@@ -205,11 +217,13 @@ async def test_hook_permission_decisions_reach_the_policy(tmp_path: Path) -> Non
     # "ask" makes a call that would be allowed (a read) go to the user
     asks = CommandHooks(_hooks("PreToolUse", decision("ask")))
     result = await _call(tmp_path, asks, "probe_read", policy)
-    assert not result.is_error and len(approver.asked) == 1
+    assert not result.is_error
+    assert len(approver.asked) == 1
     # "allow" skips the prompt for a call that would ask
     allows = CommandHooks(_hooks("PreToolUse", decision("allow")))
     result = await _call(tmp_path, allows, "probe_write", policy)
-    assert not result.is_error and len(approver.asked) == 1
+    assert not result.is_error
+    assert len(approver.asked) == 1
 
 
 async def test_post_hooks_see_the_response_and_can_block_or_add_context(tmp_path: Path) -> None:
@@ -231,11 +245,9 @@ async def test_post_hooks_see_the_response_and_can_block_or_add_context(tmp_path
         )
     )
     result = await _call(tmp_path, context, label="p")
-    assert (
-        not result.is_error
-        and "wrote:p" in str(result.content)
-        and "lint ok" in str(result.content)
-    )
+    assert not result.is_error
+    assert "wrote:p" in str(result.content)
+    assert "lint ok" in str(result.content)
     assert json.loads(seen.read_text())["tool_response"] == {
         "content": "wrote:p",
         "is_error": False,
@@ -243,7 +255,8 @@ async def test_post_hooks_see_the_response_and_can_block_or_add_context(tmp_path
     }
     blocking = CommandHooks(_hooks("PostToolUse", "echo 'formatter failed' >&2; exit 2"))
     result = await _call(tmp_path, blocking)
-    assert result.is_error and "formatter failed" in str(result.content)
+    assert result.is_error
+    assert "formatter failed" in str(result.content)
 
 
 async def test_hooks_run_without_the_agent_key(
@@ -255,7 +268,8 @@ async def test_hooks_run_without_the_agent_key(
     out = tmp_path / "env.txt"
     await _call(tmp_path, CommandHooks(_hooks("PreToolUse", f"env > {shlex.quote(str(out))}")))
     text = out.read_text()
-    assert key not in text and "CLAUDE_PROJECT_DIR=" in text
+    assert key not in text
+    assert "CLAUDE_PROJECT_DIR=" in text
 
 
 def _session(api: ScriptedMessagesServer, root: Path, hooks: dict[str, Any]) -> AgentSession:
@@ -299,7 +313,8 @@ async def test_user_prompt_submit_adds_context_or_blocks(
     )
     before = len(api.message_requests)
     blocked = await blocks.run("my password is hunter2")
-    assert blocked.status == "failed" and "no passwords" in (blocked.error or "")
+    assert blocked.status == "failed"
+    assert "no passwords" in (blocked.error or "")
     assert len(api.message_requests) == before  # nothing was sent
     assert not blocks.messages
 
@@ -319,6 +334,7 @@ async def test_a_stop_hook_can_keep_the_agent_going_once(
     )
     session = _session(api, tmp_path, {"Stop": _group(_python(script))})
     result = await session.run("work")
-    assert result.status == "completed" and result.text == "really done"
+    assert result.status == "completed"
+    assert result.text == "really done"
     assert "Stop hook feedback: run the probe first" in api.message_requests[1].user_text()
     assert len(api.message_requests) == 3

@@ -104,10 +104,12 @@ def test_a_query_during_the_build_parses_the_files_naming_it_first(tmp_path: Pat
     try:
         assert index._listed.wait(5)
         result = index.search("Widget57")
-        assert result.partial and index.state.building
+        assert result.partial
+        assert index.state.building
         assert [s.name for s in result.symbols][:1] == ["Widget57"]
         state = index.state
-        assert state.total_files == 60 and state.indexed_files < 60
+        assert state.total_files == 60
+        assert state.indexed_files < 60
         prefix = index.search("render_5", limit=20)
         names = {s.name for s in prefix.symbols}
         assert {f"render_{i}" for i in (5, *range(50, 60))} <= names
@@ -115,7 +117,8 @@ def test_a_query_during_the_build_parses_the_files_naming_it_first(tmp_path: Pat
         gate.set()
         thread.join(10)
     done = index.state
-    assert done.ready and done.indexed_files == done.total_files == 60
+    assert done.ready
+    assert done.indexed_files == done.total_files == 60
     assert len(index.search("Widget", limit=100).symbols) == 60
 
 
@@ -127,7 +130,8 @@ def test_without_a_finder_queries_are_partial_until_ready(tmp_path: Path) -> Non
     try:
         assert index._listed.wait(5)
         during = index.search("Widget19")
-        assert during.partial and not during.symbols
+        assert during.partial
+        assert not during.symbols
     finally:
         gate.set()
         thread.join(10)
@@ -159,11 +163,13 @@ def test_a_warm_start_answers_from_the_cache_before_the_walk_confirms_it(
             found = [s.name for s in warm.search("Widget33").symbols]
             time.sleep(0.01)
         assert found[:1] == ["Widget33"]
-        assert warm.state.building and warm.search("Widget33").partial
+        assert warm.state.building
+        assert warm.search("Widget33").partial
     finally:
         gate.set()
         thread.join(10)
     assert "Widget5" not in {s.name for s in warm.search("Widget5").symbols}
     assert [s.name for s in warm.search("Replaced5").symbols] == ["Replaced5"]
-    assert warm.state.cached_files == 39 and warm.state.parsed_files == 1
+    assert warm.state.cached_files == 39
+    assert warm.state.parsed_files == 1
     warm.close()

@@ -144,11 +144,13 @@ def test_queries_during_the_first_build_are_partial(tmp_path: Path) -> None:
         time.sleep(0.01)
     during = index.search("Model", limit=100)
     assert during.partial
-    assert index.state.building and not index.is_ready
+    assert index.state.building
+    assert not index.is_ready
     gate.set()
     thread.join(10)
     after = index.search("Model", limit=100)
-    assert not after.partial and len(after.symbols) == 40
+    assert not after.partial
+    assert len(after.symbols) == 40
     assert len(during.symbols) < 40
 
 
@@ -158,7 +160,8 @@ def test_parallel_build_with_worker_processes(tmp_path: Path) -> None:
     files = write_tree(tmp_path, 60, filler)  # ~2.5 MB of source in total
     index = SymbolIndex(None)
     state = index.build(files, read, workers=2)
-    assert state.files == 60 and state.parsed_files == 60
+    assert state.files == 60
+    assert state.parsed_files == 60
     assert state.symbols == 60 * 2
     assert [s.name for s in index.search("Model59").symbols] == ["Model59"]
     assert [c.name for c in index.document_symbols(files[59])[0].children] == ["save_59"]
@@ -177,8 +180,10 @@ def test_worker_processes_read_the_disk_and_skip_vanished_files(tmp_path: Path) 
                 gone.unlink()  # listed and stat'ed, gone before a worker reads it
 
     state = index.build(listing(), workers=2)  # no `read`: the workers read the files
-    assert state.parsed_files == 59 and state.symbols == 59 * 2
-    assert gone not in index and files[11] in index
+    assert state.parsed_files == 59
+    assert state.symbols == 59 * 2
+    assert gone not in index
+    assert files[11] in index
     assert [s.name for s in index.search("save_42").symbols] == ["save_42"]
 
 
@@ -207,7 +212,8 @@ def test_unsupported_files_are_ignored(tmp_path: Path) -> None:
 
 def test_syntax_errors_report_error_and_missing_nodes() -> None:
     problems = syntax_errors(Path("a.py"), "def ok():\n    return 1\n\ndef broken(:\n    pass\n")
-    assert problems and problems[0].line == 3
+    assert problems
+    assert problems[0].line == 3
     assert "syntax error" in problems[0].message
     missing = syntax_errors(Path("a.c"), "int main() { return 0 }\n")
     assert missing == [(0, 21, "syntax error: missing ';'")]
@@ -215,7 +221,8 @@ def test_syntax_errors_report_error_and_missing_nodes() -> None:
     assert syntax_errors(Path("a.txt"), "((((") == []
     # Columns are code points.
     (problem, *_) = syntax_errors(Path("u.js"), 'const s = "ééé"; let = ;\n')
-    assert problem.line == 0 and problem.col <= 22
+    assert problem.line == 0
+    assert problem.col <= 22
 
 
 def test_an_index_that_started_empty_finds_later_definitions(tmp_path: Path) -> None:

@@ -66,7 +66,8 @@ def test_exact_beats_prefix_beats_word_beats_fuzzy(index: SymbolIndex) -> None:
 def test_camel_and_snake_word_queries(index: SymbolIndex) -> None:
     for query in ("user serv", "UserServ", "user_serv"):
         got = names(index, query)
-        assert "UserService" in got and "user_service_factory" in got, query
+        assert "UserService" in got, query
+        assert "user_service_factory" in got, query
     # A word inside a name ("Server" in HTTPServer) matches at its start.
     assert "HTTPServer" in names(index, "server")[:2]
     # Word matches rank above letters-in-order matches.
@@ -140,8 +141,10 @@ def test_overlay_replaces_and_hides_files(index: SymbolIndex) -> None:
         ROOT / "new.go": "package x\nfunc UserLookup() {}\n",
     }
     got = names(index, "user", overlay=overlay)
-    assert "UserRepository" in got and "UserLookup" in got
-    assert "UserService" not in got and "User" not in got
+    assert "UserRepository" in got
+    assert "UserLookup" in got
+    assert "UserService" not in got
+    assert "User" not in got
     # The index itself is unchanged.
     assert "UserService" in names(index, "user")
 

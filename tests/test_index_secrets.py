@@ -84,7 +84,8 @@ async def test_document_symbols_refuses_a_secret_file_by_any_name(ctx: ToolConte
     for path in (".env.py", "config/.env.production.ts", "notes.py"):
         with pytest.raises(ToolError) as caught:
             await outline(ctx, path)
-        assert "secret-file pattern" in str(caught.value) and VALUE not in str(caught.value)
+        assert "secret-file pattern" in str(caught.value)
+        assert VALUE not in str(caught.value)
     assert "load_settings" in await outline(ctx, "app/settings.py")
 
 
@@ -105,7 +106,8 @@ async def test_the_persistent_cache_never_holds_secret_text(ctx: ToolContext) ->
     index = index_for(ctx.workspace)
     index.flush()
     cache = index._store.path if index._store is not None else None
-    assert cache is not None and cache.exists()
+    assert cache is not None
+    assert cache.exists()
     stored = ""
     for _ in range(100):  # the build's own flush may still be writing
         with sqlite3.connect(cache) as db:
@@ -114,7 +116,9 @@ async def test_the_persistent_cache_never_holds_secret_text(ctx: ToolContext) ->
             break
         await asyncio.sleep(0.05)
     assert "load_settings" in stored
-    assert VALUE not in stored and ".env" not in stored and "id_rsa" not in stored
+    assert VALUE not in stored
+    assert ".env" not in stored
+    assert "id_rsa" not in stored
 
 
 async def test_a_deny_rule_added_later_hides_what_was_indexed(ctx: ToolContext) -> None:

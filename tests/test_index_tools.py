@@ -97,7 +97,8 @@ async def test_search_sees_staged_edits(ctx: ToolContext) -> None:
     ctx.changes.stage_write(users, "class AccountService:\n    pass\n", FILES["app/users.py"])
     ctx.changes.stage_write(ws.resolve("app/new.go"), "package app\nfunc NewThing() {}\n", None)
     out = await search(ctx, query="service")
-    assert "class AccountService" in out and "UserService" not in out
+    assert "class AccountService" in out
+    assert "UserService" not in out
     assert "app/new.go:2: function NewThing" in await search(ctx, query="NewThing")
     # Another session (no staged changes) still sees disk.
     other = ToolContext(session_id="t", workspace=ws, changes=ChangeSet())

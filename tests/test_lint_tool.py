@@ -62,9 +62,12 @@ async def test_ruff_findings_come_back_structured_with_correct_lines(
         ("app/bad.py", 1, 8, "F401"),
     ]
     undefined, unused = diags
-    assert undefined["severity"] == "error" and not undefined["fixable"]
-    assert unused["severity"] == "warning" and unused["fixable"]
-    assert "`os` imported but unused" in unused["message"] and unused["source"] == "ruff"
+    assert undefined["severity"] == "error"
+    assert not undefined["fixable"]
+    assert unused["severity"] == "warning"
+    assert unused["fixable"]
+    assert "`os` imported but unused" in unused["message"]
+    assert unused["source"] == "ruff"
     assert result["summary"] == "2 diagnostics (1 errors) in 2 files"
     # The user's tree is untouched: no .ruff_cache, no changes.
     assert tree_state(project) == before
@@ -209,7 +212,8 @@ async def test_syntax_check_covers_files_no_linter_parsed(
 
 def test_usage_and_flags() -> None:
     tool = LintTool()
-    assert tool.is_read_only(None) and not tool.is_concurrency_safe(LintInput())
+    assert tool.is_read_only(None)
+    assert not tool.is_concurrency_safe(LintInput())
     assert tool.summary(LintInput(paths=["a.py"])) == "Linting a.py"
     assert "not_configured" in tool.description()
     assert set(tool.input_schema()["properties"]) == {"paths"}

@@ -74,7 +74,8 @@ async def test_cancel_ends_the_run_while_the_prompt_is_open_and_a_late_allow_run
         editor.prompt_gate = None
     await asyncio.sleep(0.5)
     assert editor.edits == []
-    assert not (root / "first.txt").exists() and not (root / "second.txt").exists()
+    assert not (root / "first.txt").exists()
+    assert not (root / "second.txt").exists()
     status = await command(editor, "agentls.status")
     assert not any(s["running"] for s in status["sessions"] if s["id"] == session)
     # the history holds one tool_result per tool_use: the session continues cleanly
@@ -84,9 +85,11 @@ async def test_cancel_ends_the_run_while_the_prompt_is_open_and_a_late_allow_run
     )
     assert follow["status"] == "completed"
     results = api.message_requests[-1].tool_results()
-    assert len(results) == 2 and all(r["is_error"] for r in results)
+    assert len(results) == 2
+    assert all(r["is_error"] for r in results)
     assert all(
         "denied" in str(r["content"]).lower() or "cancel" in str(r["content"]).lower()
         for r in results
     )
-    assert editor.edits == [] and not (root / "first.txt").exists()
+    assert editor.edits == []
+    assert not (root / "first.txt").exists()

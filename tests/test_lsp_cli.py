@@ -26,7 +26,8 @@ def test_serve_over_tcp_answers_initialize(tmp_path: Path) -> None:
         ).encode()
         conn.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         reply = _read_message(conn)
-        assert reply["id"] == 1 and "agentls.run" in str(reply["result"])
+        assert reply["id"] == 1
+        assert "agentls.run" in str(reply["result"])
         conn.close()
     finally:
         proc.kill()
@@ -46,7 +47,8 @@ def test_serve_over_tcp_survives_an_overlong_header_line(tmp_path: Path) -> None
         junk = b"X-Junk: " + b"a" * (2 << 20) + b"\r\n"
         conn.sendall(junk + b"Content-Length: %d\r\n\r\n" % len(body) + body)
         reply = _read_message(conn)
-        assert reply["id"] == 1 and "result" in reply
+        assert reply["id"] == 1
+        assert "result" in reply
         assert proc.poll() is None
         conn.close()
     finally:
@@ -62,7 +64,8 @@ def test_serve_rejects_a_bad_address(tmp_path: Path) -> None:
         text=True,
         timeout=30,
     )
-    assert proc.returncode == 2 and "HOST:PORT" in proc.stderr
+    assert proc.returncode == 2
+    assert "HOST:PORT" in proc.stderr
 
 
 def _connect(port: int) -> socket.socket:
@@ -112,7 +115,8 @@ def test_serve_over_websocket_answers_initialize(tmp_path: Path) -> None:
             }
             ws.send(json.dumps(request))
             reply = json.loads(ws.recv(timeout=30))
-        assert reply["id"] == 1 and "agentls.run" in str(reply["result"])
+        assert reply["id"] == 1
+        assert "agentls.run" in str(reply["result"])
     finally:
         proc.kill()
         proc.wait()

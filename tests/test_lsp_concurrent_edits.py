@@ -54,7 +54,8 @@ async def test_the_agents_line_10_and_the_users_line_11_both_apply(tmp_path: Pat
     assert result["applied"] is True, result
     assert not result.get("conflicts")
     text = editor.docs[uri].text
-    assert "value_10 = 100  # agent\n" in text and "value_11 = 111  # user\n" in text
+    assert "value_10 = 100  # agent\n" in text
+    assert "value_11 = 111  # user\n" in text
     assert text.count("\n") == 12
 
 

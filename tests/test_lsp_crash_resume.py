@@ -102,18 +102,23 @@ async def test_a_run_killed_with_sigkill_resumes_from_its_last_complete_turn(
     assert PROMPT in json.dumps(sent[0])  # the killed run's prompt is kept
     assert [_tool_names(m) for m in sent[1::2]] == [["write_file"], ["read_file"]]
     results = [b for m in sent[2::2] for b in m["content"] if b.get("type") == "tool_result"]
-    assert len(results) == 2 and "print('new')" in json.dumps(results[1])
+    assert len(results) == 2
+    assert "print('new')" in json.dumps(results[1])
     last = json.dumps(sent[-1])
-    assert "interrupted" in last and str(root / "app.py") in last  # the model is told
+    assert "interrupted" in last
+    assert str(root / "app.py") in last  # the model is told
     assert sent[-1]["content"][-1] == {"type": "text", "text": "carry on", **_cached(sent)}
 
     (entry,) = [s for s in status["sessions"] if s["id"] == session]
-    assert entry["turns"] == 3 and entry["runs"] == 2
-    assert accepted["applied"] is True and accepted["files"] == [(root / "app.py").as_uri()]
+    assert entry["turns"] == 3
+    assert entry["runs"] == 2
+    assert accepted["applied"] is True
+    assert accepted["files"] == [(root / "app.py").as_uri()]
     assert editor.text(root / "app.py") == "print('new')\n"  # the staged edit survived
     records = list(read_records(transcripts / f"{session}.jsonl"))
     resume = next(r for r in records if r["type"] == "resume")
-    assert resume["interrupted"] and resume["recovered_turns"] == 2
+    assert resume["interrupted"]
+    assert resume["recovered_turns"] == 2
     assert resume["staged"] == [str(root / "app.py")]
 
 
@@ -135,7 +140,8 @@ async def test_staged_edits_saved_with_a_session_are_delivered_after_a_restart(
     )
     async with editor_session(HELIX_LIKE, root, env) as editor:  # no preview: edits stay staged
         first = await command(editor, "agentls.run", {"prompt": "change them", "wait": True})
-    assert first["edit"]["applied"] is None and len(first["edit"]["files"]) == 3
+    assert first["edit"]["applied"] is None
+    assert len(first["edit"]["files"]) == 3
     session = first["session"]
 
     # the user edits a.py on a line the agent did not touch, and b.py on the agent's line

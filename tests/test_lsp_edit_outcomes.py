@@ -69,7 +69,8 @@ async def _staged_run(editor: FakeEditor, api: ScriptedMessagesServer) -> tuple[
     uri = editor.open(path)
     _rename_turns(api)
     result = await command(editor, "agentls.run", {"prompt": "rename greet", "wait": True})
-    assert result["status"] == "completed" and result["edit"]["applied"] is None
+    assert result["status"] == "completed"
+    assert result["edit"]["applied"] is None
     return result["session"], uri
 
 
@@ -78,11 +79,13 @@ def test_resource_operations_imply_document_changes() -> None:
     assert neovim.document_changes  # Neovim applies them; it only lists resourceOperations
     assert {"create", "rename", "delete"} <= neovim.resource_operations
     emacs = ClientFeatures.of(client_capabilities("emacs"), "utf-32")
-    assert emacs.document_changes and not emacs.resource_operations
+    assert emacs.document_changes
+    assert not emacs.resource_operations
     flags = ClientFeatures.of(
         _with_agentls_flags("neovim", runResults=True, syncBeforeApplyReply=True), "utf-8"
     )
-    assert flags.shows_outcomes and flags.syncs_before_apply_reply
+    assert flags.shows_outcomes
+    assert flags.syncs_before_apply_reply
 
 
 @pytest.mark.asyncio
@@ -96,11 +99,13 @@ async def test_a_late_did_change_still_confirms_the_edit(
         editor.change_delay = 2.0
         accepted = await command(editor, "agentls.accept", {"session": session})
         assert accepted["applied"] is True, accepted
-        assert accepted["files"] == [uri] and "left_out" not in accepted
+        assert accepted["files"] == [uri]
+        assert "left_out" not in accepted
         staged = await command(editor, "agentls.staged", {"session": session})
         assert staged["files"] == []  # confirmed: nothing left to accept
         again = await command(editor, "agentls.accept", {"session": session})
-        assert again["files"] == [] and not again.get("conflicts")
+        assert again["files"] == []
+        assert not again.get("conflicts")
 
 
 @pytest.mark.asyncio
@@ -115,12 +120,15 @@ async def test_an_edit_already_in_the_buffer_is_accepted_not_a_conflict(
         session, uri = await _staged_run(editor, api)
         editor.change_delay = 0.5
         first = await command(editor, "agentls.accept", {"session": session})
-        assert first["applied"] is False and first["left_out"][0]["uri"] == uri
+        assert first["applied"] is False
+        assert first["left_out"][0]["uri"] == uri
         assert editor.docs[uri].text == RENAMED  # the editor did apply it…
         await asyncio.sleep(1.0)  # …and its didChange arrives after the answer
         second = await command(editor, "agentls.accept", {"session": session})
-        assert second["applied"] is True and second["files"] == [uri], second
-        assert not second.get("conflicts") and not second.get("left_out")
+        assert second["applied"] is True, second
+        assert second["files"] == [uri], second
+        assert not second.get("conflicts")
+        assert not second.get("left_out")
         assert (await command(editor, "agentls.staged", {"session": session}))["files"] == []
 
 
@@ -135,9 +143,11 @@ async def test_an_edit_the_editor_skipped_stays_staged_and_is_named(
         session, uri = await _staged_run(editor, api)
         editor.skip_edits = True
         accepted = await command(editor, "agentls.accept", {"session": session})
-        assert accepted["applied"] is False and accepted["files"] == [uri]
+        assert accepted["applied"] is False
+        assert accepted["files"] == [uri]
         [left] = accepted["left_out"]
-        assert left["uri"] == uri and "did not change" in left["reason"]
+        assert left["uri"] == uri
+        assert "did not change" in left["reason"]
         staged = await command(editor, "agentls.staged", {"session": session})
         assert [f["uri"] for f in staged["files"]] == [uri]
         # the client renders outcomes itself: no server message repeats them
@@ -153,8 +163,10 @@ async def test_run_and_edit_results_reach_the_client_as_events(
     async with editor_session("neovim", _ws(tmp_path), env) as editor:
         session, uri = await _staged_run(editor, api)
         [run_result] = [e for e in editor.events if e["type"] == "run_result"]
-        assert run_result["session_id"] == session and run_result["status"] == "completed"
-        assert run_result["edit"]["files"] == [uri] and run_result["edit"]["applied"] is None
+        assert run_result["session_id"] == session
+        assert run_result["status"] == "completed"
+        assert run_result["edit"]["files"] == [uri]
+        assert run_result["edit"]["applied"] is None
         assert "1 file(s) staged for review" in run_result["outcome"]
         assert run_result["outcome"].count("staged for review") == 1  # not doubled
         await command(editor, "agentls.reject", {"session": session})
@@ -179,8 +191,10 @@ async def test_staged_files_and_tool_results_for_the_agent_view(
         await wait_for(lambda: True)
         staged = await command(editor, "agentls.staged", {"session": session})
         [entry] = staged["files"]
-        assert entry["uri"] == uri and entry["kind"] == "modify"
-        assert entry["original"] == ORIGINAL and entry["staged"] == RENAMED
+        assert entry["uri"] == uri
+        assert entry["kind"] == "modify"
+        assert entry["original"] == ORIGINAL
+        assert entry["staged"] == RENAMED
         await wait_for(lambda: True, 0.1)
         assert "# typed by the user" in entry["current"] or entry["current"] == ORIGINAL
         reads = [
@@ -191,7 +205,8 @@ async def test_staged_files_and_tool_results_for_the_agent_view(
             "agentls.toolResult",
             {"session": session, "tool_use_id": reads[0]["tool_use_id"]},
         )
-        assert "def greet(name):" in output["content"] and output["is_error"] is False
+        assert "def greet(name):" in output["content"]
+        assert output["is_error"] is False
         with pytest.raises(JsonRpcInvalidParams, match="no tool call"):
             await command(
                 editor, "agentls.toolResult", {"session": session, "tool_use_id": "toolu_nope"}

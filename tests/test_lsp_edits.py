@@ -137,8 +137,10 @@ async def test_review_without_annotation_support_stays_staged_until_accepted(
     session = result["session"]
 
     accepted = await command(editor, "agentls.accept", {"session": session, "uris": [one.as_uri()]})
-    assert accepted["applied"] is True and accepted["files"] == [one.as_uri()]
-    assert editor.text(one) == "ONE = 11\n" and editor.text(two) == "TWO = 2\n"
+    assert accepted["applied"] is True
+    assert accepted["files"] == [one.as_uri()]
+    assert editor.text(one) == "ONE = 11\n"
+    assert editor.text(two) == "TWO = 2\n"
 
     # the file creation needs resource operations: Neovim lists them (and so handles
     # documentChanges, though it does not say so); Emacs and Helix offer none
@@ -152,7 +154,8 @@ async def test_review_without_annotation_support_stays_staged_until_accepted(
         assert (editor.root / "staged/three.py").exists()
         three_left = []
     else:
-        assert created["applied"] is False and "not supported by this editor" in created["reason"]
+        assert created["applied"] is False
+        assert "not supported by this editor" in created["reason"]
         assert created["left_out"][0]["uri"].endswith("/staged/three.py")
         assert not (editor.root / "staged/three.py").exists()
         three_left = ["three.py"]
@@ -176,7 +179,8 @@ async def test_review_without_annotation_support_stays_staged_until_accepted(
     read = await command(
         editor, "agentls.tool", {"name": "read_file", "input": {"path": "staged/two.py"}}
     )
-    assert "TWO = 2" in read["content"] and "TWO = 22" not in read["content"]
+    assert "TWO = 2" in read["content"]
+    assert "TWO = 22" not in read["content"]
     nothing = await command(editor, "agentls.accept", {"session": session})
     assert nothing["files"] == []
 
@@ -240,7 +244,8 @@ async def test_a_change_made_while_vs_code_reviews_is_not_clobbered(
 
     api.extend(tool_turn(edit("stale/vs.py", "q = 2", "q = 3")), user_types_first)
     result = await command(editor, "agentls.run", {"prompt": "q", "wait": True})
-    assert result["edit"]["applied"] is False and result["edit"]["conflicts"] == [uri]
+    assert result["edit"]["applied"] is False
+    assert result["edit"]["conflicts"] == [uri]
     assert editor.text(path) == "p = 1\nq = 'mine'\n"
     await command(editor, "agentls.reject", {"session": result["session"]})
 
@@ -283,8 +288,10 @@ async def _approvals(editor: FakeEditor, api: ScriptedMessagesServer) -> None:
     )
     result = await command(editor, "agentls.run", {"prompt": "w", "wait": True})
     results = [r.tool_results()[0] for r in api.message_requests[-3:]]
-    assert results[0]["is_error"] and "the user denied this call" in results[0]["content"]
-    assert not results[1]["is_error"] and not results[2]["is_error"]
+    assert results[0]["is_error"]
+    assert "the user denied this call" in results[0]["content"]
+    assert not results[1]["is_error"]
+    assert not results[2]["is_error"]
     assert len(editor.prompts) == 3, "an ask rule asks every time"
     assert "Writing approve/denied.txt" in editor.prompts[0].message
     # an ask rule cannot be remembered, so "Allow for this session" is not offered
@@ -301,7 +308,8 @@ async def test_auto_mode_without_prompts_needs_allowed_tools(
     api.extend(tool_turn(edit("autoallow/a.py", "A = 1", "A = 2")), text_turn("denied"))
     await command(editor, "agentls.run", {"prompt": "a", "mode": "auto", "wait": True})
     denial = api.message_requests[-1].tool_results()[0]
-    assert denial["is_error"] and "edit_file" in denial["content"]
+    assert denial["is_error"]
+    assert "edit_file" in denial["content"]
     assert editor.text(path) == "A = 1\n"
     editor.client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"agentls": {"allowedTools": ["edit_file"]}})
@@ -325,6 +333,7 @@ async def test_a_long_answer_is_a_message_where_documents_cannot_be_shown(
     answer = "\n".join(f"- point {i}" for i in range(30))
     api.extend(text_turn(answer))
     result = await command(editor, "agentls.ask", {"prompt": "explain", "wait": True})
-    assert result["text"] == answer and "answer" not in result
+    assert result["text"] == answer
+    assert "answer" not in result
     await wait_for(lambda: editor.client.messages[-1].message == answer)
     assert editor.client.shown_documents == []

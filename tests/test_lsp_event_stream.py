@@ -54,7 +54,8 @@ async def test_text_chunks_are_coalesced_in_order_and_flushed_at_the_end() -> No
         "text_delta",
         "run_result",  # the result (edits applied, staged, left out) comes last
     ]
-    assert server.sent[-1]["status"] == "completed" and server.sent[-1]["session_id"] == "s1"
+    assert server.sent[-1]["status"] == "completed"
+    assert server.sent[-1]["session_id"] == "s1"
     texts = [e["text"] for e in server.sent if e["type"] == "text_delta"]
     assert "".join(texts) == "".join(chunks)
     assert texts[1] == "".join(chunks[100:150])

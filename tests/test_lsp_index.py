@@ -57,13 +57,17 @@ async def test_indexing_is_reported_as_work_done_progress_with_a_percentage(
         sent = reports[tokens[0]]
         begin, end = sent[0], sent[-1]
         assert isinstance(begin, types.WorkDoneProgressBegin)
-        assert "indexing" in begin.title and begin.percentage == 0
+        assert "indexing" in begin.title
+        assert begin.percentage == 0
         assert isinstance(end, types.WorkDoneProgressEnd)
-        assert end.message is not None and "80 files" in end.message
+        assert end.message is not None
+        assert "80 files" in end.message
         for report in sent[1:-1]:
             assert isinstance(report, types.WorkDoneProgressReport)
-            assert report.percentage is not None and 0 <= report.percentage <= 100
-            assert report.message is not None and "of 80 files" in report.message
+            assert report.percentage is not None
+            assert 0 <= report.percentage <= 100
+            assert report.message is not None
+            assert "of 80 files" in report.message
 
 
 async def test_an_edit_is_queryable_by_the_next_request(
@@ -94,9 +98,12 @@ async def test_open_document_outline_follows_every_edit(
         uri = editor.open(root / "pkg" / "mod002.py")
         params = types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri=uri))
         first = await editor.client.text_document_document_symbol_async(params)
-        assert first is not None and first[0].name == "Model2" and len(first) == 31
+        assert first is not None
+        assert first[0].name == "Model2"
+        assert len(first) == 31
         editor.type(uri, (0, 6), (0, 12), "Renamed")
         renamed = await editor.client.text_document_document_symbol_async(params)
-        assert renamed is not None and renamed[0].name == "Renamed"
+        assert renamed is not None
+        assert renamed[0].name == "Renamed"
         again = await editor.client.text_document_document_symbol_async(params)
         assert again == renamed

@@ -107,7 +107,8 @@ async def test_commands_are_listed_and_expanded_in_agentls_run(
     assert result["status"] == "completed"
     sent = user_text(api.requests[-1])
     assert "Review @src/app.py carefully." in sent
-    assert '<attached-file path="src/app.py">' in sent and "def main():" in sent
+    assert '<attached-file path="src/app.py">' in sent
+    assert "def main():" in sent
     with pytest.raises(
         JsonRpcInvalidParams, match=r"unknown command /deploy \(known commands: /review\)"
     ):
@@ -121,12 +122,15 @@ async def test_skills_are_in_the_system_prompt_and_load_with_the_skill_tool(
     result = await command(editor, "agentls.run", {"prompt": "fill the form", "wait": True})
     assert result["status"] == "completed"
     system = api.requests[-2].json["system"][0]["text"]
-    assert "- release: Write release notes." in system and "- pdf: Fill PDF forms." in system
+    assert "- release: Write release notes." in system
+    assert "- pdf: Fill PDF forms." in system
     answer = api.requests[-1].json["messages"][-1]["content"][0]["content"]
-    assert "Use forms.py." in answer and "reference.md" in answer
+    assert "Use forms.py." in answer
+    assert "reference.md" in answer
     path = answer.split("- ", 1)[1].split(" (")[0]
     read = await command(editor, "agentls.tool", {"name": "read_file", "input": {"path": path}})
-    assert not read["is_error"] and "Field names: a, b." in read["content"], read
+    assert not read["is_error"], read
+    assert "Field names: a, b." in read["content"], read
 
 
 async def test_web_fetch_with_the_settings_and_rules_of_the_editor(
@@ -136,13 +140,15 @@ async def test_web_fetch_with_the_settings_and_rules_of_the_editor(
         editor, "agentls.tool", {"name": "web_fetch", "input": {"url": base_url(web) + "/page"}}
     )
     assert not out["is_error"], out["content"]
-    assert "# Widgets" in out["content"] and "A **widget** turns *gears*." in out["content"]
+    assert "# Widgets" in out["content"]
+    assert "A **widget** turns *gears*." in out["content"]
     out = await command(
         editor,
         "agentls.tool",
         {"name": "web_fetch", "input": {"url": base_url(web) + "/to/http://169.254.169.254/"}},
     )
-    assert out["is_error"] and "link-local address" in out["content"]
+    assert out["is_error"]
+    assert "link-local address" in out["content"]
 
 
 async def test_web_search_is_offered_and_shown_as_it_runs(
@@ -150,13 +156,15 @@ async def test_web_search_is_offered_and_shown_as_it_runs(
 ) -> None:
     tools = await command(editor, "agentls.tools", {})
     search = [t for t in tools if t.get("type") == "web_search_20250305"]
-    assert search and search[0]["max_uses"] == 3
+    assert search
+    assert search[0]["max_uses"] == 3
     api.extend(
         web_search_turn("pygls notebooks", [("https://pygls.readthedocs.io", "pygls")], "Found it.")
     )
     editor.events.clear()
     result = await command(editor, "agentls.run", {"prompt": "search", "wait": True})
-    assert result["status"] == "completed" and result["text"] == "Found it."
+    assert result["status"] == "completed"
+    assert result["text"] == "Found it."
     kinds = [(e["type"], e.get("name")) for e in editor.events if e["type"].startswith("tool_")]
     assert kinds == [("tool_started", "web_search"), ("tool_finished", "web_search")]
     started = next(e for e in editor.events if e["type"] == "tool_started")
@@ -181,6 +189,7 @@ async def test_notebook_edit_reaches_a_text_editor_as_a_minimal_ipynb_edit(
     text = editor.docs[(root / "sales.ipynb").as_uri()].text
     notebook = nbformat.reads(text, as_version=4)
     nbformat.validate(notebook)
-    assert notebook.cells[2].source == "values * 2" and notebook.cells[2].outputs == []
+    assert notebook.cells[2].source == "values * 2"
+    assert notebook.cells[2].outputs == []
     [edit] = editor.edits[-1].document_changes  # one document, a few lines: not a rewrite
     assert len(edit.edits) <= 3

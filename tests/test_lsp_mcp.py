@@ -34,9 +34,12 @@ async def test_mcp_tool_from_settings_runs_in_a_real_session(
     ) as editor:
         result = await command(editor, "agentls.run", {"prompt": "add 2 and 40", "wait": True})
         status = await command(editor, "agentls.status", {})
-    assert result["status"] == "completed" and result["text"] == "The sum is 42."
+    assert result["status"] == "completed"
+    assert result["text"] == "The sum is 42."
     offered = api.message_requests[0].tool_names
-    assert "mcp__calc__add" in offered and "read_file" in offered and "run_command" in offered
+    assert "mcp__calc__add" in offered
+    assert "read_file" in offered
+    assert "run_command" in offered
     tool_result = api.message_requests[1].tool_results()[0]
     assert not tool_result["is_error"], tool_result
     assert "42" in str(tool_result["content"])

@@ -66,7 +66,8 @@ async def test_status_approve_and_restart_from_the_editor(tmp_path: Path) -> Non
         report = await command(editor, "agentls.mcp", {"action": "approve", "server": "proj"})
         assert _servers(report)["proj"]["state"] == "ready"
         names = [t["name"] for t in await command(editor, "agentls.tools", {})]
-        assert "mcp__proj__echo" in names and "read_file" in names
+        assert "mcp__proj__echo" in names
+        assert "read_file" in names
         first = await _pid(editor)
 
         report = await command(editor, "agentls.mcp", {"action": "restart", "server": "proj"})
@@ -169,7 +170,8 @@ async def test_free_text_answers_through_agentls_text_input(tmp_path: Path) -> N
             editor, "agentls.tool", {"name": "mcp__demo__deploy", "input": {"target": "qa"}}
         )
     assert result["content"] == "deployed qa to eu (confirm=False, note='ship it')", result
-    assert len(asked) == 1 and "asks for Note" in str(asked[0])
+    assert len(asked) == 1
+    assert "asks for Note" in str(asked[0])
 
 
 async def test_mcp_progress_is_shown_as_run_progress(

@@ -122,7 +122,8 @@ async def test_cell_edits_reach_an_editor_that_declares_them(session: FakeEditor
     edits = request["edits"]
     # last first: the replaced cell (now at 4), then the inserted one after "intro"
     assert [(e["index"], e["delete"]) for e in edits] == [(3, 1), (1, 0)]
-    assert edits[0]["cells"][0]["source"] == "1 / 2" and edits[0]["cells"][0]["kind"] == "code"
+    assert edits[0]["cells"][0]["source"] == "1 / 2"
+    assert edits[0]["cells"][0]["kind"] == "code"
     assert edits[1]["cells"][0]["source"] == "## Setup"
     assert nbformat.read(path, as_version=4).cells[3].source == "1 / 0"  # disk untouched
 
@@ -188,6 +189,7 @@ async def test_a_cell_the_user_changed_since_is_a_conflict_not_overwritten(
     editor.type(cell_uris[2], (0, 0), (0, 0), "# mine\n")  # the user types in the cell
     await asyncio.sleep(0.3)
     accepted = await command(editor, "agentls.accept", {"session": "tool"})
-    assert accepted["applied"] is False and received == []
+    assert accepted["applied"] is False
+    assert received == []
     assert "changed in the editor since the agent read it" in accepted["reason"]
     assert editor.docs[cell_uris[2]].text == "# mine\nvalues"

@@ -209,10 +209,13 @@ async def test_plan_approved_for_review_then_the_edit_arrives_as_one_reviewed_wo
     assert result["status"] == "completed", result
     first, second, third = api.message_requests[-3:]
     # plan mode: read-only tools, the write refused; after approval the edit tools are offered
-    assert "edit_file" not in first.tool_names and "exit_plan_mode" in first.tool_names
+    assert "edit_file" not in first.tool_names
+    assert "exit_plan_mode" in first.tool_names
     refused, approved = second.tool_results()
-    assert refused["is_error"] and "No such tool available: edit_file" in refused["content"]
-    assert not approved["is_error"] and "approved your plan" in approved["content"]
+    assert refused["is_error"]
+    assert "No such tool available: edit_file" in refused["content"]
+    assert not approved["is_error"]
+    assert "approved your plan" in approved["content"]
     assert "edit_file" in second.tool_names
     assert not third.tool_results()[0]["is_error"]
     # the plan was shown as a Markdown document, then decided in a message request
@@ -264,7 +267,8 @@ async def test_plan_approved_with_auto_accepted_edits_applies_each_edit_without_
         "agentls: the agent's plan is open in the editor. Approve it",
         "agentls: allow write_file",
     ]
-    assert protected[0]["is_error"] and "denied" in protected[0]["content"]
+    assert protected[0]["is_error"]
+    assert "denied" in protected[0]["content"]
     assert not (root / ".claude" / "settings.json").exists()
     status = await command(editor, "agentls.status")
     assert status["permission_mode"] in (None, "default")  # the session's own policy changed
@@ -296,7 +300,8 @@ async def test_a_question_open_when_the_run_is_cancelled_is_withdrawn(
     follow = await run(editor, "go on", session=session)
     assert follow["status"] == "completed"
     (answer,) = last_results(api)
-    assert answer["is_error"] and "ancel" in answer["content"]
+    assert answer["is_error"]
+    assert "ancel" in answer["content"]
 
 
 # -- a client that shows agentls's own requests ---------------------------------------------
@@ -331,7 +336,8 @@ async def test_own_request_multi_select_and_the_users_own_words(
     result = await run(editor, "dates")
     assert result["status"] == "completed"
     (sent,) = answers.questions[-1:]
-    assert sent["other_label"] == "Other…" and sent["session_id"] == result["session"]
+    assert sent["other_label"] == "Other…"
+    assert sent["session_id"] == result["session"]
     assert sent["questions"][0]["multi_select"] is True
     assert sent["questions"][0]["options"][1] == {"label": "RFC", "description": "about RFC"}
     (answer,) = last_results(api)
@@ -360,7 +366,8 @@ async def test_keep_planning_sends_the_feedback_to_the_model_and_stays_in_plan_m
     assert feedback["is_error"]
     assert 'The user\'s feedback: "Also update the docs."' in feedback["content"]
     still = last_results(api)[0]
-    assert still["is_error"] and "No such tool available: edit_file" in still["content"]
+    assert still["is_error"]
+    assert "No such tool available: edit_file" in still["content"]
     assert (editor.root / "greet.py").read_text() == "GREETING = 'hi'\n"
     assert result["edit"] is None
 
@@ -379,8 +386,10 @@ async def test_a_garbled_answer_counts_as_none_and_the_server_carries_on(
     result = await run(editor, "go", mode="plan")
     assert result["status"] == "completed"
     asked, planned = api.message_requests[-2].tool_results(), last_results(api)
-    assert asked[0]["is_error"] and "without answering" in asked[0]["content"]
-    assert planned[0]["is_error"] and "without deciding" in planned[0]["content"]
+    assert asked[0]["is_error"]
+    assert "without answering" in asked[0]["content"]
+    assert planned[0]["is_error"]
+    assert "without deciding" in planned[0]["content"]
 
 
 async def test_enter_plan_mode_asks_and_then_only_reads_are_offered(
@@ -405,7 +414,8 @@ async def test_enter_plan_mode_asks_and_then_only_reads_are_offered(
     assert "Plan mode is on" in entered.tool_results()[0]["content"]
     assert "edit_file" not in entered.tool_names
     (refused,) = last_results(api)
-    assert refused["is_error"] and "No such tool available: edit_file" in refused["content"]
+    assert refused["is_error"]
+    assert "No such tool available: edit_file" in refused["content"]
     modes = [e["mode"] for e in editor.events if e["type"] == "mode_changed"]
     assert modes == ["plan"]
 
@@ -428,11 +438,15 @@ async def test_with_nobody_to_ask_the_model_is_told_to_assume_and_plan_mode_hold
     result = await run(helix, "go", mode="plan")
     assert result["status"] == "completed"
     asked, entered = api.message_requests[-3].tool_results()
-    assert asked["is_error"] and "proceed on your best assumption" in asked["content"]
-    assert not entered["is_error"] and "already in plan mode" in entered["content"]
+    assert asked["is_error"]
+    assert "proceed on your best assumption" in asked["content"]
+    assert not entered["is_error"]
+    assert "already in plan mode" in entered["content"]
     (exited,) = api.message_requests[-2].tool_results()
-    assert exited["is_error"] and "No one can approve a plan here" in exited["content"]
+    assert exited["is_error"]
+    assert "No one can approve a plan here" in exited["content"]
     (edited,) = last_results(api)
-    assert edited["is_error"] and "No such tool available: edit_file" in edited["content"]
+    assert edited["is_error"]
+    assert "No such tool available: edit_file" in edited["content"]
     assert (helix.root / "greet.py").read_text() == "GREETING = 'hi'\n"
     assert all(m.type != types.MessageType.Error for m in helix.client.messages)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from agentls.lsp.edits import line_hunks, match_line_endings, rebase, shows_edit, split_lines
+from agentls.lsp.edits import line_hunks, lines_with_endings, match_line_endings, rebase, shows_edit
 
 
 def test_lines_split_the_way_lsp_counts_them() -> None:
-    assert split_lines("a\r\nb\rc\nd") == ["a\r\n", "b\r", "c\n", "d"]
-    assert split_lines("form\x0cfeed\u2028x\n") == ["form\x0cfeed\u2028x\n"]
-    assert split_lines("") == []
+    assert lines_with_endings("a\r\nb\rc\nd") == ["a\r\n", "b\r", "c\n", "d"]
+    assert lines_with_endings("form\x0cfeed\u2028x\n") == ["form\x0cfeed\u2028x\n"]
+    assert lines_with_endings("") == []
 
 
 def test_hunks_are_whole_lines_and_minimal() -> None:

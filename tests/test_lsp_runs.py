@@ -90,7 +90,8 @@ async def test_review_run_reads_edits_two_files_and_creates_one_in_one_versioned
     assert sorted(Path(u).name for u in edit["files"]) == ["app.py", "new_mod.py", "util.py"]
     assert len(editor.edits) == 1, "review mode sends exactly one WorkspaceEdit"
     sent = editor.edits[0]
-    assert sent.changes is None and sent.document_changes
+    assert sent.changes is None
+    assert sent.document_changes
     ops = {type(op).__name__ for op in sent.document_changes}
     assert ops == {"TextDocumentEdit", "CreateFile"}
     versions = {
@@ -101,22 +102,23 @@ async def test_review_run_reads_edits_two_files_and_creates_one_in_one_versioned
     assert versions["app.py"] == 2  # the buffer version the agent read
     assert versions["util.py"] is None  # read from disk: no buffer version
     annotations = sent.change_annotations or {}
-    assert annotations and all(a.needs_confirmation for a in annotations.values())
+    assert annotations
+    assert all(a.needs_confirmation for a in annotations.values())
     assert all(a.label.startswith("agentls: ") for a in annotations.values())
     # line-granular: every edit replaces whole lines
     for op in sent.document_changes:
         if isinstance(op, types.TextDocumentEdit):
             for e in op.edits:
-                assert e.range.start.character == 0 and (
-                    e.range.end.character == 0 or e.new_text == ""
-                )
+                assert e.range.start.character == 0
+                assert e.range.end.character == 0 or e.new_text == ""
     assert editor.text(app) == "# unsaved header\nimport os\n\n\ndef main():\n    return 2\n"
     assert editor.text(util) == "def helper():\n    return 42\n"
     assert editor.text(root / "review/new_mod.py") == "VALUE = 'ü'\n"
     assert util.read_text() == "def helper():\n    pass\n", "the disk file is the editor's job"
     status = await command(editor, "agentls.status")
     session = next(s for s in status["sessions"] if s["id"] == result["session"])
-    assert session["turns"] == 3 and session["status"] == "completed"
+    assert session["turns"] == 3
+    assert session["status"] == "completed"
 
 
 async def test_progress_log_and_events_follow_the_run(
@@ -133,19 +135,23 @@ async def test_progress_log_and_events_follow_the_run(
     result = await command(
         editor, "agentls.run", {"prompt": "Summarise the notes file for me please", "wait": True}
     )
-    assert result["status"] == "completed" and result["edit"] is None
+    assert result["status"] == "completed"
+    assert result["edit"] is None
     tokens = [t for t in editor.client.progress_reports if t not in before]
     assert len(tokens) == 1
     reports = editor.client.progress_reports[tokens[0]]
     begin, *middle, end = reports
-    assert isinstance(begin, types.WorkDoneProgressBegin) and begin.cancellable
+    assert isinstance(begin, types.WorkDoneProgressBegin)
+    assert begin.cancellable
     assert begin.title.startswith("agentls: Summarise the notes file")
     assert [r.message for r in middle] == ["Reading progress/notes.txt"]
-    assert isinstance(end, types.WorkDoneProgressEnd) and end.message.startswith("completed")
+    assert isinstance(end, types.WorkDoneProgressEnd)
+    assert end.message.startswith("completed")
     # the run's token count and its cost: n/a, as the scripted endpoint has no known price
     assert "tokens, cost n/a" in end.message
     kinds = [e["type"] for e in events if e.get("session_id") == result["session"]]
-    assert kinds[0] == "run_started" and kinds[-2:] == ["run_finished", "run_result"]
+    assert kinds[0] == "run_started"
+    assert kinds[-2:] == ["run_finished", "run_result"]
     assert {"tool_started", "tool_finished", "text_delta", "turn_usage"} <= set(kinds)
     logs = [m.message for m in editor.client.log_messages if result["session"] in m.message]
     assert any("→ Reading progress/notes.txt" in line for line in logs)
@@ -179,7 +185,8 @@ async def test_auto_mode_asks_then_applies_each_edit_as_it_happens(
     ]
     assert len(editor.edits) == 3, "one applyEdit per write, as it happens"
     assert all(not e.change_annotations for e in editor.edits), "auto mode does not preview"
-    assert editor.text(first) == "X = 2\nY = 2\n" and editor.text(second) == "B = 2\n"
+    assert editor.text(first) == "X = 2\nY = 2\n"
+    assert editor.text(second) == "B = 2\n"
     # the model heard that the editor applied its change
     assert "The editor applied this change." in str(api.message_requests[-1].tool_results())
     assert result["edit"] is None  # nothing left staged at the end
@@ -197,12 +204,15 @@ async def test_plan_mode_offers_no_write_tools(
     result = await command(
         editor, "agentls.run", {"prompt": "plan it", "mode": "plan", "wait": True}
     )
-    assert result["status"] == "completed" and result["edit"] is None
+    assert result["status"] == "completed"
+    assert result["edit"] is None
     request = api.message_requests[-2]
-    assert "write_file" not in request.tool_names and "read_file" in request.tool_names
+    assert "write_file" not in request.tool_names
+    assert "read_file" in request.tool_names
     assert request.tool_names == sorted(request.tool_names)
     assert api.message_requests[-1].tool_results()[0]["is_error"] is True
-    assert editor.edits == [] and editor.text(target) == "P = 1\n"
+    assert editor.edits == []
+    assert editor.text(target) == "P = 1\n"
 
 
 async def test_refused_preview_is_reported_with_the_reason_and_stays_staged(
@@ -228,7 +238,8 @@ async def test_refused_preview_is_reported_with_the_reason_and_stays_staged(
     assert accepted["applied"] is True
     assert editor.text(target) == "R = 2\n"
     again = await command(editor, "agentls.accept", {"session": result["session"]})
-    assert again["files"] == [] and again["reason"] == "nothing staged"
+    assert again["files"] == []
+    assert again["reason"] == "nothing staged"
 
 
 async def test_cancel_by_command_stops_a_hanging_run(
@@ -296,7 +307,8 @@ async def test_renames_and_deletes_become_resource_operations(
     ops = [type(op).__name__ for op in editor.edits[0].document_changes or []]
     assert ops == ["RenameFile", "TextDocumentEdit", "DeleteFile"]
     new = root / "ops/new_name.py"
-    assert not old.exists() and not doomed.exists()
+    assert not old.exists()
+    assert not doomed.exists()
     assert editor.text(new) == "NAME = 'new'\n"
 
 
@@ -324,11 +336,15 @@ async def test_files_unchecked_in_the_preview_stay_staged(
     finally:
         editor.unchecked = set()
     edit = result["edit"]
-    assert edit["applied"] is True and edit["files"] == [kept.as_uri()]
-    assert "did not change" in edit["reason"] and skipped_uri in edit["reason"]
-    assert editor.text(kept) == "K = 2\n" and editor.text(skipped) == "S = 1\n"
+    assert edit["applied"] is True
+    assert edit["files"] == [kept.as_uri()]
+    assert "did not change" in edit["reason"]
+    assert skipped_uri in edit["reason"]
+    assert editor.text(kept) == "K = 2\n"
+    assert editor.text(skipped) == "S = 1\n"
     accepted = await command(editor, "agentls.accept", {"session": result["session"]})
-    assert accepted["files"] == [skipped_uri] and accepted["applied"] is True
+    assert accepted["files"] == [skipped_uri]
+    assert accepted["applied"] is True
     assert editor.text(skipped) == "S = 2\n"
 
 

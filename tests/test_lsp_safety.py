@@ -83,16 +83,20 @@ async def test_every_secret_file_trick_is_refused(editor: FakeEditor) -> None:
 
 async def test_a_staged_rename_does_not_smuggle_a_secret_out(editor: FakeEditor) -> None:
     moved = await _tool(editor, "rename_file", {"path": ".env", "new_path": "innocent.txt"})
-    assert moved["is_error"] and "secret" in str(moved["content"])
+    assert moved["is_error"]
+    assert "secret" in str(moved["content"])
     read = await _tool(editor, "read_file", {"path": "innocent.txt"})
     assert not leaked(read["content"])
 
 
 async def test_the_key_is_redacted_from_tool_results(editor: FakeEditor) -> None:
     read = await _tool(editor, "read_file", {"path": "pasted.md"})
-    assert read["is_error"] and _no_key(read["content"]) and "REDACTED" in str(read["content"])
+    assert read["is_error"]
+    assert _no_key(read["content"])
+    assert "REDACTED" in str(read["content"])
     found = await _tool(editor, "grep", {"pattern": "sk-ant"})
-    assert _no_key(found["content"]) and "REDACTED" in str(found["content"])
+    assert _no_key(found["content"])
+    assert "REDACTED" in str(found["content"])
 
 
 async def test_a_models_calls_never_bring_secrets_or_the_key_back(
@@ -112,7 +116,8 @@ async def test_a_models_calls_never_bring_secrets_or_the_key_back(
     assert result["status"] == "completed"
     for request in api.message_requests[before:]:
         body = request.body.decode()
-        assert not leaked(body) and _no_key(body)
+        assert not leaked(body)
+        assert _no_key(body)
     sent = api.message_requests[-1].tool_results()
     assert [r["is_error"] for r in sent[:3]] == [True, True, True]
 
@@ -122,5 +127,7 @@ async def test_calls_that_need_approval_are_asked_for(editor: FakeEditor) -> Non
     editor.prompts.clear()
     editor.choices[:] = ["Deny"]
     result = await _tool(editor, "run_command", {"command": "touch ran-it"})
-    assert len(editor.prompts) == 1 and "run_command" in editor.prompts[0].message
-    assert result["is_error"] and "denied" in str(result["content"])
+    assert len(editor.prompts) == 1
+    assert "run_command" in editor.prompts[0].message
+    assert result["is_error"]
+    assert "denied" in str(result["content"])

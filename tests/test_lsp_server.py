@@ -153,7 +153,8 @@ async def test_tools_are_listed_exactly_as_the_next_request_sends_them(
 ) -> None:
     tools = await command(editor, "agentls.tools", {"mode": "review"})
     names = [t["name"] for t in tools]
-    assert names == sorted(names) and {"read_file", "edit_file", "write_file"} <= set(names)
+    assert names == sorted(names)
+    assert {"read_file", "edit_file", "write_file"} <= set(names)
     assert tools[-1]["cache_control"] == {"type": "ephemeral"}
     plan_tools = await command(editor, "agentls.tools", {"mode": "plan"})
     assert "write_file" not in [t["name"] for t in plan_tools]
@@ -176,11 +177,14 @@ async def test_tool_runs_one_call_through_the_pipeline_and_sees_unsaved_buffers(
     result = await command(
         editor, "agentls.tool", {"name": "read_file", "input": {"path": "direct.py"}}
     )
-    assert result["is_error"] is False and "in_buffer = 1" in result["content"]
+    assert result["is_error"] is False
+    assert "in_buffer = 1" in result["content"]
     bad = await command(editor, "agentls.tool", {"name": "read_file", "input": {"paht": "x"}})
-    assert bad["is_error"] is True and "paht" in bad["content"]
+    assert bad["is_error"] is True
+    assert "paht" in bad["content"]
     unknown = await command(editor, "agentls.tool", {"name": "nope", "input": {}})
-    assert unknown["is_error"] is True and "read_file" in unknown["content"]
+    assert unknown["is_error"] is True
+    assert "read_file" in unknown["content"]
     escape = await command(editor, "agentls.tool", {"name": "read_file", "input": {"path": "../x"}})
     assert escape["is_error"] is True
 
@@ -191,7 +195,8 @@ async def test_ask_shows_a_short_answer_as_a_message(
     (root / "ask.py").write_text("X = 1\n")
     api.extend(tool_turn(("read_file", {"path": "ask.py"})), text_turn("X is one."))
     result = await command(editor, "agentls.ask", {"prompt": "what is X?", "wait": True})
-    assert result["status"] == "completed" and result["text"] == "X is one."
+    assert result["status"] == "completed"
+    assert result["text"] == "X is one."
     assert editor.client.messages[-1].message == "X is one."
     assert "write_file" not in api.message_requests[-1].tool_names
 
@@ -203,7 +208,8 @@ async def test_ask_opens_a_long_answer_as_a_markdown_document(
     api.extend(text_turn(answer))
     result = await command(editor, "agentls.ask", {"prompt": "explain", "wait": True})
     shown = editor.client.shown_documents[-1]
-    assert shown.uri == result["answer"] and shown.uri.endswith(".md")
+    assert shown.uri == result["answer"]
+    assert shown.uri.endswith(".md")
     saved_path = Path(shown.uri.removeprefix("file://"))
     saved = await asyncio.to_thread(saved_path.read_text)
     assert saved == answer + "\n"
@@ -227,7 +233,9 @@ async def test_selection_context_reaches_the_prompt(
         {"prompt": "explain", "uri": uri, "range": selection, "mode": "plan", "wait": True},
     )
     text = api.message_requests[-1].user_text()
-    assert "sel.py" in text and "b = 2" in text and "a = 1" not in text
+    assert "sel.py" in text
+    assert "b = 2" in text
+    assert "a = 1" not in text
 
 
 async def test_missing_api_key_fails_the_run_with_a_clear_message(
@@ -260,7 +268,8 @@ async def test_document_and_workspace_symbols_come_from_the_index(
     names = [s.name for s in outline]
     assert names == ["Greeter", "farewell_all"]
     greeter = outline[0]
-    assert isinstance(greeter, types.DocumentSymbol) and greeter.children
+    assert isinstance(greeter, types.DocumentSymbol)
+    assert greeter.children
     method = greeter.children[0]
     assert method.name == "greet"
     # the method's range ends after the emoji: UTF-16 counts it as two units
@@ -278,10 +287,12 @@ async def test_document_and_workspace_symbols_come_from_the_index(
         await asyncio.sleep(0.05)
     assert [s.name for s in found] == ["farewell_all"]
     location = found[0].location
-    assert isinstance(location, types.Location) and location.uri == uri
+    assert isinstance(location, types.Location)
+    assert location.uri == uri
     assert location.range.start == types.Position(4, 4)
     status = await command(editor, "agentls.status")
-    assert status["index"]["state"] in ("ready", "building") and status["index"]["files"] >= 1
+    assert status["index"]["state"] in ("ready", "building")
+    assert status["index"]["files"] >= 1
 
 
 async def test_code_actions_offer_fix_and_ask_and_run_with_the_context(
@@ -313,7 +324,8 @@ async def test_code_actions_offer_fix_and_ask_and_run_with_the_context(
     result = await command(editor, fix["command"], arguments)
     assert result["status"] == "completed"
     sent = api.message_requests[-1].user_text()
-    assert "undefined name 'undefined_name'" in sent and "return undefined_name" in sent
+    assert "undefined name 'undefined_name'" in sent
+    assert "return undefined_name" in sent
 
 
 async def test_a_direct_write_is_staged_under_the_tool_session_until_accepted(
@@ -345,7 +357,8 @@ async def test_a_follow_up_continues_the_session(
         "agentls.run",
         {"prompt": "double it", "session": first["session"], "mode": "plan", "wait": True},
     )
-    assert second["session"] == first["session"] and second["text"] == "Doubled: 8."
+    assert second["session"] == first["session"]
+    assert second["text"] == "Doubled: 8."
     history = api.message_requests[-1].messages
     assert [m["role"] for m in history] == ["user", "assistant", "user"]
     assert "The answer is 4." in str(history[1])
@@ -363,7 +376,8 @@ async def test_a_settings_change_without_values_pulls_the_agentls_section(
         if status["model"] == "claude-pulled":
             break
         await asyncio.sleep(0.05)
-    assert status["model"] == "claude-pulled" and status["mode"] == "review"
+    assert status["model"] == "claude-pulled"
+    assert status["mode"] == "review"
     editor.client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"agentls": {"model": "claude-test-model"}})
     )

@@ -43,15 +43,20 @@ async def test_a_session_resumes_after_a_server_restart_and_compacts(
         )
         status = await command(editor, "agentls.status", {})
 
-    assert second["status"] == "completed" and second["text"] == "The code word was heron."
+    assert second["status"] == "completed"
+    assert second["text"] == "The code word was heron."
     resumed_request = api.message_requests[1]
     assert "Remember the code word heron." in str(resumed_request.messages[0])
     assert resumed_request.messages[1]["role"] == "assistant"
-    assert compacted and third["status"] == "completed"
+    assert compacted
+    assert third["status"] == "completed"
     after_compaction = str(api.message_requests[-1].messages)
-    assert "the code word heron" in after_compaction and "And now?" in after_compaction
+    assert "the code word heron" in after_compaction
+    assert "And now?" in after_compaction
     (entry,) = status["sessions"]
-    assert entry["id"] == session and entry["runs"] == 3 and entry["usage"]["output_tokens"] > 0
+    assert entry["id"] == session
+    assert entry["runs"] == 3
+    assert entry["usage"]["output_tokens"] > 0
 
 
 async def test_an_unknown_session_is_a_clear_error(

@@ -194,7 +194,8 @@ async def test_an_invalid_variable_is_reported_and_the_others_apply(
     root.mkdir()
     async with editor_session("visual-studio-code", root, env) as editor:
         status = await command(editor, "agentls.status")
-        assert status["settings"]["maxTurns"] == 50 and status["model"] == "m-env"
+        assert status["settings"]["maxTurns"] == 50
+        assert status["model"] == "m-env"
         shown = " ".join(m.message for m in editor.client.messages)
         assert "AGENTLS_MAX_TURNS='many' is not a valid value for `maxTurns`" in shown
         assert "using 50" in shown

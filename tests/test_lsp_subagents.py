@@ -76,7 +76,8 @@ async def test_a_broken_agent_file_is_shown_to_the_user_and_listed_in_status(
     agents = status["agents"]
     assert [t["name"] for t in agents["types"]] == ["general-purpose", "explore", "reviewer"]
     assert agents["types"][2]["tools"] == ["Read", "Grep"]
-    assert len(agents["problems"]) == 1 and "broken.md" in agents["problems"][0]
+    assert len(agents["problems"]) == 1
+    assert "broken.md" in agents["problems"][0]
 
 
 async def test_subagent_steps_show_in_progress_and_events_and_their_output_can_be_fetched(
@@ -111,7 +112,8 @@ async def test_subagent_steps_show_in_progress_and_events_and_their_output_can_b
         "agentls.toolResult",
         {"session": result["session"], "tool_use_id": step["tool_use_id"]},
     )
-    assert "def main():" in output["content"] and not output["is_error"]
+    assert "def main():" in output["content"]
+    assert not output["is_error"]
 
 
 async def test_a_general_purpose_edit_arrives_in_the_sessions_workspace_edit(
@@ -156,7 +158,8 @@ async def test_a_subagents_approval_prompt_reaches_the_user(
     (prompt,) = editor.prompts
     assert prompt.message.startswith("agentls: allow edit_file? Editing app.py")
     (denied,) = requests_of(api, "[P]")[-1].tool_results()
-    assert denied["is_error"] and "the user denied this call" in denied["content"]
+    assert denied["is_error"]
+    assert "the user denied this call" in denied["content"]
     assert editor.edits == []
     assert editor.text(editor.root / "app.py") == "def main():\n    return 2\n"
 

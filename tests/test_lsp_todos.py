@@ -101,7 +101,8 @@ async def test_the_turn_journal_carries_the_list_for_a_crash_resume(
     session = make_session(api, tmp_path, tools=builtin_tools())
     await session.run("plan")
     recovery = journal.recover(session.transcript.path, 1, [])
-    assert recovery.found and recovery.todos == TODOS
+    assert recovery.found
+    assert recovery.todos == TODOS
     # a state saved mid-run (status running) resumes with the journal's list
     store = SessionStore(tmp_path / "transcripts")
     state = store.load(session.id)
@@ -128,7 +129,8 @@ async def test_a_malformed_list_is_refused_field_by_field(
     session = make_session(api, tmp_path, tools=builtin_tools())
     await session.run("plan")
     (result,) = api.message_requests[-1].tool_results()
-    assert result["is_error"] and "todo_write input is invalid" in result["content"]
+    assert result["is_error"]
+    assert "todo_write input is invalid" in result["content"]
     assert "todos.0" in result["content"]
     assert session.todos == []
 
@@ -143,7 +145,9 @@ async def test_outside_a_run_the_session_tools_say_why_they_cannot_work(tmp_path
     assert result.is_error
     assert "todo_write works only while the agent runs a prompt" in str(result.content)
     task = await host.run_tool("task", {"description": "x", "prompt": "y"})
-    assert task.is_error and "task works only while the agent runs a prompt" in str(task.content)
+    assert task.is_error
+    assert "task works only while the agent runs a prompt" in str(task.content)
     plan = await host.run_tool("exit_plan_mode", {"plan": "p"}, mode="plan")
-    assert plan.is_error and "exit_plan_mode works only while the agent runs" in str(plan.content)
+    assert plan.is_error
+    assert "exit_plan_mode works only while the agent runs" in str(plan.content)
     await host.shutdown()

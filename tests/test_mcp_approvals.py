@@ -159,7 +159,8 @@ async def test_our_settings_approve_named_servers_and_disabled_wins(repo: Repo) 
     states = await repo.run(
         {"enableAllProjectMcpServers": True, "disabledMcpjsonServers": ["evil"]}
     )
-    assert repo.started() == {"good"} and states["evil"] == "disabled"
+    assert repo.started() == {"good"}
+    assert states["evil"] == "disabled"
 
 
 async def test_a_server_approved_by_command_is_remembered_for_this_content_only(
@@ -179,7 +180,8 @@ async def test_a_server_approved_by_command_is_remembered_for_this_content_only(
     repo.markers["good"].unlink()
     repo.write_project(good="--now-doing-something-else")  # a pull changed the command
     states = await repo.run()
-    assert repo.started() == set() and states["good"] == "needs-approval"
+    assert repo.started() == set()
+    assert states["good"] == "needs-approval"
 
 
 async def test_the_prompt_is_asked_only_about_undecided_servers(repo: Repo) -> None:
@@ -210,8 +212,10 @@ async def test_local_scope_servers_of_this_workspace_start_without_a_prompt(
         under_home=True,
     )
     states = await repo.run()
-    assert local.exists() and not other.exists()
-    assert "mine" in states and "theirs" not in states
+    assert local.exists()
+    assert not other.exists()
+    assert "mine" in states
+    assert "theirs" not in states
     assert repo.started() == set()  # the project's servers still wait
     await repo.run({"claudeCodeLocalConfig": False})
     local.unlink()

@@ -44,11 +44,16 @@ def test_claude_code_shape_env_expansion_and_bad_entries(tmp_path: Path) -> None
     files = manager.connection("files")
     remote = manager.connection("remote")
     legacy = manager.connection("legacy")
-    assert files is not None and isinstance(files.spec, StdioServer)
-    assert files.spec.command == "srv-files" and files.spec.args == ("--root", "/home/u")
-    assert remote is not None and isinstance(remote.spec, RemoteServer)
-    assert remote.spec.url == "https://h/mcp" and remote.spec.headers == {"A": "secret"}
-    assert legacy is not None and legacy.spec.transport == "sse"
+    assert files is not None
+    assert isinstance(files.spec, StdioServer)
+    assert files.spec.command == "srv-files"
+    assert files.spec.args == ("--root", "/home/u")
+    assert remote is not None
+    assert isinstance(remote.spec, RemoteServer)
+    assert remote.spec.url == "https://h/mcp"
+    assert remote.spec.headers == {"A": "secret"}
+    assert legacy is not None
+    assert legacy.spec.transport == "sse"
     problems = {s["name"]: s for s in manager.status() if s["state"] == "invalid-config"}
     assert "UNSET_VAR" in problems["nokey"]["error"]
     assert "needs `command`" in problems["weird"]["error"]
@@ -70,10 +75,13 @@ def test_our_config_wins_over_the_user_file_and_servers_can_be_disabled(tmp_path
     }
     manager = _manager(tmp_path, config, user_config=user)
     shared, mine = manager.connection("shared"), manager.connection("mine")
-    assert shared is not None and shared.spec.describe() == "from-config"
-    assert mine is not None and mine.spec.source == "user"
+    assert shared is not None
+    assert shared.spec.describe() == "from-config"
+    assert mine is not None
+    assert mine.spec.source == "user"
     assert manager.connection("off") is None
-    assert manager.options.startup == "eager" and manager.options.startup_timeout == 5.0
+    assert manager.options.startup == "eager"
+    assert manager.options.startup_timeout == 5.0
 
 
 def _project(tmp_path: Path, command: str = "no-such-mcp-program") -> Path:
@@ -88,7 +96,8 @@ async def test_project_servers_wait_for_approval(tmp_path: Path) -> None:
     assert await manager.tools() == []
     status = {s["name"]: s for s in manager.status()}
     assert status["proj"]["state"] == "needs-approval"
-    assert ".mcp.json" in status["proj"]["error"] and "approve" in status["proj"]["error"]
+    assert ".mcp.json" in status["proj"]["error"]
+    assert "approve" in status["proj"]["error"]
     assert manager.connection("proj") is None  # never started
     # the host asks later (e.g. from a command); the next start picks it up
     await manager.approve_project(True)
@@ -107,7 +116,8 @@ async def test_project_approval_is_asked_once_and_remembered_per_content(tmp_pat
 
     first = _manager(tmp_path, approve_project_file=approve)
     await first.tools()
-    assert len(asked) == 1 and asked[0].servers == (("proj", "no-such-mcp-program -v"),)
+    assert len(asked) == 1
+    assert asked[0].servers == (("proj", "no-such-mcp-program -v"),)
     assert "no-such-mcp-program" in asked[0].message()
     assert _states(first)["proj"] == "failed"
 
@@ -137,7 +147,8 @@ async def test_a_denied_project_file_is_remembered_and_reported(tmp_path: Path) 
         manager = _manager(tmp_path, approve_project_file=deny)
         await manager.tools()
         status = {s["name"]: s for s in manager.status()}
-        assert status["proj"]["state"] == "denied" and "declined" in status["proj"]["error"]
+        assert status["proj"]["state"] == "denied"
+        assert "declined" in status["proj"]["error"]
     assert calls == 1
 
 
@@ -154,7 +165,8 @@ async def test_a_server_that_never_answers_times_out_and_is_killed(tmp_path: Pat
     assert status["mute"]["state"] == "failed"
     assert "did not start within 1 s" in status["mute"]["error"]
     connection = manager.connection("mute")
-    assert connection is not None and marked_processes(connection.marker) == []
+    assert connection is not None
+    assert marked_processes(connection.marker) == []
     await manager.aclose()
 
 
@@ -162,10 +174,12 @@ def test_tool_names_fit_the_api_pattern() -> None:
     assert tool_name("github", "create_issue") == "mcp__github__create_issue"
     assert tool_name("my server", "get.weather v2") == "mcp__my_server__get_weather_v2"
     long = tool_name("a-very-long-server-name", "an_extremely_long_tool_name_" * 3)
-    assert len(long) == 64 and API_NAME.match(long)
+    assert len(long) == 64
+    assert API_NAME.match(long)
     assert long == tool_name("a-very-long-server-name", "an_extremely_long_tool_name_" * 3)
     names = unique_tool_names("s", ["a.b", "a_b", "a b"])
-    assert len(set(names.values())) == 3 and all(API_NAME.match(n) for n in names.values())
+    assert len(set(names.values())) == 3
+    assert all(API_NAME.match(n) for n in names.values())
     assert names["a_b"] == "mcp__s__a_b"
 
 
@@ -208,7 +222,9 @@ async def test_restart_starts_a_failed_server_again(tmp_path: Path) -> None:
     await manager.restart("x")
     after = manager.connection("x")
     # the same connection (tools that sessions hold keep working), started afresh
-    assert after is before and after.state == "failed" and after.marker != first_marker
+    assert after is before
+    assert after.state == "failed"
+    assert after.marker != first_marker
     with pytest.raises(KeyError):
         await manager.restart("unknown")
     await manager.aclose()

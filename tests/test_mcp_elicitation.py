@@ -29,10 +29,13 @@ def _form(schema: dict[str, object] = SCHEMA) -> Elicitation:
 
 def test_fields_come_from_the_restricted_schema() -> None:
     fields = {f.name: f for f in _form().fields}
-    assert fields["name"].kind == "text" and fields["name"].required
-    assert fields["age"].kind == "integer" and fields["age"].maximum == 150
+    assert fields["name"].kind == "text"
+    assert fields["name"].required
+    assert fields["age"].kind == "integer"
+    assert fields["age"].maximum == 150
     assert [(c.value, c.label) for c in fields["size"].choices] == [("s", "Small"), ("m", "Medium")]
-    assert fields["tags"].kind == "choices" and fields["tags"].max_items == 2
+    assert fields["tags"].kind == "choices"
+    assert fields["tags"].max_items == 2
     assert fields["ok"].default is True
     assert isinstance(form_field("x", {"type": "object"}, False), str)  # not allowed: reported
 
@@ -88,10 +91,12 @@ async def test_decline_dismiss_nobody_and_url_mode() -> None:
     )
     user = ScriptedUser(choices={"open https://example.com/connect": "Open the page"})
     result = await ask(user, Elicitation.of("srv", url))
-    assert result.action == "accept" and user.opened == ["https://example.com/connect"]
+    assert result.action == "accept"
+    assert user.opened == ["https://example.com/connect"]
     assert "MCP server 'srv'" in user.asked[0][0]
     for bad in ("file:///etc/passwd", "javascript:alert(1)", "http://10.0.0.1/x"):
         sneaky = types.ElicitRequestURLParams(message="m", url=bad, elicitation_id="2")
         tempted = ScriptedUser(choices={"open": "Open the page"})
         assert (await ask(tempted, Elicitation.of("srv", sneaky))).action == "decline"
-        assert tempted.opened == [] and tempted.asked == []  # not even offered
+        assert tempted.opened == []
+        assert tempted.asked == []  # not even offered

@@ -39,7 +39,8 @@ async def test_a_stdio_server_never_inherits_the_agents_credentials(
     try:
         await manager.start()
         connection = manager.connection("demo")
-        assert connection is not None and connection.state == "ready", manager.status()
+        assert connection is not None, manager.status()
+        assert connection.state == "ready", manager.status()
         pid = server_pid(connection.marker)
         assert pid is not None
         environ = _environ(pid)

@@ -44,10 +44,13 @@ async def test_a_slow_server_does_not_hold_the_run_and_is_reported(tmp_path: Pat
         first = {t.name for t in await manager.tools()}
         states = {s["name"]: s for s in manager.status()}
         # the run went on: `slow` cannot be ready before its 4 s delay is over
-        assert states["slow"]["state"] == "starting" and "starting_for_s" in states["slow"]
+        assert states["slow"]["state"] == "starting"
+        assert "starting_for_s" in states["slow"]
         assert not any(n.startswith("mcp__slow__") for n in first)
         slow = [n.text for n in notices if "still starting" in n.text]
-        assert len(slow) == 1 and "slow" in slow[0] and "startupWaitSeconds" in slow[0]
+        assert len(slow) == 1
+        assert "slow" in slow[0]
+        assert "startupWaitSeconds" in slow[0]
         await manager.start()  # it keeps starting in the background
         assert any("'slow' is ready after" in n.text for n in notices)
         later = {t.name for t in await manager.tools()}
@@ -69,7 +72,8 @@ async def test_a_hanging_server_fails_in_the_background_with_a_notice(tmp_path: 
         assert await manager.tools() == []
         await manager.start()
         (failed,) = [n for n in notices if "failed to start" in n.text]
-        assert failed.level == "warning" and "did not start within 2 s" in failed.text
+        assert failed.level == "warning"
+        assert "did not start within 2 s" in failed.text
     finally:
         await manager.aclose()
 
@@ -94,16 +98,20 @@ async def test_reload_reads_the_configuration_again(tmp_path: Path) -> None:
     try:
         await manager.start()
         one = manager.connection("one")
-        assert one is not None and one.state == "ready"
+        assert one is not None
+        assert one.state == "ready"
         servers = {"one": stdio("--name", "one"), "two": stdio("--name", "two")}
         user.write_text(json.dumps({"mcpServers": servers}))
         await manager.restart()  # no name: read everything again
-        assert manager.connection("one") is one and one.state == "ready"
+        assert manager.connection("one") is one
+        assert one.state == "ready"
         two = manager.connection("two")
-        assert two is not None and two.state == "ready"
+        assert two is not None
+        assert two.state == "ready"
         user.write_text(json.dumps({"mcpServers": {"two": stdio("--name", "two")}}))
         await manager.reload()
-        assert manager.connection("one") is None and one.state == "stopped"
+        assert manager.connection("one") is None
+        assert one.state == "stopped"
     finally:
         await manager.aclose()
 
@@ -127,7 +135,8 @@ async def test_instructions_are_capped_and_cannot_escape_their_section(tmp_path:
     assert text.count('<mcp-server name="') == 1  # `quiet` has no instructions
     assert text.count("</mcp-server>") == 1  # only ours: the server's was neutralised
     body = text.split('<mcp-server name="chatty">\n', 1)[1].split("\n</mcp-server>", 1)[0]
-    assert len(body) <= MAX_SERVER_INSTRUCTIONS and body.endswith("(instructions truncated)")
+    assert len(body) <= MAX_SERVER_INSTRUCTIONS
+    assert body.endswith("(instructions truncated)")
     assert manager.instructions_for([]) == ""
     assert manager.instructions_for(tools) == text  # same tools, same bytes
 
@@ -139,6 +148,7 @@ async def test_eager_start_runs_in_the_background(tmp_path: Path) -> None:
         assert task is not None
         await asyncio.wait_for(task, 120)
         demo = manager.connection("demo")
-        assert demo is not None and demo.state == "ready"
+        assert demo is not None
+        assert demo.state == "ready"
     finally:
         await manager.aclose()

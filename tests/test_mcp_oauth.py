@@ -70,7 +70,8 @@ async def test_sign_in_through_the_browser_then_tokens_are_reused(
         await manager.aclose()
     status = {s["name"]: s for s in manager.status()}
     assert "mcp__secure__echo" in names, status
-    assert len(user.opened) == 1 and user.opened[0].startswith(secure.base + "/authorize?")
+    assert len(user.opened) == 1
+    assert user.opened[0].startswith(secure.base + "/authorize?")
     assert "code_challenge=" in user.opened[0]  # PKCE
     assert secure.provider.authorized == 1
     (stored,) = (tmp_path / "oauth").iterdir()
@@ -83,7 +84,8 @@ async def test_sign_in_through_the_browser_then_tokens_are_reused(
         assert "mcp__secure__echo" in {t.name for t in await second.tools()}
     finally:
         await second.aclose()
-    assert again.opened == [] and secure.provider.authorized == 1  # no second sign-in
+    assert again.opened == []
+    assert secure.provider.authorized == 1  # no second sign-in
 
 
 async def test_a_sign_in_nobody_can_do_says_the_server_needs_authentication(
@@ -137,7 +139,8 @@ async def test_a_configured_authorization_header_is_sent_and_oauth_stays_out(
         finally:
             await manager.aclose()
     (entry,) = manager.status()
-    assert NEEDS_AUTH in entry["error"] and "HTTP 401" in entry["error"]
+    assert NEEDS_AUTH in entry["error"]
+    assert "HTTP 401" in entry["error"]
     assert not (tmp_path / "oauth").exists()  # no sign-in was attempted
 
 
@@ -149,7 +152,8 @@ async def test_the_callback_ignores_requests_for_another_sign_in(tmp_path: Path)
     base = callback.redirect_uri
     async with httpx2.AsyncClient() as http:
         forged = await http.get(f"{base}?code=stolen&state=guess")
-        assert forged.status_code == 400 and not waiting.done()  # still waiting
+        assert forged.status_code == 400
+        assert not waiting.done()  # still waiting
         elsewhere = await http.get(base.replace("/callback", "/other") + "?code=x")
         assert elsewhere.status_code == 404
         real = await http.get(f"{base}?code=good&state=the-real-state")

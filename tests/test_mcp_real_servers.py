@@ -111,7 +111,8 @@ async def test_server_instructions_are_in_the_system_prompt_capped_and_stable(
     assert len(set(systems)) == 1  # byte-identical on every turn (prompt cache)
     blocks = api.message_requests[0].system
     instructions = blocks[1]["text"]  # type: ignore[index]
-    assert "cache_control" in blocks[0] and "cache_control" not in blocks[1]
+    assert "cache_control" in blocks[0]
+    assert "cache_control" not in blocks[1]
     assert instructions.startswith("# MCP server instructions")
     assert '<mcp-server name="everything">' in instructions
     assert '<mcp-server name="web">' in instructions
@@ -153,7 +154,8 @@ async def test_roots_are_the_workspace_folders(manager: McpManager, workspace: P
     expected = (await asyncio.to_thread(workspace.resolve)).as_uri()
     for server in ("everything", "web"):
         output = await _call(tools[f"mcp__{server}__get-roots-list"], {})
-        assert expected in output and "1 total" in output
+        assert expected in output
+        assert "1 total" in output
 
 
 async def test_text_blobs_in_embedded_resources_are_decoded(manager: McpManager) -> None:
@@ -195,7 +197,8 @@ async def test_elicitation_is_asked_field_by_field(manager: McpManager, user: Sc
     raw = json.loads(output.split("Raw result: ", 1)[1])
     assert raw["action"] == "accept"
     content = raw["content"]
-    assert content["name"] == "Ada Lovelace" and content["check"] is True
+    assert content["name"] == "Ada Lovelace"
+    assert content["check"] is True
     assert content["email"] == "ada@example.com"  # asked again after a bad address
     assert content["integer"] == 7  # 500 is above the maximum: asked again
     assert content["birthdate"] == "1815-12-10"
@@ -204,7 +207,8 @@ async def test_elicitation_is_asked_field_by_field(manager: McpManager, user: Sc
     assert content["titledSingleSelectEnum"] == "hero-3"  # the value of the chosen title
     assert content["titledMultipleSelectEnum"] == ["fish-2"]
     assert content["legacyTitledEnum"] == "pet-2"
-    assert "homepage" not in content and "firstLine" not in content  # optional, left empty
+    assert "homepage" not in content
+    assert "firstLine" not in content  # optional, left empty
     questions = [message for message, _ in user.asked]
     assert all("MCP server 'everything'" in q for q in questions)  # the user knows who asks
     assert any("try again" in q for q in questions)
@@ -218,7 +222,8 @@ async def test_declining_or_dismissing_an_elicitation(
     user.texts.clear()
     user.choices["asks: Please provide"] = "Decline"
     declined = await _call(tools[ELICIT], {})
-    assert "declined" in declined and '"action": "decline"' in declined
+    assert "declined" in declined
+    assert '"action": "decline"' in declined
     user.choices["asks: Please provide"] = "Answer"  # then the first field is dismissed
     cancelled = await _call(tools[ELICIT], {})
     assert '"action": "cancel"' in cancelled

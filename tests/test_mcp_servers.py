@@ -92,9 +92,12 @@ async def test_servers_start_lazily_and_failures_are_reported(manager: McpManage
     tools = await manager.tools()
     names = [t.name for t in tools]
     status = {s["name"]: s for s in manager.status()}
-    assert status["demo"]["state"] == "ready" and status["demo"]["tools"] == 41
-    assert status["web"]["state"] == "ready" and status["web"]["transport"] == "http"
-    assert status["legacy"]["state"] == "ready" and status["legacy"]["transport"] == "sse"
+    assert status["demo"]["state"] == "ready"
+    assert status["demo"]["tools"] == 41
+    assert status["web"]["state"] == "ready"
+    assert status["web"]["transport"] == "http"
+    assert status["legacy"]["state"] == "ready"
+    assert status["legacy"]["transport"] == "sse"
     assert status["fragile"]["state"] == "ready"
     assert status["broken"]["state"] == "failed"
     assert "refusing to start" in status["broken"]["error"]  # the server's stderr
@@ -116,10 +119,13 @@ async def test_schema_description_and_annotations_come_from_the_server(
     echo, add = tools["mcp__demo__echo"], tools["mcp__demo__add"]
     assert echo.description() == "Echo `text` back, repeated `times` times."
     schema = echo.input_schema()
-    assert schema["type"] == "object" and schema["required"] == ["text"]
+    assert schema["type"] == "object"
+    assert schema["required"] == ["text"]
     assert schema["properties"]["times"]["default"] == 1
-    assert echo.is_read_only() and echo.is_concurrency_safe({"text": "x"})
-    assert not add.is_read_only() and not add.is_concurrency_safe({"a": 1, "b": 2})
+    assert echo.is_read_only()
+    assert echo.is_concurrency_safe({"text": "x"})
+    assert not add.is_read_only()
+    assert not add.is_concurrency_safe({"a": 1, "b": 2})
 
 
 async def test_a_call_with_arguments_through_the_agent_loop(
@@ -163,16 +169,21 @@ async def test_errors_invalid_input_and_result_shapes(
     session = make_session(api, tmp_path, sources=[manager], search=NEVER_DEFER)
     assert (await session.run("break things")).status == "completed"
     failed, invalid, pixel, attach, big = _results(api, 1)
-    assert failed["is_error"] and "disk on fire" in failed["content"]
-    assert invalid["is_error"] and "InputValidationError" in invalid["content"]
-    assert "`a`" in invalid["content"] and "`b`: Field required" in invalid["content"]
+    assert failed["is_error"]
+    assert "disk on fire" in failed["content"]
+    assert invalid["is_error"]
+    assert "InputValidationError" in invalid["content"]
+    assert "`a`" in invalid["content"]
+    assert "`b`: Field required" in invalid["content"]
     assert not pixel["is_error"]
     image = pixel["content"][0]
-    assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
+    assert image["type"] == "image"
+    assert image["source"]["media_type"] == "image/png"
     assert [b["type"] for b in attach["content"]] == ["text", "text"]
     assert "demo://notes.txt" in attach["content"][1]["text"]
     assert "attached notes" in attach["content"][1]["text"]
-    assert not big["is_error"] and "Output truncated" in big["content"]
+    assert not big["is_error"]
+    assert "Output truncated" in big["content"]
     assert len(big["content"]) < 31_000
 
 
@@ -194,11 +205,14 @@ async def test_resources_can_be_listed_and_read(
     entries = json.loads(listing["content"])
     assert {e["uri"] for e in entries} == {"demo://readme", "demo://logo"}
     assert all(e["server"] == "demo" for e in entries)
-    assert not readme["is_error"] and "# Demo" in readme["content"]
+    assert not readme["is_error"]
+    assert "# Demo" in readme["content"]
     assert logo["content"][0]["type"] == "image"
-    assert unknown["is_error"] and "No MCP server named 'nope'" in unknown["content"]
+    assert unknown["is_error"]
+    assert "No MCP server named 'nope'" in unknown["content"]
     pool = session.pool("plan")
-    assert "list_mcp_resources" in pool.names and "read_mcp_resource" in pool.names
+    assert "list_mcp_resources" in pool.names
+    assert "read_mcp_resource" in pool.names
 
 
 async def test_deferred_tools_search_select_and_byte_stability(
@@ -215,24 +229,28 @@ async def test_deferred_tools_search_select_and_byte_stability(
     requests = api.message_requests
     assert len(requests) == 4
     first = requests[0]
-    assert "tool_search" in first.tool_names and "mcp__demo__echo" not in first.tool_names
+    assert "tool_search" in first.tool_names
+    assert "mcp__demo__echo" not in first.tool_names
     assert not any(n.startswith("mcp__") for n in first.tool_names)
     reminder = first.system[-1]["text"]  # type: ignore[index]
-    assert reminder.startswith("<system-reminder>") and "- mcp__demo__echo: Echo" in reminder
+    assert reminder.startswith("<system-reminder>")
+    assert "- mcp__demo__echo: Echo" in reminder
     assert "cache_control" not in first.system[-1]  # type: ignore[index]
     # called before discovery: told to load it first
     early = _results(api, 1)[0]
-    assert early["is_error"] and 'tool_search with query "select:mcp__demo__echo"' in str(
-        early["content"]
-    )
+    assert early["is_error"]
+    assert 'tool_search with query "select:mcp__demo__echo"' in str(early["content"])
     search = _results(api, 2)[0]
     found = json.loads(search["content"])
-    assert not search["is_error"] and found["loaded"] == ["mcp__demo__echo"]
+    assert not search["is_error"]
+    assert found["loaded"] == ["mcp__demo__echo"]
     assert "mcp__demo__nope" in found["not_found"]
     assert _results(api, 3)[0]["content"] == "hi"
     # the tools array is identical until the discovery, then grows once and is stable again
     tools = [json.dumps(r.tools) for r in requests]
-    assert tools[0] == tools[1] and tools[2] == tools[3] and tools[1] != tools[2]
+    assert tools[0] == tools[1]
+    assert tools[2] == tools[3]
+    assert tools[1] != tools[2]
     assert set(requests[2].tool_names) - set(requests[1].tool_names) == {"mcp__demo__echo"}
     assert "cache_control" in requests[2].tools[-1]
     assert len({json.dumps(r.system) for r in requests}) == 1
@@ -326,8 +344,10 @@ async def test_permission_rules_apply_by_mcp_name(
     await session.run("try")
     assert not any(n.startswith("mcp__web__") for n in api.message_requests[0].tool_names)
     add, web, echo = _results(api, 1)
-    assert add["is_error"] and "denied by rule mcp__demo__add" in add["content"]
-    assert web["is_error"] and "No such tool available: mcp__web__echo" in web["content"]
+    assert add["is_error"]
+    assert "denied by rule mcp__demo__add" in add["content"]
+    assert web["is_error"]
+    assert "No such tool available: mcp__web__echo" in web["content"]
     assert echo["content"] == "fine"
 
 
@@ -344,10 +364,12 @@ async def test_a_server_that_crashes_mid_call_is_an_error_naming_it(
     session = make_session(api, tmp_path, sources=[manager], search=NEVER_DEFER)
     assert (await session.run("crash it")).status == "completed"
     crashed = _results(api, 1)[0]
-    assert crashed["is_error"] and "MCP server 'fragile'" in crashed["content"]
+    assert crashed["is_error"]
+    assert "MCP server 'fragile'" in crashed["content"]
     assert "crashed" in crashed["content"]
     after, other = _results(api, 2)
-    assert after["is_error"] and "'fragile' is not running" in after["content"]
+    assert after["is_error"]
+    assert "'fragile' is not running" in after["content"]
     assert other["content"] == "ok"
     status = {s["name"]: s for s in manager.status()}
     assert status["fragile"]["state"] == "disconnected"
@@ -367,7 +389,8 @@ async def test_aclose_stops_every_server_and_leaves_no_process(
     assert await wait_until_dead(pid, within=1.0)
     for name in ("demo", "fragile", "web", "legacy"):
         connection = manager.connection(name)
-        assert connection is not None and connection.state in ("stopped", "disconnected")
+        assert connection is not None
+        assert connection.state in ("stopped", "disconnected")
         assert marked_processes(connection.marker) == []
     with pytest.raises(ToolError, match="'demo' is not running"):
         await tools["mcp__demo__echo"].call({"text": "x"}, ctx)

@@ -51,7 +51,8 @@ async def test_thinking_blocks_go_back_unchanged_across_tool_turns(
     api.extend(*turns)
     session = make_session(api, tmp_path, thinking_budget=2048, max_tokens=1000, temperature=0.3)
     result = await session.run("probe twice")
-    assert result.status == "completed" and result.text == "all done", result.error
+    assert result.status == "completed", result.error
+    assert result.text == "all done", result.error
     first, second, third = api.message_requests
     assert first.json["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     assert first.json["max_tokens"] > 2048  # raised above the budget
@@ -106,7 +107,8 @@ async def test_thinking_is_off_by_default(api: ScriptedMessagesServer, tmp_path:
     session = make_session(api, tmp_path, temperature=0.3)
     await session.run("hello")
     body = api.message_requests[0].json
-    assert "thinking" not in body and body["temperature"] == 0.3
+    assert "thinking" not in body
+    assert body["temperature"] == 0.3
 
 
 def _settings(api: ScriptedMessagesServer, **values: Any) -> AgentSettings:
@@ -139,8 +141,10 @@ async def test_x_api_key_option_and_custom_headers(api: ScriptedMessagesServer) 
     )
     await _one_request(only_key)
     headers = api.requests[-1].headers
-    assert headers.get("x-api-key") == "tok-gateway-987654" and "authorization" not in headers
-    assert headers.get("x-team") == "compilers" and headers.get("x-route") == "eu"
+    assert headers.get("x-api-key") == "tok-gateway-987654"
+    assert "authorization" not in headers
+    assert headers.get("x-team") == "compilers"
+    assert headers.get("x-route") == "eu"
     both = AnthropicModelClient(
         _settings(api, env={"ANTHROPIC_API_KEY": "sk-both-123456"}, auth_header="both")
     )
@@ -200,7 +204,8 @@ async def test_a_helper_key_is_redacted_from_tool_results(
     )
     assert (await session.run("go")).status == "completed"
     sent = str(api.message_requests[1].tool_results())
-    assert key not in sent and "REDACTED" in sent
+    assert key not in sent
+    assert "REDACTED" in sent
 
 
 def test_a_failing_helper_is_a_clear_error(api: ScriptedMessagesServer) -> None:

@@ -89,9 +89,11 @@ async def test_a_stream_that_only_pings_is_dropped_by_the_stall_detector(
     events = EventLog()
     started = time.monotonic()
     result = await bounded(session, "hi", events)
-    assert result.status == "completed" and result.text == "after the stall"
+    assert result.status == "completed"
+    assert result.text == "after the stall"
     (retry,) = events.of("retrying")
-    assert "no content for 1.5 s" in retry.error and "AGENTLS_STALL_TIMEOUT" in retry.error
+    assert "no content for 1.5 s" in retry.error
+    assert "AGENTLS_STALL_TIMEOUT" in retry.error
     assert time.monotonic() - started < 10
 
 
@@ -127,14 +129,16 @@ async def test_a_plain_hang_costs_the_deadline_not_timeout_times_attempts(
     events = EventLog()
     started = time.monotonic()
     result = await bounded(session, "hi", events)
-    assert result.status == "failed" and "did not complete within 2.5 s" in str(result.error)
+    assert result.status == "failed"
+    assert "did not complete within 2.5 s" in str(result.error)
     assert events.of("retrying"), "each stalled attempt is retried until the deadline"
     assert time.monotonic() - started < 8
 
 
 def test_deadline_and_stall_settings_are_read_and_checked() -> None:
     defaults = AgentSettings.from_env({})
-    assert defaults.stall_timeout == 120 and defaults.request_deadline == 900
+    assert defaults.stall_timeout == 120
+    assert defaults.request_deadline == 900
     assert defaults.request_deadline < 3600  # minutes, not an hour
     custom = AgentSettings.from_env(
         {"AGENTLS_STALL_TIMEOUT": "0", "AGENTLS_REQUEST_DEADLINE": "60"}
@@ -166,10 +170,12 @@ async def test_a_stream_that_ends_before_message_stop_is_retried_not_accepted(
     api.extend(text_turn(whole, chunk_size=8, truncate_after_events=5))
     events = EventLog()
     result = await bounded(session_from_env(api, tmp_path), "hi", events)
-    assert result.status == "completed" and result.text == whole
+    assert result.status == "completed"
+    assert result.text == whole
     assert len(api.message_requests) == 2
     (retry,) = events.of("retrying")
-    assert "ended before `message_stop`" in retry.error and api.base_url in retry.error
+    assert "ended before `message_stop`" in retry.error
+    assert api.base_url in retry.error
 
 
 async def test_a_truncated_tool_use_is_never_executed(
@@ -217,8 +223,11 @@ async def test_an_html_page_fails_with_endpoint_status_and_first_bytes(
     result = await bounded(session_from_env(api, tmp_path), "hi", EventLog())
     assert result.status == "failed"
     error = str(result.error)
-    assert api.base_url in error and "HTTP 200" in error and "text/html" in error
-    assert "<html><head><title>Sign in" in error and len(error) < 600
+    assert api.base_url in error
+    assert "HTTP 200" in error
+    assert "text/html" in error
+    assert "<html><head><title>Sign in" in error
+    assert len(error) < 600
     assert "AssertionError" not in error
 
 
@@ -236,7 +245,8 @@ async def test_json_that_is_not_a_message_fails_clearly(
     result = await bounded(session_from_env(api, tmp_path), "hi", EventLog())
     assert result.status == "failed"
     error = str(result.error)
-    assert api.base_url in error and "application/json" in error
+    assert api.base_url in error
+    assert "application/json" in error
     assert '{"status": "ok"' in error
 
 
@@ -247,7 +257,10 @@ async def test_a_proxy_error_page_is_retried_and_named_briefly(
     api.extend(text_turn("through", raw_body=page, raw_status=502))
     events = EventLog()
     result = await bounded(session_from_env(api, tmp_path), "hi", events)
-    assert result.status == "completed" and result.text == "through"
+    assert result.status == "completed"
+    assert result.text == "through"
     (retry,) = events.of("retrying")
-    assert "502" in retry.error and api.base_url in retry.error
-    assert "502 Bad Gateway" in retry.error and len(retry.error) < 600
+    assert "502" in retry.error
+    assert api.base_url in retry.error
+    assert "502 Bad Gateway" in retry.error
+    assert len(retry.error) < 600

@@ -67,8 +67,10 @@ async def test_allow_once_allows_only_that_call(tmp_path: Path) -> None:
     pipeline = _pipeline(RulePolicy(approver=approver))
     first = await _run(pipeline, _ctx(tmp_path), "probe_write", label="a")
     second = await _run(pipeline, _ctx(tmp_path), "probe_write", label="a")
-    assert not first.is_error and first.content == "wrote:a"
-    assert second.is_error and len(approver.requests) == 2
+    assert not first.is_error
+    assert first.content == "wrote:a"
+    assert second.is_error
+    assert len(approver.requests) == 2
 
 
 async def test_allow_for_session_is_remembered_for_that_session_only(tmp_path: Path) -> None:
@@ -77,14 +79,17 @@ async def test_allow_for_session_is_remembered_for_that_session_only(tmp_path: P
     pipeline = _pipeline(policy)
     assert not (await _run(pipeline, _ctx(tmp_path, "s1"), "run_command", command="make")).is_error
     again = await _run(pipeline, _ctx(tmp_path, "s1"), "run_command", command="make")
-    assert not again.is_error and len(approver.requests) == 1  # not asked again
+    assert not again.is_error
+    assert len(approver.requests) == 1  # not asked again
     assert policy.remembered("s1") == ["run_command(make)"]
     # a different command in the same session asks again (and is denied here)
     other = await _run(pipeline, _ctx(tmp_path, "s1"), "run_command", command="make clean")
-    assert other.is_error and len(approver.requests) == 2
+    assert other.is_error
+    assert len(approver.requests) == 2
     # another session does not inherit the approval
     elsewhere = await _run(pipeline, _ctx(tmp_path, "s2"), "run_command", command="make")
-    assert elsewhere.is_error and len(approver.requests) == 3
+    assert elsewhere.is_error
+    assert len(approver.requests) == 3
 
 
 async def test_a_remembered_command_does_not_cover_a_compound_extension(tmp_path: Path) -> None:
@@ -92,7 +97,8 @@ async def test_a_remembered_command_does_not_cover_a_compound_extension(tmp_path
     pipeline = _pipeline(RulePolicy(approver=approver))
     await _run(pipeline, _ctx(tmp_path), "run_command", command="npm test")
     sneaky = await _run(pipeline, _ctx(tmp_path), "run_command", command="npm test; rm -rf ~")
-    assert sneaky.is_error and len(approver.requests) == 2
+    assert sneaky.is_error
+    assert len(approver.requests) == 2
 
 
 async def test_deny_tells_the_model_not_to_retry(tmp_path: Path) -> None:
@@ -101,10 +107,13 @@ async def test_deny_tells_the_model_not_to_retry(tmp_path: Path) -> None:
         _pipeline(RulePolicy(approver=approver)), _ctx(tmp_path), "run_command", command="ls"
     )
     assert result.is_error
-    assert "denied" in str(result.content) and "Do not retry" in str(result.content)
+    assert "denied" in str(result.content)
+    assert "Do not retry" in str(result.content)
     request = approver.requests[0]
-    assert request.tool == "run_command" and request.input == {"command": "ls"}
-    assert request.remember == ("run_command(ls)",) and request.session_id == "s1"
+    assert request.tool == "run_command"
+    assert request.input == {"command": "ls"}
+    assert request.remember == ("run_command(ls)",)
+    assert request.session_id == "s1"
 
 
 async def test_the_prompt_shows_the_real_command_not_just_the_models_description(
@@ -123,7 +132,8 @@ async def test_the_prompt_shows_the_real_command_not_just_the_models_description
 
 async def test_without_an_approver_ask_fails_closed_with_a_hint(tmp_path: Path) -> None:
     result = await _run(_pipeline(RulePolicy()), _ctx(tmp_path), "run_command", command="ls")
-    assert result.is_error and "allow rule" in str(result.content)
+    assert result.is_error
+    assert "allow rule" in str(result.content)
     assert "run_command(ls)" in str(result.content)
 
 
@@ -137,8 +147,10 @@ async def test_an_ask_rule_cannot_be_remembered_and_beats_allow(tmp_path: Path) 
     assert not approver.requests  # allowed by the rule
     first = await _run(pipeline, _ctx(tmp_path), "run_command", command="git push origin")
     second = await _run(pipeline, _ctx(tmp_path), "run_command", command="git push origin")
-    assert not first.is_error and second.is_error  # asked both times
-    assert approver.requests[0].remember == () and not approver.requests[0].can_remember
+    assert not first.is_error
+    assert second.is_error  # asked both times
+    assert approver.requests[0].remember == ()
+    assert not approver.requests[0].can_remember
     assert "git push" in approver.requests[0].reason
 
 
@@ -150,7 +162,8 @@ async def test_a_failing_approver_denies(tmp_path: Path) -> None:
     result = await _run(
         _pipeline(RulePolicy(approver=Broken())), _ctx(tmp_path), "probe_write", label="x"
     )
-    assert result.is_error and "editor went away" in str(result.content)
+    assert result.is_error
+    assert "editor went away" in str(result.content)
 
 
 def _session(
@@ -184,9 +197,11 @@ async def test_through_the_loop_session_approval_then_denial(
     assert result.status == "completed"
     first = api.message_requests[1].tool_results()
     second = api.message_requests[2].tool_results()
-    assert first[0]["content"] == "ran:make" and not first[0]["is_error"]
+    assert first[0]["content"] == "ran:make"
+    assert not first[0]["is_error"]
     assert second[0]["content"] == "ran:make"
-    assert second[1]["is_error"] and "Do not retry" in str(second[1]["content"])
+    assert second[1]["is_error"]
+    assert "Do not retry" in str(second[1]["content"])
     assert [r.input["command"] for r in approver.requests] == ["make", "rm -rf x"]
 
 
@@ -230,13 +245,17 @@ async def test_cancel_does_not_wait_for_an_open_prompt_and_a_late_allow_runs_not
     await asyncio.wait_for(approver.asked.wait(), 30)
     session.cancel()
     result = await asyncio.wait_for(run, 5)  # the prompt is still open
-    assert result.status == "cancelled" and not approver.answer.is_set()
+    assert result.status == "cancelled"
+    assert not approver.answer.is_set()
     approver.answer.set()  # the user clicks "Allow for this session" afterwards
     await asyncio.sleep(0.1)
-    assert ran == [] and policy.remembered(session.id) == []
+    assert ran == []
+    assert policy.remembered(session.id) == []
     # one tool_result per tool_use: the session continues
     follow = await session.run("never mind")
     assert follow.status == "completed"
     results = api.message_requests[-1].tool_results()
-    assert len(results) == 2 and all(r["is_error"] for r in results)
-    assert ran == [] and len(approver.requests) == 1
+    assert len(results) == 2
+    assert all(r["is_error"] for r in results)
+    assert ran == []
+    assert len(approver.requests) == 1

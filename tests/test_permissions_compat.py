@@ -293,7 +293,8 @@ async def test_dont_ask_denies_whatever_would_ask(root: Path) -> None:
         home=root.parent / "home",
         section={"permissions": {"defaultMode": "dontAsk", "allow": ["Bash(echo allowed:*)"]}},
     )
-    assert safety.mode == "dontAsk" and not safety.problems
+    assert safety.mode == "dontAsk"
+    assert not safety.problems
 
     class Never:
         async def ask(self, request: Any) -> Any:
@@ -304,13 +305,15 @@ async def test_dont_ask_denies_whatever_would_ask(root: Path) -> None:
     pipeline = Pipeline(ToolPool(builtin_tools()), permissions=policy)
     ctx = make_ctx(workspace, ChangeSet())
     denied = await pipeline.execute(ToolCall("1", "run_command", {"command": "touch x"}), ctx)
-    assert denied.is_error and "dontAsk" in str(denied.content)
+    assert denied.is_error
+    assert "dontAsk" in str(denied.content)
     assert "run_command(touch x)" in str(denied.content)  # how to allow it
     assert not (root / "x").exists()
     allowed = await pipeline.execute(
         ToolCall("2", "run_command", {"command": "echo allowed now"}), ctx
     )
-    assert not allowed.is_error and "allowed now" in str(allowed.content)
+    assert not allowed.is_error
+    assert "allowed now" in str(allowed.content)
     read = await pipeline.execute(ToolCall("3", "read_file", {"path": "README.md"}), ctx)
     assert not read.is_error
 
@@ -368,13 +371,18 @@ async def test_additional_directories_and_read_rules_are_read_roots(
     assert not asked
     # in the rule's folder but not matched by it: asked (and denied here)
     diary = await call("read_file", path=str(home / "notes" / "diary.txt"))
-    assert diary.startswith("ERROR") and "private" not in diary and len(asked) == 1
+    assert diary.startswith("ERROR")
+    assert "private" not in diary
+    assert len(asked) == 1
     # secret files stay secret there
     secret = await call("read_file", path=str(home / "notes" / ".env"))
-    assert secret.startswith("ERROR") and "notes-secret" not in secret
+    assert secret.startswith("ERROR")
+    assert "notes-secret" not in secret
     # anywhere else: refused by the tool, naming the settings
     outside = await call("read_file", path=str(elsewhere))
-    assert outside.startswith("ERROR") and "additionalDirectories" in outside
+    assert outside.startswith("ERROR")
+    assert "additionalDirectories" in outside
     # and nothing outside the workspace is ever edited
     edit = await call("write_file", path=str(shared / "spec.md"), content="changed\n")
-    assert edit.startswith("ERROR") and (shared / "spec.md").read_text() == "the spec\n"
+    assert edit.startswith("ERROR")
+    assert (shared / "spec.md").read_text() == "the spec\n"

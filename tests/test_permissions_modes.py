@@ -162,7 +162,8 @@ def test_a_hooks_denial_wins_in_every_mode(tmp_path: Path) -> None:
             _ctx(tmp_path, "review"),
             denial,
         )
-        assert verdict.behavior == "deny" and "outside" in verdict.reason
+        assert verdict.behavior == "deny"
+        assert "outside" in verdict.reason
 
 
 class _Denies:
@@ -187,7 +188,8 @@ async def test_a_hook_denial_stops_the_call_in_the_pipeline_even_in_bypass(
     result = await pipeline.execute(
         ToolCall("1", "read_file", {"path": "notes.txt"}), _ctx(tmp_path, "review")
     )
-    assert result.is_error and "outside the workspace" in str(result.content)
+    assert result.is_error
+    assert "outside the workspace" in str(result.content)
     assert "hello" not in str(result.content)
 
 
@@ -201,7 +203,8 @@ async def test_plan_is_decided_once_with_one_message(tmp_path: Path) -> None:
     by_mode = await Pipeline(ToolPool(tools), _policy("plan")).execute(
         call, _ctx(tmp_path, "review")
     )
-    assert by_run.is_error and by_mode.is_error
+    assert by_run.is_error
+    assert by_mode.is_error
     assert by_run.content == by_mode.content
     assert "plan mode (read-only)" in str(by_run.content)
     assert not (tmp_path / "x.py").exists()
@@ -254,10 +257,13 @@ def test_plan_mode_offers_no_write_tools_and_deny_rules_remove_tools(tmp_path: P
     tools = list(_tools().values())
     plan = ToolPool.assemble(tools, (), safety.pool_filter("plan"))
     normal = ToolPool.assemble(tools, (), safety.pool_filter())
-    assert "edit_file" not in plan.names and "write_file" not in plan.names
-    assert "read_file" in plan.names and "grep" in plan.names
+    assert "edit_file" not in plan.names
+    assert "write_file" not in plan.names
+    assert "read_file" in plan.names
+    assert "grep" in plan.names
     assert "edit_file" in normal.names
-    assert "run_command" not in normal.names and "mcp__tracker__create_issue" not in normal.names
+    assert "run_command" not in normal.names
+    assert "mcp__tracker__create_issue" not in normal.names
 
 
 def test_editing_agent_configuration_always_asks(tmp_path: Path) -> None:
@@ -270,7 +276,8 @@ def test_editing_agent_configuration_always_asks(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path, "auto")
     accept = _policy("acceptEdits", RuleSet(rules)).evaluate(edit, parsed, ctx)
     bypass = _policy("bypassPermissions", RuleSet(rules)).evaluate(edit, parsed, ctx)
-    assert accept.behavior == "ask" and not accept.remember
+    assert accept.behavior == "ask"
+    assert not accept.remember
     assert bypass.behavior == "deny"
     other = edit.parse_input({"path": "src/a.py", "old_string": "a", "new_string": "b"})
     assert _policy("default", RuleSet(rules)).evaluate(edit, other, ctx).behavior == "allow"

@@ -51,7 +51,7 @@ def test_files_are_0600_and_never_written_through_a_symlink(tmp_path: Path) -> N
     victim = tmp_path / "victim"
     victim.write_text("keep")
     (folder / "trap.jsonl").symlink_to(victim)
-    with pytest.raises(OSError):
+    with pytest.raises(PrivatePathError, match="is a symlink; refusing to write through it"):
         open_private(folder / "trap.jsonl")
     assert victim.read_text() == "keep"
 
@@ -62,12 +62,14 @@ def test_an_old_world_readable_file_is_tightened_when_reopened(tmp_path: Path) -
     os.chmod(old, 0o644)
     with open_private(old) as handle:
         handle.write("b\n")
-    assert mode(old) == 0o600 and old.read_text() == "a\nb\n"
+    assert mode(old) == 0o600
+    assert old.read_text() == "a\nb\n"
 
 
 def test_atomic_writes_are_0600(tmp_path: Path) -> None:
     path = write_private(tmp_path / "answer.md", "hello\n")
-    assert path.read_text() == "hello\n" and mode(path) == 0o600
+    assert path.read_text() == "hello\n"
+    assert mode(path) == 0o600
 
 
 def test_the_user_temp_dir_is_per_user_and_private(
@@ -76,4 +78,5 @@ def test_the_user_temp_dir_is_per_user_and_private(
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     folder = user_temp_dir("answers")
     assert folder == tmp_path / f"agentls-{os.getuid()}" / "answers"
-    assert mode(folder) == 0o700 and mode(folder.parent) == 0o700
+    assert mode(folder) == 0o700
+    assert mode(folder.parent) == 0o700

@@ -41,8 +41,10 @@ async def test_a_world_readable_transcript_folder_is_tightened_and_files_are_060
     assert mode(folder) == 0o700
     transcript = folder / f"{session}.jsonl"
     state = folder / f"{session}.state.json"
-    assert transcript.is_file() and state.is_file()
-    assert mode(transcript) == 0o600 and mode(state) == 0o600
+    assert transcript.is_file()
+    assert state.is_file()
+    assert mode(transcript) == 0o600
+    assert mode(state) == 0o600
 
 
 async def test_a_transcript_folder_swapped_for_a_symlink_gets_nothing(
@@ -77,4 +79,5 @@ async def test_a_symlink_planted_at_a_transcript_name_is_not_written_through(
     await _run(root, env, api, session=session)
     assert victim.read_text() == "the user's file\n"
     state = folder / f"{session}.state.json"
-    assert mode(state) == 0o600 and not state.is_symlink()
+    assert mode(state) == 0o600
+    assert not state.is_symlink()

@@ -45,7 +45,8 @@ async def test_collects_exit_code_and_both_streams(tmp_path: Path) -> None:
     code = "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"
     result = await run_process([PY, "-c", code], cwd=tmp_path)
     assert (result.exit_code, result.stdout, result.stderr) == (3, "out\n", "err\n")
-    assert not result.timed_out and not result.ok
+    assert not result.timed_out
+    assert not result.ok
     assert result.duration > 0
 
 
@@ -78,7 +79,8 @@ async def test_secrets_never_reach_the_child(
         assert secret not in seen
     assert "AWS_SECRET_ACCESS_KEY" not in seen
     assert seen["NPM_TOKEN"] == "npm"  # explicitly allowed
-    assert seen["PLAIN_SETTING"] == "kept" and seen["EXTRA"] == "x"
+    assert seen["PLAIN_SETTING"] == "kept"
+    assert seen["EXTRA"] == "x"
 
 
 def test_scrub_env_is_a_pure_filter() -> None:
@@ -129,7 +131,8 @@ async def test_a_child_ignoring_sigterm_is_killed_after_the_grace(tmp_path: Path
         "print('ready', flush=True); time.sleep(60)"
     )
     result = await run_process([PY, "-c", code], cwd=tmp_path, timeout=0.5, kill_grace=0.3)
-    assert result.timed_out and result.exit_code == -signal.SIGKILL
+    assert result.timed_out
+    assert result.exit_code == -signal.SIGKILL
     assert result.stdout == "ready\n"
 
 
@@ -142,7 +145,8 @@ async def test_polite_signal_first_lets_the_process_report(tmp_path: Path) -> No
     result = await run_process(
         [PY, "-c", code], cwd=tmp_path, timeout=0.5, stop_signals=(signal.SIGINT, signal.SIGTERM)
     )
-    assert result.timed_out and result.exit_code == 0
+    assert result.timed_out
+    assert result.exit_code == 0
     assert "interrupted, cleaning up" in result.stdout
 
 
@@ -174,7 +178,8 @@ async def test_stdin_is_passed_and_closed(tmp_path: Path) -> None:
         cwd=tmp_path,
         stdin=b"hello hook",
     )
-    assert result.exit_code == 0 and result.stdout.strip() == "HELLO HOOK"
+    assert result.exit_code == 0
+    assert result.stdout.strip() == "HELLO HOOK"
 
 
 async def test_without_stdin_the_child_reads_eof(tmp_path: Path) -> None:

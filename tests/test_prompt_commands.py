@@ -45,7 +45,8 @@ def test_discovery_names_descriptions_and_problems(dirs: tuple[Path, Path]) -> N
     catalog = discover_commands([root], home)
     assert [c.name for c in catalog.commands] == ["component", "review", "explain", "standup"]
     review = catalog.find("review")
-    assert review is not None and review.source == "project"  # the project's wins
+    assert review is not None
+    assert review.source == "project"  # the project's wins
     assert review.description == "Review a file (project)"
     assert review.argument_hint == "<file> [focus]"
     assert review.allowed_tools == ("Bash(git diff:*)", "Read")
@@ -53,7 +54,8 @@ def test_discovery_names_descriptions_and_problems(dirs: tuple[Path, Path]) -> N
     problems = "\n".join(catalog.problems)
     assert "bad.md: `allowed-tools` must be a list" in problems
     assert "empty.md: the prompt is empty" in problems
-    assert "command /review in" in problems and "the first one is used" in problems
+    assert "command /review in" in problems
+    assert "the first one is used" in problems
 
 
 def test_expansion_of_arguments_and_file_references(dirs: tuple[Path, Path]) -> None:
@@ -67,7 +69,8 @@ def test_expansion_of_arguments_and_file_references(dirs: tuple[Path, Path]) -> 
     )
     assert expansion.files == ("src/app.py",)
     plain = catalog.expand("/explain main loop")
-    assert plain is not None and plain.prompt == "Explain the code.\n\nARGUMENTS: main loop"
+    assert plain is not None
+    assert plain.prompt == "Explain the code.\n\nARGUMENTS: main loop"
     assert catalog.expand("fix the bug") is None
     assert catalog.expand("/usr/bin/python crashes") is None  # a path, not a command
     with pytest.raises(UnknownCommand) as raised:
@@ -120,12 +123,14 @@ async def test_a_command_run_attaches_files_through_the_pipeline_and_grants_for_
     sent = "\n".join(b.get("text", "") for b in first["messages"][0]["content"])
     assert "hunter2" not in sent  # the secret file was refused by the pipeline's own step
     assert "[@.env was not attached: Permission denied for read_file" in sent
-    assert '<attached-file path="src/app.py">' in sent and "def main():" in sent
+    assert '<attached-file path="src/app.py">' in sent
+    assert "def main():" in sent
     notices = [e.message for e in events.of("notice")]
     assert any("@.env was not attached" in n for n in notices)
     # `Read` is granted; run_command is not, so it still needs approval (none here)
     tool_result = api.requests[1].json["messages"][-1]["content"][0]
-    assert tool_result["is_error"] and "needs the user's approval" in tool_result["content"]
+    assert tool_result["is_error"]
+    assert "needs the user's approval" in tool_result["content"]
     # the model override
     review = catalog.expand("/review src/app.py style")
     assert review is not None
@@ -160,8 +165,10 @@ async def test_grants_never_beat_ask_or_deny_rules(
     assert expansion is not None
     await session.run(expansion.prompt, command=command_run(expansion, root, trusted_project=True))
     push, rm = api.requests[1].json["messages"][-1]["content"]
-    assert push["is_error"] and "asks for approval" in push["content"]
-    assert rm["is_error"] and "denies it" in rm["content"]
+    assert push["is_error"]
+    assert "asks for approval" in push["content"]
+    assert rm["is_error"]
+    assert "denies it" in rm["content"]
 
 
 async def test_a_grant_allows_for_its_run_and_not_after(tmp_path: Path) -> None:

@@ -103,9 +103,13 @@ def test_a_bash_wildcard_rule_still_matches_as_written(tmp_path: Path) -> None:
         subject = call_subject("run_command", {"command": command}, [root])
         return safety.rules.first_hit("deny", subject) is not None
 
-    assert hit("git push origin main") and hit("git push\norigin main")
-    assert hit("rm") and hit("rm -rf /") and not hit("rmdir x")
-    assert hit("ls && rm x") and not hit("git push origin dev")
+    assert hit("git push origin main")
+    assert hit("git push\norigin main")
+    assert hit("rm")
+    assert hit("rm -rf /")
+    assert not hit("rmdir x")
+    assert hit("ls && rm x")
+    assert not hit("git push origin dev")
 
 
 # -- hook matchers and `if` rules ---------------------------------------------------------------
@@ -168,7 +172,9 @@ def test_a_matcher_only_a_backtracking_engine_runs_is_reported_not_run(
     safety = load_safety([root], home=tmp_path / "home", project_trusted=True)
     assert not safety.hook_config.commands("PreToolUse", "edit_file")
     [problem] = [p for p in safety.problems if repr(matcher) in p]
-    assert named in problem and "RE2" in problem and "linear-time" in problem
+    assert named in problem
+    assert "RE2" in problem
+    assert "linear-time" in problem
     # the same matcher in agentls's own settings format is refused the same way
     ours = load_safety([root], home=tmp_path / "home", section={"hooks": hooks})
     assert any(named in p and "RE2" in p for p in ours.problems), ours.problems
@@ -201,10 +207,12 @@ def test_a_hostile_secret_pattern_meets_a_long_file_name_promptly(tmp_path: Path
     (tmp_path / "home").mkdir()
     found = _finishes(_SECRETS, str(root), LONG_NAME, HOSTILE_GLOB)
     plain, nested, upper, deep, env, problems = found
-    assert plain is None and nested is None
+    assert plain is None
+    assert nested is None
     assert upper == HOSTILE_GLOB  # case-blind, like every secret pattern
     assert deep in (HOSTILE_GLOB, f"deploy/{HOSTILE_GLOB}")
-    assert env is True and problems == []
+    assert env is True
+    assert problems == []
 
 
 # -- .gitignore lines of the repository ---------------------------------------------------------

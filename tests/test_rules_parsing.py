@@ -33,30 +33,36 @@ def test_claude_names_map_onto_ours() -> None:
         ("LS", "list_files"),
     ]:
         rule, problem = _rule(claude)
-        assert rule is not None and problem is None
+        assert rule is not None
+        assert problem is None
         assert rule.covers_tool(ours), claude
 
 
 def test_claude_read_and_edit_cover_their_families_like_claude_code() -> None:
     read, _ = _rule("Read(./.env)")
     edit, _ = _rule("Edit(src/**)")
-    assert read is not None and edit is not None
+    assert read is not None
+    assert edit is not None
     assert {t for t in ("read_file", "grep", "list_files") if read.covers_tool(t)} == {
         "read_file",
         "grep",
         "list_files",
     }
-    assert edit.covers_tool("write_file") and not edit.covers_tool("delete_file")
+    assert edit.covers_tool("write_file")
+    assert not edit.covers_tool("delete_file")
 
 
 def test_deny_on_one_file_tool_covers_its_siblings_but_allow_does_not() -> None:
     deny, _ = _rule("edit_file(secret.txt)", "deny")
     allow, _ = _rule("edit_file(src/**)", "allow")
-    assert deny is not None and allow is not None
+    assert deny is not None
+    assert allow is not None
     assert all(deny.covers_tool(t) for t in ("write_file", "rename_file", "delete_file"))
-    assert not allow.covers_tool("write_file") and not allow.covers_tool("delete_file")
+    assert not allow.covers_tool("write_file")
+    assert not allow.covers_tool("delete_file")
     read_deny, _ = _rule("read_file(.env)", "deny")
-    assert read_deny is not None and read_deny.covers_tool("grep")
+    assert read_deny is not None
+    assert read_deny.covers_tool("grep")
 
 
 @pytest.mark.parametrize(
@@ -75,20 +81,24 @@ def test_deny_on_one_file_tool_covers_its_siblings_but_allow_does_not() -> None:
 def test_unparseable_rules_are_reported_and_dropped(text: str) -> None:
     rule, problem = _rule(text, "deny")
     assert rule is None
-    assert problem and "ignored" in problem
+    assert problem
+    assert "ignored" in problem
 
 
 def test_a_non_string_rule_is_reported() -> None:
     rules, problems = parse_rules({"allow": [42, "read_file"], "deny": "Bash"}, "f", root=Path("/"))
     assert [r.text for r in rules] == ["read_file"]
-    assert any("42" in p for p in problems) and any("must be a list" in p for p in problems)
+    assert any("42" in p for p in problems)
+    assert any("must be a list" in p for p in problems)
 
 
 def test_unknown_tool_names_are_noted_but_kept() -> None:
     rule, problem = parse_rule(
         "read_flie(x)", "deny", "f", root=Path("/"), known_tools={"read_file"}
     )
-    assert rule is not None and problem and "no tool named read_flie" in problem
+    assert rule is not None
+    assert problem
+    assert "no tool named read_flie" in problem
 
 
 def test_path_specifiers_relative_absolute_home_and_gitignore_depth(tmp_path: Path) -> None:
@@ -130,18 +140,24 @@ def test_command_specifiers_prefix_wildcard_and_exact() -> None:
     wild, _ = _rule("run_command(git * main)")
     trailing, _ = _rule("run_command(ls *)")
     exact, _ = _rule("run_command(make build)")
-    assert prefix and wild and trailing and exact
-    assert prefix.command and prefix.command.matches("npm run test")
+    assert prefix
+    assert wild
+    assert trailing
+    assert exact
+    assert prefix.command
+    assert prefix.command.matches("npm run test")
     assert prefix.command.matches("npm run test --watch")
     assert prefix.command.matches("npm run test:unit")  # "starts with", as Claude Code documents
     assert not prefix.command.matches("npm run build")
-    assert wild.command and wild.command.matches("git push origin main")
+    assert wild.command
+    assert wild.command.matches("git push origin main")
     assert not wild.command.matches("git push origin dev")
-    assert (
-        trailing.command and trailing.command.matches("ls") and trailing.command.matches("ls -la")
-    )
+    assert trailing.command
+    assert trailing.command.matches("ls")
+    assert trailing.command.matches("ls -la")
     assert not trailing.command.matches("lsblk")
-    assert exact.command and exact.command.matches("make build")
+    assert exact.command
+    assert exact.command.matches("make build")
     assert not exact.command.matches("make build-all")
 
 
@@ -149,12 +165,14 @@ def test_mcp_server_and_tool_rules() -> None:
     server, _ = _rule("mcp__github", "deny")
     star, _ = _rule("mcp__github__*", "deny")
     tool, _ = _rule("mcp__github__create_issue", "deny")
-    assert server and star and tool
-    assert server.covers_tool("mcp__github__list_prs") and star.covers_tool("mcp__github__x")
+    assert server
+    assert star
+    assert tool
+    assert server.covers_tool("mcp__github__list_prs")
+    assert star.covers_tool("mcp__github__x")
     assert not server.covers_tool("mcp__githubx__list")
-    assert tool.covers_tool("mcp__github__create_issue") and not tool.covers_tool(
-        "mcp__github__list_prs"
-    )
+    assert tool.covers_tool("mcp__github__create_issue")
+    assert not tool.covers_tool("mcp__github__list_prs")
 
 
 def test_precedence_deny_beats_ask_beats_allow_wherever_written() -> None:
@@ -171,8 +189,10 @@ def test_precedence_deny_beats_ask_beats_allow_wherever_written() -> None:
     config = _paths("edit_file", "/ws/src/config/app.py")
     plain = _paths("edit_file", "/ws/src/app.py")
     assert rules.first_hit("deny", secret) is not None
-    assert rules.first_hit("deny", config) is None and rules.first_hit("ask", config) is not None
-    assert rules.first_hit("ask", plain) is None and rules.allowing(plain) is not None
+    assert rules.first_hit("deny", config) is None
+    assert rules.first_hit("ask", config) is not None
+    assert rules.first_hit("ask", plain) is None
+    assert rules.allowing(plain) is not None
 
 
 def test_compound_command_needs_every_part_allowed() -> None:
@@ -222,7 +242,8 @@ def test_bad_settings_files_are_reported_not_fatal(tmp_path: Path) -> None:
     assert any("invalid JSON" in p for p in safety.problems)
     assert any("Bash(rm" in p for p in safety.problems)
     assert any("yolo" in p for p in safety.problems)
-    assert safety.mode == "default" and not safety.rules.rules
+    assert safety.mode == "default"
+    assert not safety.rules.rules
 
 
 def test_untrusted_project_settings_keep_only_deny_and_ask(tmp_path: Path) -> None:
@@ -238,7 +259,8 @@ def test_untrusted_project_settings_keep_only_deny_and_ask(tmp_path: Path) -> No
     untrusted = load_safety([root], home=home, section={"trustProjectSettings": False})
     assert {r.behavior for r in trusted.rules.rules} == {"allow", "deny"}
     assert {r.behavior for r in untrusted.rules.rules} == {"deny"}
-    assert trusted.hook_config and not untrusted.hook_config
+    assert trusted.hook_config
+    assert not untrusted.hook_config
 
 
 def test_reading_claude_files_can_be_switched_off(tmp_path: Path) -> None:

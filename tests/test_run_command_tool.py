@@ -44,16 +44,20 @@ async def test_runs_in_the_shadow_with_staged_edits_and_never_touches_the_tree(
     command = "cat a.txt; echo made > created.txt; rm a.txt; pwd"
     output = await tool.call(RunCommandInput(command=command), make_ctx(Workspace([root]), changes))
     text = str(output.content)
-    assert not output.is_error and "Exit code: 0" in text and "staged" in text
+    assert not output.is_error
+    assert "Exit code: 0" in text
+    assert "staged" in text
     assert str(tmp_path / "shadows") not in text  # shadow paths are mapped back
-    assert not (root / "created.txt").exists() and (root / "a.txt").read_text() == "on disk\n"
+    assert not (root / "created.txt").exists()
+    assert (root / "a.txt").read_text() == "on disk\n"
 
 
 async def test_failure_returns_the_exit_code_and_stderr(tmp_path: Path, root: Path) -> None:
     output = await _tool(tmp_path).call(
         RunCommandInput(command="echo oops >&2; exit 3"), make_ctx(Workspace([root]))
     )
-    assert output.is_error and "Exit code: 3" in str(output.content)
+    assert output.is_error
+    assert "Exit code: 3" in str(output.content)
     assert "stderr:\noops" in str(output.content)
 
 
@@ -74,7 +78,8 @@ async def test_timeout_kills_grandchildren_that_ignore_sigterm(tmp_path: Path, r
         make_ctx(unsandboxed(Workspace([root]))),
     )
     assert time.monotonic() - started < 10  # the children sleep 60 s: not waited for
-    assert output.is_error and "Timed out after 0.5s" in str(output.content)
+    assert output.is_error
+    assert "Timed out after 0.5s" in str(output.content)
     assert process_gone(int(pidfile.read_text()))
 
 
@@ -111,7 +116,8 @@ async def test_an_output_flood_is_capped_without_memory_growth(tmp_path: Path, r
     finally:
         tracemalloc.stop()
     text = str(output.content)
-    assert "bytes of output dropped" in text and text.rstrip().endswith("THE-END")
+    assert "bytes of output dropped" in text
+    assert text.rstrip().endswith("THE-END")
     assert len(text) < 40_000
     assert peak < 8 * 1024 * 1024  # 40 MB went through; a few hundred KB stayed
 
@@ -123,7 +129,8 @@ def test_summary_and_traits() -> None:
     )
     assert tool.summary(RunCommandInput(command="npm   ci")) == "Running: npm ci"
     parsed = RunCommandInput(command="ls")
-    assert not tool.is_read_only(parsed) and not tool.is_concurrency_safe(parsed)
+    assert not tool.is_read_only(parsed)
+    assert not tool.is_concurrency_safe(parsed)
 
 
 async def test_asks_by_default_and_runs_when_an_allow_rule_matches(
@@ -135,8 +142,10 @@ async def test_asks_by_default_and_runs_when_an_allow_rule_matches(
     ctx = make_ctx(Workspace([root]))
     allowed = await pipeline.execute(ToolCall("1", "run_command", {"command": "cat a.txt"}), ctx)
     asked = await pipeline.execute(ToolCall("2", "run_command", {"command": "touch b"}), ctx)
-    assert not allowed.is_error and "on disk" in str(allowed.content)
-    assert asked.is_error and "Permission denied" in str(asked.content)
+    assert not allowed.is_error
+    assert "on disk" in str(allowed.content)
+    assert asked.is_error
+    assert "Permission denied" in str(asked.content)
 
 
 async def test_the_real_tree_honours_allow_rules_and_asks_otherwise(
@@ -151,10 +160,12 @@ async def test_the_real_tree_honours_allow_rules_and_asks_otherwise(
     assert allowed.behavior == "allow"
     # no rule: asked, read-only or not (the real tree is not sandboxed)
     asked = policy.evaluate(tool, listing, ctx, risk=await tool.assess(listing, ctx))
-    assert asked.behavior == "ask" and "real workspace" in asked.reason
+    assert asked.behavior == "ask"
+    assert "real workspace" in asked.reason
     assert [r.text for r in asked.remember] == ["run_command(ls)"]
     output = await tool.call(touch, ctx)
-    assert not output.is_error and (root / "b").exists()
+    assert not output.is_error
+    assert (root / "b").exists()
 
 
 def test_settings_choose_where_and_how_long(tmp_path: Path, root: Path) -> None:
@@ -168,7 +179,8 @@ def test_settings_choose_where_and_how_long(tmp_path: Path, root: Path) -> None:
     )
     tool = RunCommand.from_settings(safety.run_command, safety.redactor)
     assert isinstance(tool, RunCommand)
-    assert tool.config.where == "workspace" and tool.config.timeout == 5
+    assert tool.config.where == "workspace"
+    assert tool.config.timeout == 5
     assert any("runCommand.where" in p for p in safety.problems)
     default = load_safety([root], home=tmp_path / "home")
     assert RunCommand.from_settings(default.run_command, default.redactor).config.where == "shadow"

@@ -26,7 +26,8 @@ def test_a_single_suite_without_file_attributes() -> None:
     [failure] = report.problems
     assert failure.test_id == "com.acme.CalcTest.subtracts"
     assert failure.message == "expected: <1> but was: <2>"
-    assert "CalcTest.java:14" in failure.details and failure.output == "debug line"
+    assert "CalcTest.java:14" in failure.details
+    assert failure.output == "debug line"
     assert failure.file is None
 
 

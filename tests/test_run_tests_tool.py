@@ -284,7 +284,8 @@ async def test_custom_command_without_junit_reports_exit_code_and_output(
     entry = TestEntry(command=(*command, "--only={target}"))
     tool = RunTestsTool(TestConfig(entries=(entry,)), shadows=registry)
     result = await _run(tool, make_ctx(Workspace([project])), target="suite-a")
-    assert result["status"] == "failed" and result["exit_code"] == 1
+    assert result["status"] == "failed"
+    assert result["exit_code"] == 1
     # cwd shown as the root, not the shadow
     assert "ran ['suite-a', '--only=suite-a'] ." in result["output_tail"]
     without = await _run(tool, make_ctx(Workspace([project])))
@@ -293,7 +294,8 @@ async def test_custom_command_without_junit_reports_exit_code_and_output(
 
 def test_usage_and_flags() -> None:
     tool = RunTestsTool()
-    assert tool.is_read_only(None) and not tool.is_concurrency_safe(RunTestsInput())
+    assert tool.is_read_only(None)
+    assert not tool.is_concurrency_safe(RunTestsInput())
     assert tool.summary(RunTestsInput(target="tests/test_x.py")) == "Running tests: tests/test_x.py"
     assert tool.summary(RunTestsInput()) == "Running tests"
     assert set(tool.input_schema()["properties"]) == {"target", "timeout"}

@@ -104,7 +104,8 @@ async def test_a_bare_host_does_not_leak_a_secret_through_a_staged_rename(
     host: AgentHost,
 ) -> None:
     moved = await host.run_tool("rename_file", {"path": ".env", "new_path": "innocent.txt"})
-    assert moved.is_error and "secret" in str(moved.content)
+    assert moved.is_error
+    assert "secret" in str(moved.content)
     read = await host.run_tool("read_file", {"path": "innocent.txt"})
     assert not leaked(read.content)
 
@@ -113,10 +114,13 @@ async def test_a_bare_host_redacts_the_key_from_every_result(
     host: AgentHost, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     read = await host.run_tool("read_file", {"path": "pasted.md"})
-    assert read.is_error and _no_part_of_the_key(read.content)
-    assert "REDACTED" in str(read.content) and "(oops)" in str(read.content)
+    assert read.is_error
+    assert _no_part_of_the_key(read.content)
+    assert "REDACTED" in str(read.content)
+    assert "(oops)" in str(read.content)
     found = await host.run_tool("grep", {"pattern": "sk-ant"})
-    assert _no_part_of_the_key(found.content) and "REDACTED" in str(found.content)
+    assert _no_part_of_the_key(found.content)
+    assert "REDACTED" in str(found.content)
 
 
 async def test_a_bare_hosts_custom_tools_are_redacted_too(
@@ -128,7 +132,8 @@ async def test_a_bare_hosts_custom_tools_are_redacted_too(
     try:
         for name in ("echo_key", "long_output", "fails"):
             result = await host.run_tool(name, {})
-            assert result.is_error and _no_part_of_the_key(result.content), (name, result)
+            assert result.is_error, (name, result)
+            assert _no_part_of_the_key(result.content), (name, result)
     finally:
         await host.shutdown()
 
@@ -147,11 +152,14 @@ async def test_a_bare_host_keeps_the_key_from_the_model(
     assert result["status"] == "completed"
     for request in api.message_requests:
         body = request.body.decode()
-        assert _no_part_of_the_key(body) and not leaked(body)
+        assert _no_part_of_the_key(body)
+        assert not leaked(body)
     sent = api.message_requests[1].tool_results()
-    assert "REDACTED" in str(sent[0]["content"]) and "secret" in str(sent[1]["content"])
+    assert "REDACTED" in str(sent[0]["content"])
+    assert "secret" in str(sent[1]["content"])
     transcript = host.sessions[result["session"]].transcript.path.read_bytes().decode()
-    assert _no_part_of_the_key(transcript) and not leaked(transcript)
+    assert _no_part_of_the_key(transcript)
+    assert not leaked(transcript)
 
 
 class _HooksThatAllowEverything:
@@ -176,9 +184,11 @@ async def test_hooks_cannot_unlock_secret_files_or_add_the_key(
     pipeline = Pipeline(ToolPool(builtin_tools()), hooks=_HooksThatAllowEverything())
     ctx = ToolContext(session_id="s", workspace=Workspace([root]), changes=_changes())
     secret = await pipeline.execute(ToolCall("1", "read_file", {"path": ".env"}), ctx)
-    assert secret.is_error and not leaked(secret.content)
+    assert secret.is_error
+    assert not leaked(secret.content)
     plain = await pipeline.execute(ToolCall("2", "read_file", {"path": "README.md"}), ctx)
-    assert "hello" in str(plain.content) and _no_part_of_the_key(plain.content)
+    assert "hello" in str(plain.content)
+    assert _no_part_of_the_key(plain.content)
 
 
 def _changes() -> Any:
@@ -201,6 +211,7 @@ def test_the_cli_tool_command_denies_secret_files_and_redacts_the_key(
         done = run_cli("tool", name, json.dumps(tool_input), "-w", str(root), "--json", env=env)
         assert done.code == 1, (name, done.stdout, done.stderr)
         result = json.loads(done.stdout)
-        assert result["is_error"] and not leaked(result["content"]), (name, result)
+        assert result["is_error"], (name, result)
+        assert not leaked(result["content"]), (name, result)
         assert _no_part_of_the_key(done.stdout + done.stderr), name
     assert "REDACTED" in result["content"]

@@ -20,7 +20,7 @@ import pytest
 
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from tests.cli_support import cli_env, run_cli
-from tests.lsp_support import command, editor_session, server_env
+from tests.lsp_support import FakeEditor, command, editor_session, server_env
 from tests.sandbox_support import marked, require_bwrap
 
 DOTENV_VALUE = "dotenv-e2e-secret-9d1f"
@@ -130,9 +130,11 @@ def test_no_child_finds_the_key_in_any_parents_environment(tmp_path: Path, sandb
     done = run_cli("tool", "run_command", json.dumps({"command": probe}), env=env, cwd=root)
     out = done.stdout + done.stderr
     parents = [line for line in out.splitlines() if line.startswith("parent ")]
-    assert len(parents) == 2 and all(line.endswith(" 0") for line in parents), out
+    assert len(parents) == 2, out
+    assert all(line.endswith(" 0") for line in parents), out
     ancestors = [line for line in out.splitlines() if line.startswith("ancestor ")]
-    assert ancestors and all(line.endswith(" 0") for line in ancestors), out
+    assert ancestors, out
+    assert all(line.endswith(" 0") for line in ancestors), out
     if sandbox == "off":
         assert "Ran WITHOUT the sandbox" in out
         assert len(ancestors) >= 3  # bash, the supervisor, the server: all readable, all clean
@@ -169,21 +171,26 @@ async def test_kill_9_of_the_server_leaves_no_process_of_a_run_behind(
         async with editor_session(
             "visual-studio-code", root, env, initialization_options=options
         ) as editor:
-            call = {"name": "run_command", "input": {"command": run}}
-            pending = asyncio.ensure_future(command(editor, "agentls.tool", call))
-            for _ in range(1500):
-                if len(marked(token)) >= 3:
-                    break
-                await asyncio.sleep(0.02)
-            assert len(marked(token)) >= 3
-            os.kill(_server_pid(), signal.SIGKILL)
-            for _ in range(250):
-                if not marked(token):
-                    break
-                await asyncio.sleep(0.02)
-            leftovers = [p.cmdline() for p in marked(token)]
-            pending.cancel()
+            leftovers = await _kill_server_during(editor, run, token)
     assert leftovers == []
+
+
+async def _kill_server_during(editor: FakeEditor, run: str, token: str) -> list[list[str]]:
+    """SIGKILL the server while `run` has its marked processes alive; the ones left after."""
+    call = {"name": "run_command", "input": {"command": run}}
+    pending = asyncio.ensure_future(command(editor, "agentls.tool", call))
+    for _ in range(1500):
+        if len(marked(token)) >= 3:
+            break
+        await asyncio.sleep(0.02)
+    assert len(marked(token)) >= 3
+    os.kill(_server_pid(), signal.SIGKILL)
+    for _ in range(250):
+        if not marked(token):
+            break
+        await asyncio.sleep(0.02)
+    pending.cancel()
+    return [p.cmdline() for p in marked(token)]
 
 
 async def test_status_and_start_up_say_plainly_when_no_sandbox_can_run(tmp_path: Path) -> None:
@@ -194,7 +201,8 @@ async def test_status_and_start_up_say_plainly_when_no_sandbox_can_run(tmp_path:
         status = await command(editor, "agentls.status")
         shown = [m.message for m in editor.client.messages]
     sandbox = status["sandbox"]
-    assert sandbox["enabled"] and not sandbox["available"]
+    assert sandbox["enabled"]
+    assert not sandbox["available"]
     assert "bubblewrap (bwrap) is not installed" in sandbox["message"]
     assert "apt install bubblewrap" in sandbox["fix"]
     assert any("no sandbox: bubblewrap" in m and "run_command: refuse" in m for m in shown), shown

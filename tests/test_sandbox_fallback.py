@@ -96,7 +96,8 @@ async def test_run_command_refuses_without_bubblewrap_and_says_how_to_fix_it(
     assert result.is_error
     text = str(result.content)
     assert "refuses to run without the sandbox" in text
-    assert "bubblewrap (bwrap) is not installed" in text and "apt install bubblewrap" in text
+    assert "bubblewrap (bwrap) is not installed" in text
+    assert "apt install bubblewrap" in text
     assert 'sandbox.fallback.run_command` to "ask"' in text
     assert approver.requests == []  # refused before anyone was asked
 
@@ -111,11 +112,11 @@ async def test_run_tests_asks_once_then_runs_unsandboxed_and_says_so(
     assert '"sandbox":"off: no sandbox can run here' in str(first.content)
     assert len(approver.requests) == 1
     reason = approver.requests[0].reason
-    assert (
-        "run_tests would run WITHOUT the sandbox" in reason and "apt install bubblewrap" in reason
-    )
+    assert "run_tests would run WITHOUT the sandbox" in reason
+    assert "apt install bubblewrap" in reason
     again = await _call(pipeline, ctx, "run_tests")
-    assert not again.is_error and len(approver.requests) == 1  # once per session
+    assert not again.is_error
+    assert len(approver.requests) == 1  # once per session
 
 
 async def test_a_denied_fallback_prompt_runs_nothing(
@@ -123,7 +124,8 @@ async def test_a_denied_fallback_prompt_runs_nothing(
 ) -> None:
     pipeline, ctx = _setup(tmp_path, root, Approver("deny"))
     result = await _call(pipeline, ctx, "lint", paths=["ok.py"])
-    assert result.is_error and "the user denied this call" in str(result.content)
+    assert result.is_error
+    assert "the user denied this call" in str(result.content)
 
 
 async def test_fallback_refuse_and_allow_unsandboxed_false_refuse_tests_and_lint(
@@ -132,12 +134,12 @@ async def test_fallback_refuse_and_allow_unsandboxed_false_refuse_tests_and_lint
     approver = Approver("allow_once", "allow_once")
     pipeline, ctx = _setup(tmp_path, root, approver, fallback={"run_tests": "refuse"})
     refused = await _call(pipeline, ctx, "run_tests")
-    assert refused.is_error and "run_tests refuses to run without the sandbox" in str(
-        refused.content
-    )
+    assert refused.is_error
+    assert "run_tests refuses to run without the sandbox" in str(refused.content)
     pipeline, ctx = _setup(tmp_path, root, approver, allowUnsandboxedCommands=False)
     lint = await _call(pipeline, ctx, "lint", paths=["ok.py"])
-    assert lint.is_error and "lint refuses to run without the sandbox" in str(lint.content)
+    assert lint.is_error
+    assert "lint refuses to run without the sandbox" in str(lint.content)
     assert approver.requests == []
 
 
@@ -147,19 +149,24 @@ async def test_no_user_namespaces_is_reported_with_the_kernel_fix(
     pipeline, ctx = _setup(tmp_path, root, Approver())
     result = await _call(pipeline, ctx, "run_command", command="true")
     text = str(result.content)
-    assert result.is_error and "cannot create a sandbox here" in text
-    assert "Permission denied" in text and "unprivileged_userns_clone" in text
+    assert result.is_error
+    assert "cannot create a sandbox here" in text
+    assert "Permission denied" in text
+    assert "unprivileged_userns_clone" in text
     [check] = check_sandbox()
-    assert check.status == "warn" and "unprivileged_userns_clone" in check.detail
+    assert check.status == "warn"
+    assert "unprivileged_userns_clone" in check.detail
     status = sandbox_of(ctx.workspace).status()
-    assert status["available"] is False and "user namespaces" in status["fix"]
+    assert status["available"] is False
+    assert "user namespaces" in status["fix"]
 
 
 def test_doctor_says_plainly_when_bubblewrap_is_missing(no_bwrap: None) -> None:
     [check] = check_sandbox()
     assert check.status == "warn"
     assert "bubblewrap (bwrap) is not installed" in check.detail
-    assert "apt install bubblewrap" in check.detail and "run_command: refuse" in check.detail
+    assert "apt install bubblewrap" in check.detail
+    assert "run_command: refuse" in check.detail
 
 
 async def test_unsandboxed_tests_over_staged_code_ask_with_the_label(
@@ -200,7 +207,8 @@ async def test_sandboxed_tests_over_staged_code_run_without_asking_but_are_label
     assert not result.is_error, result.content
     assert approver.requests == []
     text = str(result.content)
-    assert '"sandbox":"on"' in text and "runs code this session wrote: conftest.py" in text
+    assert '"sandbox":"on"' in text
+    assert "runs code this session wrote: conftest.py" in text
 
 
 async def test_excluded_commands_and_the_models_request_run_outside_only_after_asking(
@@ -214,12 +222,14 @@ async def test_excluded_commands_and_the_models_request_run_outside_only_after_a
         excluded.content
     )
     inside = await _call(pipeline, ctx, "run_command", command="cat /proc/1/cmdline")
-    assert "bwrap" in str(inside.content) and "WITHOUT" not in str(inside.content)
+    assert "bwrap" in str(inside.content)
+    assert "WITHOUT" not in str(inside.content)
     # A compound command is excluded only when every part is: this one stays sandboxed.
     mixed = await _call(
         pipeline, ctx, "run_command", command="echo outside now && cat /proc/1/cmdline"
     )
-    assert "bwrap" in str(mixed.content) and "WITHOUT" not in str(mixed.content)
+    assert "bwrap" in str(mixed.content)
+    assert "WITHOUT" not in str(mixed.content)
     outside = await _call(
         pipeline, ctx, "run_command", command="echo x", dangerously_disable_sandbox=True
     )
@@ -231,4 +241,5 @@ async def test_excluded_commands_and_the_models_request_run_outside_only_after_a
     refused = await _call(
         pipeline, ctx, "run_command", command="echo x", dangerously_disable_sandbox=True
     )
-    assert refused.is_error and "allowUnsandboxedCommands` is false" in str(refused.content)
+    assert refused.is_error
+    assert "allowUnsandboxedCommands` is false" in str(refused.content)

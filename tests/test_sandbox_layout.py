@@ -61,4 +61,5 @@ async def test_linked_dependencies_of_a_nested_project_are_readable(
     output = await tool.call(RunCommandInput(command=command), make_ctx(workspace))
     text = str(output.content)
     assert "module.exports = 'pad'" in text, text
-    assert "HIDDEN" in text and "the user's own file" not in text
+    assert "HIDDEN" in text
+    assert "the user's own file" not in text

@@ -12,8 +12,10 @@ from agentls.sandbox import SandboxSettings, merge_layers
 
 def test_defaults_are_strict() -> None:
     settings = SandboxSettings()
-    assert settings.enabled and settings.allow_unsandboxed_commands
-    assert settings.network.allowed_domains == () and not settings.network.allow_local_binding
+    assert settings.enabled
+    assert settings.allow_unsandboxed_commands
+    assert settings.network.allowed_domains == ()
+    assert not settings.network.allow_local_binding
     assert settings.fallback_for("run_command") == "refuse"
     assert settings.fallback_for("run_tests") == settings.fallback_for("lint") == "ask"
     assert set(settings.caches) == {"pip", "npm", "go", "go-build", "cargo"}
@@ -33,13 +35,14 @@ def test_claude_code_keys_and_ours_are_read_in_camel_case() -> None:
         }
     )
     assert settings.network.allow_local_binding
-    assert settings.network.allows_host("api.github.com") and settings.network.allows_host(
-        "PyPI.org"
-    )
+    assert settings.network.allows_host("api.github.com")
+    assert settings.network.allows_host("PyPI.org")
     assert not settings.network.allows_host("github.com.evil.net")
-    assert settings.excluded("docker run x") == "docker:*" and settings.excluded("dockerx") is None
+    assert settings.excluded("docker run x") == "docker:*"
+    assert settings.excluded("dockerx") is None
     words = SandboxSettings.model_validate({"excludedCommands": ["git push", "make *"]})
-    assert words.excluded("git push origin") == "git push" and words.excluded("git pull") is None
+    assert words.excluded("git push origin") == "git push"
+    assert words.excluded("git pull") is None
     assert words.excluded("make all") == "make *"
     assert settings.fallback_for("lint") == "refuse"  # allowUnsandboxedCommands: false
 
@@ -66,18 +69,21 @@ def test_a_project_layer_only_tightens() -> None:
     assert merged.caches == {"pip": "~/.cache/pip"}
     assert merged.fallback_for("run_command") == "refuse"
     assert merged.fallback_for("run_tests") == "refuse"
-    assert merged.limits.memory_mb == 1024 and merged.limits.processes == 512
+    assert merged.limits.memory_mb == 1024
+    assert merged.limits.processes == 512
     assert not merged.allow_unsandboxed_commands
     refused = " ".join(problems)
     for key in ("enabled", "network.allowedDomains", "network.allowLocalBinding", "caches"):
         assert f"`sandbox.{key}` would loosen the sandbox" in refused
-    assert "`sandbox.excludedCommands`" in refused and "fallback.run_command" in refused
+    assert "`sandbox.excludedCommands`" in refused
+    assert "fallback.run_command" in refused
 
 
 def test_an_invalid_section_is_reported_and_ignored() -> None:
     merged, problems = merge_layers([("settings", {"network": {"allowedDomains": "x"}}, True)])
     assert merged == SandboxSettings()
-    assert problems and "network.allowedDomains" in problems[0]
+    assert problems
+    assert "network.allowedDomains" in problems[0]
     layer = load_layer({"sandbox": {"enabled": "maybe"}}, "initializationOptions", "editor")
     assert "enabled" not in layer.values.get("sandbox", {})
     assert "`sandbox.enabled`" in str(layer.problems[0])

@@ -97,7 +97,8 @@ async def test_streaming_text_arrives_in_several_deltas(serve: Serve, connect: A
     deltas = [event.text for event in events if event.type == "text"]
     assert len(deltas) >= 3
     assert "".join(deltas) == text
-    assert final.content[0].type == "text" and final.content[0].text == text
+    assert final.content[0].type == "text"
+    assert final.content[0].text == text
     assert final.stop_reason == "end_turn"
     assert final.model == MODEL
     assert final.id.startswith("msg_")
@@ -120,14 +121,16 @@ async def test_streaming_tool_use_reassembles_scripted_input(serve: Serve, conne
     assert tool_use.type == "tool_use"
     assert tool_use.input == tool_input
     assert tool_use.name == "read_file"
-    assert tool_use.id == turn.tool_uses[0].id and tool_use.id.startswith("toolu_01")
+    assert tool_use.id == turn.tool_uses[0].id
+    assert tool_use.id.startswith("toolu_01")
     assert final.stop_reason == "tool_use"
 
 
 async def test_generated_tool_ids_are_unique() -> None:
     turn = tool_turn(("a", {}), ("b", {}), ("c", {"x": 1}, "toolu_fixed"))
     ids = [block.id for block in turn.tool_uses]
-    assert len(set(ids)) == 3 and ids[2] == "toolu_fixed"
+    assert len(set(ids)) == 3
+    assert ids[2] == "toolu_fixed"
 
 
 async def test_non_streaming_create(serve: Serve, connect: Any) -> None:
@@ -135,9 +138,11 @@ async def test_non_streaming_create(serve: Serve, connect: Any) -> None:
 
     message = await connect(server).messages.create(model=MODEL, max_tokens=5, messages=USER)
 
-    assert message.content[0].type == "text" and message.content[0].text == "Truncated answ"
+    assert message.content[0].type == "text"
+    assert message.content[0].text == "Truncated answ"
     assert message.stop_reason == "max_tokens"
-    assert message.usage.input_tokens > 0 and message.usage.output_tokens > 0
+    assert message.usage.input_tokens > 0
+    assert message.usage.output_tokens > 0
     assert server.requests[0].stream is False
 
 
@@ -149,7 +154,8 @@ async def test_thinking_block_streams_with_signature(serve: Serve, connect: Any)
 
     block = final.content[0]
     assert block.type == "thinking"
-    assert block.thinking == thinking.thinking and block.signature == "sig1"
+    assert block.thinking == thinking.thinking
+    assert block.signature == "sig1"
 
 
 async def test_dict_and_callable_turns(serve: Serve, connect: Any) -> None:
@@ -174,7 +180,8 @@ async def test_dict_and_callable_turns(serve: Serve, connect: Any) -> None:
 
     _, final = await stream_once(client, messages=followup)
 
-    assert final.content[0].type == "text" and final.content[0].text == "got print(1)"
+    assert final.content[0].type == "text"
+    assert final.content[0].text == "got print(1)"
 
 
 # -- what gets recorded --------------------------------------------------------------------
@@ -194,10 +201,14 @@ async def test_requests_are_recorded_with_body_and_headers(serve: Serve, connect
 
     first, second = server.requests
     assert (first.method, first.path) == ("POST", "/v1/messages")
-    assert first.stream is True and first.model == MODEL
-    assert first.system == system and first.system_text == "You are terse."
-    assert first.tools == tools and first.tool_names == ["read_file"]
-    assert first.messages == USER and first.user_text() == "hello"
+    assert first.stream is True
+    assert first.model == MODEL
+    assert first.system == system
+    assert first.system_text == "You are terse."
+    assert first.tools == tools
+    assert first.tool_names == ["read_file"]
+    assert first.messages == USER
+    assert first.user_text() == "hello"
     assert first.json["max_tokens"] == 1024
     assert json.loads(first.body) == first.json
     assert first.api_key == "test"
@@ -232,12 +243,14 @@ async def test_overloaded_529_does_not_consume_the_turn(serve: Serve, connect: A
 
     with pytest.raises(anthropic.OverloadedError) as raised:
         await stream_once(client)
-    assert raised.value.status_code == 529 and raised.value.type == "overloaded_error"
+    assert raised.value.status_code == 529
+    assert raised.value.type == "overloaded_error"
     assert isinstance(raised.value, anthropic.InternalServerError)
     assert server.remaining == 1
 
     _, final = await stream_once(client)
-    assert final.content[0].type == "text" and final.content[0].text == "finally"
+    assert final.content[0].type == "text"
+    assert final.content[0].text == "finally"
     assert server.remaining == 0
 
 
@@ -259,10 +272,12 @@ async def test_500_repeats_error_times_then_plays(serve: Serve, connect: Any) ->
     for _ in range(2):
         with pytest.raises(anthropic.InternalServerError) as raised:
             await stream_once(client)
-        assert raised.value.type == "api_error" and raised.value.api_message == "boom"
+        assert raised.value.type == "api_error"
+        assert raised.value.api_message == "boom"
     _, final = await stream_once(client)
 
-    assert final.content[0].type == "text" and final.content[0].text == "ok"
+    assert final.content[0].type == "text"
+    assert final.content[0].text == "ok"
 
 
 async def test_sdk_retries_consume_injected_errors(serve: Serve, connect: Any) -> None:
@@ -270,7 +285,8 @@ async def test_sdk_retries_consume_injected_errors(serve: Serve, connect: Any) -
 
     _, final = await stream_once(connect(server, max_retries=2))
 
-    assert final.content[0].type == "text" and final.content[0].text == "ok"
+    assert final.content[0].type == "text"
+    assert final.content[0].text == "ok"
     assert len(server.requests) == 3
 
 
@@ -288,7 +304,8 @@ async def test_cut_stream_raises_raw_httpx2_error_then_retry_plays(
     assert server.remaining == 1
 
     _, final = await stream_once(client)
-    assert final.content[0].type == "text" and final.content[0].text == text
+    assert final.content[0].type == "text"
+    assert final.content[0].text == text
 
 
 async def test_cut_non_streaming_is_an_api_connection_error(serve: Serve, connect: Any) -> None:
@@ -306,7 +323,8 @@ async def test_sse_error_event_raises_api_status_error(serve: Serve, connect: An
 
     with pytest.raises(anthropic.APIStatusError) as raised:
         await stream_once(client)
-    assert raised.value.status_code == 200 and raised.value.type == "overloaded_error"
+    assert raised.value.status_code == 200
+    assert raised.value.type == "overloaded_error"
     assert not isinstance(raised.value, anthropic.InternalServerError)
 
     _, final = await stream_once(client)
@@ -323,12 +341,14 @@ async def test_truncated_stream_ends_cleanly_before_message_stop(
 
     events, final = await stream_once(client)  # the SDK raises nothing: a clean end
     assert "message_stop" not in [event.type for event in events]
-    assert final.content[0].type == "text" and final.content[0].text != text
+    assert final.content[0].type == "text"
+    assert final.content[0].text != text
     assert text.startswith(final.content[0].text)
     assert server.remaining == 1
 
     events, final = await stream_once(client)
-    assert events[-1].type == "message_stop" and final.content[0].text == text
+    assert events[-1].type == "message_stop"
+    assert final.content[0].text == text
 
 
 async def test_keepalive_pings_outlast_the_read_timeout(serve: Serve, connect: Any) -> None:
@@ -358,7 +378,8 @@ async def test_raw_bodies_are_not_a_message_for_the_sdk(
         assert (await stream.response.aread()).decode() == body
     assert server.remaining == 1
     _, final = await stream_once(client)
-    assert final.content[0].type == "text" and final.content[0].text == "after"
+    assert final.content[0].type == "text"
+    assert final.content[0].text == "after"
 
 
 async def test_raw_error_page_is_an_api_status_error(serve: Serve, connect: Any) -> None:
@@ -367,7 +388,8 @@ async def test_raw_error_page_is_an_api_status_error(serve: Serve, connect: Any)
 
     with pytest.raises(anthropic.APIStatusError) as raised:
         await stream_once(connect(server))
-    assert raised.value.status_code == 502 and "502 Bad Gateway" in raised.value.response.text
+    assert raised.value.status_code == 502
+    assert "502 Bad Gateway" in raised.value.response.text
 
 
 async def test_hang_until_client_cancels_then_next_turn(serve: Serve, connect: Any) -> None:
@@ -380,7 +402,8 @@ async def test_hang_until_client_cancels_then_next_turn(serve: Serve, connect: A
 
     assert time.monotonic() - started < 1
     _, final = await stream_once(client)
-    assert final.content[0].type == "text" and final.content[0].text == "next"
+    assert final.content[0].type == "text"
+    assert final.content[0].text == "next"
 
 
 async def test_hang_with_sdk_timeout_raises_read_timeout(serve: Serve, connect: Any) -> None:
@@ -418,7 +441,8 @@ async def test_scenario_exhausted_is_500_and_recorded(serve: Serve, connect: Any
     with pytest.raises(anthropic.InternalServerError) as raised:
         await stream_once(client)
 
-    assert raised.value.api_message is not None and "scenario exhausted" in raised.value.api_message
+    assert raised.value.api_message is not None
+    assert "scenario exhausted" in raised.value.api_message
     assert len(server.requests) == 2
 
 
@@ -429,7 +453,8 @@ async def test_require_auth(serve: Serve, connect: Any) -> None:
         await stream_once(connect(server, api_key="sk-wrong"))
     _, final = await stream_once(connect(server, api_key="sk-right"))
 
-    assert final.content[0].type == "text" and final.content[0].text == "welcome"
+    assert final.content[0].type == "text"
+    assert final.content[0].text == "welcome"
 
 
 async def test_unanswered_tool_use_is_rejected_like_the_real_api(
@@ -463,7 +488,8 @@ def _raw_sse(server: ScriptedMessagesServer, body: dict[str, Any]) -> list[tuple
 
 def _parse_frame(frame: str) -> tuple[str, Any]:
     event_line, data_line = frame.split("\n")
-    assert event_line.startswith("event: ") and data_line.startswith("data: ")
+    assert event_line.startswith("event: ")
+    assert data_line.startswith("data: ")
     return event_line.removeprefix("event: "), json.loads(data_line.removeprefix("data: "))
 
 
@@ -477,7 +503,9 @@ def test_sse_wire_format(serve: Serve) -> None:
     assert names[-2:] == ["message_delta", "message_stop"]
     assert names.count("content_block_start") == names.count("content_block_stop") == 2
     start = frames[0][1]["message"]
-    assert start["role"] == "assistant" and start["content"] == [] and start["model"] == MODEL
+    assert start["role"] == "assistant"
+    assert start["content"] == []
+    assert start["model"] == MODEL
     assert start["stop_reason"] is None
     assert set(start["usage"]) == {
         "input_tokens",
@@ -533,7 +561,8 @@ def test_command_line_serves_a_scenario_file(tmp_path: Path) -> None:
         base_url = line.removeprefix("listening on ").strip()
         client = anthropic.Anthropic(base_url=base_url, api_key="test", max_retries=0)
         message = client.messages.create(model=MODEL, max_tokens=10, messages=USER)
-        assert message.content[0].type == "text" and message.content[0].text == "hi"
+        assert message.content[0].type == "text"
+        assert message.content[0].text == "hi"
     finally:
         process.terminate()
         _, stderr = process.communicate(timeout=5)

@@ -86,7 +86,8 @@ async def test_reading_secrets_is_denied_by_default_in_every_mode(
     policy = RulePolicy(mode=mode, bypass_enabled=True)
     pipeline = Pipeline(ToolPool(builtin_tools()), policy)
     result = await pipeline.execute(ToolCall("1", tool, input), make_ctx(Workspace([tmp_path])))
-    assert result.is_error and "secret" in str(result.content)
+    assert result.is_error
+    assert "secret" in str(result.content)
     assert "hunter2" not in str(result.content)
 
 
@@ -96,7 +97,8 @@ async def test_templates_stay_readable(tmp_path: Path) -> None:
     result = await pipeline.execute(
         ToolCall("1", "read_file", {"path": ".env.example"}), make_ctx(Workspace([tmp_path]))
     )
-    assert not result.is_error and "DB_PASSWORD=" in str(result.content)
+    assert not result.is_error
+    assert "DB_PASSWORD=" in str(result.content)
 
 
 def test_a_command_naming_a_secret_file_is_never_auto_allowed(tmp_path: Path) -> None:
@@ -109,7 +111,8 @@ def test_a_command_naming_a_secret_file_is_never_auto_allowed(tmp_path: Path) ->
     plain = policy.evaluate(tool, tool.parse_input({"command": "cat README"}), ctx)
     secret = policy.evaluate(tool, tool.parse_input({"command": "cat .env"}), ctx)
     assert plain.behavior == "allow"
-    assert secret.behavior == "ask" and ".env" in secret.reason
+    assert secret.behavior == "ask"
+    assert ".env" in secret.reason
 
 
 def test_user_settings_replace_patterns_a_project_can_only_add(tmp_path: Path) -> None:
@@ -119,12 +122,14 @@ def test_user_settings_replace_patterns_a_project_can_only_add(tmp_path: Path) -
         home=home,
         project_section={"secrets": {"patterns": [], "extraPatterns": ["*.secret"]}},
     )
-    assert project.secrets.is_secret(".env") and project.secrets.is_secret("a/b.secret")
+    assert project.secrets.is_secret(".env")
+    assert project.secrets.is_secret("a/b.secret")
     assert any("secrets.patterns" in p for p in project.problems)
     user = load_safety(
         [tmp_path], home=home, section={"secrets": {"patterns": ["vault/**"], "exceptions": []}}
     )
-    assert not user.secrets.is_secret(".env") and user.secrets.is_secret("vault/x")
+    assert not user.secrets.is_secret(".env")
+    assert user.secrets.is_secret("vault/x")
     # the tools' view of a workspace follows the settings the host loaded for it
     workspace, other = Workspace([tmp_path]), Workspace([tmp_path])
     use_secrets(workspace, user.secrets)
@@ -134,7 +139,8 @@ def test_user_settings_replace_patterns_a_project_can_only_add(tmp_path: Path) -
 
 def test_redactor_and_env_scrub_by_value() -> None:
     redactor = Redactor.from_env({"ANTHROPIC_API_KEY": KEY})
-    assert KEY not in redactor.redact(f"key={KEY}!") and "REDACTED" in redactor.redact(KEY)
+    assert KEY not in redactor.redact(f"key={KEY}!")
+    assert "REDACTED" in redactor.redact(KEY)
     env = redactor.scrub_env({"HOME": "/h", "COPY_OF_IT": f"x{KEY}y"})
     assert env == {"HOME": "/h"}
     assert Redactor.from_env({"ANTHROPIC_API_KEY": "short"}).values == ()
@@ -154,7 +160,8 @@ async def test_child_processes_never_see_the_key(
     assert "PATH=" in text
     assert KEY not in text
     # removed from the environment, not just redacted from the output
-    assert "ANTHROPIC_API_KEY" not in text and "HARMLESS_LOOKING" not in text
+    assert "ANTHROPIC_API_KEY" not in text
+    assert "HARMLESS_LOOKING" not in text
 
 
 async def test_the_key_never_reaches_the_model_or_the_transcript(
@@ -184,9 +191,11 @@ async def test_the_key_never_reaches_the_model_or_the_transcript(
     for request in api.message_requests:
         assert KEY not in request.body.decode()
     sent = api.message_requests[1].tool_results()[0]
-    assert "REDACTED" in str(sent["content"]) and "somebody pasted" in str(sent["content"])
+    assert "REDACTED" in str(sent["content"])
+    assert "somebody pasted" in str(sent["content"])
     transcript = session.transcript.path.read_text()
-    assert KEY not in transcript and "REDACTED" in transcript
+    assert KEY not in transcript
+    assert "REDACTED" in transcript
     assert os.environ["ANTHROPIC_API_KEY"] == KEY
 
 
@@ -200,7 +209,8 @@ def test_folder_walks_skip_what_a_read_would_be_denied(tmp_path: Path) -> None:
     use_secrets(workspace, safety.secrets)  # what the server does when settings load
     walker = secrets_for(workspace)  # what grep / list_files call per file
     assert walker.blocks_reading(tmp_path / "private" / "notes.md")
-    assert walker.blocks_reading("dump.sql") and walker.blocks_reading(tmp_path / ".env")
+    assert walker.blocks_reading("dump.sql")
+    assert walker.blocks_reading(tmp_path / ".env")
     assert not walker.blocks_reading(tmp_path / "src" / "app.py")
     assert "deny rule `Read(./private/**)`" in (walker.reading_blocked_by("private/x") or "")
     # searching the denied folder itself is denied outright; the workspace is not
@@ -230,4 +240,5 @@ async def test_grep_skips_secret_files_but_finds_the_rest(tmp_path: Path) -> Non
     ctx = ToolContext(session_id="s", workspace=Workspace([tmp_path]), changes=ChangeSet())
     out = await Grep().call(GrepInput(pattern="needle"), ctx)
     assert "needle-in-code" in out
-    assert "needle-in-env" not in out and "needle-in-key" not in out
+    assert "needle-in-env" not in out
+    assert "needle-in-key" not in out

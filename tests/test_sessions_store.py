@@ -81,9 +81,11 @@ async def test_resume_after_restart_continues_with_history_and_discovered_tools(
 
     store = SessionStore(tmp_path / "transcripts")
     state_file = store.path(result.session_id)
-    assert state_file.is_file() and "test-key" not in state_file.read_text()
+    assert state_file.is_file()
+    assert "test-key" not in state_file.read_text()
     state = store.load(result.session_id)
-    assert state.status == "completed" and state.first_prompt == "look up record A-1"
+    assert state.status == "completed"
+    assert state.first_prompt == "look up record A-1"
     assert state.discovered_tools == ["mcp__svc__record_07"]
 
     api.extend(tool_turn(("mcp__svc__record_07", {"item_id": "B-2"})), text_turn("And B-2."))
@@ -91,19 +93,25 @@ async def test_resume_after_restart_continues_with_history_and_discovered_tools(
     resumed = AgentSession.resume(
         result.session_id, AnthropicModelClient(config.settings), config, store
     )
-    assert resumed.id == result.session_id and resumed.runs == 1
+    assert resumed.id == result.session_id
+    assert resumed.runs == 1
     follow_up = await resumed.run("now B-2")
-    assert follow_up.status == "completed" and follow_up.text == "And B-2."
+    assert follow_up.status == "completed"
+    assert follow_up.text == "And B-2."
 
     request = api.message_requests[3]
     assert "mcp__svc__record_07" in request.tool_names  # discovered before the restart
     assert [m["role"] for m in request.messages][:6] == ["user", "assistant"] * 3
     assert request.messages[-1]["content"][-1]["text"] == "now B-2"
     call_result = api.message_requests[4].tool_results()[0]
-    assert not call_result.get("is_error") and call_result["content"] == "mcp__svc__record_07:B-2"
-    assert resumed.runs == 2 and resumed.usage.input_tokens > follow_up.usage.input_tokens
+    assert not call_result.get("is_error")
+    assert call_result["content"] == "mcp__svc__record_07:B-2"
+    assert resumed.runs == 2
+    assert resumed.usage.input_tokens > follow_up.usage.input_tokens
     kinds = [r["type"] for r in read_records(follow_up.transcript)]
-    assert kinds[0] == "session" and "resume" in kinds and kinds[-1] == "run_end"
+    assert kinds[0] == "session"
+    assert "resume" in kinds
+    assert kinds[-1] == "run_end"
     assert store.load(result.session_id).runs == 2
 
 
@@ -154,7 +162,9 @@ async def test_lost_staged_edits_are_reported_to_the_model_after_resume(
     assert resumed.changes.is_empty()
     await resumed.run("go on")
     text = api.message_requests[-1].user_text()
-    assert "were lost" in text and str(tmp_path / "app.py") in text and "go on" in text
+    assert "were lost" in text
+    assert str(tmp_path / "app.py") in text
+    assert "go on" in text
 
 
 async def test_list_shows_summaries_newest_first_and_filters_by_workspace(
@@ -175,7 +185,8 @@ async def test_list_shows_summaries_newest_first_and_filters_by_workspace(
     assert [s.id for s in listed] == [b.id, a.id]
     newest = listed[0].to_dict()
     assert newest["first_prompt"] == "explain the lexer\nin detail"
-    assert newest["status"] == "completed" and newest["tokens"] == 220
+    assert newest["status"] == "completed"
+    assert newest["tokens"] == 220
     assert newest["workspace"] == [str(two.resolve())]
     assert newest["cost_usd"] == pytest.approx((200 * 3 + 20 * 15) / 1e6)
     assert newest["updated"] >= newest["created"] > 0
@@ -336,12 +347,17 @@ async def test_a_run_the_server_did_not_survive_resumes_from_its_journal(
     store = SessionStore(crashed)
     assert store.load(session.id).status == "running"
     resumed = AgentSession.resume(session.id, AnthropicModelClient(config.settings), config, store)
-    assert resumed.status == "interrupted" and resumed.messages == complete
-    assert resumed.turns == 2 and resumed.usage.output_tokens > 0
+    assert resumed.status == "interrupted"
+    assert resumed.messages == complete
+    assert resumed.turns == 2
+    assert resumed.usage.output_tokens > 0
     assert [c.path.name for c in resumed.changes.entries()] == ["w.py"]
     assert store.load(session.id).status == "interrupted"  # saved at once: no second replay
 
     result = await resumed.run("go on")
-    assert result.status == "completed" and result.text == "resumed"
+    assert result.status == "completed"
+    assert result.text == "resumed"
     text = api.message_requests[-1].user_text()
-    assert "interrupted" in text and "write then probe" in text and str(tmp_path / "w.py") in text
+    assert "interrupted" in text
+    assert "write then probe" in text
+    assert str(tmp_path / "w.py") in text

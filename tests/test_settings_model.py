@@ -289,7 +289,8 @@ def test_claude_code_files_keep_their_own_keys_and_report_bad_parts(tmp_path: Pa
     assert len(safety.problems) == 2
     assert "settings.json: `permissions.allow[1]` = 7 is invalid" in safety.problems[0]
     assert "does not use (ignored): statusLine (" in safety.problems[1]  # said, not silent
-    assert safety.model == "claude-opus-4-6" and safety.env == {"X": "1"}
+    assert safety.model == "claude-opus-4-6"
+    assert safety.env == {"X": "1"}
     assert safety.read_roots == ((tmp_path / "docs").resolve(),)
 
 
@@ -336,16 +337,19 @@ def test_the_process_environment_is_read_with_empty_values_ignored(
     monkeypatch.setenv("agentls_max_tokens", "5")  # names are exact
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-process-key-123456")
     values, problems = environment_values()
-    assert values == {"maxTurns": 12} and not problems
+    assert values == {"maxTurns": 12}
+    assert not problems
     settings = AgentSettings.from_env()
-    assert settings.max_turns == 12 and settings.api_key == "sk-process-key-123456"
+    assert settings.max_turns == 12
+    assert settings.api_key == "sk-process-key-123456"
 
 
 def test_credentials_never_show() -> None:
     settings = AgentSettings.from_env(
         {"ANTHROPIC_API_KEY": "sk-very-secret-key", "ANTHROPIC_AUTH_TOKEN": "tok-secret"}
     )
-    assert settings.api_key == "sk-very-secret-key" and settings.auth_token == "tok-secret"
+    assert settings.api_key == "sk-very-secret-key"
+    assert settings.auth_token == "tok-secret"
     shown = repr(settings) + str(settings) + json.dumps(settings.model_dump(mode="json"))
     assert "secret" not in shown
     process, _ = environment({"ANTHROPIC_API_KEY": "sk-very-secret-key"})
@@ -374,7 +378,8 @@ def test_one_bad_price_does_not_cost_the_others() -> None:
         {"AGENTLS_PRICES": '{"a": {"input": -1, "output": 1}, "b": [0.5, 1]}'}
     )
     assert values == {"prices": {"b": {"input": 0.5, "output": 1.0}}}
-    assert "for `prices.a`" in str(problems[0]) and "non-negative" in str(problems[0])
+    assert "for `prices.a`" in str(problems[0])
+    assert "non-negative" in str(problems[0])
 
 
 def test_from_dict_keeps_the_valid_parts_and_logs_the_rest(
@@ -383,10 +388,13 @@ def test_from_dict_keeps_the_valid_parts_and_logs_the_rest(
     with caplog.at_level(logging.WARNING):
         search = ToolSearchSettings.from_dict({"mode": "always", "maxTools": "x"})
         options = McpOptions.from_dict({"startup": "soon", "disabledServers": ["a"]})
-    assert search.mode == "always" and search.max_tools == 30
-    assert options.startup == "lazy" and options.disabled == frozenset({"a"})
+    assert search.mode == "always"
+    assert search.max_tools == 30
+    assert options.startup == "lazy"
+    assert options.disabled == frozenset({"a"})
     logged = " ".join(r.getMessage() for r in caplog.records)
-    assert "`maxTools` = 'x' is invalid" in logged and "`startup` = 'soon' is invalid" in logged
+    assert "`maxTools` = 'x' is invalid" in logged
+    assert "`startup` = 'soon' is invalid" in logged
 
 
 def test_the_agent_settings_are_the_loop_fields_plus_credentials() -> None:
@@ -450,7 +458,8 @@ def test_null_or_empty_text_means_not_set() -> None:
             "user",
         ),
     )
-    assert len(problems) == 1 and "unknown setting `endpoint`" in problems[0]
+    assert len(problems) == 1
+    assert "unknown setting `endpoint`" in problems[0]
     assert (stack.current.max_turns, stack.current.model) == (7, "m-project")
     # inside a map an empty value is a value
     servers = {"a": {"command": "x", "env": {"EMPTY": ""}}}

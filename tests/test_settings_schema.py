@@ -55,7 +55,8 @@ def test_vscode_lists_every_setting_with_type_default_and_description() -> None:
         key = "agentls." + VSCODE_NAMES.get(alias, alias)
         assert key in properties, f"{key} is missing from {VSCODE_PACKAGE}"
         prop = properties[key]
-        assert prop.get("type") and prop.get("markdownDescription"), key
+        assert prop.get("type"), key
+        assert prop.get("markdownDescription"), key
         assert "default" in prop, key
         jsonschema.validate(prop["default"], prop)  # VS Code warns about an invalid default
     ours = [k for k in properties if not k.startswith(EXTENSION_OWNED)]
@@ -115,7 +116,8 @@ def test_the_regeneration_command_reports_a_stale_file(tmp_path: Path, flag: str
     package.write_text((ROOT / VSCODE_PACKAGE).read_text(encoding="utf-8"))
     command = [sys.executable, "-m", "agentls", "settings-schema", "--root", str(tmp_path)]
     stale = subprocess.run([*command, flag], capture_output=True, text=True, check=False)
-    assert stale.returncode == 1 and str(SCHEMA_FILE) in stale.stderr
+    assert stale.returncode == 1
+    assert str(SCHEMA_FILE) in stale.stderr
     subprocess.run([*command, "--write"], check=True)
     assert subprocess.run([*command, flag], check=False).returncode == 0
     assert (tmp_path / SCHEMA_FILE).read_text(encoding="utf-8") == render_schema()

@@ -42,7 +42,8 @@ def test_node_modules_is_a_folder_of_links_and_the_venv_a_link(
 ) -> None:
     shadow.sync_blocking()
     farm = shadow.shadow_root() / "node_modules"
-    assert farm.is_dir() and not farm.is_symlink()
+    assert farm.is_dir()
+    assert not farm.is_symlink()
     assert sorted(os.listdir(farm)) == [".bin", "@types", "eslint"]
     assert os.readlink(farm / "eslint") == str(project / "node_modules" / "eslint")
     assert (farm / "@types" / "node" / "index.js").read_text() == "// @types/node\n"
@@ -94,7 +95,8 @@ def test_a_planted_symlink_to_the_users_node_modules_is_replaced_not_written_thr
     farm.symlink_to(project / "node_modules", target_is_directory=True)
     (project / "node_modules" / "newpkg").mkdir()  # so the sync has something to link
     shadow.sync_blocking()
-    assert farm.is_dir() and not farm.is_symlink()
+    assert farm.is_dir()
+    assert not farm.is_symlink()
     assert (project / "node_modules" / "eslint" / "index.js").exists()
     assert not any(p.is_symlink() for p in (project / "node_modules").iterdir())
     (project / "node_modules" / "newpkg").rmdir()

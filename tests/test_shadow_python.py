@@ -63,7 +63,8 @@ async def test_pythonpath_puts_the_shadow_first_and_redirects_workspace_entries(
     assert entries == [str(root / "src"), str(root), str(root / "lib"), "/opt/elsewhere"]
     out = await _python(shadow, "import pkg, helper; print(pkg.__file__); print(helper.NAME)")
     pkg_file, name = out.splitlines()
-    assert Path(pkg_file).is_relative_to(root) and name == "staged"
+    assert Path(pkg_file).is_relative_to(root)
+    assert name == "staged"
     shadow.close()
 
 
@@ -76,5 +77,6 @@ async def test_bytecode_cache_inside_the_workspace_is_never_used(
     )
     await shadow.sync()
     env = shadow.python_env()
-    assert "PYTHONPYCACHEPREFIX" not in env and env["PYTHONDONTWRITEBYTECODE"] == "1"
+    assert "PYTHONPYCACHEPREFIX" not in env
+    assert env["PYTHONDONTWRITEBYTECODE"] == "1"
     shadow.close()

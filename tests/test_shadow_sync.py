@@ -50,7 +50,8 @@ def test_is_created_lazily_outside_the_workspace(project: Path, tmp_path: Path) 
     assert not base.exists()
     shadow.sync_blocking()
     copy = shadow.shadow_root()
-    assert copy.is_relative_to(base) and not copy.is_relative_to(project)
+    assert copy.is_relative_to(base)
+    assert not copy.is_relative_to(project)
     assert (copy / "pkg" / "util.py").read_text() == "def f():\n    return 1\n"
     assert not (copy / ".venv").exists()
     shadow.close()
@@ -167,7 +168,8 @@ def test_copies_are_independent_files_not_links(project: Path, shadow: ShadowWor
     shadow.sync_blocking()
     copy = shadow.shadow_root() / "pkg" / "util.py"
     assert copy.stat().st_ino != (project / "pkg" / "util.py").stat().st_ino
-    assert copy.stat().st_nlink == 1 and not copy.is_symlink()
+    assert copy.stat().st_nlink == 1
+    assert not copy.is_symlink()
 
 
 def test_multi_root_paths_map_both_ways(tmp_path: Path) -> None:
@@ -176,7 +178,8 @@ def test_multi_root_paths_map_both_ways(tmp_path: Path) -> None:
     shadow = ShadowWorkspace(Workspace([a, b]), base_dir=tmp_path / "shadows")
     shadow.sync_blocking()
     copy_b = shadow.to_shadow(b / "pkg" / "util.py")
-    assert copy_b.is_file() and copy_b != shadow.to_shadow(a / "pkg" / "util.py")
+    assert copy_b.is_file()
+    assert copy_b != shadow.to_shadow(a / "pkg" / "util.py")
     assert shadow.to_workspace(copy_b) == b / "pkg" / "util.py"
     assert shadow.to_workspace(tmp_path / "elsewhere") is None
     text = f"{copy_b}:3: boom"
@@ -198,7 +201,9 @@ def test_one_shadow_per_session_until_closed(project: Path, tmp_path: Path) -> N
     first.sync_blocking()
     directory = first.directory
     registry.close_session("a")
-    assert not directory.exists() and "a" not in registry and "b" in registry
+    assert not directory.exists()
+    assert "a" not in registry
+    assert "b" in registry
     registry.close()
 
 
@@ -233,25 +238,33 @@ def test_idle_shadows_are_closed_once_too_many_exist(project: Path, tmp_path: Pa
     first.sync_blocking()
     kept = first.directory
     shadow_for(_Session("b", ws), registry).sync_blocking()
-    assert "a" in registry and kept.exists()  # two live: within the limit
+    assert "a" in registry
+    assert kept.exists()  # two live: within the limit
     shadow_for(_Session("c", ws), registry).sync_blocking()
     # the third closed the longest-unused idle one ("a"); it comes back as a fresh copy
-    assert "a" not in registry and not kept.exists()
-    assert "b" in registry and "c" in registry
+    assert "a" not in registry
+    assert not kept.exists()
+    assert "b" in registry
+    assert "c" in registry
     again = shadow_for(_Session("a", ws), registry)
     again.sync_blocking()
-    assert again.directory != kept and any((again.directory / "trees").rglob("util.py"))
+    assert again.directory != kept
+    assert any((again.directory / "trees").rglob("util.py"))
     recent = ShadowRegistry(base_dir=tmp_path / "recent", max_live=1, idle_seconds=3600)
     shadow_for(_Session("a", ws), recent)
     shadow_for(_Session("b", ws), recent)
-    assert "a" in recent and "b" in recent  # nothing idle long enough: none closed
+    assert "a" in recent
+    assert "b" in recent  # nothing idle long enough: none closed
     busy = ShadowRegistry(base_dir=tmp_path / "busy", max_live=1, idle_seconds=0)
     with shadow_for(_Session("a", ws), busy).in_use() as running:
         running.sync_blocking()
         shadow_for(_Session("b", ws), busy)
-        assert "a" in busy and running.directory.exists()  # a test runs in it: kept
+        assert "a" in busy
+        assert running.directory.exists()  # a test runs in it: kept
     shadow_for(_Session("c", ws), busy)
-    assert "a" not in busy and "b" not in busy and "c" in busy  # idle ones closed once free
+    assert "a" not in busy
+    assert "b" not in busy
+    assert "c" in busy  # idle ones closed once free
     for reg in (registry, recent, busy):
         reg.close()
 
@@ -274,14 +287,17 @@ def test_shadows_of_dead_processes_are_pruned(project: Path, tmp_path: Path) -> 
     mirrored.mkdir(parents=True)
 
     prune_stale([base], pycache)
-    assert not abandoned.exists() and not mirrored.exists()
-    assert alive.exists() and unrelated.exists()
+    assert not abandoned.exists()
+    assert not mirrored.exists()
+    assert alive.exists()
+    assert unrelated.exists()
 
 
 def test_closing_the_workspace_deletes_its_shadows(project: Path, tmp_path: Path) -> None:
     ws = Workspace([project])
     registry = shadows_of(ws)
-    assert shadows_of(ws) is registry and shadows_of(Workspace([project])) is not registry
+    assert shadows_of(ws) is registry
+    assert shadows_of(Workspace([project])) is not registry
     shadow = registry.get("a", ws)
     shadow.sync_blocking()
     directory = shadow.directory

@@ -75,7 +75,8 @@ def root(tmp_path: Path) -> Path:
 def test_discovery_reports_and_skips_malformed_skills(root: Path, home: Path) -> None:
     catalog = discover_skills([root], home)
     assert catalog.names == ["release", "style", "pdf"]
-    assert catalog.find("style") is not None and catalog.find("style").source == "project"  # type: ignore[union-attr]
+    assert catalog.find("style") is not None
+    assert catalog.find("style").source == "project"  # type: ignore[union-attr]
     assert catalog.find("pdf").allowed_tools == ("Bash(python:*)", "Read")  # type: ignore[union-attr]
     problems = "\n".join(catalog.problems)
     assert "broken/SKILL.md: its front matter is not valid YAML" in problems
@@ -92,7 +93,8 @@ async def test_the_skill_tool_loads_the_body_and_lists_its_files(root: Path, hom
     out = await load_skill(run, "pdf")
     folder = home / ".claude" / "skills" / "pdf"
     assert f'<skill name="pdf" folder="{folder}">' in out
-    assert "Use forms.py to fill forms." in out and "description:" not in out
+    assert "Use forms.py to fill forms." in out
+    assert "description:" not in out
     assert f"- {folder / 'reference.md'} (19 bytes)" in out
     assert f"- {folder / 'scripts' / 'forms.py'}" in out
     assert "a skill grants none" in out
@@ -130,7 +132,8 @@ async def test_read_file_outside_the_workspace_stays_refused(
     message = await run.error("read_file", path=target.format(home=home))
     assert "outside the workspace" in message, message
     listed = await load_skill(run, "pdf")
-    assert "link-to-ssh" not in listed and "notes-link" not in listed
+    assert "link-to-ssh" not in listed
+    assert "notes-link" not in listed
 
 
 async def test_a_skill_folder_that_is_a_symlink_is_not_followed(root: Path, home: Path) -> None:
@@ -138,7 +141,8 @@ async def test_a_skill_folder_that_is_a_symlink_is_not_followed(root: Path, home
     os.symlink(home / ".ssh", home / ".claude" / "skills" / "keys")
     os.symlink(home / ".ssh", root / ".claude" / "skills" / "keys2")
     catalog = discover_skills([root], home)
-    assert "keys" not in catalog.names and "keys2" not in catalog.names
+    assert "keys" not in catalog.names
+    assert "keys2" not in catalog.names
     problems = "\n".join(catalog.problems)
     assert f"skill folder {home / '.claude' / 'skills' / 'keys'} is a symbolic link" in problems
     run = Runner(make_ctx(root))
@@ -191,7 +195,8 @@ async def test_the_system_prompt_lists_skills_and_stays_byte_stable(
     first, second = api.requests[-2].json, api.requests[-1].json
     assert first["system"] == second["system"]  # identical bytes on every turn
     system = first["system"][0]["text"]
-    assert "# Skills" in system and "- release: Write the release notes" in system
+    assert "# Skills" in system
+    assert "- release: Write the release notes" in system
     answer = second["messages"][-1]["content"][0]["content"]
     assert "Read CHANGELOG.md and summarise it." in answer
     await host.shutdown()

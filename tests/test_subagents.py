@@ -62,9 +62,8 @@ async def test_two_explore_subagents_run_in_parallel_and_only_their_reports_come
     first, second = sorted(tasks, key=lambda e: e.started_at)
     assert second.started_at < first.finished_at, "the explore sub-agents ran one after another"
     probes = [e for e in log.of("tool_finished") if e.name == "probe_read"]
-    assert len(probes) == 2 and max(p.started_at for p in probes) < min(
-        p.finished_at for p in probes
-    )
+    assert len(probes) == 2
+    assert max(p.started_at for p in probes) < min(p.finished_at for p in probes)
     # their steps reach the session's events, named after their type and marked with the call
     started = [e for e in log.of("tool_started") if e.name == "probe_read"]
     assert {e.summary for e in started} == {"explore: Probing [A]", "explore: Probing [B]"}
@@ -78,7 +77,8 @@ async def test_two_explore_subagents_run_in_parallel_and_only_their_reports_come
         "report [A]: main() is in app.py line 1",
         "report [B]: main() is in app.py line 1",
     ]
-    assert "Probing" not in str(final.messages) and "read:[A]" not in str(final.messages)
+    assert "Probing" not in str(final.messages)
+    assert "read:[A]" not in str(final.messages)
     # an explore sub-agent gets read-only tools and nothing that reaches beyond it
     child_tools = set(requests_of(api, "[A]")[0].tool_names)
     assert {"read_file", "grep", "list_files", "probe_read"} <= child_tools
@@ -185,7 +185,8 @@ async def test_a_subagent_cannot_launch_subagents_or_ask_the_user_whatever_it_tr
     child = requests_of(api, "[G]")
     assert child[0].tool_names == ["read_file"]
     results = child[1].tool_results()
-    assert len(results) == 3 and all(r["is_error"] for r in results)
+    assert len(results) == 3
+    assert all(r["is_error"] for r in results)
     assert all("No such tool available" in str(r["content"]) for r in results)
     assert len(api.message_requests) == 4  # no nested sub-agent ever asked the model
 
@@ -272,7 +273,8 @@ async def test_cancel_mid_subagent_stops_it_at_once_answers_every_call_and_kills
         answered = [
             b["tool_use_id"] for m in message_list for b in _blocks(m) if b["type"] == "tool_result"
         ]
-        assert uses and sorted(uses) == sorted(answered)
+        assert uses
+        assert sorted(uses) == sorted(answered)
     # no process of the sub-agent is left
     deadline = time.monotonic() + 5
     while marked(token) and time.monotonic() < deadline:  # noqa: ASYNC110
@@ -283,7 +285,8 @@ async def test_cancel_mid_subagent_stops_it_at_once_answers_every_call_and_kills
     again = await session.run("go on")
     assert again.status == "completed"
     (answer,) = api.message_requests[-1].tool_results()
-    assert answer["is_error"] and "ancel" in str(answer["content"])
+    assert answer["is_error"]
+    assert "ancel" in str(answer["content"])
 
 
 def _blocks(message: Any) -> list[Any]:
@@ -346,8 +349,10 @@ async def test_a_hostile_call_id_cannot_place_the_subagent_transcript_elsewhere(
     assert list((tmp_path / "outside").iterdir()) == []
     folder = tmp_path / "transcripts" / f"{session.id}.agents"
     (written,) = folder.iterdir()
-    assert written.parent == folder and written.suffix == ".jsonl"
-    assert ".." not in written.name and "/" not in written.name
+    assert written.parent == folder
+    assert written.suffix == ".jsonl"
+    assert ".." not in written.name
+    assert "/" not in written.name
 
 
 async def test_a_subagent_gets_the_same_secret_file_refusal_as_the_session(
@@ -361,7 +366,8 @@ async def test_a_subagent_gets_the_same_secret_file_refusal_as_the_session(
     session = make_session(api, tmp_path, tools=tools_for(tmp_path))
     await session.run("read the env")
     (refused,) = requests_of(api, "[S]")[-1].tool_results()
-    assert refused["is_error"] and "secret-file pattern" in str(refused["content"])
+    assert refused["is_error"]
+    assert "secret-file pattern" in str(refused["content"])
     assert "s3cr3t-value" not in str(api.message_requests[-1].json)
 
 
@@ -430,7 +436,8 @@ def test_claude_codes_rules_for_these_tools_apply_to_ours(
     from agentls.agent.rules import RuleSet, claude_names_for, parse_rule
 
     rule, problem = parse_rule(claude, "deny", "settings.json", root=tmp_path)
-    assert problem is None and rule is not None
+    assert problem is None
+    assert rule is not None
     rules = RuleSet()
     rules.extend([rule])
     assert rules.denies_tool(ours)

@@ -50,9 +50,11 @@ def _ctx(tmp_path: Path) -> ToolContext:
 
 def test_deferral_thresholds_and_modes() -> None:
     small = ToolPool.assemble([ProbeRead()], _fakes(5))
-    assert small.deferred == frozenset() and "tool_search" not in small.names
+    assert small.deferred == frozenset()
+    assert "tool_search" not in small.names
     large = ToolPool.assemble([ProbeRead()], _fakes(31))
-    assert len(large.deferred) == 31 and "tool_search" in large.names
+    assert len(large.deferred) == 31
+    assert "tool_search" in large.names
     assert [t["name"] for t in large.api_tools()] == ["probe_read", "tool_search"]
     by_chars = ToolPool.assemble(
         [ProbeRead()], _fakes(5), search=ToolSearchSettings(max_schema_chars=200)
@@ -61,7 +63,8 @@ def test_deferral_thresholds_and_modes() -> None:
     always = ToolPool.assemble([ProbeRead()], _fakes(2), search=ToolSearchSettings(mode="always"))
     assert len(always.deferred) == 2
     never = ToolPool.assemble([ProbeRead()], _fakes(40), search=ToolSearchSettings(mode="never"))
-    assert never.deferred == frozenset() and len(never.api_tools()) == 41
+    assert never.deferred == frozenset()
+    assert len(never.api_tools()) == 41
     assert "tool_search" not in never.names
 
 
@@ -72,9 +75,11 @@ def test_tools_array_is_cached_per_discovered_set() -> None:
     assert pool.api_tools() is before
     pool.set_discovered({"mcp__svc__invoice_00"})
     after = pool.api_tools()
-    assert after is not before and after is pool.api_tools()
+    assert after is not before
+    assert after is pool.api_tools()
     assert [t["name"] for t in after] == ["mcp__svc__invoice_00", "probe_read", "tool_search"]
-    assert "cache_control" in after[-1] and "cache_control" not in after[0]
+    assert "cache_control" in after[-1]
+    assert "cache_control" not in after[0]
     assert "cache_control" in before[-1]  # the earlier array is untouched
 
 
@@ -82,10 +87,12 @@ async def test_pipeline_accepts_a_deferred_tool_once_discovered(tmp_path: Path) 
     pool = ToolPool.assemble([ProbeRead()], _fakes(31))
     call = ToolCall("1", "mcp__svc__ticket_02", {"item_id": "T-1"})
     refused = await Pipeline(pool).execute(call, _ctx(tmp_path))
-    assert refused.is_error and '"select:mcp__svc__ticket_02"' in str(refused.content)
+    assert refused.is_error
+    assert '"select:mcp__svc__ticket_02"' in str(refused.content)
     pool.set_discovered({"mcp__svc__ticket_02"})
     accepted = await Pipeline(pool).execute(call, _ctx(tmp_path))
-    assert not accepted.is_error and accepted.content == "mcp__svc__ticket_02:T-1"
+    assert not accepted.is_error
+    assert accepted.content == "mcp__svc__ticket_02:T-1"
 
 
 def test_keyword_ranking_prefers_names_and_honours_required_terms() -> None:
@@ -109,10 +116,12 @@ async def test_select_loads_exact_names_and_suggests_close_ones(tmp_path: Path) 
         ToolSearchInput(query="select:mcp__svc__invoice_00, mcp__svc__calendr_01"), _ctx(tmp_path)
     )
     result = json.loads(str(ok.content))
-    assert not ok.is_error and result["loaded"] == ["mcp__svc__invoice_00"]
+    assert not ok.is_error
+    assert result["loaded"] == ["mcp__svc__invoice_00"]
     assert result["not_found"]["mcp__svc__calendr_01"][0] == "mcp__svc__calendar_01"
     none = await search.call(ToolSearchInput(query="select:nothing"), _ctx(tmp_path))
-    assert none.is_error and json.loads(str(none.content))["loaded"] == []
+    assert none.is_error
+    assert json.loads(str(none.content))["loaded"] == []
     keywords = await search.call(ToolSearchInput(query="calendar"), _ctx(tmp_path))
     assert json.loads(str(keywords.content))["loaded"] == [
         "mcp__svc__calendar_01",
@@ -156,6 +165,8 @@ def test_settings_from_editor_config() -> None:
     settings = ToolSearchSettings.from_dict(
         {"mode": "always", "maxTools": 10, "serverSide": True, "maxResults": "x", "bogus": 1}
     )
-    assert settings.mode == "always" and settings.max_tools == 10 and settings.server_side
+    assert settings.mode == "always"
+    assert settings.max_tools == 10
+    assert settings.server_side
     assert settings.max_results == 5
     assert ToolSearchSettings.from_dict(None) == ToolSearchSettings()

@@ -56,7 +56,8 @@ def test_usage_text_and_summaries() -> None:
     tools = _by_name()
     for name in EXPECTED_INPUTS:
         usage = tools[name].description()
-        assert "Example:" in usage and len(usage) > 300, name
+        assert "Example:" in usage, name
+        assert len(usage) > 300, name
     read = tools["read_file"]
     assert read.summary(read.parse_input({"path": "server/app.py"})) == "Reading server/app.py"
     edit = tools["edit_file"]

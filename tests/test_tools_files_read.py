@@ -46,12 +46,14 @@ async def test_offset_limit_and_truncation_hint(run: Runner) -> None:
 
 async def test_offset_past_end_is_an_error(run: Runner) -> None:
     message = await run.error("read_file", path="app.py", offset=31)
-    assert "has 30 lines" in message and "between 1 and 30" in message
+    assert "has 30 lines" in message
+    assert "between 1 and 30" in message
 
 
 async def test_invalid_input_is_reported_by_the_pipeline(run: Runner) -> None:
     message = await run.error("read_file", path="app.py", offset=0)
-    assert "InputValidationError" in message and "offset" in message
+    assert "InputValidationError" in message
+    assert "offset" in message
     message = await run.error("read_file", file="app.py")
     assert "path" in message
 
@@ -64,18 +66,21 @@ async def test_unsaved_buffer_and_staged_edits_are_read(run: Runner, tmp_path: P
     assert "unsaved editor buffer version 7" in out
     run.ctx.changes.stage_write(ws.resolve("app.py"), "staged\n", "from the editor\n", 7)
     out = await run.ok("read_file", path="app.py")
-    assert "     1\tstaged" in out and "staged in this session" in out
+    assert "     1\tstaged" in out
+    assert "staged in this session" in out
 
 
 async def test_crlf_unicode_empty_and_last_line(run: Runner) -> None:
     out = await run.ok("read_file", path="crlf.txt")
-    assert "     1\talpha\n     2\tbeta\n" in out and "CRLF" in out
+    assert "     1\talpha\n     2\tbeta\n" in out
+    assert "CRLF" in out
     assert "\r" not in out
     out = await run.ok("read_file", path="uni.txt")
     assert "     1\théllo 世界 😀" in out
     assert "empty" in await run.ok("read_file", path="empty.txt")
     out = await run.ok("read_file", path="no_newline.txt")
-    assert "     2\tb" in out and "[lines 1-2 of 2]" in out
+    assert "     2\tb" in out
+    assert "[lines 1-2 of 2]" in out
 
 
 async def test_long_lines_are_cut_with_a_marker(run: Runner) -> None:
@@ -90,7 +95,8 @@ async def test_binary_and_undecodable_files(run: Runner) -> None:
     message = await run.error("read_file", path="blob.bin")
     assert "binary" in message
     out = await run.ok("read_file", path="latin1.txt")
-    assert "caf\ufffd ok" in out and "not valid UTF-8" in out
+    assert "caf\ufffd ok" in out
+    assert "not valid UTF-8" in out
 
 
 async def test_missing_directory_and_outside_paths(run: Runner) -> None:

@@ -39,7 +39,8 @@ async def test_edit_is_staged_not_written(run: Runner, root: Path) -> None:
         old_string="open(path).read()",
         new_string="Path(path).read_text()",
     )
-    assert "replaced 1 occurrence" in out and "(now at line 2;" in out
+    assert "replaced 1 occurrence" in out
+    assert "(now at line 2;" in out
     assert "     2\t    return Path(path).read_text()" in out
     assert (root / "app.py").read_text() == APP
     ws = run.ctx.workspace
@@ -73,7 +74,8 @@ async def test_edit_hints_at_line_number_prefixes(run: Runner) -> None:
 
 async def test_edit_several_matches(run: Runner) -> None:
     message = await run.error("edit_file", path="dup.py", old_string="x = 1", new_string="x = 9")
-    assert "occurs 3 times" in message and "at lines 1, 3, 5" in message
+    assert "occurs 3 times" in message
+    assert "at lines 1, 3, 5" in message
     out = await run.ok(
         "edit_file", path="dup.py", old_string="x = 1", new_string="x = 9", replace_all=True
     )
@@ -150,7 +152,8 @@ async def test_write_file_creates_virtually(run: Runner, root: Path) -> None:
 
 async def test_write_file_overwrites_keeping_crlf(run: Runner) -> None:
     out = await run.ok("write_file", path="win.txt", content="only\nlines\n")
-    assert "was 3 lines, now 2 lines" in out and "CRLF" in out
+    assert "was 3 lines, now 2 lines" in out
+    assert "CRLF" in out
     ws = run.ctx.workspace
     assert ws.read_text(ws.resolve("win.txt"), run.ctx.changes) == "only\r\nlines\r\n"
     [change] = run.ctx.changes.entries()
@@ -179,7 +182,8 @@ async def test_rename_file(run: Runner) -> None:
         ws.resolve("app.py"),
         ws.resolve("lib/app.py"),
     )
-    assert change.original_text == APP and change.new_text is not None
+    assert change.original_text == APP
+    assert change.new_text is not None
     assert "return None" in change.new_text
 
 

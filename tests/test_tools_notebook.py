@@ -46,7 +46,8 @@ async def test_read_file_renders_cells_with_ids_outputs_and_summarised_images(
     assert "     4\tmath.fsum(values)" in out
     assert "[stdout]\n6" in out
     assert "[1, 2, 3]" in out
-    assert "[image/png image, 4.3 KB, not shown]" in out and "iVBORw0KGgo" not in out
+    assert "[image/png image, 4.3 KB, not shown]" in out
+    assert "iVBORw0KGgo" not in out
     assert "[error] ZeroDivisionError: division by zero" in out
     assert "\x1b[" not in out  # ANSI colours stripped from tracebacks
     assert '"cell_type"' not in out  # not the raw JSON
@@ -54,7 +55,9 @@ async def test_read_file_renders_cells_with_ids_outputs_and_summarised_images(
 
 async def test_read_file_pages_notebooks_by_cell(run: Runner) -> None:
     out = await run.ok("read_file", path="sales.ipynb", offset=3, limit=1)
-    assert "cell_number=2" in out and "cell_number=1 " not in out and "cell_number=3" not in out
+    assert "cell_number=2" in out
+    assert "cell_number=1 " not in out
+    assert "cell_number=3" not in out
     assert "[cell_number 2-2 of 4 shown; call again with offset=4 for the next]" in out
     message = await run.error("read_file", path="sales.ipynb", offset=9)
     assert "there is no cell_number 8" in message
@@ -81,7 +84,8 @@ async def test_replace_clears_outputs_and_keeps_the_file_valid(run: Runner, root
     out = await run.ok(
         "notebook_edit", path="sales.ipynb", cell_id="load", new_source="values = [4, 5]"
     )
-    assert 'Replaced cell_number 1 (cell_id="load")' in out and "outputs were cleared" in out
+    assert 'Replaced cell_number 1 (cell_id="load")' in out
+    assert "outputs were cleared" in out
     assert (root / "sales.ipynb").read_text() == before  # staged, not written
     notebook = staged_notebook(run)
     cell = notebook.cells[1]
@@ -92,7 +96,8 @@ async def test_replace_clears_outputs_and_keeps_the_file_valid(run: Runner, root
     [change] = run.ctx.changes.entries()
     assert change.new_text is not None
     old_lines, new_lines = before.splitlines(), change.new_text.splitlines()
-    assert old_lines[:12] == new_lines[:12] and old_lines[-20:] == new_lines[-20:]
+    assert old_lines[:12] == new_lines[:12]
+    assert old_lines[-20:] == new_lines[-20:]
 
 
 async def test_replace_can_change_the_cell_type(run: Runner) -> None:
@@ -105,7 +110,8 @@ async def test_replace_can_change_the_cell_type(run: Runner) -> None:
     )
     cell = staged_notebook(run).cells[2]
     assert (cell.cell_type, cell.id) == ("markdown", "show")
-    assert "outputs" not in cell and "execution_count" not in cell
+    assert "outputs" not in cell
+    assert "execution_count" not in cell
 
 
 async def test_insert_after_an_id_at_a_number_and_first(run: Runner) -> None:
@@ -142,7 +148,8 @@ async def test_insert_after_an_id_at_a_number_and_first(run: Runner) -> None:
         "code",
         "markdown",
     ]
-    assert cells[3].source == "total = sum(values)" and cells[3].outputs == []
+    assert cells[3].source == "total = sum(values)"
+    assert cells[3].outputs == []
     assert len({c.id for c in cells}) == 7  # fresh, unique ids
     message = await run.error(
         "notebook_edit", path="sales.ipynb", new_source="x", edit_mode="insert"
@@ -154,7 +161,8 @@ async def test_delete_and_unknown_cells(run: Runner) -> None:
     await run.ok("notebook_edit", path="sales.ipynb", cell_id="boom", edit_mode="delete")
     assert [c.id for c in staged_notebook(run).cells] == ["intro", "load", "show"]
     message = await run.error("notebook_edit", path="sales.ipynb", cell_id="nope", new_source="")
-    assert "no cell with cell_id 'nope'" in message and "intro, load, show" in message
+    assert "no cell with cell_id 'nope'" in message
+    assert "intro, load, show" in message
     message = await run.error("notebook_edit", path="sales.ipynb", cell_number=7, new_source="")
     assert "cell_number 7 does not exist" in message
 
@@ -177,7 +185,8 @@ async def test_old_notebooks_get_no_ids(run: Runner, root: Path) -> None:
     assert [c.source for c in cells] == ["a = 1", "b = 2"]
     assert all("id" not in c for c in cells)
     [change] = run.ctx.changes.entries()
-    assert change.new_text is not None and change.new_text.startswith('{\n  "cells"')
+    assert change.new_text is not None
+    assert change.new_text.startswith('{\n  "cells"')
 
 
 async def test_notebook_edit_refuses_other_files_and_paths_outside(run: Runner) -> None:

@@ -88,12 +88,15 @@ async def test_html_becomes_markdown(server: ThreadingHTTPServer, tmp_path: Path
     result = await fetch(pipeline, ctx, base_url(server) + "/page")
     out = text(result)
     assert not result.is_error, out
-    assert "HTTP 200, text/html" in out and "converted to Markdown" in out
+    assert "HTTP 200, text/html" in out
+    assert "converted to Markdown" in out
     assert "# Widgets" in out
     assert "A **widget** turns *gears*." in out
     assert f"[the API]({base_url(server)}/api)" in out  # links made absolute
-    assert "tracking" not in out and "color: red" not in out  # no script, no style
-    assert "- fast" in out and "widget.turn(3)" in out
+    assert "tracking" not in out
+    assert "color: red" not in out  # no script, no style
+    assert "- fast" in out
+    assert "widget.turn(3)" in out
 
 
 async def test_the_second_fetch_comes_from_the_cache(
@@ -113,7 +116,8 @@ async def test_without_a_rule_the_user_is_asked(
     asker = Asker("deny")
     pipeline, ctx = fetcher(tmp_path, allow=[], asker=asker)
     result = await fetch(pipeline, ctx, base_url(server) + "/page")
-    assert result.is_error and "the user denied this call" in text(result)
+    assert result.is_error
+    assert "the user denied this call" in text(result)
     [request] = asker.asked
     assert request.reason == "web_fetch reaches 127.0.0.1 on the network"
     assert request.remember == ("web_fetch(domain:127.0.0.1)",)
@@ -137,7 +141,8 @@ async def test_allow_for_the_session_remembers_the_host(
 async def test_a_deny_rule_wins(server: ThreadingHTTPServer, tmp_path: Path) -> None:
     pipeline, ctx = fetcher(tmp_path, deny=["WebFetch(domain:127.0.0.1)"])
     result = await fetch(pipeline, ctx, base_url(server) + "/page")
-    assert result.is_error and "WebFetch(domain:127.0.0.1)" in text(result)
+    assert result.is_error
+    assert "WebFetch(domain:127.0.0.1)" in text(result)
     assert server.hits == []  # type: ignore[attr-defined]
 
 
@@ -149,7 +154,8 @@ async def test_redirect_to_a_denied_domain_is_not_followed(
     message = text(result)
     assert result.is_error
     assert "redirected (302) to http://evil.example/steal, which was not followed" in message
-    assert "WebFetch(domain:evil.example)" in message and "denies it" in message
+    assert "WebFetch(domain:evil.example)" in message
+    assert "denies it" in message
 
 
 async def test_redirect_to_a_host_nobody_approved_is_asked_for(
@@ -158,7 +164,8 @@ async def test_redirect_to_a_host_nobody_approved_is_asked_for(
     asker = Asker("deny")
     pipeline, ctx = fetcher(tmp_path, asker=asker)
     result = await fetch(pipeline, ctx, base_url(server) + "/to/http://other.example/x")
-    assert result.is_error and "the user denied this call" in text(result)
+    assert result.is_error
+    assert "the user denied this call" in text(result)
     assert [r.input["url"] for r in asker.asked] == ["http://other.example/x"]
 
 
@@ -180,7 +187,8 @@ async def test_redirect_to_a_private_address_is_refused(
     pipeline, ctx = fetcher(tmp_path, allow=["WebFetch(domain:*)"])
     result = await fetch(pipeline, ctx, base_url(server) + "/to/" + target)
     message = text(result)
-    assert result.is_error and "which was not followed" in message, message
+    assert result.is_error, message
+    assert "which was not followed" in message, message
     assert "webFetch.allowedPrivateAddresses" in message
 
 
@@ -192,7 +200,8 @@ async def test_private_addresses_are_refused_unless_allowed(
     pipeline, ctx = fetcher(tmp_path, allow=["WebFetch(domain:*)"], private=[])
     result = await fetch(pipeline, ctx, f"http://{host}:{port}/page")
     message = text(result)
-    assert result.is_error and "loopback address" in message, message
+    assert result.is_error, message
+    assert "loopback address" in message, message
     assert "webFetch.allowedPrivateAddresses" in message
     assert server.hits == []  # type: ignore[attr-defined]
 
@@ -213,7 +222,8 @@ async def test_oversize_is_refused(server: ThreadingHTTPServer, tmp_path: Path) 
     message = text(await fetch(pipeline, ctx, base_url(server) + "/big"))
     assert "is 2.9 MB, over web_fetch's limit of 976.6 KB" in message
     message = text(await fetch(pipeline, ctx, base_url(server) + "/big-chunked"))
-    assert "is more than 976.6 KB" in message and "webFetch.maxBytes" in message
+    assert "is more than 976.6 KB" in message
+    assert "webFetch.maxBytes" in message
 
 
 async def test_a_long_page_is_cut_keeping_what_the_prompt_asks_for(
@@ -223,7 +233,8 @@ async def test_a_long_page_is_cut_keeping_what_the_prompt_asks_for(
     out = text(await fetch(pipeline, ctx, base_url(server) + "/long", prompt="gearbox ratio"))
     assert "The gearbox ratio is 42 to 1." in out
     assert "[looking for: gearbox ratio]" in out
-    assert "[page cut: " in out and "parts that mention the prompt's words were kept" in out
+    assert "[page cut: " in out
+    assert "parts that mention the prompt's words were kept" in out
     assert len(out) < 6_000
 
 
@@ -231,7 +242,8 @@ async def test_timeout(server: ThreadingHTTPServer, tmp_path: Path) -> None:
     pipeline, ctx = fetcher(tmp_path, timeout=0.5)
     started = asyncio.get_running_loop().time()
     message = text(await fetch(pipeline, ctx, base_url(server) + "/slow"))
-    assert "did not answer within 0.5 s" in message and "webFetch.timeout" in message
+    assert "did not answer within 0.5 s" in message
+    assert "webFetch.timeout" in message
     assert asyncio.get_running_loop().time() - started < 3
 
 
@@ -240,7 +252,8 @@ async def test_json_is_shown_and_pdf_gets_a_clear_message(
 ) -> None:
     pipeline, ctx = fetcher(tmp_path)
     out = text(await fetch(pipeline, ctx, base_url(server) + "/data.json"))
-    assert "application/json" in out and '"name": "widget"' in out
+    assert "application/json" in out
+    assert '"name": "widget"' in out
     result = await fetch(pipeline, ctx, base_url(server) + "/doc.pdf")
     assert result.is_error
     assert "is application/pdf (2.0 KB): web_fetch reads HTML, Markdown" in text(result)

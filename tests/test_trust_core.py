@@ -33,13 +33,16 @@ def test_hold_back_keeps_what_tightens_and_drops_what_loosens() -> None:
         "project",
     )
     kept = hold_back(layer).values
-    assert kept["maxTurns"] == 7 and kept["instructions"] == "be brief"
-    assert kept["askTools"] == ("grep",) and kept["secrets"]
+    assert kept["maxTurns"] == 7
+    assert kept["instructions"] == "be brief"
+    assert kept["askTools"] == ("grep",)
+    assert kept["secrets"]
     assert kept["permissions"] == {"deny": ["run_command(rm:*)"], "ask": ["lint"]}
     assert "sandbox" in kept  # merged so that a project only tightens it
     for key in ("mode", "permissionMode", "allowedTools", "hooks", "lint", "tests"):
         assert key not in kept, key
-    assert "runCommand" not in kept and "languageServers" not in kept
+    assert "runCommand" not in kept
+    assert "languageServers" not in kept
     safe = load_layer({"mode": "plan", "permissionMode": "plan"}, "project", "project")
     assert hold_back(safe).values == safe.values
 
@@ -64,14 +67,17 @@ def test_an_ordinary_pyproject_edit_keeps_the_answer_and_a_table_edit_asks_again
     pyproject.write_text('[project]\nname = "a"\n' + table)
     store = TrustStore(tmp_path / "trust.json")
     first = assess_trust([root], project=load_project_layer(root), store=store)
-    assert first.state == "pending" and first.sources == ("pyproject.toml [tool.agentls]",)
+    assert first.state == "pending"
+    assert first.sources == ("pyproject.toml [tool.agentls]",)
     assert store.record(first, True).state == "trusted"
     pyproject.write_text('[project]\nname = "a"\ndependencies = ["rich"]\n' + table)
     again = assess_trust([root], project=load_project_layer(root), store=store)
-    assert again.state == "trusted" and again.digest == first.digest
+    assert again.state == "trusted"
+    assert again.digest == first.digest
     pyproject.write_text('[project]\nname = "a"\n' + table + 'askTools = ["grep"]\n')
     changed = assess_trust([root], project=load_project_layer(root), store=store)
-    assert changed.state == "pending" and changed.digest != first.digest
+    assert changed.state == "pending"
+    assert changed.digest != first.digest
 
 
 def test_claude_settings_count_and_read_claude_false_holds_nothing_back(tmp_path: Path) -> None:
@@ -102,7 +108,8 @@ def test_claude_settings_count_and_read_claude_false_holds_nothing_back(tmp_path
         "model",
     }
     skipped = assess_trust([root], project=load_project_layer(root), store=store, read_claude=False)
-    assert skipped.state == "not_needed" and skipped.digest == read.digest
+    assert skipped.state == "not_needed"
+    assert skipped.digest == read.digest
 
 
 def test_the_store_is_private_and_a_corrupt_one_asks_again(tmp_path: Path) -> None:
@@ -113,6 +120,7 @@ def test_the_store_is_private_and_a_corrupt_one_asks_again(tmp_path: Path) -> No
     store = TrustStore(path)
     trust = assess_trust([root], project=load_project_layer(root), store=store)
     store.record(trust, True)
-    assert path.stat().st_mode & 0o777 == 0o600 and path.parent.stat().st_mode & 0o777 == 0o700
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700
     path.write_text("{not json")
     assert assess_trust([root], project=load_project_layer(root), store=store).state == "pending"

@@ -112,7 +112,8 @@ async def test_changes_to_the_agentls_table_ask_in_any_spelling(
         editor, root, {"pyproject.toml": PYPROJECT}, name, path="pyproject.toml", **extra
     )
     assert _asked_about_settings(prompts), prompts
-    assert result["is_error"] and "denied" in result["content"]
+    assert result["is_error"]
+    assert "denied" in result["content"]
     assert staged == []
 
 
@@ -126,7 +127,9 @@ async def test_an_inline_tool_table_asks(editor: FakeEditor, root: Path) -> None
         path="pyproject.toml",
         content='tool = { agentls = { allowedTools = ["run_command"] } }\n' + text,
     )
-    assert _asked_about_settings(prompts) and result["is_error"] and staged == []
+    assert _asked_about_settings(prompts)
+    assert result["is_error"]
+    assert staged == []
 
 
 async def test_an_ordinary_dependency_edit_does_not_ask(editor: FakeEditor, root: Path) -> None:
@@ -139,7 +142,8 @@ async def test_an_ordinary_dependency_edit_does_not_ask(editor: FakeEditor, root
         old_string='"requests>=2"',
         new_string='"requests>=2", "rich>=13"',
     )
-    assert prompts == [] and not result["is_error"], result
+    assert prompts == [], result
+    assert not result["is_error"], result
     assert [Path(f["uri"]).name for f in staged] == ["pyproject.toml"]
 
 
@@ -156,7 +160,8 @@ async def test_a_dotted_key_inside_another_table_is_not_the_agentls_table(
         old_string='name = "shop"\n',
         new_string='name = "shop"\ntool.agentls.note = "x"\n',
     )
-    assert prompts == [] and not result["is_error"], result
+    assert prompts == [], result
+    assert not result["is_error"], result
 
 
 async def test_deleting_or_breaking_a_table_of_deny_rules_asks(
@@ -166,7 +171,8 @@ async def test_deleting_or_breaking_a_table_of_deny_rules_asks(
     deleted, prompts, _ = await _attempt(
         editor, root, {"pyproject.toml": text}, "delete_file", path="pyproject.toml"
     )
-    assert _asked_about_settings(prompts) and deleted["is_error"]
+    assert _asked_about_settings(prompts)
+    assert deleted["is_error"]
     broken, prompts, _ = await _attempt(
         editor,
         root,
@@ -176,7 +182,8 @@ async def test_deleting_or_breaking_a_table_of_deny_rules_asks(
         old_string="[tool.ruff]",
         new_string="[tool.ruff",  # invalid TOML: the loader would drop the deny rule
     )
-    assert _asked_about_settings(prompts) and broken["is_error"]
+    assert _asked_about_settings(prompts)
+    assert broken["is_error"]
 
 
 async def test_renaming_a_file_into_pyproject_toml_asks(editor: FakeEditor, root: Path) -> None:
@@ -188,7 +195,9 @@ async def test_renaming_a_file_into_pyproject_toml_asks(editor: FakeEditor, root
         path="notes.toml",
         new_path="pyproject.toml",
     )
-    assert _asked_about_settings(prompts) and result["is_error"] and staged == []
+    assert _asked_about_settings(prompts)
+    assert result["is_error"]
+    assert staged == []
 
 
 async def test_an_injected_model_cannot_stage_a_hook_without_the_user(
@@ -220,4 +229,5 @@ async def test_an_injected_model_cannot_stage_a_hook_without_the_user(
     assert result["edit"] is None  # nothing staged, nothing delivered
     assert (root / "pyproject.toml").read_text() == PYPROJECT
     tool_result = api.requests[-1].messages[-1]["content"][0]
-    assert tool_result["is_error"] and "the user denied" in str(tool_result["content"])
+    assert tool_result["is_error"]
+    assert "the user denied" in str(tool_result["content"])

@@ -72,8 +72,10 @@ async def test_an_untrusted_repositorys_hook_never_runs_and_its_deny_rule_applie
         trust = await trust_state(editor)
     assert not ok["is_error"], ok
     assert not marker.exists(), "a hook from an untrusted workspace ran"
-    assert secret["is_error"] and "read_file(./secret.txt)" in secret["content"]
-    assert trust["state"] == "pending" and not trust["trusted"]
+    assert secret["is_error"]
+    assert "read_file(./secret.txt)" in secret["content"]
+    assert trust["state"] == "pending"
+    assert not trust["trusted"]
     held = {item["setting"] for item in trust["held_back"]}
     assert held == {"allowedTools", "hooks"}, trust
     shown = [m.message for m in editor.client.messages]
@@ -89,7 +91,8 @@ async def test_an_untrusted_repositorys_allow_rule_does_not_allow(tmp_path: Path
             "agentls.tool",
             {"name": "run_command", "input": {"command": "echo pwned > owned.txt"}},
         )
-    assert result["is_error"] and "approval" in result["content"], result
+    assert result["is_error"], result
+    assert "approval" in result["content"], result
 
 
 async def test_trusting_applies_the_settings_and_is_remembered_until_they_change(
@@ -102,7 +105,8 @@ async def test_trusting_applies_the_settings_and_is_remembered_until_they_change
         editor.choices = [TRUST]
         await wait_for(lambda: bool(editor.prompts), 30)
         assert "Trust it?" in editor.prompts[0].message
-        assert "hooks" in editor.prompts[0].message and "touch" in editor.prompts[0].message
+        assert "hooks" in editor.prompts[0].message
+        assert "touch" in editor.prompts[0].message
         await wait_for(
             lambda: any("workspace trusted" in m.message for m in editor.client.messages), 30
         )
@@ -112,7 +116,8 @@ async def test_trusting_applies_the_settings_and_is_remembered_until_they_change
     marker.unlink()
     async with editor_session("visual-studio-code", root, env) as editor:
         await read(editor, "a.py")  # remembered: no question this time
-        assert editor.prompts == [] and marker.exists()
+        assert editor.prompts == []
+        assert marker.exists()
     marker.unlink()
     with (root / ".agentls.toml").open("a") as handle:
         handle.write('askTools = ["grep"]\n')  # the settings changed: asked again
@@ -125,7 +130,8 @@ async def test_trusting_applies_the_settings_and_is_remembered_until_they_change
         assert (await trust_state(editor))["state"] == "untrusted"
     async with editor_session("visual-studio-code", root, env) as editor:
         await read(editor, "a.py")  # "Don't trust" is remembered too
-        assert editor.prompts == [] and not marker.exists()
+        assert editor.prompts == []
+        assert not marker.exists()
 
 
 async def test_a_run_waits_for_the_trust_answer(
@@ -141,7 +147,8 @@ async def test_a_run_waits_for_the_trust_answer(
         await wait_for(lambda: bool(editor.held_prompts), 30)
         run = asyncio.ensure_future(command(editor, "agentls.run", {"prompt": "hi", "wait": True}))
         await asyncio.sleep(1.0)
-        assert api.requests == [] and not run.done()  # no session before the answer
+        assert api.requests == []
+        assert not run.done()  # no session before the answer
         editor.choices = [TRUST]
         gate.set()
         result = await asyncio.wait_for(run, 60)
@@ -160,7 +167,9 @@ async def test_the_user_setting_turns_trust_off(tmp_path: Path) -> None:
     ) as editor:
         await read(editor, "a.py")
         state = await trust_state(editor)
-    assert state["state"] == "disabled" and not marker.exists() and editor.prompts == []
+    assert state["state"] == "disabled"
+    assert not marker.exists()
+    assert editor.prompts == []
 
 
 async def test_a_repository_with_only_tightening_settings_needs_no_trust(tmp_path: Path) -> None:
@@ -176,7 +185,8 @@ async def test_a_repository_with_only_tightening_settings_needs_no_trust(tmp_pat
         secret = await read(editor, "secret.txt")
         state = await trust_state(editor)
         status = await command(editor, "agentls.status", {})
-    assert state["state"] == "not_needed" and editor.prompts == []
+    assert state["state"] == "not_needed"
+    assert editor.prompts == []
     assert secret["is_error"]
     assert status["mode"] == "plan"
 
@@ -211,13 +221,16 @@ def test_the_cli_holds_back_without_trust_and_applies_with_trust(
     held = run_cli("run", "hi", "-w", str(root), "--json", env=env)
     assert held.code == 0, held.stderr
     assert not marker.exists()
-    assert "held back" in held.stderr + held.stdout and "--trust" in held.stderr + held.stdout
+    assert "held back" in held.stderr + held.stdout
+    assert "--trust" in held.stderr + held.stdout
     assert api.remaining == 2
     trusted = run_cli("run", "hi", "-w", str(root), "--json", "--trust", env=env)
     assert trusted.code == 0, trusted.stderr
-    assert "trusted" in trusted.stderr and marker.exists()
+    assert "trusted" in trusted.stderr
+    assert marker.exists()
     shown = run_cli("trust", "-w", str(root), "--show", env=env)
-    assert "trusted" in shown.stdout and "hooks" in shown.stdout
+    assert "trusted" in shown.stdout
+    assert "hooks" in shown.stdout
 
 
 def test_agentls_trust_and_revoke(tmp_path: Path) -> None:
@@ -226,7 +239,8 @@ def test_agentls_trust_and_revoke(tmp_path: Path) -> None:
     assert trust_workspace(root, env)["state"] == "trusted"
     assert trust_workspace(root, env, revoke=True)["state"] == "untrusted"
     doctor = run_cli("doctor", "-w", str(root), "--json", "--timeout", "1", env=env)
-    assert '"workspace trust"' in doctor.stdout and "you chose not to trust" in doctor.stdout
+    assert '"workspace trust"' in doctor.stdout
+    assert "you chose not to trust" in doctor.stdout
     config = Path(env["HOME"]) / ".config" / "agentls"
     store = config / "trusted-workspaces.json"
     assert store.is_file()
@@ -268,5 +282,7 @@ def test_the_terminal_asks_before_the_run(tmp_path: Path, api: ScriptedMessagesS
         os.close(fd)
     plain = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", output.decode("utf-8", "replace"))
     assert os.waitstatus_to_exitcode(status) == 0, plain[-3000:]
-    assert answered and "Trust it?" in plain and TRUST in plain, plain[-3000:]
+    assert answered, plain[-3000:]
+    assert "Trust it?" in plain, plain[-3000:]
+    assert TRUST in plain, plain[-3000:]
     assert marker.exists()  # the run's session used the settings the user trusted

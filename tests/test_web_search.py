@@ -34,14 +34,16 @@ async def test_a_search_streams_and_its_blocks_stay_in_the_history_unchanged(
     events = EventLog()
     session = make_session(api, tmp_path, tools=[search_tool()])
     result = await session.run("which toml parser?", events=events)
-    assert result.status == "completed" and result.text == "Use tomllib (PEP 680)."
+    assert result.status == "completed"
+    assert result.text == "Use tomllib (PEP 680)."
     # shown like a tool call while it ran
     [started] = events.of("tool_started")
     [finished] = events.of("tool_finished")
     use, answer = turn.content[0], turn.content[1]
     assert (started.tool_use_id, started.name) == (use.id, "web_search")  # type: ignore[union-attr]
     assert started.summary == "Searching the web: python toml parser"
-    assert finished.tool_use_id == use.id and not finished.is_error  # type: ignore[union-attr]
+    assert finished.tool_use_id == use.id  # type: ignore[union-attr]
+    assert not finished.is_error  # type: ignore[union-attr]
     # the next request sends the blocks back exactly as they came
     await session.run("thanks", events=events)
     sent = api.requests[-1].json["messages"][1]["content"]
@@ -90,7 +92,8 @@ async def test_pause_turn_continues_with_the_blocks(
     )
     session = make_session(api, tmp_path, tools=[search_tool()])
     result = await session.run("research", events=EventLog())
-    assert result.status == "completed" and result.text == "Done researching."
+    assert result.status == "completed"
+    assert result.text == "Done researching."
     last = api.requests[-1].json["messages"][-1]
     assert last["role"] == "assistant"  # the paused turn is sent back to be continued
     assert [b["type"] for b in last["content"]] == ["server_tool_use", "web_search_tool_result"]
@@ -98,7 +101,8 @@ async def test_pause_turn_continues_with_the_blocks(
 
 def test_offered_only_where_it_can_work(tmp_path: Path) -> None:
     anthropic = WebSearch(WebSearchSettings(), None)
-    assert anthropic.is_enabled() and "is Anthropic's API" in anthropic.offered()[1]
+    assert anthropic.is_enabled()
+    assert "is Anthropic's API" in anthropic.offered()[1]
     assert WebSearch(WebSearchSettings(), "https://api.anthropic.com").is_enabled()
     local = WebSearch(WebSearchSettings(), "http://localhost:11434")
     assert not local.is_enabled()

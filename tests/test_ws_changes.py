@@ -15,7 +15,8 @@ C = Path("/ws/c.py")
 
 def test_write_records_first_base_only() -> None:
     cs = ChangeSet()
-    assert cs.is_empty() and cs.text(A) is None
+    assert cs.is_empty()
+    assert cs.text(A) is None
     cs.stage_write(A, "v1", "orig", 3)
     cs.stage_write(A, "v2", "v1", 9)
     assert cs.text(A) == "v2"
@@ -87,7 +88,7 @@ def test_deleting_a_renamed_file_deletes_the_original() -> None:
 def test_rename_refuses_existing_staged_target() -> None:
     cs = ChangeSet()
     cs.stage_write(B, "b", None)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="already exists in this session"):
         cs.stage_rename(A, B)
 
 
@@ -97,7 +98,8 @@ def test_discard_restores_whole_changes() -> None:
     cs.stage_rename(B, C, "b")
     restored = cs.discard([C])
     assert restored == [B, C]
-    assert cs.text(B) is None and cs.text(C) is None
+    assert cs.text(B) is None
+    assert cs.text(C) is None
     assert cs.entries() == [Change("modify", A, None, "a1", "a2")]
     cs.discard()
     assert cs.is_empty()

@@ -48,7 +48,8 @@ def test_buffer_only_file_exists(ws: Workspace, tmp_path: Path) -> None:
     path = tmp_path / "unsaved.py"
     assert not ws.exists(path)
     ws.set_buffer(path, "new\n", 1)
-    assert ws.exists(path) and ws.is_file(path)
+    assert ws.exists(path)
+    assert ws.is_file(path)
     assert ws.read_text(path) == "new\n"
     assert ws.open_paths() == [path.resolve()]
 
@@ -98,7 +99,8 @@ def test_directory_binary_and_encoding_errors(ws: Workspace) -> None:
     with pytest.raises(WorkspaceError, match=r"not valid UTF-8.*0xe9"):
         ws.read_text(ws.resolve("latin1.txt"))
     lossy = ws.load(ws.resolve("latin1.txt"), lossy=True)
-    assert lossy.lossy and lossy.text == "caf\ufffd\n"
+    assert lossy.lossy
+    assert lossy.text == "caf\ufffd\n"
 
 
 def test_large_files_are_refused_for_whole_reads(tmp_path: Path) -> None:

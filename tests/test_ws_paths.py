@@ -78,5 +78,5 @@ def test_multiple_roots_by_name(tmp_path: Path) -> None:
 
 
 def test_workspace_needs_a_root() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="at least one root folder"):
         Workspace([])

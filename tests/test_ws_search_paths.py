@@ -101,7 +101,8 @@ PATTERNS = [
 def rg() -> Ripgrep:
     found = find_ripgrep()
     assert found is not None, "the ripgrep wheel is a runtime dependency: pip install -e ."
-    assert found.origin == "wheel" and found.version == (14, 1, 0), found
+    assert found.origin == "wheel", found
+    assert found.version == (14, 1, 0), found
     return found
 
 
@@ -190,17 +191,22 @@ def test_limits_cut_in_path_order_and_say_more_exist(
     use = rg if engine == "rg" else None
     files = view.file_strs()
     outcome = run_search(view, files, SearchRequest.build("hit", max_results=3), engine=use)
-    assert [(h.count, len(h.lines)) for h in outcome.hits] == [(3, 3)] and outcome.truncated
+    assert [(h.count, len(h.lines)) for h in outcome.hits] == [(3, 3)]
+    assert outcome.truncated
     exact = run_search(view, files, SearchRequest.build("hit", max_results=6), engine=use)
-    assert [h.count for h in exact.hits] == [5, 1] and exact.truncated
+    assert [h.count for h in exact.hits] == [5, 1]
+    assert exact.truncated
     whole = run_search(view, files, SearchRequest.build("hit", max_results=7), engine=use)
-    assert [h.count for h in whole.hits] == [5, 1, 1] and not whole.truncated
+    assert [h.count for h in whole.hits] == [5, 1, 1]
+    assert not whole.truncated
     listed = run_search(view, files, SearchRequest.build("hit", mode="files"), engine=use)
-    assert [h.count for h in listed.hits] == [1, 1, 1] and not listed.truncated
+    assert [h.count for h in listed.hits] == [1, 1, 1]
+    assert not listed.truncated
     two = run_search(
         view, files, SearchRequest.build("hit", mode="count", max_results=2), engine=use
     )
-    assert [h.count for h in two.hits] == [5, 1] and two.truncated
+    assert [h.count for h in two.hits] == [5, 1]
+    assert two.truncated
 
 
 @pytest.mark.parametrize("engine", ["rg", "in-process"])
@@ -242,4 +248,5 @@ def test_a_dense_search_stops_after_the_first_chunk_and_stays_exact(
     assert [Path(h.path).name for h in dense.hits] == ["f00.txt", "f01.txt", "f02.txt"]
     assert dense.truncated
     sparse = run_search(view, files, SearchRequest.build("rare", mode=mode), engine=rg)
-    assert [Path(h.path).name for h in sparse.hits] == ["f39.txt"] and not sparse.truncated
+    assert [Path(h.path).name for h in sparse.hits] == ["f39.txt"]
+    assert not sparse.truncated

@@ -32,7 +32,8 @@ def test_pages_match_split_lines(
             page = page_lines(path, "f.txt", first, count, max_line_bytes=1000)
             assert page.total_lines == len(expected)
             assert page.lines == expected[first - 1 : first - 1 + count], (first, count)
-            assert not page.lossy and not any(page.cut)
+            assert not page.lossy
+            assert not any(page.cut)
 
 
 def test_page_cuts_long_lines_without_splitting_characters(tmp_path: Path) -> None:

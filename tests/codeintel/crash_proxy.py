@@ -36,7 +36,8 @@ def main() -> int:
     marker = Path(sys.argv[1])
     argv = sys.argv[sys.argv.index("--") + 1 :]
     child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert child.stdin is not None and child.stdout is not None
+    assert child.stdin is not None
+    assert child.stdout is not None
 
     def pump_out() -> None:
         assert child.stdout is not None

@@ -29,22 +29,42 @@ PNG = base64.b64decode(
 def build(name: str, many: int, instructions: str | None = None, **options: Any) -> Any:
     """The server; imports are local so `--fail-start` fails before paying for them.
     `options` go to `MCPServer` (e.g. `auth_server_provider` and `auth` for OAuth)."""
-    from typing import Literal
-
-    from mcp.server.mcpserver import Context, Image, MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import (
-        ElicitRequest,
-        ElicitRequestFormParams,
-        EmbeddedResource,
-        InputRequiredResult,
-        TextResourceContents,
-        ToolAnnotations,
-    )
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN
-    from pydantic import BaseModel
+    from mcp.server.mcpserver import MCPServer
 
     server = MCPServer(name, instructions=instructions, log_level="WARNING", **options)
+    _add_deploy(server)
+    _add_tools(server)
+
+    for index in range(many):
+        topic = ["invoice", "calendar", "ticket", "deploy", "mailbox"][index % 5]
+
+        server.add_tool(
+            _generated(index),
+            name=f"{topic}_op_{index:02d}",
+            description=f"Operation {index} on the {topic} service: look up a {topic} by id.",
+        )
+
+    @server.resource("demo://readme", name="readme", mime_type="text/markdown")
+    def readme() -> str:
+        """The demo server's readme."""
+        return "# Demo\nA readme resource."
+
+    @server.resource("demo://logo", name="logo", mime_type="image/png")
+    def logo() -> bytes:
+        """A tiny logo."""
+        return PNG
+
+    return server
+
+
+def _add_deploy(server: Any) -> None:
+    """A tool that asks the user (elicitation) before it acts."""
+    from typing import Literal
+
+    from mcp.server.mcpserver import Context
+    from mcp.types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN
+    from pydantic import BaseModel
 
     class Confirmation(BaseModel):
         confirm: bool
@@ -72,6 +92,13 @@ def build(name: str, many: int, instructions: str | None = None, **options: Any)
         if data is None:
             return f"deploy {action}"
         return f"deployed {target} to {data.region} (confirm={data.confirm}, note={data.note!r})"
+
+
+def _add_tools(server: Any) -> None:
+    """Plain tools: results of every content type, failures, crashes, slow calls."""
+    from mcp.server.mcpserver import Image
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import EmbeddedResource, TextResourceContents, ToolAnnotations
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     def echo(text: str, times: int = 1) -> str:
@@ -131,27 +158,6 @@ def build(name: str, many: int, instructions: str | None = None, **options: Any)
     def get_weather(city: str) -> str:
         """Weather forecast for a city (a tool name the API would reject as is)."""
         return f"sunny in {city}"
-
-    for index in range(many):
-        topic = ["invoice", "calendar", "ticket", "deploy", "mailbox"][index % 5]
-
-        server.add_tool(
-            _generated(index),
-            name=f"{topic}_op_{index:02d}",
-            description=f"Operation {index} on the {topic} service: look up a {topic} by id.",
-        )
-
-    @server.resource("demo://readme", name="readme", mime_type="text/markdown")
-    def readme() -> str:
-        """The demo server's readme."""
-        return "# Demo\nA readme resource."
-
-    @server.resource("demo://logo", name="logo", mime_type="image/png")
-    def logo() -> bytes:
-        """A tiny logo."""
-        return PNG
-
-    return server
 
 
 def _generated(index: int) -> Any:

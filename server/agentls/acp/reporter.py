@@ -46,7 +46,7 @@ from agentls.agent.events import (
     ToolStarted,
     TurnUsage,
 )
-from agentls.workspace.merge import split_lines
+from agentls.workspace.merge import lines_with_endings
 
 if TYPE_CHECKING:
     from agentls.acp.workspace import AcpWorkspace
@@ -236,7 +236,9 @@ def _raw_output(output: str | None) -> str | None:
 
 def first_changed_line(before: str, after: str) -> int | None:
     """The 1-based line where `after` first differs from `before` (where to look)."""
-    matcher = difflib.SequenceMatcher(None, split_lines(before), split_lines(after), autojunk=False)
+    matcher = difflib.SequenceMatcher(
+        None, lines_with_endings(before), lines_with_endings(after), autojunk=False
+    )
     for tag, _i1, _i2, j1, _j2 in matcher.get_opcodes():
         if tag != "equal":
             return j1 + 1

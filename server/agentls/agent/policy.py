@@ -233,13 +233,32 @@ class RulePolicy:
             return Verdict("ask", reason)
         if mode == "bypassPermissions" or (hook is not None and hook.behavior == "allow"):
             return Verdict("allow")
+        if self._allowed_by_rules(subject, ctx.session_id):
+            return Verdict("allow")
+        return self._unruled(tool, subject, ctx, risk, mode, read_only=read_only)
+
+    def _allowed_by_rules(self, subject: Subject, session_id: str) -> bool:
+        """An allow rule from the settings, this session's answers or a command's grant."""
         if self.rules.allowing(subject) is not None:
-            return Verdict("allow")
-        session = self._session_rules.get(ctx.session_id)
+            return True
+        session = self._session_rules.get(session_id)
         if session is not None and session.allowing(subject) is not None:
-            return Verdict("allow")
-        if any(g.allowing(subject) is not None for g in self._grants.get(ctx.session_id, ())):
-            return Verdict("allow")  # a custom command's allowed-tools, for its run
+            return True
+        # a custom command's allowed-tools, for its run
+        return any(g.allowing(subject) is not None for g in self._grants.get(session_id, ()))
+
+    def _unruled(
+        self,
+        tool: Tool[Any],
+        subject: Subject,
+        ctx: ToolContext,
+        risk: CallRisk,
+        mode: PermissionMode,
+        *,
+        read_only: bool,
+    ) -> Verdict:
+        """A call no rule or hook decided: reads inside the workspace pass, the rest asks."""
+        name = tool.name
         remember = self._remember(subject)
         if risk.approval:
             return Verdict("ask", risk.approval, remember)

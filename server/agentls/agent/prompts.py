@@ -1,4 +1,4 @@
-"""The system prompt, including the seed's "using your tools" section.
+"""The system prompt, including a "using your tools" section modelled on Claude Code's.
 
 Built once per session so it is byte-identical on every turn (it sits in the cached prefix).
 """

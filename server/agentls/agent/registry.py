@@ -1,14 +1,16 @@
 """Assemble the tool pool and serialise it for the API.
 
-Seed order: built-ins (filtered by mode, deny rules, `is_enabled`) + external tools →
-de-duplicate by name with built-ins winning → sort by name. The serialised array is
-computed once per pool (and per set of discovered deferred tools) so every turn of a session
-sends byte-identical tools (prompt cache) until a `tool_search` discovery adds to it.
+Order (as Claude Code builds its pool): built-ins (filtered by mode, deny rules,
+`is_enabled`) + external tools → de-duplicate by name with built-ins winning → sort by name.
+The serialised array is computed once per pool (and per set of discovered deferred tools) so
+every turn of a session sends byte-identical tools (prompt cache) until a `tool_search`
+discovery adds to it.
 
-Deferred tools (seed §5.4): a tool with `should_defer`, or — once the pool is large — every
-tool with `defer_when_large` (MCP tools), is left out of the `tools` array. The model sees
-their names in a system reminder and loads them with `tool_search`; the session derives the
-discovered set from its history and hands it to `set_discovered` before each request.
+Deferred tools (docs/mcp.md, "Deferred tools"): a tool with `should_defer`, or — once the
+pool is large — every tool with `defer_when_large` (MCP tools), is left out of the `tools`
+array. The model sees their names in a system reminder and loads them with `tool_search`;
+the session derives the discovered set from its history and hands it to `set_discovered`
+before each request.
 """
 
 from __future__ import annotations

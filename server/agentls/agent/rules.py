@@ -353,15 +353,7 @@ def parse_rule(
     if name in NO_EQUIVALENT:
         return None, f"{where}: agentls has no {name} tool; ignored"
     if name.startswith("mcp__"):
-        if spec is not None:
-            return None, f"{where}: MCP rules take no specifier; ignored"
-        prefix = name.removesuffix("__*")
-        parts = prefix.split("__")
-        if len(parts) < 2 or not all(parts[1:]):
-            return None, f"{where} is not mcp__server or mcp__server__tool; ignored"
-        if len(parts) == 2:
-            return Rule(behavior, text, source, mcp_prefix=prefix), None
-        return Rule(behavior, text, source, tools=(prefix,)), None
+        return _parse_mcp_rule(text, name, spec, behavior, source, where)
     tools = _tools_for(name, behavior)
     note = None
     if known_tools is not None and not any(t in known_tools for t in tools):
@@ -369,22 +361,45 @@ def parse_rule(
     rule = Rule(behavior, text, source, tools=tools, specifier=spec)
     if spec is None:
         return rule, note
-    if any(t in COMMAND_TOOLS for t in tools):
+    specific, problem = _with_specifier(rule, spec, where, root, home)
+    return specific, problem or note
+
+
+def _parse_mcp_rule(
+    text: str, name: str, spec: str | None, behavior: Behavior, source: str, where: str
+) -> tuple[Rule | None, str | None]:
+    """`mcp__server` (every tool of a server) or `mcp__server__tool`; no specifier."""
+    if spec is not None:
+        return None, f"{where}: MCP rules take no specifier; ignored"
+    prefix = name.removesuffix("__*")
+    parts = prefix.split("__")
+    if len(parts) < 2 or not all(parts[1:]):
+        return None, f"{where} is not mcp__server or mcp__server__tool; ignored"
+    if len(parts) == 2:
+        return Rule(behavior, text, source, mcp_prefix=prefix), None
+    return Rule(behavior, text, source, tools=(prefix,)), None
+
+
+def _with_specifier(
+    rule: Rule, spec: str, where: str, root: Path, home: Path | None
+) -> tuple[Rule | None, str | None]:
+    """The rule with its specifier compiled as its tools read it: command, domain or path."""
+    if any(t in COMMAND_TOOLS for t in rule.tools):
         try:
             command = _CommandPattern(spec)
         except RegexGroupsError as exc:
             return None, f"{where}: the command pattern is invalid ({exc}); ignored"
-        return _with(rule, command=command), note
-    if any(t in DOMAIN_TOOLS for t in tools):
+        return _with(rule, command=command), None
+    if any(t in DOMAIN_TOOLS for t in rule.tools):
         try:
-            return _with(rule, domain=_DomainPattern(spec)), note
+            return _with(rule, domain=_DomainPattern(spec)), None
         except ValueError as exc:
             return None, f"{where}: {exc}; ignored"
     try:
         pattern = _PathPattern(spec, root, home or Path.home())
     except Exception as exc:
         return None, f"{where}: the path pattern is invalid ({exc}); ignored"
-    return _with(rule, path=pattern), note
+    return _with(rule, path=pattern), None
 
 
 def _with(rule: Rule, **changes: object) -> Rule:

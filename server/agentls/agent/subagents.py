@@ -42,7 +42,7 @@ TASK_TOOL = "task"
 SUBAGENT_EXCLUDED_TOOLS: frozenset[str] = frozenset(
     {TASK_TOOL, "ask_user_question", "enter_plan_mode", "exit_plan_mode"}
 )
-"""Never given to a sub-agent (the seed's ALL_AGENT_DISALLOWED_TOOLS): no recursion, no
+"""Never given to a sub-agent (as Claude Code withholds them from its agents): no recursion, no
 questions to the user, no plan-mode switches."""
 
 MAX_AGENT_FILE_BYTES = 100_000

@@ -1,6 +1,6 @@
 """The `Tool` base class: everything the loop needs to know about one tool.
 
-Mirrors the seed's `Tool` interface and `buildTool` defaults. Defaults fail closed: a tool
+Mirrors Claude Code's tool interface and its defaults. Defaults fail closed: a tool
 that says nothing is treated as writing (not read-only) and as unsafe to run in parallel.
 """
 

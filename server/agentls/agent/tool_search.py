@@ -1,4 +1,4 @@
-"""`tool_search`: load deferred tools by name (`select:`) or find them by keywords (seed §5.4).
+"""`tool_search`: load deferred tools by name (`select:`) or find them by keywords (docs/mcp.md).
 
 It lives in the agent core, beside the registry that decides which tools are deferred: it
 needs nothing from the workspace, and the registry adds it to a pool by itself.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import sys
@@ -222,82 +223,88 @@ class ServerConnection:
         )
 
     def _register(self, client: LanguageClient) -> None:
+        """Answer the server's requests and notifications for the terminal's user."""
         feature = cast(Callable[[str], Callable[[_F], _F]], client.feature)
+        handlers: dict[str, Callable[..., Any]] = {  # functions: pygls marks what it registers
+            types.WORKSPACE_APPLY_EDIT: ServerConnection._apply_edit,
+            types.WINDOW_WORK_DONE_PROGRESS_CREATE: ServerConnection._create_progress,
+            types.PROGRESS: ServerConnection._progress,
+            types.WINDOW_LOG_MESSAGE: ServerConnection._log_message,
+            types.WINDOW_SHOW_MESSAGE: ServerConnection._show_message,
+            types.WINDOW_SHOW_MESSAGE_REQUEST: ServerConnection._show_message_request,
+            "agentls/textInput": ServerConnection._text_input,
+            "agentls/askQuestions": ServerConnection._ask_questions,
+            "agentls/reviewPlan": ServerConnection._review_plan,
+            types.WORKSPACE_CONFIGURATION: ServerConnection._configuration,
+            "agentls/event": ServerConnection._agent_event,
+        }
+        for method, handler in handlers.items():
+            feature(method)(functools.partial(handler, self))
 
-        @feature(types.WORKSPACE_APPLY_EDIT)
-        def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
-            if self.ledger is None:
-                return types.ApplyWorkspaceEditResult(
-                    applied=False, failure_reason="this client does not apply edits"
-                )
-            return self.ledger.handle(params.edit)
-
-        @feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
-        def create_progress(params: types.WorkDoneProgressCreateParams) -> None:
-            return None
-
-        @feature(types.PROGRESS)
-        def progress(params: types.ProgressParams) -> None:
-            value = plain(params.value)
-            if not isinstance(value, dict):
-                value = plain(getattr(params.value, "__dict__", {}))
-            kind = str(value.get("kind") or "")
-            message = str(value.get("message") or value.get("title") or "")
-            self.listener.on_progress(kind, message)
-
-        @feature(types.WINDOW_LOG_MESSAGE)
-        def log_message(params: types.LogMessageParams) -> None:
-            log.debug("server: %s", params.message)
-
-        @feature(types.WINDOW_SHOW_MESSAGE)
-        def show_message(params: types.ShowMessageParams) -> None:
-            self.listener.on_message(int(params.type), params.message)
-
-        @feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-        async def show_message_request(
-            params: types.ShowMessageRequestParams,
-        ) -> types.MessageActionItem | None:
-            if self.approve is None:
-                return None
-            titles = [a.title for a in params.actions or []]
-            choice = await _in_daemon_thread(self.approve, params.message, titles)
-            return None if choice is None else types.MessageActionItem(title=choice)
-
-        @feature("agentls/textInput")
-        async def text_input(params: Any) -> str | None:
-            request = plain(params)
-            if self.ask_text is None or not isinstance(request, dict):
-                return None
-            message = str(request.get("message") or "")
-            default = request.get("default")
-            return await _in_daemon_thread(
-                lambda text, _: self.ask_text(text, default) if self.ask_text else None,
-                message,
-                [],
+    def _apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        if self.ledger is None:
+            return types.ApplyWorkspaceEditResult(
+                applied=False, failure_reason="this client does not apply edits"
             )
+        return self.ledger.handle(params.edit)
 
-        @feature("agentls/askQuestions")
-        async def ask_questions(params: Any) -> dict[str, Any] | None:
-            if self.ask_questions is None:
-                return None
-            return await _in_daemon_thread(self.ask_questions, plain(params))
+    def _create_progress(self, params: types.WorkDoneProgressCreateParams) -> None:
+        return None
 
-        @feature("agentls/reviewPlan")
-        async def review_plan(params: Any) -> dict[str, Any] | None:
-            if self.review_plan is None:
-                return None
-            return await _in_daemon_thread(self.review_plan, plain(params))
+    def _progress(self, params: types.ProgressParams) -> None:
+        value = plain(params.value)
+        if not isinstance(value, dict):
+            value = plain(getattr(params.value, "__dict__", {}))
+        kind = str(value.get("kind") or "")
+        message = str(value.get("message") or value.get("title") or "")
+        self.listener.on_progress(kind, message)
 
-        @feature(types.WORKSPACE_CONFIGURATION)
-        def configuration(params: types.ConfigurationParams) -> list[Any]:
-            return [None for _ in params.items]
+    def _log_message(self, params: types.LogMessageParams) -> None:
+        log.debug("server: %s", params.message)
 
-        @feature("agentls/event")
-        def agent_event(params: Any) -> None:
-            event = plain(params)
-            if isinstance(event, dict) and isinstance(event.get("type"), str):
-                # the payloads of `agentls.agent.events`; readers still use .get for fields
-                self.listener.on_event(cast("EventPayload", event))
+    def _show_message(self, params: types.ShowMessageParams) -> None:
+        self.listener.on_message(int(params.type), params.message)
+
+    async def _show_message_request(
+        self,
+        params: types.ShowMessageRequestParams,
+    ) -> types.MessageActionItem | None:
+        if self.approve is None:
+            return None
+        titles = [a.title for a in params.actions or []]
+        choice = await _in_daemon_thread(self.approve, params.message, titles)
+        return None if choice is None else types.MessageActionItem(title=choice)
+
+    async def _text_input(self, params: Any) -> str | None:
+        request = plain(params)
+        if self.ask_text is None or not isinstance(request, dict):
+            return None
+        message = str(request.get("message") or "")
+        default = request.get("default")
+        return await _in_daemon_thread(
+            lambda text, _: self.ask_text(text, default) if self.ask_text else None,
+            message,
+            [],
+        )
+
+    async def _ask_questions(self, params: Any) -> dict[str, Any] | None:
+        if self.ask_questions is None:
+            return None
+        return await _in_daemon_thread(self.ask_questions, plain(params))
+
+    async def _review_plan(self, params: Any) -> dict[str, Any] | None:
+        if self.review_plan is None:
+            return None
+        return await _in_daemon_thread(self.review_plan, plain(params))
+
+    def _configuration(self, params: types.ConfigurationParams) -> list[Any]:
+        return [None for _ in params.items]
+
+    def _agent_event(self, params: Any) -> None:
+        event = plain(params)
+        if isinstance(event, dict) and isinstance(event.get("type"), str):
+            # the payloads of `agentls.agent.events`; readers still use .get for fields
+            self.listener.on_event(cast("EventPayload", event))
 
     async def command(self, name: str, argument: Any = None) -> Any:
         assert self.client is not None

@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from agentls.headless.client import ServerConnection, ServerError
-from agentls.headless.edits import EditLedger
+from agentls.headless.edits import EditLedger, FileChange
 from agentls.headless.mcp_options import StderrNotices, with_mcp
 from agentls.headless.prompts import paused, plan_reviewer, question_prompter
 from agentls.headless.ui import (
@@ -332,7 +332,27 @@ def summarize(
     tool_calls: int,
     options: RunOptions,
 ) -> None:
+    """The end of a run: status, files, refusals, usage, the diff and what to do next."""
     status = str(result.get("status"))
+    _print_status(console, result, status, elapsed, tool_calls)
+    changes = ledger.file_changes()
+    _print_changes(console, result, ledger, changes)
+    _print_refused(console, result, options)
+    _print_usage(console, result)
+    _print_output(console, result, options)
+    if changes and not ledger.apply and options.output == "show" and status != "cancelled":
+        console.print(
+            "[dim]nothing was written: "
+            + escape(apply_hint(result.get("session")))
+            + " writes these changes (without running the model again)[/dim]"
+        )
+    if result.get("transcript") and options.show_transcript:
+        console.print(f"[dim]transcript: {escape(str(result['transcript']))}[/dim]")
+
+
+def _print_status(
+    console: Console, result: RunPayload, status: str, elapsed: float, tool_calls: int
+) -> None:
     colour = {"completed": "green", "cancelled": "yellow"}.get(status, "red")
     console.print()
     line = f"[bold {colour}]{status}[/bold {colour}] in {elapsed:.1f}s · {tool_calls} tool call(s)"
@@ -341,7 +361,12 @@ def summarize(
     console.print(line)
     if result.get("error") and status != "cancelled":
         console.print(f"[red]error:[/red] {escape(str(result['error']))}")
-    changes = ledger.file_changes()
+
+
+def _print_changes(
+    console: Console, result: RunPayload, ledger: EditLedger, changes: list[FileChange]
+) -> None:
+    """The files the run changed, whether they were written, and why an edit was not."""
     if changes:
         state = "written" if ledger.apply else "not written: dry run"
         if ledger.apply and ledger.refusing:
@@ -354,27 +379,25 @@ def summarize(
             console.print(f"[yellow]edits:[/yellow] {escape(str(reason))}")
         if edit.get("conflicts"):
             console.print(f"[yellow]conflicts:[/yellow] {escape(', '.join(edit['conflicts']))}")
-    _print_refused(console, result, options)
+
+
+def _print_usage(console: Console, result: RunPayload) -> None:
     usage = result.get("usage")
     if isinstance(usage, dict) and usage:
         console.print(usage_table(usage))
         note = usage.get("cost_note")
         if note:
             console.print(f"[dim]cost n/a: {escape(str(note))}[/dim]")
+
+
+def _print_output(console: Console, result: RunPayload, options: RunOptions) -> None:
+    """The diff (shown or applied) or where the patch went."""
     diff = str(result.get("diff") or "")
     if options.output in ("show", "apply") and diff:
         console.print()
         print_diff(console, diff)
     if options.output == "patch" and options.patch is not None:
         console.print(f"patch written to {escape(str(options.patch))}")
-    if changes and not ledger.apply and options.output == "show" and status != "cancelled":
-        console.print(
-            "[dim]nothing was written: "
-            + escape(apply_hint(result.get("session")))
-            + " writes these changes (without running the model again)[/dim]"
-        )
-    if result.get("transcript") and options.show_transcript:
-        console.print(f"[dim]transcript: {escape(str(result['transcript']))}[/dim]")
 
 
 def apply_hint(session: object) -> str:

@@ -157,58 +157,70 @@ class EditLedger:
             operations.append(("changes", uri, list(text_edits)))
         touched: list[Path] = []
         for op in operations:
-            if isinstance(op, tuple):
-                _, uri, text_edits = op
-                path = self._inside(uri_to_path(uri))
-                current = self._current(path, staged)
-                if current is None:
-                    raise EditError(f"{path} does not exist")
-                staged[path] = apply_text_edits(current, text_edits, self.encoding)
-                touched.append(path)
-            elif isinstance(op, types.TextDocumentEdit):
-                path = self._inside(uri_to_path(op.text_document.uri))
-                current = self._current(path, staged)
-                if current is None:
-                    raise EditError(f"{path} does not exist")
-                staged[path] = apply_text_edits(current, list(op.edits), self.encoding)
-                touched.append(path)
-            elif isinstance(op, types.CreateFile):
-                path = self._inside(uri_to_path(op.uri))
-                exists = self._current(path, staged) is not None
-                create = op.options
-                if exists and not (create and (create.overwrite or create.ignore_if_exists)):
-                    raise EditError(f"{path} already exists")
-                if not exists or (create and create.overwrite):
-                    staged[path] = ""
-                touched.append(path)
-            elif isinstance(op, types.RenameFile):
-                old = self._inside(uri_to_path(op.old_uri))
-                new = self._inside(uri_to_path(op.new_uri))
-                content = self._current(old, staged)
-                if content is None:
-                    raise EditError(f"{old} does not exist")
-                options = op.options
-                if self._current(new, staged) is not None and not (options and options.overwrite):
-                    if options and options.ignore_if_exists:
-                        continue
-                    raise EditError(f"{new} already exists")
-                staged[new] = content
-                staged[old] = None
-                self.renames.setdefault(new, self.renames.pop(old, old))
-                touched.extend([old, new])
-            elif isinstance(op, types.DeleteFile):
-                path = self._inside(uri_to_path(op.uri))
-                if self._current(path, staged) is None:
-                    if op.options and op.options.ignore_if_not_exists:
-                        continue
-                    raise EditError(f"{path} does not exist")
-                staged[path] = None
-                touched.append(path)
-            else:
-                raise EditError(f"unsupported operation {type(op).__name__}")
+            touched.extend(self._stage(op, staged))
         for path in touched:
             self._remember(path)
         return staged
+
+    def _stage(self, op: Any, staged: dict[Path, str | None]) -> list[Path]:
+        """Apply one operation to `staged`; the paths it touched (none if it was skipped)."""
+        if isinstance(op, tuple):
+            _, uri, text_edits = op
+            return self._stage_text_edits(uri, text_edits, staged)
+        if isinstance(op, types.TextDocumentEdit):
+            return self._stage_text_edits(op.text_document.uri, list(op.edits), staged)
+        if isinstance(op, types.CreateFile):
+            return self._stage_create(op, staged)
+        if isinstance(op, types.RenameFile):
+            return self._stage_rename(op, staged)
+        if isinstance(op, types.DeleteFile):
+            return self._stage_delete(op, staged)
+        raise EditError(f"unsupported operation {type(op).__name__}")
+
+    def _stage_text_edits(
+        self, uri: str, text_edits: list[Any], staged: dict[Path, str | None]
+    ) -> list[Path]:
+        path = self._inside(uri_to_path(uri))
+        current = self._current(path, staged)
+        if current is None:
+            raise EditError(f"{path} does not exist")
+        staged[path] = apply_text_edits(current, text_edits, self.encoding)
+        return [path]
+
+    def _stage_create(self, op: types.CreateFile, staged: dict[Path, str | None]) -> list[Path]:
+        path = self._inside(uri_to_path(op.uri))
+        exists = self._current(path, staged) is not None
+        create = op.options
+        if exists and not (create and (create.overwrite or create.ignore_if_exists)):
+            raise EditError(f"{path} already exists")
+        if not exists or (create and create.overwrite):
+            staged[path] = ""
+        return [path]
+
+    def _stage_rename(self, op: types.RenameFile, staged: dict[Path, str | None]) -> list[Path]:
+        old = self._inside(uri_to_path(op.old_uri))
+        new = self._inside(uri_to_path(op.new_uri))
+        content = self._current(old, staged)
+        if content is None:
+            raise EditError(f"{old} does not exist")
+        options = op.options
+        if self._current(new, staged) is not None and not (options and options.overwrite):
+            if options and options.ignore_if_exists:
+                return []
+            raise EditError(f"{new} already exists")
+        staged[new] = content
+        staged[old] = None
+        self.renames.setdefault(new, self.renames.pop(old, old))
+        return [old, new]
+
+    def _stage_delete(self, op: types.DeleteFile, staged: dict[Path, str | None]) -> list[Path]:
+        path = self._inside(uri_to_path(op.uri))
+        if self._current(path, staged) is None:
+            if op.options and op.options.ignore_if_not_exists:
+                return []
+            raise EditError(f"{path} does not exist")
+        staged[path] = None
+        return [path]
 
     def _inside(self, path: Path) -> Path:
         resolved = Path(os.path.realpath(path))

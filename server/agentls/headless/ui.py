@@ -22,7 +22,12 @@ from rich.text import Text
 from agentls.headless.edits import FileChange, change_kind, line_counts
 
 if TYPE_CHECKING:
-    from agentls.agent.events import EventPayload, TodoPayload
+    from agentls.agent.events import (
+        EventPayload,
+        TodoPayload,
+        ToolFinishedPayload,
+        ToolStartedPayload,
+    )
 
 
 def progress(todos: list[TodoPayload]) -> str:
@@ -142,27 +147,9 @@ class RunView:
             self._text += str(event.get("text") or "")
             self._flush_text(complete_only=True)
         elif event["type"] == "tool_started":
-            self._flush_text()
-            summary = str(event.get("summary") or event.get("name"))
-            self._summaries[str(event.get("tool_use_id"))] = summary
-            self.calls[str(event.get("tool_use_id"))] = (str(event.get("name")), summary)
-            self.tool_calls += 1
-            count = todo_count(self.todos)
-            self.set_status(f"{count} · {summary}" if count else summary)
-            if not self.live:
-                self.line(f"→ {summary}")
+            self._tool_started(event)
         elif event["type"] == "tool_finished":
-            summary = self._summaries.get(str(event.get("tool_use_id")), str(event.get("name")))
-            ms = float(event.get("duration_ms") or 0)
-            if event.get("is_error"):
-                self.failed.add(str(event.get("tool_use_id")))
-                self.line(
-                    f"[red]✗[/red] {escape(summary)} [dim]({ms:.0f} ms)[/dim]",
-                    plain=f"✗ {summary} ({ms:.0f} ms, failed)",
-                )
-            elif self.live:
-                self.line(f"[green]✓[/green] {escape(summary)} [dim]({ms:.0f} ms)[/dim]")
-            self.set_status("Thinking…")
+            self._tool_finished(event)
         elif event["type"] == "retrying":
             self.note(
                 f"model request failed ({event.get('error')}); retry {event.get('attempt')} "
@@ -178,6 +165,30 @@ class RunView:
             self.set_status("Thinking…")
         elif event["type"] == "run_finished":
             self._flush_text()
+
+    def _tool_started(self, event: ToolStartedPayload) -> None:
+        self._flush_text()
+        summary = str(event.get("summary") or event.get("name"))
+        self._summaries[str(event.get("tool_use_id"))] = summary
+        self.calls[str(event.get("tool_use_id"))] = (str(event.get("name")), summary)
+        self.tool_calls += 1
+        count = todo_count(self.todos)
+        self.set_status(f"{count} · {summary}" if count else summary)
+        if not self.live:
+            self.line(f"→ {summary}")
+
+    def _tool_finished(self, event: ToolFinishedPayload) -> None:
+        summary = self._summaries.get(str(event.get("tool_use_id")), str(event.get("name")))
+        ms = float(event.get("duration_ms") or 0)
+        if event.get("is_error"):
+            self.failed.add(str(event.get("tool_use_id")))
+            self.line(
+                f"[red]✗[/red] {escape(summary)} [dim]({ms:.0f} ms)[/dim]",
+                plain=f"✗ {summary} ({ms:.0f} ms, failed)",
+            )
+        elif self.live:
+            self.line(f"[green]✓[/green] {escape(summary)} [dim]({ms:.0f} ms)[/dim]")
+        self.set_status("Thinking…")
 
     def _show_todos(self, todos: list[TodoPayload]) -> None:
         """The list, whenever it changes (a checklist above the spinner)."""

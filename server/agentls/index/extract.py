@@ -154,32 +154,48 @@ def collect_by_query(
         defs = caps.get(capture)
         if not names or not defs:
             continue
-        name_node = names[0]
-        key = name_node.start_byte
+        key = names[0].start_byte
         prev = found.get(key)
         if prev is not None and prev.pattern <= pattern:
             continue
-        node = defs[0]
-        name, scope, name_node = _name_parts(name_node)
-        if not name:
-            continue
-        name = name[:MAX_NAME_CHARS]
-        scope_name = name
-        if kind is SymbolKind.IMPL:
-            scope_name = name.split("<", 1)[0].strip()
-            traits = caps.get("trait")
-            trait = node_text(traits[0]) if traits else ""
-            name = f"impl {trait} for {name}" if trait else f"impl {name}"
-        scopes = caps.get("scope")
-        if scopes:
-            scope = node_text(scopes[0])
-        start, end = node.start_byte, node.end_byte
-        found[key] = Def(pattern, kind, node, node, name_node, name, scope, scope_name, start, end)
+        made = _match_def(pattern, kind, defs[0], names[0], caps)
+        if made is not None:
+            found[key] = made
     if wraps:
-        for d in found.values():
-            while (wrapper := wraps.get((d.start, d.end))) is not None:
-                d.range_node, d.start, d.end = wrapper, wrapper.start_byte, wrapper.end_byte
+        _widen_to_wrappers(found, wraps)
     return found
+
+
+def _match_def(
+    pattern: int,
+    kind: SymbolKind,
+    node: ts.Node,
+    name_node: ts.Node,
+    caps: dict[str, list[ts.Node]],
+) -> Def | None:
+    """The definition one query match names (None: it has no usable name)."""
+    name, scope, name_node = _name_parts(name_node)
+    if not name:
+        return None
+    name = name[:MAX_NAME_CHARS]
+    scope_name = name
+    if kind is SymbolKind.IMPL:
+        scope_name = name.split("<", 1)[0].strip()
+        traits = caps.get("trait")
+        trait = node_text(traits[0]) if traits else ""
+        name = f"impl {trait} for {name}" if trait else f"impl {name}"
+    scopes = caps.get("scope")
+    if scopes:
+        scope = node_text(scopes[0])
+    start, end = node.start_byte, node.end_byte
+    return Def(pattern, kind, node, node, name_node, name, scope, scope_name, start, end)
+
+
+def _widen_to_wrappers(found: dict[int, Def], wraps: dict[tuple[int, int], ts.Node]) -> None:
+    """A definition inside a wrapper (a decorator, an export) spans the wrapper too."""
+    for d in found.values():
+        while (wrapper := wraps.get((d.start, d.end))) is not None:
+            d.range_node, d.start, d.end = wrapper, wrapper.start_byte, wrapper.end_byte
 
 
 @cache

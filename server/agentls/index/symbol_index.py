@@ -317,17 +317,39 @@ class SymbolIndex:
         cached = self._store.load() if self._store is not None else {}
         saved = self._store.load_segment() if self._store is not None and cached else None
         early = self._serve_from_cache(cached, saved)
+        walked = self._walk(files, cached, early)
+        if walked is None:
+            return
+        seen, todo, confirmed = walked
+        order = build_order(((k, e[1], e[2]) for k, e in todo.items()), first)
+        with self._lock:
+            self._todo = todo
+            self._pending = OrderedDict((key, todo[key]) for key, _, _ in order)
+            self._build_done += confirmed
+            self._cached += confirmed
+            self._build_total = self._build_done + len(todo)  # cached ones are in already
+        self._listed.set()
+        self._serving.set()
+        self._parse_all(todo, read, workers)
+        if self._closed:
+            return
+        self._drop_gone(seen, cached, saved, early=early)
+
+    def _walk(
+        self, files: Iterable[Path], cached: Mapping[str, CachedFile], early: bool
+    ) -> tuple[set[str], dict[str, Entry], int] | None:
+        """List the indexable files: ingest the ones the cache holds unchanged, return the
+        rest to parse (seen keys, files to parse, how many cached ones were confirmed).
+        None when the index was closed meanwhile."""
         seen: set[str] = set()
         todo: dict[str, Entry] = {}
         reuse: list[FileRecord] = []
         confirmed = 0
         for path in files:
             if self._closed:
-                return
-            if language_for(path) is None:
-                continue
+                return None
             key = str(path)
-            if key in seen or self._is_excluded(key):
+            if language_for(path) is None or key in seen or self._is_excluded(key):
                 continue
             seen.add(key)
             try:
@@ -349,18 +371,13 @@ class SymbolIndex:
             else:
                 todo[key] = (path, st.st_mtime_ns, st.st_size)
         self._ingest(reuse, cached=True)
-        order = build_order(((k, e[1], e[2]) for k, e in todo.items()), first)
-        with self._lock:
-            self._todo = todo
-            self._pending = OrderedDict((key, todo[key]) for key, _, _ in order)
-            self._build_done += confirmed
-            self._cached += confirmed
-            self._build_total = self._build_done + len(todo)  # cached ones are in already
-        self._listed.set()
-        self._serving.set()
-        self._parse_all(todo, read, workers)
-        if self._closed:
-            return
+        return seen, todo, confirmed
+
+    def _drop_gone(
+        self, seen: set[str], cached: Mapping[str, CachedFile], saved: bytes | None, *, early: bool
+    ) -> None:
+        """After the walk: retire what is no longer there, then compact or adopt the saved
+        search structure."""
         with self._lock:
             gone = [k for k in self._records if k not in seen and k not in (self._touched or ())]
             for key in gone:
@@ -440,40 +457,44 @@ class SymbolIndex:
                 return None if parallel else path.read_bytes()
             return read(path)
 
-        def batches() -> Iterator[Batch]:
-            batch: Batch = []
-            size = 0
-            while (entry := self._next_pending()) is not None:
-                if self._closed:
-                    return
-                path, _, stat_size = entry
-                try:
-                    data = content(path)
-                except Exception as exc:  # unreadable now: skip, a later change re-adds it
-                    log.debug("cannot read %s: %s", path, exc)
-                    continue
-                batch.append((str(path), data))
-                size += stat_size if data is None else len(data)
-                if size >= _BATCH_BYTES or len(batch) >= _BATCH_FILES:
-                    yield batch
-                    batch, size = [], 0
-            if batch:
-                yield batch
-
         def on_results(results: Results) -> None:
-            recs = []
-            for key, packed in results:
-                if packed is None:
-                    continue  # could not be read: skipped, like a read error above
-                path, mtime_ns, size = todo[key]
-                recs.append(FileRecord(path, mtime_ns, size, packed))
-            self._ingest(recs, parsed=True, counted=True)
+            self._ingest_results(todo, results)
 
         if parallel:
-            run_pool(batches(), on_results, workers)
+            run_pool(self._pending_batches(content), on_results, workers)
         else:
-            for batch in batches():
+            for batch in self._pending_batches(content):
                 on_results(parse_batch(batch))
+
+    def _pending_batches(self, content: Callable[[Path], bytes | None]) -> Iterator[Batch]:
+        """The pending files in build order, in batches of about `_BATCH_BYTES`."""
+        batch: Batch = []
+        size = 0
+        while (entry := self._next_pending()) is not None:
+            if self._closed:
+                return
+            path, _, stat_size = entry
+            try:
+                data = content(path)
+            except Exception as exc:  # unreadable now: skip, a later change re-adds it
+                log.debug("cannot read %s: %s", path, exc)
+                continue
+            batch.append((str(path), data))
+            size += stat_size if data is None else len(data)
+            if size >= _BATCH_BYTES or len(batch) >= _BATCH_FILES:
+                yield batch
+                batch, size = [], 0
+        if batch:
+            yield batch
+
+    def _ingest_results(self, todo: dict[str, Entry], results: Results) -> None:
+        recs = []
+        for key, packed in results:
+            if packed is None:
+                continue  # could not be read: skipped, like a read error above
+            path, mtime_ns, size = todo[key]
+            recs.append(FileRecord(path, mtime_ns, size, packed))
+        self._ingest(recs, parsed=True, counted=True)
 
     def _next_pending(self) -> Entry | None:
         with self._lock:

@@ -137,7 +137,8 @@ def _start() -> subprocess.Popen[bytes] | None:
 
 
 def _ask(proc: subprocess.Popen[bytes], batch: Batch) -> Results | None:
-    assert proc.stdin is not None and proc.stdout is not None
+    assert proc.stdin is not None
+    assert proc.stdout is not None
     try:
         _write_frame(proc.stdin, marshal.dumps(batch))
         data = _read_frame(proc.stdout)

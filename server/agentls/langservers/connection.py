@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import re
 import uuid
@@ -145,7 +146,8 @@ class LanguageServerConnection:
     def _attach(self) -> None:
         """What pygls's `start_io` does after spawning, for a process spawned by us."""
         process = self.spawned.process
-        assert process.stdin is not None and process.stdout is not None
+        assert process.stdin is not None
+        assert process.stdout is not None
         client = self.client
         client.protocol.set_writer(process.stdin)
         reader = asyncio.get_running_loop().create_task(
@@ -267,56 +269,59 @@ class LanguageServerConnection:
     # -- the server's requests ------------------------------------------------------------
 
     def _register_handlers(self) -> None:
-        client = self.client
-        feature = cast(Callable[[str], Callable[[_F], _F]], client.feature)
-
-        @feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        def publish(ls: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
-            self.diagnostics.publish(params.uri, params.version, list(params.diagnostics))
-
-        @feature(types.PROGRESS)
-        def progress(ls: LanguageClient, params: types.ProgressParams) -> None:
-            value = params.value
-            kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
-            token = str(params.token)
-            if kind == "begin":
-                self.progress.add(token)
-                self.quiet.clear()
-            elif kind == "end":
-                self.progress.discard(token)
-                if not self.progress:
-                    self.quiet.set()
-
-        @feature(types.WORKSPACE_CONFIGURATION)
-        def configuration(ls: LanguageClient, params: types.ConfigurationParams) -> list[Any]:
-            return [_section(self.settings, item.section) for item in params.items]
-
-        @feature(types.WORKSPACE_WORKSPACE_FOLDERS)
-        def folders(ls: LanguageClient, params: None) -> list[types.WorkspaceFolder]:
-            return [types.WorkspaceFolder(uri=r.as_uri(), name=r.name) for r in self.roots]
-
-        @feature(types.WORKSPACE_APPLY_EDIT)
-        def apply_edit(
-            ls: LanguageClient, params: types.ApplyWorkspaceEditParams
-        ) -> types.ApplyWorkspaceEditResult:
-            return types.ApplyWorkspaceEditResult(
-                applied=False, failure_reason="agentls changes files only through the agent"
-            )
-
-        @feature(types.WINDOW_LOG_MESSAGE)
-        def log_message(ls: LanguageClient, params: types.LogMessageParams) -> None:
-            log.debug("%s: %s", self.name, params.message)
-            if self.ready_log is not None and self.ready_log.search(params.message):
-                self.ready.set()
-
-        @feature(types.WINDOW_SHOW_MESSAGE)
-        def show_message(ls: LanguageClient, params: types.ShowMessageParams) -> None:
-            log.info("%s says: %s", self.name, params.message)
-
+        """Answer the language server's requests the way an editor without a UI would."""
+        feature = cast(Callable[[str], Callable[[_F], _F]], self.client.feature)
+        handlers: dict[str, Callable[..., Any]] = {  # functions: pygls marks what it registers
+            types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: LanguageServerConnection._publish,
+            types.PROGRESS: LanguageServerConnection._progress,
+            types.WORKSPACE_CONFIGURATION: LanguageServerConnection._configuration,
+            types.WORKSPACE_WORKSPACE_FOLDERS: LanguageServerConnection._folders,
+            types.WORKSPACE_APPLY_EDIT: LanguageServerConnection._apply_edit,
+            types.WINDOW_LOG_MESSAGE: LanguageServerConnection._log_message,
+            types.WINDOW_SHOW_MESSAGE: LanguageServerConnection._show_message,
+        }
+        for method, handler in handlers.items():
+            feature(method)(functools.partial(handler, self))
         for method in _ANSWERED_WITH_NULL:
             feature(method)(_null)
         for method in _IGNORED_NOTIFICATIONS:
             feature(method)(_ignore)
+
+    def _publish(self, ls: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
+        self.diagnostics.publish(params.uri, params.version, list(params.diagnostics))
+
+    def _progress(self, ls: LanguageClient, params: types.ProgressParams) -> None:
+        value = params.value
+        kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+        token = str(params.token)
+        if kind == "begin":
+            self.progress.add(token)
+            self.quiet.clear()
+        elif kind == "end":
+            self.progress.discard(token)
+            if not self.progress:
+                self.quiet.set()
+
+    def _configuration(self, ls: LanguageClient, params: types.ConfigurationParams) -> list[Any]:
+        return [_section(self.settings, item.section) for item in params.items]
+
+    def _folders(self, ls: LanguageClient, params: None) -> list[types.WorkspaceFolder]:
+        return [types.WorkspaceFolder(uri=r.as_uri(), name=r.name) for r in self.roots]
+
+    def _apply_edit(
+        self, ls: LanguageClient, params: types.ApplyWorkspaceEditParams
+    ) -> types.ApplyWorkspaceEditResult:
+        return types.ApplyWorkspaceEditResult(
+            applied=False, failure_reason="agentls changes files only through the agent"
+        )
+
+    def _log_message(self, ls: LanguageClient, params: types.LogMessageParams) -> None:
+        log.debug("%s: %s", self.name, params.message)
+        if self.ready_log is not None and self.ready_log.search(params.message):
+            self.ready.set()
+
+    def _show_message(self, ls: LanguageClient, params: types.ShowMessageParams) -> None:
+        log.info("%s says: %s", self.name, params.message)
 
 
 def _null(ls: LanguageClient, params: Any) -> None:

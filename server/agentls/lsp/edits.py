@@ -26,17 +26,23 @@ from pygls.workspace import PositionCodec, ServerTextPosition, TextDocument
 
 from agentls.lsp.capabilities import ClientFeatures
 from agentls.workspace.changes import Change
-from agentls.workspace.merge import line_hunks, match_line_endings, overlaps, rebase, split_lines
+from agentls.workspace.merge import (
+    line_hunks,
+    lines_with_endings,
+    match_line_endings,
+    overlaps,
+    rebase,
+)
 
 __all__ = [
     "DocState",
     "EditBuilder",
     "EditPlan",
     "line_hunks",
+    "lines_with_endings",
     "match_line_endings",
     "rebase",
     "shows_edit",
-    "split_lines",
     "text_edits",
 ]
 
@@ -86,7 +92,9 @@ def shows_edit(before: str, expected: str, current: str) -> bool:
 
 def _changed_spans(old: str, new: str, *, side: str) -> list[tuple[int, int]]:
     """Line spans of the changed hunks between two texts, on the `old` or `new` side."""
-    matcher = difflib.SequenceMatcher(None, split_lines(old), split_lines(new), autojunk=False)
+    matcher = difflib.SequenceMatcher(
+        None, lines_with_endings(old), lines_with_endings(new), autojunk=False
+    )
     spans = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag != "equal":
@@ -111,7 +119,7 @@ def client_position(doc: TextDocument, offset: int) -> types.Position:
 def text_edits(uri: str, current: str, target: str, codec: PositionCodec) -> list[types.TextEdit]:
     """Minimal whole-line edits turning `current` into `target`, in client units."""
     doc = TextDocument(uri, current, position_codec=codec)
-    lines = split_lines(current)
+    lines = lines_with_endings(current)
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line))
@@ -175,7 +183,8 @@ class EditBuilder:
 
     def _target(self, change: Change, doc: DocState) -> str | Problem:
         """The text the file should have, rebased onto the editor's text if needed."""
-        assert change.new_text is not None and doc.text is not None
+        assert change.new_text is not None
+        assert doc.text is not None
         wanted = match_line_endings(change.original_text, change.new_text)
         if change.original_text is None or doc.text == change.original_text:
             return wanted

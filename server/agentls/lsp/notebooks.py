@@ -206,7 +206,8 @@ async def deliver_notebook(
     from agentls.host import EditOutcome
 
     notebook = notebook_of(ls, change.path)
-    assert notebook is not None and change.new_text is not None
+    assert notebook is not None
+    assert change.new_text is not None
     uri = notebook.uri
     current = buffer_text(ls, notebook, change.path)
     if change.original_text is not None and _cells(current) != _cells(change.original_text):

@@ -1,7 +1,7 @@
 """MCP tools as pool tools, MCP results as tool_result content, and the resource tools.
 
 An `McpTool` is built at run time from the server's tool listing: its name is
-`mcp__<server>__<tool>`, its input schema is the server's JSON Schema verbatim (the seed's
+`mcp__<server>__<tool>`, its input schema is the server's JSON Schema verbatim (Claude Code's
 `inputJSONSchema`), validated locally with `jsonschema` so a bad call is answered at once
 with the field at fault, and read-only / concurrency-safe only when the server's
 `readOnlyHint` says so (defaults fail closed).

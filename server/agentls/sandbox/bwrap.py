@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
 
 from agentls.sandbox.layout import Layout
@@ -49,35 +49,33 @@ def bwrap_args(layout: Layout, network: NetworkPlan) -> list[str]:
     """bubblewrap's options for `layout` (everything before `--`)."""
     args = ["--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/"]
     args += ["--dev", "/dev", "--proc", "/proc"]
-    for private in layout.private:
-        args += ["--tmpfs", private]
+    args += _each("--tmpfs", layout.private)
     # Checked again here, at launch: a folder removed since the layout was built (a cache
     # cleared meanwhile) has nothing to hide, and bwrap cannot mount over a missing path.
     hidden = [folder for folder in layout.hidden_dirs if folder.is_dir()]
-    for folder in hidden:
-        args += ["--tmpfs", str(folder)]
-    for file in layout.hidden_files:
-        if file.exists():
-            args += ["--ro-bind", "/dev/null", str(file)]
-    for path in layout.reexposed:
-        if path.is_dir():
-            args += ["--ro-bind", str(path), str(path)]
-    for source, target in layout.read_only_binds:
-        args += ["--ro-bind", str(source), str(target)]
-    for source, target in layout.writable_binds:
-        args += ["--bind", str(source), str(target)]
-    for source, target in layout.read_only_after:
-        args += ["--ro-bind", str(source), str(target)]
-    for path in layout.writable:
-        args += ["--bind", str(path), str(path)]
-    for source, target in layout.cache_binds:
-        args += ["--bind", str(source), str(target)]
+    args += _each("--tmpfs", hidden)
+    args += _pairs("--ro-bind", [("/dev/null", f) for f in layout.hidden_files if f.exists()])
+    args += _pairs("--ro-bind", [(p, p) for p in layout.reexposed if p.is_dir()])
+    args += _pairs("--ro-bind", layout.read_only_binds)
+    args += _pairs("--bind", layout.writable_binds)
+    args += _pairs("--ro-bind", layout.read_only_after)
+    args += _pairs("--bind", [(p, p) for p in layout.writable])
+    args += _pairs("--bind", layout.cache_binds)
     if network.folder is not None:
         args += ["--ro-bind", str(network.folder), INSIDE]
-    for folder in hidden:  # last: mount points inside them are made by now
-        args += ["--remount-ro", str(folder)]
+    args += _each("--remount-ro", hidden)  # last: mount points inside them are made by now
     args += ["--chdir", str(layout.cwd)]
     return args
+
+
+def _each(option: str, paths: Iterable[str | Path]) -> list[str]:
+    """`option PATH` for every path, in order."""
+    return [arg for path in paths for arg in (option, str(path))]
+
+
+def _pairs(option: str, pairs: Iterable[tuple[str | Path, str | Path]]) -> list[str]:
+    """`option SOURCE TARGET` for every pair, in order."""
+    return [arg for source, target in pairs for arg in (option, str(source), str(target))]
 
 
 def sandbox_env(env: dict[str, str], layout: Layout) -> dict[str, str]:

@@ -6,7 +6,7 @@ module is the merge the safety loader uses (`agentls.agent.settings_files`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -76,6 +76,10 @@ def _overlay(base: SandboxSettings, layer: SandboxSettings) -> SandboxSettings:
     return SandboxSettings.model_validate(values)
 
 
+Refusal = Callable[[str], None]
+"""Reports a project setting that would loosen the sandbox (the key, camelCase)."""
+
+
 def _tighten(
     base: SandboxSettings, layer: SandboxSettings, label: str, problems: list[str]
 ) -> SandboxSettings:
@@ -88,6 +92,16 @@ def _tighten(
         )
 
     values = base.model_dump()
+    _tighten_commands(base, layer, values, refused)
+    _tighten_network(base, layer, values, refused)
+    _tighten_resources(base, layer, values, refused)
+    return SandboxSettings.model_validate(values)
+
+
+def _tighten_commands(
+    base: SandboxSettings, layer: SandboxSettings, values: dict[str, Any], refused: Refusal
+) -> None:
+    """`enabled`, `excludedCommands`, `allowUnsandboxedCommands`: which commands run inside."""
     fields = layer.model_fields_set
     if "enabled" in fields:
         if layer.enabled:
@@ -104,7 +118,13 @@ def _tighten(
             values["allow_unsandboxed_commands"] = False
         elif not base.allow_unsandboxed_commands:
             refused("allowUnsandboxedCommands")
-    _tighten_network(base, layer, values, refused)
+
+
+def _tighten_resources(
+    base: SandboxSettings, layer: SandboxSettings, values: dict[str, Any], refused: Refusal
+) -> None:
+    """`caches`, `fallback`, `limits`: what a run may write to, fall back to and use."""
+    fields = layer.model_fields_set
     if "caches" in fields:
         if set(layer.caches.items()) - set(base.caches.items()):
             refused("caches")
@@ -118,11 +138,10 @@ def _tighten(
     if "limits" in fields:
         for name in layer.limits.model_fields_set:
             values["limits"][name] = min(getattr(base.limits, name), getattr(layer.limits, name))
-    return SandboxSettings.model_validate(values)
 
 
 def _tighten_network(
-    base: SandboxSettings, layer: SandboxSettings, values: dict[str, Any], refused: Any
+    base: SandboxSettings, layer: SandboxSettings, values: dict[str, Any], refused: Refusal
 ) -> None:
     net = layer.network.model_fields_set if "network" in layer.model_fields_set else set()
     if "allowed_domains" in net:

@@ -1,4 +1,4 @@
-"""`ask_user_question`: multiple-choice questions to the user (the seed's AskUserQuestion).
+"""`ask_user_question`: multiple-choice questions to the user (Claude Code's AskUserQuestion).
 
 The questions go through the host's `UserPrompts` port (`ToolContext.run.prompts`): the
 editor shows them, the user picks an option (several for a multi-select question) or

@@ -124,24 +124,8 @@ Example: {"pattern": "def (load|save)_config", "path": "src", "glob": "*.py", "c
 
     async def call(self, input: GrepInput, ctx: ToolContext) -> str:
         ws = ctx.workspace
-        limit = input.max_results or DEFAULT_MAX[input.output]
-        try:
-            request = SearchRequest.build(
-                input.pattern,
-                ignore_case=input.ignore_case,
-                max_results=limit,
-                mode=input.output,
-                context=input.context or 0,
-                max_file_bytes=ws.max_file_bytes,
-            )
-        except PatternError as exc:
-            raise ToolError(str(exc)) from None
-        glob = None
-        if input.glob:
-            try:
-                glob = PathGlob.compile(input.glob, rg_style=True)
-            except GlobError as exc:
-                raise ToolError(f"Invalid glob: {exc}") from None
+        request = _request(input, ws.max_file_bytes)
+        glob = _glob(input.glob)
         folder = resolve_readable(ws, input.path) if input.path else None
         view = ws.view(ctx.changes)
         if folder is not None and not view.exists(folder):
@@ -171,21 +155,51 @@ Example: {"pattern": "def (load|save)_config", "path": "src", "glob": "*.py", "c
             searched, outcome = await asyncio.to_thread(work)
         except RgError as exc:
             raise ToolError(f"Invalid regex /{input.pattern[:200]}/: {exc}") from None
-        where = ws.display(folder) if folder is not None else "the workspace"
-        if not outcome.hits:
-            scope = f"{searched} file{'s' if searched != 1 else ''} in {where}"
-            if input.glob:
-                scope += f" matching '{input.glob}'"
-            return _with_notes(f"No matches for /{input.pattern}/ in {scope}.", outcome, input, ws)
-        if input.output == "files":
-            body = [ws.display(hit.path) for hit in outcome.hits]
-        elif input.output == "count":
-            body = [f"{ws.display(hit.path)}:{hit.count}" for hit in outcome.hits]
-            total = sum(hit.count for hit in outcome.hits)
-            body.append(f"[{total} matching lines in {len(outcome.hits)} files]")
-        else:
-            body = _content_lines(outcome, input.context or 0, ws.display)
-        return _with_notes(_fit("\n".join(body)), outcome, input, ws)
+        return _report(outcome, input, ws, folder, searched)
+
+
+def _request(input: GrepInput, max_file_bytes: int) -> SearchRequest:
+    try:
+        return SearchRequest.build(
+            input.pattern,
+            ignore_case=input.ignore_case,
+            max_results=input.max_results or DEFAULT_MAX[input.output],
+            mode=input.output,
+            context=input.context or 0,
+            max_file_bytes=max_file_bytes,
+        )
+    except PatternError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def _glob(text: str | None) -> PathGlob | None:
+    if not text:
+        return None
+    try:
+        return PathGlob.compile(text, rg_style=True)
+    except GlobError as exc:
+        raise ToolError(f"Invalid glob: {exc}") from None
+
+
+def _report(
+    outcome: SearchOutcome, input: GrepInput, ws: Workspace, folder: Path | None, searched: int
+) -> str:
+    """The hits as the output mode asks, or what was searched when nothing matched."""
+    where = ws.display(folder) if folder is not None else "the workspace"
+    if not outcome.hits:
+        scope = f"{searched} file{'s' if searched != 1 else ''} in {where}"
+        if input.glob:
+            scope += f" matching '{input.glob}'"
+        return _with_notes(f"No matches for /{input.pattern}/ in {scope}.", outcome, input, ws)
+    if input.output == "files":
+        body = [ws.display(hit.path) for hit in outcome.hits]
+    elif input.output == "count":
+        body = [f"{ws.display(hit.path)}:{hit.count}" for hit in outcome.hits]
+        total = sum(hit.count for hit in outcome.hits)
+        body.append(f"[{total} matching lines in {len(outcome.hits)} files]")
+    else:
+        body = _content_lines(outcome, input.context or 0, ws.display)
+    return _with_notes(_fit("\n".join(body)), outcome, input, ws)
 
 
 class _Listings:

@@ -13,6 +13,7 @@ from agentls.agent.tool import Tool, ToolInput
 from agentls.errors import ToolError, WorkspaceError
 from agentls.tools._files import MAX_LINE_CHARS, cut_line, read_path_problem
 from agentls.tools._notebook import is_notebook, parse, render
+from agentls.workspace.core import TextSnapshot
 from agentls.workspace.read_roots import resolve_readable
 from agentls.workspace.textio import (
     FileTooLargeError,
@@ -117,13 +118,7 @@ Example: {{"path": "server/app.py", "offset": 120, "limit": 80}}
             lines = all_lines[first - 1 : first - 1 + count]
             cut = [False] * len(lines)
             lossy = snap.lossy
-            if snap.source == "buffer":
-                version = f" version {snap.version}" if snap.version is not None else ""
-                notes.append(f"unsaved editor buffer{version}")
-            elif snap.source == "staged":
-                notes.append("includes changes staged in this session")
-            if newline_of(snap.text) == "\r\n":
-                notes.append("CRLF line endings")
+            notes += _source_notes(snap)
         if full_text is not None and is_notebook(path):
             shown = _notebook_view(full_text, display, input, notes)
             if shown is not None:
@@ -135,26 +130,49 @@ Example: {{"path": "server/app.py", "offset": 120, "limit": 80}}
                 f"offset {first} is past the end of {display}, which has {total} lines; "
                 f"use an offset between 1 and {total}."
             )
-        body: list[str] = []
-        used = 0
-        for number, (text, was_cut) in enumerate(zip(lines, cut, strict=True), start=first):
-            shown = f"{text[:MAX_LINE_CHARS]}… [line cut]" if was_cut else cut_line(text)
-            line = number_line(number, shown)
-            if body and used + len(line) > OUTPUT_BUDGET:
-                break
-            body.append(line)
-            used += len(line) + 1
-        last = first + len(body) - 1
-        footer = f"[lines {first}-{last} of {total}"
-        if last < total:
-            footer += f"; truncated: call again with offset={last + 1}"
-        footer += "".join(f"; {note}" for note in notes) + "]"
-        if lossy:
-            footer += (
-                "\n[note: the file is not valid UTF-8; undecodable bytes are shown as �, and "
-                "it cannot be edited with edit_file]"
-            )
-        return "\n".join(body) + "\n" + footer
+        body = _numbered(lines, cut, first)
+        return "\n".join(body) + "\n" + _footer(first, first + len(body) - 1, total, notes, lossy)
+
+
+def _source_notes(snap: TextSnapshot) -> list[str]:
+    """Where the text came from when it is not the saved file, and CRLF endings."""
+    notes = []
+    if snap.source == "buffer":
+        version = f" version {snap.version}" if snap.version is not None else ""
+        notes.append(f"unsaved editor buffer{version}")
+    elif snap.source == "staged":
+        notes.append("includes changes staged in this session")
+    if newline_of(snap.text) == "\r\n":
+        notes.append("CRLF line endings")
+    return notes
+
+
+def _numbered(lines: list[str], cut: list[bool], first: int) -> list[str]:
+    """Numbered lines from `first`, long ones cut, up to the output budget (at least one)."""
+    body: list[str] = []
+    used = 0
+    for number, (text, was_cut) in enumerate(zip(lines, cut, strict=True), start=first):
+        shown = f"{text[:MAX_LINE_CHARS]}… [line cut]" if was_cut else cut_line(text)
+        line = number_line(number, shown)
+        if body and used + len(line) > OUTPUT_BUDGET:
+            break
+        body.append(line)
+        used += len(line) + 1
+    return body
+
+
+def _footer(first: int, last: int, total: int, notes: list[str], lossy: bool) -> str:
+    """What was shown of how much, how to read on, and what to know about the text."""
+    footer = f"[lines {first}-{last} of {total}"
+    if last < total:
+        footer += f"; truncated: call again with offset={last + 1}"
+    footer += "".join(f"; {note}" for note in notes) + "]"
+    if lossy:
+        footer += (
+            "\n[note: the file is not valid UTF-8; undecodable bytes are shown as �, and "
+            "it cannot be edited with edit_file]"
+        )
+    return footer
 
 
 def _notebook_view(text: str, display: str, input: ReadFileInput, notes: list[str]) -> str | None:

@@ -1,4 +1,4 @@
-"""`todo_write`: the agent's plan as a checklist the user watches (the seed's TodoWrite).
+"""`todo_write`: the agent's plan as a checklist the user watches (Claude Code's TodoWrite).
 
 Each call replaces the session's whole list (`agentls.agent.todos`). The list changes no
 file, so the call is read-only (allowed in plan mode, never asked for).

@@ -77,47 +77,47 @@ def _translate(pattern: str, pos: int, *, in_brace: bool) -> tuple[str, int]:
         if in_brace and ch in ",}":
             return "".join(out), i
         if ch == "*":
-            if pattern.startswith("**", i) and (i == 0 or pattern[i - 1] == "/"):
-                after = i + 2
-                if after == n:
-                    out.append(".*")
-                    i = after
-                    continue
-                if pattern[after] == "/":
-                    out.append("(?:[^/]*/)*")
-                    i = after + 1
-                    continue
-            out.append("[^/]*")
-            while i < n and pattern[i] == "*":
-                i += 1
-            continue
-        if ch == "?":
-            out.append("[^/]")
+            regex, i = _star(pattern, i)
         elif ch == "[":
-            cls, i = _char_class(pattern, i)
-            out.append(cls)
-            continue
+            regex, i = _char_class(pattern, i)
         elif ch == "{":
-            alternatives: list[str] = []
-            i += 1
-            while True:
-                alt, i = _translate(pattern, i, in_brace=True)
-                alternatives.append(alt)
-                if i >= n:
-                    raise GlobError(f"unclosed '{{' in glob '{pattern}'")
-                if pattern[i] == "}":
-                    break
-                i += 1
-            out.append("(?:" + "|".join(alternatives) + ")")
+            regex, i = _brace(pattern, i)
         elif ch == "\\" and i + 1 < n:
-            i += 1
-            out.append(re.escape(pattern[i]))
+            regex, i = re.escape(pattern[i + 1]), i + 2
         else:
-            out.append(re.escape(ch))
-        i += 1
+            regex, i = ("[^/]" if ch == "?" else re.escape(ch)), i + 1
+        out.append(regex)
     if in_brace:
         raise GlobError(f"unclosed '{{' in glob '{pattern}'")
     return "".join(out), i
+
+
+def _star(pattern: str, i: int) -> tuple[str, int]:
+    """`**` as a whole segment (any folders), else a run of `*` (within one segment)."""
+    n = len(pattern)
+    if pattern.startswith("**", i) and (i == 0 or pattern[i - 1] == "/"):
+        after = i + 2
+        if after == n:
+            return ".*", after
+        if pattern[after] == "/":
+            return "(?:[^/]*/)*", after + 1
+    while i < n and pattern[i] == "*":
+        i += 1
+    return "[^/]*", i
+
+
+def _brace(pattern: str, i: int) -> tuple[str, int]:
+    """`{a,b,…}` (alternatives may hold globs and braces) from the `{` at `i`."""
+    alternatives: list[str] = []
+    i += 1
+    while True:
+        alt, i = _translate(pattern, i, in_brace=True)
+        alternatives.append(alt)
+        if i >= len(pattern):
+            raise GlobError(f"unclosed '{{' in glob '{pattern}'")
+        if pattern[i] == "}":
+            return "(?:" + "|".join(alternatives) + ")", i + 1
+        i += 1
 
 
 def _char_class(pattern: str, start: int) -> tuple[str, int]:

@@ -12,14 +12,18 @@ from __future__ import annotations
 import difflib
 import re
 
-__all__ = ["line_hunks", "match_line_endings", "overlaps", "rebase", "split_lines"]
+__all__ = ["line_hunks", "lines_with_endings", "match_line_endings", "overlaps", "rebase"]
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _LONE_LF = re.compile(r"(?<!\r)\n")
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines with their endings, split the way LSP counts lines (\\n, \\r\\n, \\r)."""
+def lines_with_endings(text: str) -> list[str]:
+    """Lines with their endings, split the way LSP counts lines (\\n, \\r\\n, \\r).
+
+    Joining the result gives `text` back, so hunks can be moved and re-joined losslessly.
+    Not `textio.split_lines`, which drops the endings and splits on "\\n" only (as git counts).
+    """
     return _LINE.findall(text)
 
 
@@ -34,7 +38,7 @@ def match_line_endings(original: str | None, new: str) -> str:
 
 def line_hunks(old: str, new: str) -> list[tuple[int, int, list[str]]]:
     """Changed line ranges of `old` (start, end) and their replacement lines."""
-    a, b = split_lines(old), split_lines(new)
+    a, b = lines_with_endings(old), lines_with_endings(new)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     return [(i1, i2, b[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 
@@ -68,7 +72,7 @@ def rebase(base: str, ours: str, theirs: str) -> str | None:
         for k1, k2, _ in user:
             if overlaps((i1, i2), (k1, k2)):
                 return None
-    lines = split_lines(base)
+    lines = lines_with_endings(base)
     result: list[str] = []
     cursor = 0
     for start, end, replacement in sorted([*mine, *user], key=lambda h: (h[0], h[1])):

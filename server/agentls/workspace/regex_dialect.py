@@ -253,37 +253,38 @@ class _Scanner:
     def _class(self, i: int, write: bool) -> int:
         """Copy (or check) the class starting at `i`; returns the index after its `]`."""
         p = self.p
-        j = i + 1
-        if write:
-            self.out.append("[")
-        if p[j : j + 1] == "^":
-            j += 1
-            if write:
-                self.out.append("^")
-        if p[j : j + 1] == "]":  # a leading ] is a member
-            j += 1
-            if write:
-                self.out.append("\\]")
+        j = self._class_head(i + 1, write)
         while j < len(p):
             ch = p[j]
             if ch == "\\":
                 j = self._escape(j, write, in_class=True)
                 continue
-            if ch == "[" and p[j + 1 : j + 2] == ":":
-                close = p.find(":]", j + 2)
-                if close != -1:
-                    if write:
-                        self.out.append(p[j : close + 2])
-                    j = close + 2
-                    continue
+            close = p.find(":]", j + 2) if ch == "[" and p[j + 1 : j + 2] == ":" else -1
+            if close != -1:  # a POSIX class, [:alpha:]
+                self._emit(p[j : close + 2], write)
+                j = close + 2
+                continue
+            self._emit(ch, write)
             if ch == "]":
-                if write:
-                    self.out.append("]")
                 return j + 1
-            if write:
-                self.out.append(ch)
             j += 1
         raise PatternError(_invalid(p, "unterminated character set", i))
+
+    def _class_head(self, j: int, write: bool) -> int:
+        """`[`, a negating `^` and a leading `]` (a member); the index after them."""
+        p = self.p
+        self._emit("[", write)
+        if p[j : j + 1] == "^":
+            j += 1
+            self._emit("^", write)
+        if p[j : j + 1] == "]":
+            j += 1
+            self._emit("\\]", write)
+        return j
+
+    def _emit(self, text: str, write: bool) -> None:
+        if write:
+            self.out.append(text)
 
 
 def _inline_flags(pattern: str) -> str:

@@ -136,7 +136,8 @@ def split_lines(text: str) -> list[str]:
     """Lines without their terminators, split on "\\n" only (as git, grep and rg count them).
 
     A trailing "\\r" is dropped so CRLF files show clean lines; a final newline does not
-    start an extra empty line.
+    start an extra empty line. For lines that keep their endings, split the way LSP counts
+    them, see `merge.lines_with_endings`.
     """
     if not text:
         return []
@@ -179,13 +180,7 @@ def page_lines(
     and the window ends early once `max_window_bytes` are kept (the caller sees fewer
     lines and pages on). The whole file is scanned once, so the total line count is exact.
     """
-    kept_bytes = 0
-    kept: list[bytearray] = []
-    lengths: list[int] = []
-    last = first + count - 1
-    line_no = 1
-    current: bytearray | None = bytearray() if first == 1 else None
-    current_len = 0
+    window = _Window(first, first + count - 1, max_line_bytes, max_window_bytes)
     ends_with_newline = True
     size = 0
     try:
@@ -197,49 +192,100 @@ def page_lines(
                 head = False
                 size += len(chunk)
                 ends_with_newline = chunk.endswith(b"\n")
-                if line_no > last:
-                    line_no += chunk.count(b"\n")
-                    continue
-                start = 0
-                if line_no < first:
-                    newlines = chunk.count(b"\n")
-                    if line_no + newlines < first:
-                        line_no += newlines
-                        continue
-                    while line_no < first:
-                        start = chunk.find(b"\n", start) + 1
-                        line_no += 1
-                    current = bytearray()
-                    current_len = 0
-                while True:
-                    nl = chunk.find(b"\n", start)
-                    end = len(chunk) if nl == -1 else nl
-                    if current is not None:
-                        room = max_line_bytes - len(current)
-                        if room > 0:
-                            current += chunk[start : min(end, start + room)]
-                        current_len += end - start
-                    if nl == -1:
-                        break
-                    if current is not None:
-                        kept.append(current)
-                        lengths.append(current_len)
-                        kept_bytes += len(current)
-                        if kept_bytes >= max_window_bytes:
-                            last = line_no
-                    line_no += 1
-                    current_len = 0
-                    current = bytearray() if first <= line_no <= last else None
-                    start = nl + 1
-                    if line_no > last:
-                        line_no += chunk.count(b"\n", start)
-                        break
+                window.feed(chunk)
     except OSError as exc:
         raise WorkspaceError(f"Cannot read {display}: {exc.strerror or exc}") from None
-    total = 0 if size == 0 else (line_no - 1 if ends_with_newline else line_no)
-    if current is not None and not ends_with_newline and size and line_no <= last:
-        kept.append(current)
-        lengths.append(current_len)
+    total = window.finish(size, ends_with_newline=ends_with_newline)
+    return _decode_page(window.kept, window.lengths, total, display)
+
+
+class _Window:
+    """The state of `page_lines`'s scan: the line it is on and the window's lines so far.
+
+    Lines before `first` are counted without being kept, lines of the window are kept up to
+    `max_line_bytes` each (their full length is recorded), lines after `last` are counted.
+    """
+
+    def __init__(self, first: int, last: int, max_line_bytes: int, max_window_bytes: int):
+        self.first, self.last = first, last
+        self.max_line_bytes, self.max_window_bytes = max_line_bytes, max_window_bytes
+        self.line_no = 1
+        self.current: bytearray | None = bytearray() if first == 1 else None
+        self.current_len = 0
+        self.kept: list[bytearray] = []
+        self.lengths: list[int] = []
+        self.kept_bytes = 0
+
+    def feed(self, chunk: bytes) -> None:
+        if self.line_no > self.last:
+            self.line_no += chunk.count(b"\n")
+            return
+        start = self._skip_to_first(chunk)
+        if start is not None:
+            self._keep_lines(chunk, start)
+
+    def finish(self, size: int, *, ends_with_newline: bool) -> int:
+        """Keep an unterminated last line of the window; the file's total line count."""
+        total = 0 if size == 0 else (self.line_no - 1 if ends_with_newline else self.line_no)
+        if (
+            self.current is not None
+            and not ends_with_newline
+            and size
+            and self.line_no <= self.last
+        ):
+            self.kept.append(self.current)
+            self.lengths.append(self.current_len)
+        return total
+
+    def _skip_to_first(self, chunk: bytes) -> int | None:
+        """Where the window starts in `chunk` (None: not in this chunk yet)."""
+        if self.line_no >= self.first:
+            return 0
+        newlines = chunk.count(b"\n")
+        if self.line_no + newlines < self.first:
+            self.line_no += newlines
+            return None
+        start = 0
+        while self.line_no < self.first:
+            start = chunk.find(b"\n", start) + 1
+            self.line_no += 1
+        self.current = bytearray()
+        self.current_len = 0
+        return start
+
+    def _keep_lines(self, chunk: bytes, start: int) -> None:
+        while True:
+            nl = chunk.find(b"\n", start)
+            self._extend(chunk, start, len(chunk) if nl == -1 else nl)
+            if nl == -1:
+                return
+            self._end_line()
+            start = nl + 1
+            if self.line_no > self.last:
+                self.line_no += chunk.count(b"\n", start)
+                return
+
+    def _extend(self, chunk: bytes, start: int, end: int) -> None:
+        if self.current is not None:
+            room = self.max_line_bytes - len(self.current)
+            if room > 0:
+                self.current += chunk[start : min(end, start + room)]
+            self.current_len += end - start
+
+    def _end_line(self) -> None:
+        if self.current is not None:
+            self.kept.append(self.current)
+            self.lengths.append(self.current_len)
+            self.kept_bytes += len(self.current)
+            if self.kept_bytes >= self.max_window_bytes:
+                self.last = self.line_no  # the window is full: it ends here
+        self.line_no += 1
+        self.current_len = 0
+        self.current = bytearray() if self.first <= self.line_no <= self.last else None
+
+
+def _decode_page(kept: list[bytearray], lengths: list[int], total: int, display: str) -> LinePage:
+    """The kept lines as text: cut ones trimmed to whole characters, a CR end dropped."""
     lossy = False
     lines: list[str] = []
     cut: list[bool] = []

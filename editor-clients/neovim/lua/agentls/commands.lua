@@ -1,4 +1,4 @@
--- The server's commands (issue 3 contract) as Lua functions and :Agentls* user commands.
+-- The server's commands (docs/lsp.md, "Commands") as Lua functions and :Agentls* user commands.
 local client = require("agentls.client")
 local compat = require("agentls.compat")
 local log = require("agentls.log")
