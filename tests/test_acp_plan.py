@@ -169,4 +169,5 @@ async def test_loading_the_session_after_a_restart_shows_its_plan(
     assert [p["entries"] for p in plans] == [expected(SECOND)]
     kinds = [u["sessionUpdate"] for u in editor.session_updates(session)]
     assert kinds[-1] == "plan"  # after the replayed history, as it stands now
-    assert "user_message_chunk" in kinds and "tool_call" in kinds
+    assert "user_message_chunk" in kinds
+    assert "tool_call" in kinds

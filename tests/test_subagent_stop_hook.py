@@ -125,7 +125,8 @@ async def test_subagent_stop_hook_blocks_once_and_the_subagent_continues(
     assert first["agent_type"] == second["agent_type"] == "explore"
     assert (first["stop_hook_active"], second["stop_hook_active"]) == (False, True)
     assert first["session_id"] == session  # the session the sub-agent works for
-    assert first["agent_id"] and first["agent_id"] != session
+    assert first["agent_id"]
+    assert first["agent_id"] != session
     assert first["last_assistant_message"] == FIRST_REPORT
     assert second["last_assistant_message"] == SECOND_REPORT
     assert is_file(first["agent_transcript_path"])

@@ -112,7 +112,8 @@ async def test_allow_for_this_session_remembers_the_host_and_only_the_host(
     # asked for 127.0.0.1 once (offering to remember it), then for localhost
     prompts = editor.prompts
     assert len(prompts) == 2, asked(editor)
-    assert "127.0.0.1" in prompts[0].message and "/page" in prompts[0].message
+    assert "127.0.0.1" in prompts[0].message
+    assert "/page" in prompts[0].message
     assert [a.title for a in prompts[0].actions or []] == [ALLOW_ONCE, ALLOW_SESSION, DENY]
     assert "localhost" in prompts[1].message
     assert all(not r.get("is_error") for r in results(api, 3)), results(api, 3)
@@ -128,7 +129,8 @@ async def test_allow_for_this_session_remembers_the_host_and_only_the_host(
     )
     editor.choices[:] = [DENY]
     await run(editor, "once more", session=first["session"])
-    assert len(editor.prompts) == 1 and "localhost" in editor.prompts[0].message
+    assert len(editor.prompts) == 1
+    assert "localhost" in editor.prompts[0].message
     missing, denied = results(api, 2)
     assert "404" in str(missing["content"])  # fetched without asking: the server answered
     assert denied.get("is_error")
@@ -139,7 +141,8 @@ async def test_allow_for_this_session_remembers_the_host_and_only_the_host(
     api.extend(tool_turn(fetch(url(web, "127.0.0.1", "/page"))), text_turn("Refused."))
     editor.choices[:] = [DENY]
     await run(editor, "fresh session")
-    assert len(editor.prompts) == 1 and "127.0.0.1" in editor.prompts[0].message
+    assert len(editor.prompts) == 1
+    assert "127.0.0.1" in editor.prompts[0].message
     (refused,) = results(api, 1)
     assert refused.get("is_error")
 
@@ -160,5 +163,6 @@ async def test_a_redirect_from_a_remembered_host_to_another_host_asks_again(
     assert "localhost" in editor.prompts[1].message  # the redirect's host, asked for
     page, redirected = results(api, 2)
     assert not page.get("is_error")
-    assert redirected.get("is_error") and "not followed" in str(redirected["content"])
+    assert redirected.get("is_error")
+    assert "not followed" in str(redirected["content"])
     assert web.hits == ["/page", "/to/" + target]  # type: ignore[attr-defined]
