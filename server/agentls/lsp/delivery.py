@@ -59,7 +59,7 @@ def uri_of(ls: AgentLanguageServer, path: Path) -> str:
 def doc_state(ls: AgentLanguageServer, path: Path) -> DocState:
     """What the editor has for `path` now: its open buffer, else the file on disk."""
     uri = uri_of(ls, path)
-    doc = ls.workspace.text_documents.get(uri)
+    doc = ls.open_document(uri)
     if doc is not None:
         return DocState(uri, doc.source, doc.version)
     try:
@@ -302,7 +302,7 @@ def _versions(ls: AgentLanguageServer, uris: Iterable[str]) -> dict[str, tuple[i
     """Version and text of each open document, taken just before an edit is sent."""
     found = {}
     for uri in uris:
-        doc = ls.workspace.text_documents.get(uri)
+        doc = ls.open_document(uri)
         if doc is not None:
             found[uri] = (doc.version, doc.source)
     return found
@@ -314,7 +314,7 @@ def _confirmed(
     """True: the document shows the edit (its text, or a newer version that contains the
     edit's lines, when the user typed along); False: a newer version without them (the
     editor skipped the edit); None: no didChange has arrived since the edit was sent."""
-    doc = ls.workspace.text_documents.get(uri)
+    doc = ls.open_document(uri)
     if doc is None:
         return True  # not open in the editor: nothing to check against
     if doc.source == text:

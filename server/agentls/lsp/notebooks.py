@@ -23,7 +23,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 import nbformat
 from lsprotocol import types
@@ -72,12 +71,9 @@ class EditorCell:
 
 
 def cell_document(ls: AgentLanguageServer, uri: str) -> TextDocument | None:
-    """The synced text document of a notebook cell, or None. pygls keys documents by the
-    unquoted URI, and VS Code's cell URIs carry a percent-encoded fragment
-    (`vscode-notebook-cell:/nb.ipynb#W3sZmlsZQ%3D%3D`); `get_text_document` is not used
-    because it invents an empty document for a URI the editor never opened."""
-    documents: dict[str, TextDocument] = ls.workspace.text_documents
-    return documents.get(unquote(uri))
+    """The synced text document of a notebook cell, or None (VS Code's cell URIs carry a
+    percent-encoded fragment: `vscode-notebook-cell:/nb.ipynb#W3sZmlsZQ%3D%3D`)."""
+    return ls.open_document(uri)
 
 
 def editor_cells(ls: AgentLanguageServer, notebook: types.NotebookDocument) -> list[EditorCell]:

@@ -13,10 +13,12 @@ import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
 
 from agentls import __version__
 from agentls.lsp.capabilities import ClientFeatures
@@ -106,6 +108,14 @@ class AgentLanguageServer(LanguageServer):
     def agent_workspace(self, value: Workspace) -> None:
         self._workspace = value
         self.workspace_ready.set()
+
+    def open_document(self, uri: str) -> TextDocument | None:
+        """The editor's open document for `uri`, or None. pygls keys documents by the
+        unquoted URI while editors send percent-encoded ones (`my%20file.py`,
+        `na%C3%AFve.py`); `get_text_document` is not used because it invents a document
+        read from disk for a URI the editor never opened."""
+        documents: dict[str, TextDocument] = self.workspace.text_documents
+        return documents.get(unquote(uri))
 
     @property
     def has_workspace(self) -> bool:

@@ -146,7 +146,7 @@ class _Lines:
 
     def lines(self, path: Path) -> list[str]:
         if path not in self.cache:
-            doc = self.ls.workspace.text_documents.get(self.uri(path))
+            doc = self.ls.open_document(self.uri(path))
             try:
                 text = doc.source if doc is not None else path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
@@ -214,7 +214,7 @@ def document_symbols(ls: AgentLanguageServer, uri: str) -> JsonList:
     path = _real_path(uri)
     if path is None or _is_secret(ls, path):
         return JsonList()
-    doc = ls.workspace.text_documents.get(uri)
+    doc = ls.open_document(uri)
     lines = _Lines(ls)
     symbols: Iterable[Symbol] | None
     ascii_text = False
@@ -312,7 +312,7 @@ def _is_secret_uri(ls: AgentLanguageServer, uri: str) -> bool:
 
 def _outline_inline(ls: AgentLanguageServer, uri: str) -> bool:
     """An open, not too large document whose outline the idle index gives at once."""
-    doc = ls.workspace.text_documents.get(uri)
+    doc = ls.open_document(uri)
     if doc is None or len(doc.source) > INLINE_OUTLINE_CHARS:
         return False
     path = _real_path(uri)
@@ -320,5 +320,5 @@ def _outline_inline(ls: AgentLanguageServer, uri: str) -> bool:
 
 
 def _open_version(ls: AgentLanguageServer, uri: str) -> int | None:
-    doc = ls.workspace.text_documents.get(uri)
+    doc = ls.open_document(uri)
     return doc.version if doc is not None else None
