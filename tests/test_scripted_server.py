@@ -400,7 +400,7 @@ async def test_hang_until_client_cancels_then_next_turn(serve: Serve, connect: A
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(stream_once(client), 0.1)
 
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 10  # the hang is not waited for
     _, final = await stream_once(client)
     assert final.content[0].type == "text"
     assert final.content[0].text == "next"

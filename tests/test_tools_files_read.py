@@ -136,4 +136,4 @@ async def test_fifty_megabyte_file_pages_by_offset(tmp_path: Path) -> None:
     assert f"{total:>6}\tlast line without newline" in tail
     assert f"[lines {total}-{total} of {total}" in tail
     assert head.splitlines()[-1].startswith(f"[lines 1-3 of {total}; truncated")
-    assert elapsed < 3.0
+    assert elapsed < 10  # a whole-file read of 50 MB three times would not fit
