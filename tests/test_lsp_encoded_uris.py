@@ -60,3 +60,24 @@ async def test_unsaved_text_is_read_and_the_edit_reaches_the_buffer(
         assert result["edit"]["applied"] is True
     assert editor.text(path) == "v = 3  # unsaved\n"  # the open buffer got the edit
     assert path.read_text(encoding="utf-8") == "value = 1\n"  # the disk is the editor's to save
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_file_opened_while_the_server_starts_keeps_the_uri_the_editor_sent(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Editors reopen their tabs right after `initialized`, while the server still imports:
+    those buffers are taken from pygls's table, keyed by the *unquoted* URI. Decoding that
+    again turned a literal `%41` in a file name into `A`: the agent read the disk and
+    edits went to the wrong path."""
+    root = tmp_path_factory.mktemp("ws")
+    env = server_env("http://127.0.0.1:9", tmp_path_factory.mktemp("transcripts"))
+    name = "odd%41 naïve.py"
+    path = root / name
+    path.write_text("value = 1\n", encoding="utf-8")
+    async with editor_session("visual-studio-code", root, env) as editor:
+        uri = editor.open(path, "value = 2  # unsaved\n")  # before the server is ready
+        assert "%2541" in uri
+        read = await command(editor, "agentls.tool", {"name": "read_file", "input": {"path": name}})
+        assert not read["is_error"], read["content"]
+        assert "value = 2  # unsaved" in read["content"]

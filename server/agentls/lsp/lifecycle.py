@@ -72,13 +72,14 @@ def setup(server: AgentLanguageServer) -> None:
         await index_serving(ls, INDEX_HEAD_START_S)
         await asyncio.to_thread(_import_all, HOST_IMPORTS)
         start_agent(ls)
-        for uri in list(ls.workspace.text_documents):  # opened while we were importing
-            push_buffer(ls, uri)
+        # opened while we were importing; by the editor's URI (pygls keys them unquoted)
+        for document in list(ls.workspace.text_documents.values()):
+            push_buffer(ls, document.uri)
         if ls.workspace.notebook_documents:  # notebooks too (issue 15)
             from agentls.lsp.notebooks import push_notebook
 
-            for uri in list(ls.workspace.notebook_documents):
-                push_notebook(ls, uri)
+            for notebook in list(ls.workspace.notebook_documents.values()):
+                push_notebook(ls, notebook.uri)
         ls.ready.set()
         allow_index_persistence(ls)  # the user's secret rules are loaded now
         threading.Thread(target=_warm_up, args=(ls,), name="agentls-warm-up", daemon=True).start()

@@ -49,8 +49,9 @@ def start_index(ls: AgentLanguageServer) -> None:
     from agentls.workspace import Workspace
 
     ls.agent_workspace = Workspace(ls.roots())
-    for uri in list(ls.workspace.text_documents):  # opened before we got here: index first
-        push_buffer(ls, uri)
+    # opened before we got here: index first (by the editor's URI; pygls keys them unquoted)
+    for document in list(ls.workspace.text_documents.values()):
+        push_buffer(ls, document.uri)
     try:
         index = index_for(ls.agent_workspace, hold_persistence=True)
     except Exception:  # symbol requests then answer empty; the agent still works

@@ -85,7 +85,12 @@ def setup(server: AgentLanguageServer) -> None:
 
 
 def push_buffer(ls: AgentLanguageServer, uri: str) -> None:
-    """Copy pygls's current text and version of `uri` into the workspace overlay."""
+    """Copy pygls's current text and version of `uri` into the workspace overlay.
+
+    `uri` is the editor's (percent-encoded) URI, never pygls's unquoted table key: decoding
+    a key again would turn a literal `%41` in a file name into `A`.
+    """
+    doc = ls.open_document(uri)
     path = uri_to_path(uri)
     if path is None and ls.has_workspace:
         notebook = ls.workspace.get_notebook_document(cell_uri=uri)
@@ -94,9 +99,8 @@ def push_buffer(ls: AgentLanguageServer, uri: str) -> None:
 
             push_notebook(ls, notebook.uri)
         return
-    if path is None or not ls.has_workspace:
+    if doc is None or path is None or not ls.has_workspace:
         return
-    doc = ls.workspace.get_text_document(uri)
     ls.open_uris[Path(os.path.realpath(path))] = uri
     try:
         ls.agent_workspace.set_buffer(path, doc.source, doc.version)

@@ -34,6 +34,12 @@ def setup(server: AgentLanguageServer) -> None:
     def did_save(ls: AgentLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
         _notify(ls, params.text_document.uri)
 
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)  # advertised: `NOTEBOOK_SYNC.save`
+    def notebook_did_save(
+        ls: AgentLanguageServer, params: types.DidSaveNotebookDocumentParams
+    ) -> None:
+        _notify(ls, params.notebook_document.uri)
+
 
 def _notify(ls: AgentLanguageServer, uri: str) -> None:
     path = uri_to_path(uri)
