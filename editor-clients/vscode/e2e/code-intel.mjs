@@ -11,7 +11,7 @@
 // Prints one JSON line {ok, toolResult, steps, ...}; exit status 0 only when ok.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { baseSettings, finish, parseArgs, recordedRequests, runSession, runTask, waitFor } from "./harness.mjs";
+import { baseSettings, finish, parseArgs, recordedRequests, runSession, runTask, waitFor, writeScenario } from "./harness.mjs";
 
 const args = parseArgs();
 
@@ -52,8 +52,6 @@ function prepare(tmp, workspace) {
     fs.mkdirSync(path.dirname(path.join(workspace, name)), { recursive: true });
     fs.writeFileSync(path.join(workspace, name), text);
   }
-  const scenario = path.join(tmp, "scenario.json");
-  fs.writeFileSync(scenario, JSON.stringify(SCENARIO));
   const settings = {
     ...baseSettings(tmp),
     "agentls.mode": "review",
@@ -61,7 +59,7 @@ function prepare(tmp, workspace) {
     "typescript.surveys.enabled": false,
     "typescript.tsserver.experimental.enableProjectDiagnostics": false,
   };
-  return { settings, scenario };
+  return { settings, scenario: writeScenario(tmp, SCENARIO) };
 }
 
 async function drive({ page, tmp, result }) {

@@ -80,6 +80,13 @@ export function baseSettings(tmp) {
   };
 }
 
+/** Writes a scripted model's scenario (turns of content blocks) to tmp/scenario.json; its path. */
+export function writeScenario(tmp, scenario) {
+  const file = path.join(tmp, "scenario.json");
+  fs.writeFileSync(file, JSON.stringify(scenario));
+  return file;
+}
+
 function freePort() {
   return new Promise((resolve, reject) => {
     const server = net.createServer();

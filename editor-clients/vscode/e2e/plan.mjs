@@ -15,7 +15,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import {
   HERE, applyPreview, baseSettings, editorText, finish, option, parseArgs, recordedRequests, refactorPreview, runCommand,
-  runSession, runTask, step, tickPreviewEntries, waitFor,
+  runSession, runTask, step, tickPreviewEntries, waitFor, writeScenario,
 } from "./harness.mjs";
 
 const args = parseArgs();
@@ -92,8 +92,6 @@ function resultOf(tmp, tool) {
 /** A copy of e2e/fixture, in plan mode, and the scenario written next to it. */
 function prepare(tmp, workspace) {
   fs.cpSync(path.join(HERE, "fixture"), workspace, { recursive: true });
-  const scenario = path.join(tmp, "scenario.json");
-  fs.writeFileSync(scenario, JSON.stringify(SCENARIO));
   const settings = {
     ...baseSettings(tmp),
     "agentls.mode": "plan",
@@ -102,7 +100,7 @@ function prepare(tmp, workspace) {
     "extensions.ignoreRecommendations": true,
     "editor.minimap.enabled": false,
   };
-  return { settings, scenario };
+  return { settings, scenario: writeScenario(tmp, SCENARIO) };
 }
 
 async function drive({ page, tmp, result }) {
