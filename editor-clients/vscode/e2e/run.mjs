@@ -187,7 +187,7 @@ async function drive({ page, workspace, result }) {
   await item.waitFor({ state: "hidden", timeout: 30000 });
   step("status-bar item gone after cancel");
   await runCommand(page, "agentls: Show Transcript");
-  result.cancelView = await waitFor("live view shows the cancel", 20000, async () => {
+  result.cancelView = await waitFor("live view shows the cancel", 60000, async () => {
     const text = (await output.allTextContents()).join("\n").replace(/\u00a0/g, " ");
     return text.includes("== cancelled") ? text : null;
   });
