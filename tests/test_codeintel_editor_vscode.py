@@ -9,67 +9,14 @@ chromium). Skips, naming what is missing, when the editor set-up is not installe
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-from typing import Any
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-EXT = ROOT / "editor-clients" / "vscode"
-EDITORS_DIR = Path(
-    os.environ.get("AGENTLS_EDITORS_DIR") or Path.home() / ".cache" / "agentls-editors"
-)
-CODE_SERVER = Path(
-    os.environ.get("CODE_SERVER")
-    or EDITORS_DIR / "code-server-4.100.3" / "node_modules" / ".bin" / "code-server"
-)
-CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-NPM = shutil.which("npm")
-HINT = "run `bash scripts/editor-deps.sh vscode`"
+from tests.vscode_support import missing_code_server, run_driver
 
 
-def _missing() -> str | None:
-    if NPM is None or shutil.which("node") is None:
-        return "node/npm not installed"
-    if not (EXT / "node_modules" / "vscode-languageclient").is_dir():
-        return f"the extension's npm dependencies are not installed ({HINT})"
-    if not CODE_SERVER.exists():
-        return f"code-server not installed at {CODE_SERVER} ({HINT})"
-    if not Path(CHROMIUM).exists():
-        return f"chromium not installed ({HINT})"
-    return None
-
-
-@pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
+@pytest.mark.skipif(missing_code_server() is not None, reason=str(missing_code_server()))
 def test_code_server_answers_find_references_through_the_extension() -> None:
-    assert NPM is not None
-    package = subprocess.run(
-        [NPM, "run", "--silent", "package"], cwd=EXT, capture_output=True, text=True, timeout=180
-    )
-    assert package.returncode == 0, package.stdout + package.stderr
-    node = shutil.which("node")
-    assert node is not None
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    runner = str(EXT / "e2e" / "code-intel.mjs")
-    argv = [node, runner, "--python", sys.executable, "--code-server", str(CODE_SERVER)]
-    proc = subprocess.run(
-        [*argv, "--chromium", CHROMIUM],
-        cwd=EXT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=280,
-        check=False,
-    )
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert lines, f"no result (exit {proc.returncode}): {proc.stderr[-3000:]}"
-    result: dict[str, Any] = json.loads(lines[-1])
-    assert result.get("ok"), json.dumps(result, indent=1)[-6000:]
+    result = run_driver("code-intel.mjs", timeout=280)
     tool_result = result["toolResult"]
     assert tool_result["is_error"] is False
     content = tool_result["content"]

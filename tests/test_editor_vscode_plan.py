@@ -12,49 +12,14 @@ when code-server, chromium or the extension's npm dependencies are missing
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from tests.test_editor_vscode import (
-    CHROMIUM,
-    CODE_SERVER,
-    EXT,
-    INSTALL_HINT,
-    _missing_extension_deps,
-    _npm,
-)
+from tests.vscode_support import run_driver
 
 
 def test_code_server_question_plan_approval_and_todos(tmp_path: Path) -> None:
-    missing = _missing_extension_deps()
-    if missing is not None:
-        pytest.fail(missing)
-    if not CODE_SERVER.exists():
-        pytest.fail(f"code-server is not installed at {CODE_SERVER}: {INSTALL_HINT}")
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"chromium is not installed: {INSTALL_HINT}")
-    package = _npm("run", "--silent", "package")
-    assert package.returncode == 0, package.stdout + package.stderr
-    node = shutil.which("node")
-    assert node is not None
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     shot = tmp_path / "plan.png"
-    argv = [node, str(EXT / "e2e" / "plan.mjs"), "--python", sys.executable]
-    argv += ["--code-server", str(CODE_SERVER), "--chromium", CHROMIUM, "--screenshot", str(shot)]
-    proc = subprocess.run(
-        argv, cwd=EXT, env=env, capture_output=True, text=True, timeout=300, check=False
-    )
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert lines, f"no result (exit {proc.returncode}): {proc.stderr[-3000:]}"
-    result: dict[str, Any] = json.loads(lines[-1])
-    assert result.get("ok"), json.dumps(result, indent=1)[-8000:]
+    result = run_driver("plan.mjs", "--screenshot", str(shot))
     # the question: the extension's own quick pick, a row per option and "Other…"
     assert result["questionTitle"] == "agentls asks (1/1): Formats"
     assert result["questionPlaceholder"] == "Which date formats should the parser accept?"

@@ -12,35 +12,7 @@
 #   bash scripts/deps/acp.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-here=scripts/deps/acp
-tools="${AGENTLS_TOOLS_DIR:-$HOME/.cache/agentls-tools}"
-key=$(cat "$here/package.json" "$here/package-lock.json" | sha256sum | cut -c1-12)
-target="$tools/acp-$key"
-
-if [ -f "$target/node_modules/@agentclientprotocol/sdk/package.json" ] && [ -f "$target/.complete" ]; then
-  echo "acp: @agentclientprotocol/sdk already installed in $target"
-else
-  if ! command -v npm >/dev/null; then
-    echo "acp: npm is needed for @agentclientprotocol/sdk (apt-get install nodejs npm)" >&2
-    exit 1
-  fi
-  mkdir -p "$tools"
-  staging=$(mktemp -d "$tools/.acp-XXXXXX")
-  trap 'rm -rf "$staging"' EXIT
-  cp "$here/package.json" "$here/package-lock.json" "$staging/"
-  (cd "$staging" && npm ci --no-audit --no-fund --loglevel=error)
-  touch "$staging/.complete"
-  rm -rf "$target"
-  mv "$staging" "$target"
-  trap - EXIT
-  echo "acp: installed @agentclientprotocol/sdk into $target"
-fi
-
-python=".venv/bin/python"
-[ -x "$python" ] || python=$(command -v python3)
-if version=$("$python" -c "from importlib.metadata import version; print(version('agent-client-protocol'))" 2>/dev/null); then
-  echo "acp: agent-client-protocol $version present"
-else
-  echo "acp: agent-client-protocol missing; installing the pin of pyproject.toml"
-  "$python" -m pip install -q 'agent-client-protocol>=0.12.1,<0.13'
-fi
+# shellcheck source=scripts/deps/lib/install.sh
+. scripts/deps/lib/install.sh
+npm_cached acp node_modules/@agentclientprotocol/sdk/package.json "@agentclientprotocol/sdk"
+pip_pinned acp agent-client-protocol 'agent-client-protocol>=0.12.1,<0.13'
