@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agentls.agent.context import ToolContext
 from agentls.agent.events import AgentEvent
@@ -119,7 +119,47 @@ def make_session(
         tools=all_test_tools() if tools is None else tools,
         transcript_dir=tmp_path / "transcripts",
     )
-    return AgentSession(AnthropicModelClient(config.settings), config)
+    return close_at_loop_end(AgentSession(AnthropicModelClient(config.settings), config))
+
+
+_closers: set[asyncio.Task[None]] = set()
+Closable = TypeVar("Closable", AgentSession, AnthropicModelClient)
+
+
+def close_at_loop_end(resource: Closable) -> Closable:
+    """Close `resource` (a session, a model client) when the test's event loop ends.
+
+    Tests drop their sessions without closing them; pytest-asyncio's runner cancels the
+    tasks left when the test ends, and this one's cancellation closes the HTTP connections
+    and transcript file (left open, they are ResourceWarnings — errors here).
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # a synchronous test: it closes what it opens itself
+        return resource
+    close = resource.aclose if isinstance(resource, AgentSession) else resource.close
+
+    async def wait_then_close() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            _closers.discard(task)
+            await close()
+
+    task = loop.create_task(wait_then_close())
+    _closers.add(task)
+    return resource
+
+
+def close_left_open() -> None:
+    """Close what `close_at_loop_end` holds on loops that outlive the test (module-scoped
+    ones), so a test's connections do not outlast it (conftest calls it after each test)."""
+    for task in list(_closers):
+        loop = task.get_loop()
+        if loop.is_closed() or loop.is_running():
+            continue
+        task.cancel()
+        loop.run_until_complete(asyncio.gather(task, return_exceptions=True))
 
 
 class EventLog(list[AgentEvent]):

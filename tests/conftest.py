@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import gc
+import os
 from collections.abc import Iterator
 
 import pytest
 
 from agentls import credentials
 from agentls.testing import ScriptedMessagesServer
+from tests.agent_support import close_left_open
 
 
 @pytest.fixture
@@ -13,6 +16,13 @@ def api() -> Iterator[ScriptedMessagesServer]:
     """A scripted Messages-API server; tests add turns with `api.extend(...)`."""
     with ScriptedMessagesServer([]) as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def _close_sessions() -> Iterator[None]:
+    """Sessions a test made are closed when it ends, also on a module-scoped event loop."""
+    yield
+    close_left_open()
 
 
 @pytest.fixture(autouse=True)
@@ -27,3 +37,11 @@ def _isolated_env(
     monkeypatch.setenv("AGENTLS_MANAGED_SETTINGS", "/nonexistent/managed-settings.json")
     # keys an `apiKeyHelper` printed are remembered process-wide for redaction: per test
     monkeypatch.setattr(credentials, "_secret_values", set())
+
+
+if os.environ.get("AGENTLS_TEST_GC"):  # diagnosis: leaks are reported on the test that made them
+
+    @pytest.fixture(autouse=True)
+    def _collect_garbage() -> Iterator[None]:
+        yield
+        gc.collect()

@@ -29,7 +29,7 @@ from agentls.agent.transcript import read_records
 from agentls.testing import ScriptedMessagesServer, text_turn
 from agentls.tools import builtin_tools
 from agentls.workspace import ChangeSet, Workspace
-from tests.agent_support import ProbeRead
+from tests.agent_support import ProbeRead, close_at_loop_end
 from tests.shadow_support import unsandboxed
 
 PY = shlex.quote(sys.executable)
@@ -347,7 +347,7 @@ def _session(
         hooks=safety.hooks(transcript_dir=root / "transcripts"),
         transcript_dir=root / "transcripts",
     )
-    return AgentSession(AnthropicModelClient(agent), config)
+    return close_at_loop_end(AgentSession(AnthropicModelClient(agent), config))
 
 
 def _append(out: Path) -> str:

@@ -68,6 +68,7 @@ def test_sigint_mid_run_cancels_cleanly_and_leaves_the_workspace_unchanged(
             proc.kill()
             proc.wait()
     reader.join(timeout=5)
+    proc.communicate()  # closes its pipes
     while not lines.empty():
         seen.append(lines.get())
     out = "".join(seen)

@@ -22,7 +22,7 @@ from agentls.agent.store import SessionStore
 from agentls.agent.transcript import read_records, render_tree
 from agentls.testing import RecordedRequest, ScriptedMessagesServer, Turn, text_turn, tool_turn
 from agentls.testing._wire import estimate_input_tokens
-from tests.agent_support import make_session
+from tests.agent_support import close_at_loop_end, make_session
 
 SUMMARY = """## Task
 Probe every label.
@@ -357,7 +357,9 @@ async def test_a_run_killed_after_an_auto_compaction_resumes_from_the_compacted_
     resumed = make_session(api, tmp_path, **settings)
     config = resumed.config
     config.transcript_dir = crashed
-    restored = AgentSession.resume(session.id, AnthropicModelClient(config.settings), config, store)
+    restored = close_at_loop_end(
+        AgentSession.resume(session.id, AnthropicModelClient(config.settings), config, store)
+    )
     assert restored.status == "interrupted"
     assert restored.messages == complete  # no turn twice, none lost
     assert restored.turns == 5

@@ -25,7 +25,7 @@ from agentls.agent.settings import AgentSettings
 from agentls.agent.settings_files import load_safety
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.workspace import ChangeSet, Workspace
-from tests.agent_support import ProbeRead, ProbeWrite
+from tests.agent_support import ProbeRead, ProbeWrite, close_at_loop_end
 
 PY = shlex.quote(sys.executable)
 
@@ -287,7 +287,7 @@ def _session(api: ScriptedMessagesServer, root: Path, hooks: dict[str, Any]) -> 
         hooks=safety.hooks(),
         transcript_dir=root / "transcripts",
     )
-    return AgentSession(AnthropicModelClient(settings), config)
+    return close_at_loop_end(AgentSession(AnthropicModelClient(settings), config))
 
 
 def _group(command: str) -> list[dict[str, Any]]:

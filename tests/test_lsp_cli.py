@@ -31,7 +31,7 @@ def test_serve_over_tcp_answers_initialize(tmp_path: Path) -> None:
         conn.close()
     finally:
         proc.kill()
-        proc.wait()
+        proc.communicate()  # reaps it and closes its pipes
 
 
 def test_serve_over_tcp_survives_an_overlong_header_line(tmp_path: Path) -> None:
@@ -53,7 +53,7 @@ def test_serve_over_tcp_survives_an_overlong_header_line(tmp_path: Path) -> None
         conn.close()
     finally:
         proc.kill()
-        proc.wait()
+        proc.communicate()  # reaps it and closes its pipes
 
 
 def test_serve_rejects_a_bad_address(tmp_path: Path) -> None:
@@ -119,7 +119,7 @@ def test_serve_over_websocket_answers_initialize(tmp_path: Path) -> None:
         assert "agentls.run" in str(reply["result"])
     finally:
         proc.kill()
-        proc.wait()
+        proc.communicate()  # reaps it and closes its pipes
 
 
 def _free_port() -> int:

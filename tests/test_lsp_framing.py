@@ -48,7 +48,8 @@ class RawClient:
         )
         self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
         self.seen: list[dict[str, Any]] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -104,6 +105,10 @@ class RawClient:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
+        self.reader.join(10)  # it reads to the end of the dead process's output
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                pipe.close()
 
 
 @pytest.fixture

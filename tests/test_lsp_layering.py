@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.ast_support import parse_module
+
 PACKAGE = Path(__file__).resolve().parents[1] / "server" / "agentls"
 
 CORE = ("agent", "tools", "workspace", "index", "config")
@@ -27,20 +29,9 @@ BANNED_IN_CORE += ("agentls.acp", "acp")  # the ACP host and its SDK
 """What the core may never import: the LSP libraries and the hosts built on the core."""
 
 
-def _parse(path: Path) -> ast.Module:
-    """`ast.parse`, once more on CPython 3.11's spurious "AST constructor recursion depth
-    mismatch" (gh-106905: its depth counter can be left off by an earlier error in the
-    same thread, as other tests in the process may cause); a real syntax error repeats."""
-    text = path.read_text(encoding="utf-8")
-    try:
-        return ast.parse(text, filename=str(path))
-    except SystemError:
-        return ast.parse(text, filename=str(path))
-
-
 def _imports(path: Path) -> Iterator[tuple[int, str]]:
     """(line, module) for every absolute import in a file, lazy ones included."""
-    for node in ast.walk(_parse(path)):
+    for node in ast.walk(parse_module(path)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield node.lineno, alias.name

@@ -15,7 +15,7 @@ from agentls.agent.session import AgentSession
 from agentls.agent.store import SessionStore
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.tools import builtin_tools
-from tests.agent_support import make_session
+from tests.agent_support import close_at_loop_end, make_session
 from tests.lsp_support import command, editor_session, server_env
 
 TODOS = [
@@ -109,7 +109,9 @@ async def test_the_turn_journal_carries_the_list_for_a_crash_resume(
     state.status = "running"
     state.todos = []
     store.save(state)
-    resumed = AgentSession.resume(session.id, session.client, session.config, store)
+    resumed = close_at_loop_end(
+        AgentSession.resume(session.id, session.client, session.config, store)
+    )
     assert resumed.status == "interrupted"
     assert [t.model_dump() for t in resumed.todos] == TODOS
 

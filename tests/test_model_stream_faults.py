@@ -23,7 +23,7 @@ from agentls.agent.tool import Tool, ToolInput
 from agentls.config import AgentlsSettings, load_layer
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.workspace import Workspace
-from tests.agent_support import EventLog, all_test_tools
+from tests.agent_support import EventLog, all_test_tools, close_at_loop_end
 
 LIMIT = 30.0
 """Seconds a faulty run may take here at most (today's code would wait for ever)."""
@@ -66,7 +66,7 @@ def session_from_env(
         tools=tools if tools is not None else all_test_tools(),
         transcript_dir=tmp_path / "transcripts",
     )
-    return AgentSession(AnthropicModelClient(settings), config)
+    return close_at_loop_end(AgentSession(AnthropicModelClient(settings), config))
 
 
 async def bounded(session: AgentSession, prompt: str, events: EventLog) -> Any:

@@ -20,7 +20,7 @@ from agentls.agent.settings import AgentSettings
 from agentls.agent.tool import Tool, ToolInput
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.workspace import ChangeSet, Workspace
-from tests.agent_support import ProbeRead, ProbeWrite
+from tests.agent_support import ProbeRead, ProbeWrite, close_at_loop_end
 
 
 class FakeApprover:
@@ -180,7 +180,7 @@ def _session(
         permissions=policy,
         transcript_dir=root / "transcripts",
     )
-    return AgentSession(AnthropicModelClient(settings), config)
+    return close_at_loop_end(AgentSession(AnthropicModelClient(settings), config))
 
 
 async def test_through_the_loop_session_approval_then_denial(

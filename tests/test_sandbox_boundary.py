@@ -156,6 +156,7 @@ def listener() -> Iterator[int]:
     thread.start()
     yield int(server.server_address[1])
     server.shutdown()
+    server.server_close()
 
 
 def _fetch(url: str, direct: bool) -> str:
@@ -197,6 +198,7 @@ async def test_an_allowed_domain_goes_through_the_proxy_and_others_do_not(
     assert "hello-from-the-host" not in refused
     assert "FAILED" in refused
     direct = await _run(registry, workspace, _fetch(f"http://127.0.0.1:{listener}/", True))
+    workspace.close()  # the proxy stops with the workspace, as at a server's shutdown
     assert "hello-from-the-host" not in direct  # only through the proxy
 
 

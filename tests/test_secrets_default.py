@@ -23,6 +23,7 @@ from agentls.tools.run_command import RunCommand
 from agentls.workspace import Workspace
 from agentls.workspace.secrets import Redactor, SecretMatcher, secrets_for, use_secrets
 from agentls.workspace.shadow import ShadowRegistry
+from tests.agent_support import close_at_loop_end
 from tests.shadow_support import make_ctx
 
 KEY = "sk-ant-api03-TESTKEY-0123456789abcdefghij"
@@ -184,7 +185,7 @@ async def test_the_key_never_reaches_the_model_or_the_transcript(
         transcript_dir=tmp_path / "transcripts",
     )
     api.extend(tool_turn(("read_file", {"path": "notes.txt"})), text_turn("read it"))
-    session = AgentSession(AnthropicModelClient(settings), config)
+    session = close_at_loop_end(AgentSession(AnthropicModelClient(settings), config))
     result = await session.run("what is in notes.txt?")
     assert result.status == "completed"
     assert api.message_requests[0].api_key == KEY  # the key is only ever a header

@@ -19,7 +19,7 @@ from agentls.agent.tool import Tool, ToolInput
 from agentls.agent.transcript import read_records
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.workspace import Workspace
-from tests.agent_support import all_test_tools
+from tests.agent_support import all_test_tools, close_at_loop_end
 
 
 class Args(ToolInput):
@@ -60,7 +60,12 @@ def _config(
 
 
 def _session(config: SessionConfig) -> AgentSession:
-    return AgentSession(AnthropicModelClient(config.settings), config)
+    return close_at_loop_end(AgentSession(AnthropicModelClient(config.settings), config))
+
+
+def _resume(session_id: str, config: SessionConfig, store: SessionStore) -> AgentSession:
+    client = AnthropicModelClient(config.settings)
+    return close_at_loop_end(AgentSession.resume(session_id, client, config, store))
 
 
 async def test_resume_after_restart_continues_with_history_and_discovered_tools(
@@ -90,9 +95,7 @@ async def test_resume_after_restart_continues_with_history_and_discovered_tools(
 
     api.extend(tool_turn(("mcp__svc__record_07", {"item_id": "B-2"})), text_turn("And B-2."))
     config = _config(api, tmp_path)  # a new host: new tool objects, new client
-    resumed = AgentSession.resume(
-        result.session_id, AnthropicModelClient(config.settings), config, store
-    )
+    resumed = _resume(result.session_id, config, store)
     assert resumed.id == result.session_id
     assert resumed.runs == 1
     follow_up = await resumed.run("now B-2")
@@ -138,7 +141,7 @@ async def test_state_is_written_at_status_changes(
     state.status = "running"
     store.save(state)
     config = _config(api, tmp_path)
-    resumed = AgentSession.resume(session.id, AnthropicModelClient(config.settings), config, store)
+    resumed = _resume(session.id, config, store)
     assert resumed.status == "interrupted"
 
 
@@ -158,7 +161,7 @@ async def test_lost_staged_edits_are_reported_to_the_model_after_resume(
     del older["staged"]  # as an agentls that did not save the changeset wrote it
     store.path(session.id).write_text(json.dumps(older))
     config = _config(api, tmp_path)
-    resumed = AgentSession.resume(session.id, AnthropicModelClient(config.settings), config, store)
+    resumed = _resume(session.id, config, store)
     assert resumed.changes.is_empty()
     await resumed.run("go on")
     text = api.message_requests[-1].user_text()
@@ -228,7 +231,7 @@ async def test_corrupt_missing_and_foreign_state_give_clear_errors(
         store.load("../../etc/passwd")
     config = _config(api, tmp_path)
     with pytest.raises(SessionStateError):
-        AgentSession.resume("nothere", AnthropicModelClient(config.settings), config, store)
+        _resume("nothere", config, store)
 
 
 async def test_sessions_without_persistence_write_no_state(
@@ -263,7 +266,7 @@ async def test_staged_edits_are_saved_and_restored_with_the_session(
 
     store = SessionStore(tmp_path / "transcripts")
     config = _config(api, tmp_path)
-    resumed = AgentSession.resume(session.id, AnthropicModelClient(config.settings), config, store)
+    resumed = _resume(session.id, config, store)
     after = resumed.changes.entries()
     assert [(c.kind, c.path, c.old_path, c.original_text, c.new_text) for c in after] == [
         (c.kind, c.path, c.old_path, c.original_text, c.new_text) for c in before
@@ -346,7 +349,7 @@ async def test_a_run_the_server_did_not_survive_resumes_from_its_journal(
     config.transcript_dir = crashed
     store = SessionStore(crashed)
     assert store.load(session.id).status == "running"
-    resumed = AgentSession.resume(session.id, AnthropicModelClient(config.settings), config, store)
+    resumed = _resume(session.id, config, store)
     assert resumed.status == "interrupted"
     assert resumed.messages == complete
     assert resumed.turns == 2

@@ -27,6 +27,7 @@ from agentls.config.environment import (
 from agentls.config.problems import model_class
 from agentls.config.project import load_project_layer
 from agentls.mcp import McpOptions
+from tests.ast_support import parse_module
 
 INVALID_PARTS: list[tuple[dict[str, Any], str, dict[str, Any]]] = [
     # (section, what the user is told, what still applies)
@@ -421,7 +422,7 @@ def test_the_settings_package_imports_only_pydantic_re2_and_itself() -> None:
     package = Path(__file__).resolve().parents[1] / "server" / "agentls" / "config"
     found = []
     for path in sorted(package.glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse_module(path)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 names = [node.module]

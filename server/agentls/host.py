@@ -662,8 +662,7 @@ class AgentHost:
         if ending:
             await asyncio.wait([asyncio.ensure_future(e) for e in ending], timeout=10)
         for session in self.sessions.values():
-            await session.client.close()
-            session.transcript.close()
+            await session.aclose()
         for source in self.options.tool_sources:
             closer = getattr(source, "aclose", None)
             if closer is not None:

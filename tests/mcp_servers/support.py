@@ -20,6 +20,7 @@ from agentls.agent.session import AgentSession, SessionConfig
 from agentls.agent.settings import AgentSettings
 from agentls.testing import ScriptedMessagesServer
 from agentls.workspace import Workspace
+from tests.agent_support import close_at_loop_end
 from tests.mcp_servers import demo_server
 
 SERVER = str(Path(demo_server.__file__).resolve())
@@ -102,7 +103,7 @@ def make_session(
         transcript_dir=tmp_path / "transcripts",
         **extra,
     )
-    return AgentSession(AnthropicModelClient(settings), config)
+    return close_at_loop_end(AgentSession(AnthropicModelClient(settings), config))
 
 
 def pid_alive(pid: int) -> bool:

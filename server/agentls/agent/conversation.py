@@ -153,6 +153,17 @@ class Conversation:
         self.session_started = False
         """SessionStart hooks ran for this session object (`agentls.agent.loop`)."""
 
+    async def aclose(self) -> None:
+        """Release the model client's connections and the transcript file.
+
+        A host calls it when it drops the session (shutdown); the session cannot run after.
+        Sub-agents share their parent's client, so only a top-level session closes it.
+        """
+        try:
+            await self.client.close()
+        finally:
+            self.transcript.close()
+
     # --- figures other layers read --------------------------------------------------------
 
     @property

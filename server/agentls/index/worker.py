@@ -154,6 +154,7 @@ def _ask(proc: subprocess.Popen[bytes], batch: Batch) -> Results | None:
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """End the worker (its stdin closed is its signal to exit) and release both pipes."""
     try:
         if proc.stdin is not None:
             proc.stdin.close()
@@ -161,6 +162,8 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     except (OSError, subprocess.TimeoutExpired):
         proc.kill()
         proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
 
 
 def serve(inp: IO[bytes], out: IO[bytes]) -> None:

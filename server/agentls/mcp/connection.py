@@ -193,7 +193,7 @@ class McpConnection:
             return
         if self.state == "starting":
             self._fail("did not finish starting")
-            await self._stop_runner()
+        await self._stop_runner()  # a failed start leaves no process and no open stderr file
         log.warning("MCP server %s failed to start: %s", self.name, self.error)
 
     def reconfigure(self, spec: ServerSpec, options: McpOptions) -> None:
