@@ -558,6 +558,14 @@ async def acp_client(
         yield client
 
 
+@asynccontextmanager
+async def initialized_client(kind: str, api_url: str, home: Path) -> AsyncIterator[AnyClient]:
+    """A client of `kind` with a fresh editor, initialized (the answer in `.initialized`)."""
+    async with acp_client(kind, FakeEditor(), agent_env(api_url, home), home) as client:
+        client.initialized = await initialize(client)  # type: ignore[union-attr]
+        yield client
+
+
 def client_capabilities(*, fs: bool = True, terminal: bool = False) -> dict[str, Any]:
     return {"fs": {"readTextFile": fs, "writeTextFile": fs}, "terminal": terminal}
 

@@ -304,6 +304,18 @@ async def command(editor: FakeEditor, name: str, *arguments: Any) -> Any:
     )
 
 
+async def run_to_applied(editor: FakeEditor, prompt: str) -> None:
+    """Run `prompt` to the end and see its edit applied: at once where the client applies
+    edits as they come, by `agentls.accept` where it reviews staged ones."""
+    result = await command(editor, "agentls.run", {"prompt": prompt, "wait": True})
+    assert result["status"] == "completed"
+    if result["edit"]["applied"] is None:  # staged: this client reviews with accept
+        accepted = await command(editor, "agentls.accept", {"session": result["session"]})
+        assert accepted["applied"] is True
+    else:
+        assert result["edit"]["applied"] is True
+
+
 async def code_actions(editor: FakeEditor, params: types.CodeActionParams) -> list[dict[str, Any]]:
     """Code actions as plain dicts.
 

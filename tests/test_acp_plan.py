@@ -22,8 +22,8 @@ from tests.acp_support import (
     AnyClient,
     FakeEditor,
     acp_client,
-    agent_env,
     initialize,
+    initialized_client,
     new_session,
     prompt,
     write_project,
@@ -57,9 +57,7 @@ async def client(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[AnyClient]:
     home = tmp_path_factory.mktemp("home")
-    editor = FakeEditor()
-    async with acp_client(request.param, editor, agent_env(api.base_url, home), home) as found:
-        await initialize(found)
+    async with initialized_client(request.param, api.base_url, home) as found:
         yield found
 
 

@@ -22,10 +22,7 @@ from tests.acp_support import (
     CLIENTS,
     AcpError,
     AnyClient,
-    FakeEditor,
-    acp_client,
-    agent_env,
-    initialize,
+    initialized_client,
     new_session,
     prompt,
     request_with_tool_result,
@@ -52,9 +49,7 @@ async def client(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[AnyClient]:
     home = tmp_path_factory.mktemp("home")
-    editor = FakeEditor()
-    async with acp_client(request.param, editor, agent_env(api.base_url, home), home) as found:
-        found.initialized = await initialize(found)  # type: ignore[union-attr]
+    async with initialized_client(request.param, api.base_url, home) as found:
         yield found
 
 

@@ -23,6 +23,7 @@ from tests.lsp_support import (
     code_actions,
     command,
     editor_session,
+    run_to_applied,
     server_env,
     wait_for,
 )
@@ -91,13 +92,7 @@ async def test_emoji_cjk_and_crlf_positions_in_the_negotiated_encoding(
         ),
         text_turn("done"),
     )
-    result = await command(editor, "agentls.run", {"prompt": "fix", "wait": True})
-    assert result["status"] == "completed"
-    if result["edit"]["applied"] is None:  # staged: no preview in this client
-        accepted = await command(editor, "agentls.accept", {"session": result["session"]})
-        assert accepted["applied"] is True
-    else:
-        assert result["edit"]["applied"] is True
+    await run_to_applied(editor, "fix")
     expected = "s = '😀🎉'\r\nname = '汉字'\r\nextra = '🚀'\r\nmid = 1\r\nlast = '✅ 完成'"
     assert editor.text(path) == expected
     sent = editor.edits[-1]

@@ -10,7 +10,14 @@ import pytest
 import pytest_asyncio
 
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
-from tests.lsp_support import HELIX_LIKE, FakeEditor, command, editor_session, server_env
+from tests.lsp_support import (
+    HELIX_LIKE,
+    FakeEditor,
+    command,
+    editor_session,
+    run_to_applied,
+    server_env,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -51,13 +58,7 @@ async def test_unsaved_text_is_read_and_the_edit_reaches_the_buffer(
         tool_turn(("edit_file", {"path": name, "old_string": "value = 2", "new_string": "v = 3"})),
         text_turn("done"),
     )
-    result = await command(editor, "agentls.run", {"prompt": "rename", "wait": True})
-    assert result["status"] == "completed"
-    if result["edit"]["applied"] is None:  # staged: this client reviews with accept
-        accepted = await command(editor, "agentls.accept", {"session": result["session"]})
-        assert accepted["applied"] is True
-    else:
-        assert result["edit"]["applied"] is True
+    await run_to_applied(editor, "rename")
     assert editor.text(path) == "v = 3  # unsaved\n"  # the open buffer got the edit
     assert path.read_text(encoding="utf-8") == "value = 1\n"  # the disk is the editor's to save
 
