@@ -12,17 +12,21 @@
 # emacs   Debian's emacs-nox + elpa-eglot (byte-compile smoke test of agentls.el)
 # vscode  Debian's chromium (+ ripgrep, libkrb5-dev for code-server's native build);
 #         the extension's npm dependencies (npm ci in editor-clients/vscode) and its .vsix;
-#         code-server 4.100.3 from npm into $AGENTLS_EDITORS_DIR (default
+#         code-server (version and tree locked in scripts/deps/code-server/, npm ci) into
+#         $AGENTLS_EDITORS_DIR (default
 #         ~/.cache/agentls-editors), built once (~5-6 min on 2 cores), then reused.
 #
 # Needs root for apt-get (or sudo). Prints what it installs and how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-CODE_SERVER_VERSION=4.100.3
+# code-server's version and its whole dependency tree are locked in scripts/deps/code-server/.
+CODE_SERVER_LOCK=scripts/deps/code-server
+CODE_SERVER_VERSION=$(sed -n 's/.*"code-server": "\(.*\)".*/\1/p' "$CODE_SERVER_LOCK/package.json")
 EDITORS_DIR="${AGENTLS_EDITORS_DIR:-$HOME/.cache/agentls-editors}"
 CODE_SERVER_DIR="$EDITORS_DIR/code-server-$CODE_SERVER_VERSION"
 CODE_SERVER_BIN="$CODE_SERVER_DIR/node_modules/.bin/code-server"
+CODE_SERVER_STAMP="$CODE_SERVER_DIR/.agentls-lock-$(cat "$CODE_SERVER_LOCK"/package*.json | sha256sum | cut -c1-16)"
 EXT_DIR=editor-clients/vscode
 
 want=("$@")
@@ -36,9 +40,9 @@ for w in "${want[@]}"; do
 done
 wants() { [[ " ${want[*]} " == *" $1 "* ]]; }
 
+# shellcheck source=scripts/deps/lib/apt.sh
+source scripts/deps/lib/apt.sh
 log() { echo "editor-deps: $*"; }
-SUDO=""
-[ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null && SUDO="sudo"
 
 # --- Debian packages -------------------------------------------------------------------
 apt_missing=()
@@ -55,16 +59,14 @@ wants vscode && need_pkg chromium ripgrep libkrb5-dev pkg-config g++ make
 if [ ${#apt_missing[@]} -gt 0 ]; then
   t0=$SECONDS
   log "apt-get install ${apt_missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
   # chromium with its recommends (fonts and friends, as verified headless); the rest lean.
   lean=()
   for pkg in "${apt_missing[@]}"; do [ "$pkg" = chromium ] || lean+=("$pkg"); done
   if [ ${#lean[@]} -gt 0 ]; then
-    $SUDO apt-get install -y -qq --no-install-recommends "${lean[@]}" >/dev/null
+    apt_install "${lean[@]}"
   fi
   if [[ " ${apt_missing[*]} " == *" chromium "* ]]; then
-    $SUDO apt-get install -y -qq chromium >/dev/null
+    apt_install --recommends chromium
   fi
   log "apt packages installed in $((SECONDS - t0))s"
 fi
@@ -110,8 +112,9 @@ fi
 
 # --- code-server from npm --------------------------------------------------------------
 if wants vscode; then
-  # The directory only appears after a complete install (staged, then moved into place).
-  if [ ! -x "$CODE_SERVER_BIN" ]; then
+  # The directory only appears after a complete install (staged, then moved into place),
+  # stamped with the lock it was installed from.
+  if [ ! -x "$CODE_SERVER_BIN" ] || [ ! -e "$CODE_SERVER_STAMP" ]; then
     t0=$SECONDS
     log "installing code-server $CODE_SERVER_VERSION into $CODE_SERVER_DIR (builds native modules, a few minutes)"
     tmp_root="${TMPDIR:-/tmp}"
@@ -128,15 +131,17 @@ if wants vscode; then
     staging="$CODE_SERVER_DIR.partial"
     rm -rf "$staging"
     mkdir -p "$staging"
+    cp "$CODE_SERVER_LOCK/package.json" "$CODE_SERVER_LOCK/package-lock.json" "$staging/"
     (
       cd "$staging"
       export npm_config_unsafe_perm=true npm_config_yes=true npm_config_nodedir=/usr JOBS=max
-      npm install --no-audit --no-fund --loglevel=error "code-server@$CODE_SERVER_VERSION" >"$staging.log" 2>&1 ||
+      npm ci --no-audit --no-fund --loglevel=error >"$staging.log" 2>&1 ||
         { tail -40 "$staging.log" >&2; exit 1; }
     )
     rm -rf "$CODE_SERVER_DIR"
     mv "$staging" "$CODE_SERVER_DIR"
     XDG_CONFIG_HOME="$(mktemp -d)" "$CODE_SERVER_BIN" --version >/dev/null # it writes a config
+    touch "$CODE_SERVER_STAMP"
     log "code-server installed in $((SECONDS - t0))s"
   fi
 fi

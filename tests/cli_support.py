@@ -6,8 +6,14 @@ scripted server runs in the test process and is reached through `ANTHROPIC_BASE_
 
 from __future__ import annotations
 
+import os
+import pty
+import re
+import select
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,3 +70,73 @@ def snapshot(root: Path) -> dict[str, bytes]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and "__pycache__" not in p.parts
     }
+
+
+@dataclass
+class TerminalRun:
+    """A CLI run on a pseudo-terminal: its exit code, its raw output (escape sequences
+    included) and the same output as plain text."""
+
+    code: int
+    raw: str
+
+    @property
+    def plain(self) -> str:
+        return plain_text(self.raw)
+
+
+Responder = Callable[[bytes], bytes | None]
+"""Given everything the terminal has shown so far, what to type next (None: nothing)."""
+
+
+def on_a_terminal(
+    argv: list[str], env: dict[str, str], respond: Responder | None = None, timeout: float = 120
+) -> TerminalRun:
+    """Runs `argv` on a pseudo-terminal, as a user at a terminal would; `respond` types the
+    answers to its prompts. Reads until the program closes the terminal or `timeout` passes."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the program on a terminal
+        try:
+            os.execve(argv[0], argv, env)
+        finally:
+            os._exit(127)
+    output = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.5)
+            if not ready:
+                continue
+            try:
+                data = os.read(fd, 4096)
+            except OSError:  # EIO: the program closed the terminal
+                break
+            if not data:
+                break
+            output += data
+            typed = respond(output) if respond else None
+            if typed:
+                os.write(fd, typed)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(fd)
+    return TerminalRun(os.waitstatus_to_exitcode(status), output.decode("utf-8", "replace"))
+
+
+def plain_text(text: str) -> str:
+    """`text` without terminal escape sequences."""
+    return re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", text)
+
+
+def answer_once(prompt: bytes, answer: bytes) -> Responder:
+    """Types `answer` the first time `prompt` appears."""
+    answered = False
+
+    def respond(output: bytes) -> bytes | None:
+        nonlocal answered
+        if answered or prompt not in output:
+            return None
+        answered = True
+        return answer
+
+    return respond

@@ -3,17 +3,13 @@
 
 from __future__ import annotations
 
-import os
-import pty
 import re
-import select
 import sys
-import time
 from pathlib import Path
 
 from agentls.headless.commands import first_sentence
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
-from tests.cli_support import cli_env, run_cli, write_tree
+from tests.cli_support import cli_env, on_a_terminal, run_cli, write_tree
 
 
 def test_auto_mode_without_an_allow_rule_says_why_and_exits_1(
@@ -61,30 +57,8 @@ def test_ask_on_a_terminal_renders_the_answer_once(
     api.extend(text_turn("The notes say **hello** to everyone."))
     env = cli_env(api.base_url, tmp_path / "state")
     argv = [sys.executable, "-m", "agentls", "ask", "What do the notes say?", "-w", str(workspace)]
-    pid, fd = pty.fork()
-    if pid == 0:
-        try:
-            os.execve(sys.executable, argv, env)
-        finally:
-            os._exit(127)
-    output = b""
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.5)
-            if not ready:
-                continue
-            try:
-                data = os.read(fd, 4096)
-            except OSError:
-                break
-            if not data:
-                break
-            output += data
-        _, status = os.waitpid(pid, 0)
-    finally:
-        os.close(fd)
-    plain = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", output.decode("utf-8", "replace"))
-    assert os.waitstatus_to_exitcode(status) == 0, plain[-2000:]
+    run = on_a_terminal(argv, env)
+    plain = run.plain
+    assert run.code == 0, plain[-2000:]
     assert "The notes say hello to everyone." in plain  # rendered Markdown…
     assert "**hello**" not in plain  # …and never the raw stream before it

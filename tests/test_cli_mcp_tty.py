@@ -5,16 +5,11 @@ text) are all answered at the keyboard."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import re
-import select
 import sys
-import time
 from pathlib import Path
 
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
-from tests.cli_support import cli_env
+from tests.cli_support import cli_env, on_a_terminal
 from tests.mcp_servers.support import stdio
 
 CHOICES = [b"1\n", b"1\n", b"1\n", b"1\n", b"2\n"]
@@ -30,38 +25,22 @@ def test_mcp_questions_are_answered_on_the_terminal(
     api.extend(tool_turn(("mcp__demo__deploy", {"target": "prod"})), text_turn("done"))
     env = cli_env(api.base_url, tmp_path / "state", XDG_CONFIG_HOME=str(tmp_path / "config"))
     argv = [sys.executable, "-m", "agentls", "run", "deploy prod", "-w", str(workspace)]
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: the CLI on a terminal
-        try:
-            os.execve(sys.executable, argv, env)
-        finally:
-            os._exit(127)
-    output, choices, typed = b"", 0, False
-    deadline = time.monotonic() + 240
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.5)
-            if not ready:
-                continue
-            try:
-                data = os.read(fd, 4096)
-            except OSError:
-                break
-            if not data:
-                break
-            output += data
-            if output.count(b"choice [1]") > choices and choices < len(CHOICES):
-                os.write(fd, CHOICES[choices])
-                choices += 1
-            note = output.rpartition(b"asks for Note")
-            if not typed and note[1] and b"answer" in note[2]:
-                os.write(fd, b"from the tty\n")
-                typed = True
-        _, status = os.waitpid(pid, 0)
-    finally:
-        os.close(fd)
-    plain = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", output.decode("utf-8", "replace"))
-    assert os.waitstatus_to_exitcode(status) == 0, plain[-3000:]
+    choices, typed = 0, False
+
+    def respond(output: bytes) -> bytes | None:
+        nonlocal choices, typed
+        if output.count(b"choice [1]") > choices and choices < len(CHOICES):
+            choices += 1
+            return CHOICES[choices - 1]
+        note = output.rpartition(b"asks for Note")
+        if not typed and note[1] and b"answer" in note[2]:
+            typed = True
+            return b"from the tty\n"
+        return None
+
+    run = on_a_terminal(argv, env, respond, timeout=240)
+    plain = run.plain
+    assert run.code == 0, plain[-3000:]
     flat = " ".join(plain.split())  # the terminal wraps long lines
     assert "defines MCP servers that agentls would start" in flat
     assert "MCP server 'demo' asks: Deploy prod?" in flat

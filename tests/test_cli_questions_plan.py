@@ -4,16 +4,11 @@ in the live view, and the non-interactive fallback (`--json`: nobody to ask)."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import re
-import select
 import sys
-import time
 from pathlib import Path
 
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
-from tests.cli_support import cli_env, run_cli, write_tree
+from tests.cli_support import cli_env, on_a_terminal, plain_text, run_cli, write_tree
 
 PLAN = "## Plan\n1. Set `X` to 2 in a.py."
 QUESTION = {
@@ -36,42 +31,19 @@ TODOS = [
 ]
 
 
-def on_a_terminal(
+def answering(
     argv: list[str], env: dict[str, str], answers: list[tuple[bytes, bytes]]
 ) -> tuple[int, str]:
     """Run the CLI on a pseudo-terminal; type each answer once its prompt appears."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        try:
-            os.execve(sys.executable, argv, env)
-        finally:
-            os._exit(127)
-    output = b""
     pending = list(answers)
-    deadline = time.monotonic() + 150
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.5)
-            if not ready:
-                continue
-            try:
-                data = os.read(fd, 4096)
-            except OSError:
-                break
-            if not data:
-                break
-            output += data
-            if pending and pending[0][0] in _plain(output).encode():
-                os.write(fd, pending.pop(0)[1])
-                output += b"\n<answered>\n"
-        _, status = os.waitpid(pid, 0)
-    finally:
-        os.close(fd)
-    return os.waitstatus_to_exitcode(status), _plain(output)
 
+    def respond(output: bytes) -> bytes | None:
+        if pending and pending[0][0] in plain_text(output.decode("utf-8", "replace")).encode():
+            return pending.pop(0)[1]
+        return None
 
-def _plain(data: bytes) -> str:
-    return re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", data.decode("utf-8", "replace"))
+    run = on_a_terminal(argv, env, respond, timeout=150)
+    return run.code, run.plain
 
 
 def _tool_results(api: ScriptedMessagesServer, index: int) -> list[dict[str, object]]:
@@ -91,7 +63,7 @@ def test_a_question_and_a_plan_answered_at_the_terminal(
     env = cli_env(api.base_url, tmp_path / "state")
     argv = [sys.executable, "-m", "agentls", "run", "change X", "-w", str(workspace)]
     argv += ["--mode", "plan", "--apply"]
-    code, out = on_a_terminal(
+    code, out = answering(
         argv,
         env,
         [

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import pty
-import re
-import select
 import sys
-import time
 from pathlib import Path
 
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
-from tests.cli_support import cli_env, write_tree
+from tests.cli_support import answer_once, cli_env, on_a_terminal, write_tree
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -27,37 +22,10 @@ def test_terminal_run_shows_a_spinner_and_asks_before_an_auto_edit(
     env = cli_env(api.base_url, tmp_path / "state")
     argv = [sys.executable, "-m", "agentls", "run", "bump", "-w", str(workspace)]
     argv += ["--mode", "auto", "--apply"]
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: the CLI on a terminal
-        try:
-            os.execve(sys.executable, argv, env)
-        finally:
-            os._exit(127)
-    output = b""
-    answered = False
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.5)
-            if not ready:
-                continue
-            try:
-                data = os.read(fd, 4096)
-            except OSError:
-                break
-            if not data:
-                break
-            output += data
-            if not answered and b"choice [1]" in output:
-                os.write(fd, b"1\n")  # Allow once
-                answered = True
-        _, status = os.waitpid(pid, 0)
-    finally:
-        os.close(fd)
-    text = output.decode("utf-8", "replace")
-    plain = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", text)
-    assert os.waitstatus_to_exitcode(status) == 0, plain[-3000:]
-    assert answered, plain[-3000:]
+    run = on_a_terminal(argv, env, answer_once(b"choice [1]", b"1\n"))  # Allow once
+    text, plain = run.raw, run.plain
+    assert run.code == 0, plain[-3000:]
+    assert "choice [1]" in plain, plain[-3000:]
     assert any(frame in plain for frame in SPINNER), "a spinner on a terminal"
     assert "\x1b[" in text, "styled output on a terminal"
     assert "allow edit_file? Editing a.py" in plain

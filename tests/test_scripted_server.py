@@ -1,8 +1,9 @@
 """The scripted Messages API fake, driven by the real `anthropic` SDK (and raw HTTP).
 
-These tests pin down both the wire format (so the SDK parses it as it parses the real API)
-and which exception the SDK raises for each injected fault, which the agent's retry and
-cancellation code relies on.
+These tests pin down the wire format (so the SDK parses it as it parses the real API) and
+what each injected fault becomes: a transport fault is asserted through agentls's own model
+client (a transient `ModelError` naming the endpoint, then a retry that plays), whichever
+exception a given SDK release raises or wraps.
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ import httpx2
 import pytest
 from anthropic.types import MessageParam
 
+from agentls.agent.model_client import (
+    AnthropicModelClient,
+    ModelError,
+    ModelRequest,
+    ignore_text,
+)
+from agentls.agent.settings import AgentSettings
 from agentls.testing import (
     RecordedRequest,
     Scenario,
@@ -82,6 +90,26 @@ async def stream_once(
     async with client.messages.stream(**params) as stream:
         events = [event async for event in stream]
         return events, await stream.get_final_message()
+
+
+REQUEST = ModelRequest(model=MODEL, max_tokens=1024, system=[], tools=[], messages=USER)
+
+
+@pytest.fixture
+async def model_client() -> AsyncIterator[Callable[..., AnthropicModelClient]]:
+    """agentls's own model client for a scripted server (closed when the test ends)."""
+    clients: list[AnthropicModelClient] = []
+
+    def make(server: ScriptedMessagesServer, **env: str) -> AnthropicModelClient:
+        settings = AgentSettings.from_env(
+            {"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": server.base_url, **env}
+        )
+        clients.append(AnthropicModelClient(settings))
+        return clients[-1]
+
+    yield make
+    for client in clients:
+        await client.close()
 
 
 # -- happy paths ---------------------------------------------------------------------------
@@ -290,22 +318,23 @@ async def test_sdk_retries_consume_injected_errors(serve: Serve, connect: Any) -
     assert len(server.requests) == 3
 
 
-async def test_cut_stream_raises_raw_httpx2_error_then_retry_plays(
-    serve: Serve, connect: Any
+async def test_a_cut_stream_is_a_transient_model_error_then_the_retry_plays(
+    serve: Serve, model_client: Any
 ) -> None:
     text = "a reply long enough to be cut in the middle of its text block"
     server = serve(text_turn(text, cut_stream_after_events=4))
-    client = connect(server)
+    client = model_client(server)
 
-    with pytest.raises(httpx2.RemoteProtocolError) as raised:
-        await stream_once(client)
-    # Mid-stream transport errors are not wrapped into anthropic.APIConnectionError.
-    assert not isinstance(raised.value, anthropic.AnthropicError)
+    with pytest.raises(ModelError) as raised:
+        await client.stream(REQUEST, ignore_text)
+    # agentls's own terms, whichever transport error the SDK raises or wraps: worth a
+    # retry, and the message names the endpoint.
+    assert raised.value.transient
+    assert server.base_url in str(raised.value)
     assert server.remaining == 1
 
-    _, final = await stream_once(client)
-    assert final.content[0].type == "text"
-    assert final.content[0].text == text
+    reply = await client.stream(REQUEST, ignore_text)
+    assert reply.content == [{"type": "text", "text": text}]
 
 
 async def test_cut_non_streaming_is_an_api_connection_error(serve: Serve, connect: Any) -> None:
@@ -406,22 +435,28 @@ async def test_hang_until_client_cancels_then_next_turn(serve: Serve, connect: A
     assert final.content[0].text == "next"
 
 
-async def test_hang_with_sdk_timeout_raises_read_timeout(serve: Serve, connect: Any) -> None:
+async def test_a_hang_past_the_request_timeout_is_a_transient_model_error(
+    serve: Serve, model_client: Any
+) -> None:
     server = serve(text_turn("never sent", hang=True))
 
-    with pytest.raises(httpx2.ReadTimeout):
-        await stream_once(connect(server, timeout=0.1))
+    with pytest.raises(ModelError) as raised:
+        await model_client(server, AGENTLS_REQUEST_TIMEOUT="0.1").stream(REQUEST, ignore_text)
+
+    assert raised.value.transient
+    assert server.base_url in str(raised.value)
 
 
-async def test_stop_ends_a_hung_stream(serve: Serve, connect: Any) -> None:
+async def test_stop_ends_a_hung_stream(serve: Serve, model_client: Any) -> None:
     server = serve(text_turn("never sent", hang=True))
-    task = asyncio.create_task(stream_once(connect(server)))
+    task = asyncio.create_task(model_client(server).stream(REQUEST, ignore_text))
     await asyncio.sleep(0.1)
 
     await asyncio.to_thread(server.stop)
 
-    with pytest.raises(httpx2.RemoteProtocolError):
+    with pytest.raises(ModelError) as raised:
         await asyncio.wait_for(task, 2)
+    assert raised.value.transient
 
 
 async def test_event_delay_makes_streams_slow(serve: Serve, connect: Any) -> None:

@@ -10,19 +10,14 @@ trust`, the terminal prompt)."""
 from __future__ import annotations
 
 import asyncio
-import os
-import pty
-import re
-import select
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from agentls.agent.trust import assess_trust
 from agentls.config.project import load_project_layer
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
-from tests.cli_support import cli_env, run_cli
+from tests.cli_support import answer_once, cli_env, on_a_terminal, run_cli
 from tests.lsp_support import HELIX_LIKE, FakeEditor, command, editor_session, server_env, wait_for
 from tests.trust_support import trust_workspace
 
@@ -254,35 +249,10 @@ def test_the_terminal_asks_before_the_run(tmp_path: Path, api: ScriptedMessagesS
     env = cli_env(api.base_url, tmp_path / "state")
     api.extend(tool_turn(("read_file", {"path": "a.py"})), text_turn("done"))
     argv = [sys.executable, "-m", "agentls", "run", "hi", "-w", str(root)]
-    pid, fd = pty.fork()
-    if pid == 0:
-        try:
-            os.execve(sys.executable, argv, env)
-        finally:
-            os._exit(127)
-    output, answered = b"", False
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.5)
-            if not ready:
-                continue
-            try:
-                data = os.read(fd, 4096)
-            except OSError:
-                break
-            if not data:
-                break
-            output += data
-            if not answered and b"choice [1]" in output:
-                os.write(fd, b"1\n")  # Trust workspace
-                answered = True
-        _, status = os.waitpid(pid, 0)
-    finally:
-        os.close(fd)
-    plain = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", output.decode("utf-8", "replace"))
-    assert os.waitstatus_to_exitcode(status) == 0, plain[-3000:]
-    assert answered, plain[-3000:]
+    run = on_a_terminal(argv, env, answer_once(b"choice [1]", b"1\n"))  # Trust workspace
+    plain = run.plain
+    assert run.code == 0, plain[-3000:]
+    assert "choice [1]" in plain, plain[-3000:]
     assert "Trust it?" in plain, plain[-3000:]
     assert TRUST in plain, plain[-3000:]
     assert marker.exists()  # the run's session used the settings the user trusted

@@ -18,13 +18,14 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 log() { echo "checks-deps: $*"; }
-SUDO=""
-[ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null && SUDO="sudo"
 started=$SECONDS
 
 TOOLS_DIR="${AGENTLS_TOOLS_DIR:-$HOME/.cache/agentls-tools}"
 NPM_SRC=tests/fixtures/checks/npm
 NPM_DIR="$TOOLS_DIR/checks-npm-$(sha256sum "$NPM_SRC/package-lock.json" | cut -c1-16)"
+
+# shellcheck source=scripts/deps/lib/apt.sh
+source scripts/deps/lib/apt.sh
 
 # --- Debian packages -----------------------------------------------------------------------
 apt_missing=()
@@ -32,20 +33,6 @@ command -v go >/dev/null || apt_missing+=(golang-go)
 command -v cargo >/dev/null || apt_missing+=(cargo)
 command -v rubocop >/dev/null || apt_missing+=(rubocop)
 command -v rspec >/dev/null || apt_missing+=(ruby-rspec)
-
-apt_install() {
-  # Other scripts/deps/*.sh run apt at the same time: wait for the dpkg lock, retry once
-  # after refreshing the package lists.
-  export DEBIAN_FRONTEND=noninteractive
-  local opts=(-y -qq --no-install-recommends -o DPkg::Lock::Timeout=600)
-  if ! $SUDO apt-get install "${opts[@]}" "$@" >/dev/null 2>&1; then
-    for _ in 1 2 3 4 5 6; do
-      $SUDO apt-get update -qq -o DPkg::Lock::Timeout=600 && break
-      sleep 10
-    done
-    $SUDO apt-get install "${opts[@]}" "$@" >/dev/null
-  fi
-}
 
 apt_part() {
   [ ${#apt_missing[@]} -eq 0 ] && return 0

@@ -9,19 +9,16 @@
 # if the kernel refuses (no user namespaces), it prints the reason and the fix but does not
 # fail: agentls then falls back as docs/sandbox.md describes, and the tests say so.
 set -euo pipefail
+cd "$(dirname "$0")/../.."
 
+# shellcheck source=scripts/deps/lib/apt.sh
+source scripts/deps/lib/apt.sh
 log() { echo "sandbox-deps: $*"; }
-SUDO=""
-[ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null && SUDO="sudo"
 
 if ! command -v bwrap >/dev/null; then
   t0=$SECONDS
   log "apt-get install bubblewrap"
-  export DEBIAN_FRONTEND=noninteractive
-  # Other scripts/deps/*.sh may run apt at the same time: wait for the lock, don't fail.
-  apt_opts=(-o DPkg::Lock::Timeout=600)
-  $SUDO apt-get "${apt_opts[@]}" update -qq
-  $SUDO apt-get "${apt_opts[@]}" install -y -qq --no-install-recommends bubblewrap >/dev/null
+  apt_install bubblewrap
   log "bubblewrap installed in $((SECONDS - t0))s"
 fi
 
