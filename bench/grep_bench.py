@@ -17,9 +17,10 @@ limit against `rg --json` over the same files, as (file, line) sets.
 
     python bench/grep_bench.py [--corpus DIR] [--repeat N] [--rg PATH]
 
-The pattern set is the 34 patterns of tests/test_ws_search_paths.py (the engine-agreement
-test) plus the old engine's worst cases (`\\s+$`, `[À-ÿ]{3,}`, `\\d{4}-\\d{2}-\\d{2}`,
-`.{400,}`), case-insensitive variants, and the files and count modes.
+The pattern set is bench/grep_patterns.py, the one list the engine-agreement test
+(tests/test_ws_search_paths.py) also runs: 34 patterns plus the old engine's worst cases
+(`\\s+$`, `[À-ÿ]{3,}`, `\\d{4}-\\d{2}-\\d{2}`, `.{400,}`), case-insensitive variants, and the
+files and count modes.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from agentls.workspace import ChangeSet, Workspace
 from agentls.workspace.ripgrep import Ripgrep, find_ripgrep
 from agentls.workspace.search import SearchRequest, run_search
 from agentls.workspace.secrets import secrets_for
+from grep_patterns import PATTERNS  # bench/grep_patterns.py, shared with the tests
 
 DEFAULT_CORPUS = Path.home() / ".cache" / "agentls-bench" / "corpus"
 TARGET_EACH = 1.2
@@ -65,46 +67,6 @@ class Case:
         return f"{self.pattern!r}{flags}{mode}"
 
 
-PATTERNS = [
-    "def parse_args",
-    r"class \w+Error",
-    "TODO|FIXME",
-    "import",
-    "zzzqqq_never",
-    r"[a-z]+_never\d",
-    "unicode",
-    r"\bself\.\w+\(",
-    r"^\s+return None$",
-    r"\s",
-    r"\S+$",
-    r"[\s]+return",
-    r"[^\s]None",
-    r"return\sNone",
-    r"\w+Error",
-    r"\tself",
-    r"^import\b",
-    r"^import",
-    "é",
-    "世界|😀",
-    r"caf.",
-    "kelvin",
-    "straße",
-    r"(?i)İmport",
-    r"\s+return",
-    r"\u00e9",
-    r"\x1c",
-    "^",
-    "$",
-    "x*",
-    r"\d+\)",
-    r"self\.\w+\(\d\)$",
-    r"\bend\b",
-    r"colou?r|None$",
-    r"\s+$",
-    r"[À-ÿ]{3,}",
-    r"\d{4}-\d{2}-\d{2}",
-    r".{400,}",
-]
 CASES = [
     *(Case(p) for p in PATTERNS),
     Case("unicode", ignore_case=True),

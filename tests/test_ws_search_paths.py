@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
+from bench.grep_patterns import PATTERNS
 
 from agentls.workspace import ChangeSet, Workspace
 from agentls.workspace.regex_dialect import uses_word_boundary
@@ -53,48 +54,6 @@ BINARY_FILES: dict[str, bytes] = {
     ),
     "data.bin": b"import\x00binary\n",
 }
-
-PATTERNS = [
-    "def parse_args",
-    r"class \w+Error",
-    "TODO|FIXME",
-    "import",
-    "zzzqqq_never",
-    r"[a-z]+_never\d",
-    "unicode",
-    r"\bself\.\w+\(",
-    r"^\s+return None$",
-    r"\s",
-    r"\S+$",
-    r"[\s]+return",
-    r"[^\s]None",
-    r"return\sNone",
-    r"\w+Error",
-    r"\tself",
-    r"^import\b",
-    r"^import",
-    "é",
-    "世界|😀",
-    r"caf.",
-    "kelvin",
-    "straße",
-    r"(?i)İmport",
-    r"\s+return",
-    r"\u00e9",
-    r"\x1c",
-    "^",
-    "$",
-    "x*",
-    r"\d+\)",
-    r"self\.\w+\(\d\)$",
-    r"\bend\b",
-    r"colou?r|None$",
-    # the worst cases of the old engine (issue 22)
-    r"\s+$",
-    r"[À-ÿ]{3,}",
-    r"\d{4}-\d{2}-\d{2}",
-    r".{400,}",
-]
 
 
 @pytest.fixture(scope="module")
