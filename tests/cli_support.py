@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,10 +32,15 @@ def cli_env(api_url: str | None, state: Path, **extra: str) -> dict[str, str]:
 
 
 def run_cli(
-    *args: str, env: dict[str, str], cwd: Path | None = None, timeout: float = CLI_TIMEOUT
+    *args: str,
+    env: dict[str, str],
+    cwd: Path | None = None,
+    timeout: float = CLI_TIMEOUT,
+    python: Sequence[str] = (),
 ) -> CliResult:
+    """`python` options go before `-m agentls` (e.g. `-X importtime`)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "agentls", *args],
+        [sys.executable, *python, "-m", "agentls", *args],
         env=env,
         cwd=cwd,
         capture_output=True,
