@@ -1,0 +1,130 @@
+"""No stalls while typing (issue 33): 1,000 edits of a 3k-line Python file through
+`agentls serve`, each timed from `didChange` to the first `workspace/symbol` answer that
+has the edit (edit → queryable). Targets: p99 ≤ 20 ms, no edit over 50 ms.
+
+The file is a copy of a big stdlib module (`inspect.py`, ~3.3k lines; `--file` for
+another). The edits mix what typing does: renaming a function in the middle of the file,
+inserting a definition near the top, and appending one at the end (each adds a name the
+query then looks for). The reference, interleaved with the edits: the same
+`workspace/symbol` round trip without an edit (the transport and the search alone). Load
+and versions are recorded; figures above load 1.5 are marked not comparable.
+
+    python bench/edit_stall.py [--edits 1000] [--file PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from conditions import Conditions
+from lsp_index_bench import percentile, start, stop, wait_ready
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+STALL_MS = 50.0
+
+
+def edited(lines: list[str], n: int, rng: random.Random) -> tuple[list[str], str]:
+    """The file after edit `n` and the name that edit introduces."""
+    name = f"typed_name_{n}"
+    kind = n % 3
+    if kind == 0:  # append at the end
+        return [*lines, f"def {name}(x):\n", "    return x\n", "\n"], name
+    defs = [i for i, line in enumerate(lines) if line.startswith("def ")]
+    if kind == 1:  # rename a function somewhere in the middle
+        i = rng.choice(defs[len(defs) // 4 : 3 * len(defs) // 4])
+        head = lines[i].split("(", 1)
+        return [*lines[:i], f"def {name}(" + head[1], *lines[i + 1 :]], name
+    i = defs[0]  # insert a definition near the top
+    return [*lines[:i], f"def {name}():\n", "    pass\n", "\n", *lines[i:]], name
+
+
+async def found(client: LanguageClient, name: str) -> bool:
+    result = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query=name))
+    return bool(result) and any(s.name == name for s in result)
+
+
+async def measure(client: LanguageClient, path: Path, edits: int, cond: Conditions) -> None:
+    rng = random.Random(33)
+    text = path.read_text(encoding="utf-8")
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, text))
+    )
+    lines = text.splitlines(keepends=True)
+    queryable, reference = [], []
+    base = lines
+    for n in range(edits):
+        if n % 50 == 0:
+            cond.sample()
+            base = lines  # every 50 edits, back to the original (the file stays ~3k lines)
+        base, name = edited(base, n, rng)
+        change = types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(uri=uri, version=n + 2),
+            [types.TextDocumentContentChangeWholeDocument(text="".join(base))],
+        )
+        began = time.perf_counter()
+        client.text_document_did_change(change)
+        while not await found(client, name):
+            pass
+        queryable.append((time.perf_counter() - began) * 1000)
+        began = time.perf_counter()
+        await found(client, name)  # the same round trip, nothing to re-parse
+        reference.append((time.perf_counter() - began) * 1000)
+    report(queryable, reference, path, lines, cond)
+
+
+def report(
+    queryable: list[float], reference: list[float], path: Path, lines: list[str], cond: Conditions
+) -> None:
+    stalls = [i for i, ms in enumerate(queryable) if ms > STALL_MS]
+    kinds = ("append", "rename", "insert")
+    print(cond.report())
+    print(f"file: {path.name}, {len(lines)} lines; {len(queryable)} edits{cond.mark()}")
+    for label, values in (("edit -> queryable", queryable), ("reference round trip", reference)):
+        print(
+            f"{label:22} p50 {statistics.median(values):6.2f} ms  p99 "
+            f"{percentile(values, 99):6.2f} ms  max {max(values):6.1f} ms"
+        )
+    for k, kind in enumerate(kinds):
+        subset = queryable[k::3]
+        print(f"  {kind:8} p50 {statistics.median(subset):6.2f}  p99 {percentile(subset, 99):6.2f}")
+    print(
+        f"stalls over {STALL_MS:.0f} ms: {len(stalls)} (edits {stalls[:12]}); targets: p99 ≤ 20 ms, "
+        f"none over 50 ms{cond.mark()}"
+    )
+
+
+async def main(edits: int, source: Path) -> None:
+    cond = Conditions.start()
+    with tempfile.TemporaryDirectory(prefix="agentls-edit-stall-") as tmp:
+        folder = Path(tmp)
+        root = folder / "project"
+        root.mkdir()
+        path = root / source.name
+        path.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENTLS_"))}
+        env.update(XDG_CACHE_HOME=str(folder / "cache"), HOME=str(folder))
+        client = await start([sys.executable, "-m", "agentls", "serve"], root, env)
+        try:
+            await wait_ready(client)
+            await measure(client, path, edits, cond)
+        finally:
+            await stop(client)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--edits", type=int, default=1000)
+    parser.add_argument("--file", type=Path, default=Path(inspect.__file__))
+    args = parser.parse_args()
+    asyncio.run(main(args.edits, args.file))
