@@ -107,7 +107,8 @@ def first_call(project: Path, env: dict[str, str], later: int = 5) -> tuple[floa
     caps = {"experimental": {"agentls": {"indexOnDemand": True}}}  # as `agentls tool`
     client.request("initialize", {"processId": os.getpid(), "rootUri": uri, "capabilities": caps})
     client.send({"method": "initialized", "params": {}})
-    call = {"command": "agentls.tool", "arguments": [{"name": "read_file", "input": {"path": "a.py"}}]}
+    tool = {"name": "read_file", "input": {"path": "a.py"}}
+    call = {"command": "agentls.tool", "arguments": [tool]}
     times = []
     for _ in range(1 + later):
         start = time.perf_counter()
