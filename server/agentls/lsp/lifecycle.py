@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from agentls.lsp.capabilities import ClientFeatures
+from agentls.lsp.gc_freeze import freeze_long_lived
 from agentls.lsp.server import AgentLanguageServer
 from agentls.lsp.sync import push_buffer
 
@@ -76,6 +77,7 @@ def setup(server: AgentLanguageServer) -> None:
             for notebook in list(ls.workspace.notebook_documents.values()):
                 push_notebook(ls, notebook.uri)
         ls.ready.set()
+        freeze_long_lived()  # start-up's objects: out of full collections (issue 33)
         allow_index_persistence(ls)  # the user's secret rules are loaded now
         from agentls.lsp.watch import start_watching
 

@@ -62,6 +62,10 @@ def start_index(ls: AgentLanguageServer) -> None:
         return
     if ls.features.work_done_progress and not index.is_ready:
         asyncio.get_running_loop().create_task(_report_progress(ls, index))
+    if not index.is_ready:  # its records live as long as the server: out of full collections
+        from agentls.lsp.gc_freeze import freeze_after
+
+        freeze_after(index.wait_built)
 
 
 async def index_serving(ls: AgentLanguageServer, seconds: float) -> None:
