@@ -113,6 +113,7 @@ def report(
             f"{label:22} p50 {statistics.median(values):6.2f} ms  p99 "
             f"{percentile(values, 99):6.2f} ms  max {max(values):6.1f} ms"
         )
+    print(f"server CPU per edit, mean over all edits: {statistics.fmean(cpu):.2f} ms")
     for k, kind in enumerate(kinds):
         subset = queryable[k::3]
         print(f"  {kind:8} p50 {statistics.median(subset):6.2f}  p99 {percentile(subset, 99):6.2f}")
