@@ -31,6 +31,7 @@ from pathlib import Path
 
 from agentls.index import SymbolIndex, language_for
 from agentls.index.extract import skip_reason
+from conditions import Conditions
 
 DEFAULT_CORPUS = Path.home() / ".cache" / "agentls-bench" / "corpus"
 CTAGS_LANGUAGES = "Python,JavaScript,TypeScript,Go,Rust,Java,C,C++,C#,Ruby,PHP"
@@ -162,6 +163,7 @@ def main() -> None:
     total_lines = sum(p.read_bytes().count(b"\n") for p in files)
     print(f"corpus: {root}: {len(files)} files, {total_lines:,} lines, {total_bytes / 1e6:.1f} MB")
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    cond = Conditions.start()
 
     workdir = Path(tempfile.mkdtemp(prefix="agentls-bench-"))
     cache = workdir / "index.sqlite"
@@ -174,6 +176,7 @@ def main() -> None:
         print(
             f"universal-ctags, same files: {ctags:.2f} s wall, {ctags_cpu:.2f} s CPU"
             f"  -> cold/ctags ratio {cold / ctags:.2f}x wall, {cold_cpu / ctags_cpu:.2f}x CPU"
+            f"{cond.mark()}"
         )
     else:
         print("universal-ctags not found (apt-get install universal-ctags): ctags ratio skipped")
@@ -195,7 +198,7 @@ def main() -> None:
     index.close()
     print(f"process RSS grew {rss_mb() - rss_before:.0f} MB over the builds above")
     bench_memory(files, cache)
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    print(cond.report())
     shutil.rmtree(workdir, ignore_errors=True)
 
 

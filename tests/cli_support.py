@@ -13,7 +13,7 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,10 +37,15 @@ def cli_env(api_url: str | None, state: Path, **extra: str) -> dict[str, str]:
 
 
 def run_cli(
-    *args: str, env: dict[str, str], cwd: Path | None = None, timeout: float = CLI_TIMEOUT
+    *args: str,
+    env: dict[str, str],
+    cwd: Path | None = None,
+    timeout: float = CLI_TIMEOUT,
+    python: Sequence[str] = (),
 ) -> CliResult:
+    """`python` options go before `-m agentls` (e.g. `-X importtime`)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "agentls", *args],
+        [sys.executable, *python, "-m", "agentls", *args],
         env=env,
         cwd=cwd,
         capture_output=True,

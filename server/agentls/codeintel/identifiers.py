@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-
-import tree_sitter as ts
+from typing import TYPE_CHECKING
 
 from agentls.codeintel.model import Pos, Span
 from agentls.index import language_for
 from agentls.index.languages import parser
+
+if TYPE_CHECKING:
+    import tree_sitter as ts
 
 MAX_PARSE_BYTES = 2_000_000
 """Larger files are skipped (generated or minified code; the index skips them too)."""

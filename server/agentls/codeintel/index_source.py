@@ -30,7 +30,7 @@ from agentls.codeintel.model import (
 )
 from agentls.codeintel.positions import identifier_at
 from agentls.codeintel.sources import Method
-from agentls.index import Symbol, index_for, language_for, syntax_errors
+from agentls.index import Symbol, language_for
 from agentls.workspace.core import Workspace
 from agentls.workspace.secrets import secrets_for
 from agentls.workspace.textio import split_lines
@@ -91,6 +91,8 @@ class IndexSource:
     ) -> Answer[list[Diagnostic]] | None:
         found: list[Diagnostic] = []
         for doc in docs:
+            from agentls.index import syntax_errors  # tree-sitter, on first need
+
             for problem in await asyncio.to_thread(syntax_errors, doc.path, doc.text):
                 at = Pos(problem.line, problem.col)
                 found.append(
@@ -122,6 +124,8 @@ class IndexSource:
     # -- helpers --------------------------------------------------------------------------
 
     async def _definitions(self, path: Path, name: str, overlay: Overlay) -> list[Symbol]:
+        from agentls.index import index_for
+
         index = index_for(self.workspace)
         if index.state.building:
             await asyncio.to_thread(index.wait_built, BUILD_WAIT_S)

@@ -120,6 +120,9 @@ class ServerConnection:
     review_plan: Callable[[Mapping[str, Any]], dict[str, Any] | None] | None = None
     """Answers `agentls/reviewPlan` (blocking, run in a thread)."""
     log_file: Path | None = None
+    index_on_demand: bool = False
+    """Ask the server to start its symbol index only when a request needs it (one-shot
+    commands: `agentls tool`, `tools`, `commands`)."""
     client: LanguageClient | None = None
     encoding: str = "utf-16"
     _started: bool = False
@@ -194,6 +197,8 @@ class ServerConnection:
             flags["questions"] = True
         if self.review_plan is not None:
             flags["planReview"] = True
+        if self.index_on_demand:
+            flags["indexOnDemand"] = True
         return types.ClientCapabilities(
             experimental={"agentls": flags} if flags else None,
             workspace=types.WorkspaceClientCapabilities(

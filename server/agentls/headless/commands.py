@@ -527,6 +527,7 @@ async def list_tools(
         env=env,
         listener=StderrNotices(),
         initialization_options=with_mcp(None, allow_mcp),
+        index_on_demand=True,
     ) as conn:
         try:
             arguments = {"mode": mode, "deferred": deferred or not as_json}
@@ -563,7 +564,7 @@ async def list_commands(
 ) -> int:
     """`agentls commands`: the custom commands (`agentls.commands`), and skipped files."""
     workspace = check_workspace(workspace)
-    async with ServerConnection(workspace, env=env) as conn:
+    async with ServerConnection(workspace, env=env, index_on_demand=True) as conn:
         try:
             listed = await conn.command("agentls.commands", {})
         except ServerError as exc:
@@ -619,6 +620,7 @@ async def run_tool(
         ledger=ledger,
         listener=StderrNotices(),
         initialization_options=with_mcp(None, allow_mcp),
+        index_on_demand=True,
     ) as conn:
         try:
             result = await conn.command("agentls.tool", {"name": name, "input": tool_input})

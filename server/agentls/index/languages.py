@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import metadata, resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import tree_sitter as ts
+if TYPE_CHECKING:  # imported by the functions that parse: listing languages needs no parser
+    import tree_sitter as ts
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,8 @@ def supported_extensions() -> frozenset[str]:
 
 @cache
 def grammar(spec: LanguageSpec) -> ts.Language:
+    import tree_sitter as ts
+
     module = importlib.import_module(spec.module)
     return ts.Language(getattr(module, spec.factory)())
 
@@ -175,6 +179,8 @@ def query_source(spec: LanguageSpec) -> str:
 @cache
 def definition_query(spec: LanguageSpec) -> ts.Query:
     """The whole definition query (the reference; the index runs `toplevel.fast_query`)."""
+    import tree_sitter as ts
+
     return ts.Query(grammar(spec), query_source(spec))
 
 
@@ -183,6 +189,8 @@ def compiled_query(spec: LanguageSpec) -> ts.Query:
     """The definition query as the index runs it: compiled once per process (a few hundred
     milliseconds per language, paid by every index worker at start), shared by the
     pattern texts below and by `toplevel.fast_query`, which disables some patterns in it."""
+    import tree_sitter as ts
+
     return ts.Query(grammar(spec), query_source(spec))
 
 
@@ -213,6 +221,8 @@ _local = threading.local()
 
 def parser(spec: LanguageSpec) -> ts.Parser:
     """A parser for this thread: `ts.Parser` is not safe to share between threads."""
+    import tree_sitter as ts
+
     parsers: dict[str, ts.Parser] | None = getattr(_local, "parsers", None)
     if parsers is None:
         parsers = _local.parsers = {}

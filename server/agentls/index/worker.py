@@ -123,6 +123,10 @@ def run_pool(
         t.join()
 
 
+WORKER_NICE = 10
+"""How much lower the workers' CPU priority is than the server's (see `_worker_main`)."""
+
+
 def _start() -> subprocess.Popen[bytes] | None:
     try:
         return subprocess.Popen(

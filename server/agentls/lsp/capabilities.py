@@ -37,6 +37,10 @@ class ClientFeatures:
     """The client shows `agentls/askQuestions` itself (`experimental.agentls.questions`)."""
     plan_review: bool = False
     """The client shows `agentls/reviewPlan` itself (`experimental.agentls.planReview`)."""
+    index_on_demand: bool = False
+    """The symbol index starts when a request first needs it, not at `initialized`
+    (`experimental.agentls.indexOnDemand`): short-lived clients such as `agentls tool`
+    do not pay for tree-sitter and a background index they never query (issue 33)."""
 
     @classmethod
     def of(cls, caps: types.ClientCapabilities, encoding: object) -> ClientFeatures:
@@ -68,6 +72,7 @@ class ClientFeatures:
             text_input=agentls.get("textInput") is True,
             questions=agentls.get("questions") is True,
             plan_review=agentls.get("planReview") is True,
+            index_on_demand=agentls.get("indexOnDemand") is True,
         )
 
 

@@ -2,8 +2,8 @@
 
 `initialize` only records what the client can do, so the response goes out as fast as a
 bare pygls server's; the agent host (workspace, configuration, tools) is built on
-`initialized`, and the heavy model SDK is imported in a background thread so the first
-run does not stall the event loop.
+`initialized`. The model SDK is not imported here: the first run imports it off the loop
+(`agentls.host`), so tool calls and shutdown never wait on it (issue 33).
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-import threading
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from agentls.lsp.capabilities import ClientFeatures
+from agentls.lsp.gc_freeze import freeze_long_lived
 from agentls.lsp.server import AgentLanguageServer
 from agentls.lsp.sync import push_buffer
 
@@ -47,11 +47,6 @@ INDEX_IMPORTS = ("agentls.workspace", "agentls.index")
 """What symbol requests need: imported and started before the rest of the host."""
 INDEX_HEAD_START_S = 1.0
 """The host's imports wait at most this long for the index to serve (warm: its cache)."""
-WARM_IMPORTS = (
-    "anthropic",
-    "agentls.agent.session",
-    "agentls.agent.loop",
-)
 
 
 def setup(server: AgentLanguageServer) -> None:
@@ -67,7 +62,8 @@ def setup(server: AgentLanguageServer) -> None:
         # the rest of the host.
         from agentls.lsp.symbols import allow_index_persistence, index_serving, start_index
 
-        await asyncio.to_thread(_import_all, INDEX_IMPORTS)
+        on_demand = ls.features.index_on_demand  # no tree-sitter until a request needs it
+        await asyncio.to_thread(_import_all, INDEX_IMPORTS[:1] if on_demand else INDEX_IMPORTS)
         start_index(ls)
         await index_serving(ls, INDEX_HEAD_START_S)
         await asyncio.to_thread(_import_all, HOST_IMPORTS)
@@ -81,8 +77,8 @@ def setup(server: AgentLanguageServer) -> None:
             for notebook in list(ls.workspace.notebook_documents.values()):
                 push_notebook(ls, notebook.uri)
         ls.ready.set()
+        freeze_long_lived()  # start-up's objects: out of full collections (issue 33)
         allow_index_persistence(ls)  # the user's secret rules are loaded now
-        threading.Thread(target=_warm_up, args=(ls,), name="agentls-warm-up", daemon=True).start()
         from agentls.lsp.watch import start_watching
 
         await start_watching(ls)
@@ -206,8 +202,3 @@ def _import_all(names: tuple[str, ...]) -> None:
             importlib.import_module(name)
         except Exception as exc:
             log.debug("import of %s failed: %s", name, exc)
-
-
-def _warm_up(ls: AgentLanguageServer) -> None:
-    """Import the model SDK off the event loop (the index started earlier)."""
-    _import_all(WARM_IMPORTS)

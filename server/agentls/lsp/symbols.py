@@ -44,7 +44,6 @@ def start_index(ls: AgentLanguageServer) -> None:
     """Make the agent's workspace and start its symbol index, before the agent host exists:
     symbol requests and document sync need nothing else. Its cache writes are held until
     `allow_index_persistence` (after the user's secret rules are loaded)."""
-    from agentls.index import index_for
     from agentls.lsp.sync import push_buffer
     from agentls.workspace import Workspace
 
@@ -52,6 +51,10 @@ def start_index(ls: AgentLanguageServer) -> None:
     # opened before we got here: index first (by the editor's URI; pygls keys them unquoted)
     for document in list(ls.workspace.text_documents.values()):
         push_buffer(ls, document.uri)
+    if ls.features.index_on_demand:
+        return  # made by the first request that needs it (`index_for`)
+    from agentls.index import index_for
+
     try:
         index = index_for(ls.agent_workspace, hold_persistence=True)
     except Exception:  # symbol requests then answer empty; the agent still works
@@ -59,11 +62,17 @@ def start_index(ls: AgentLanguageServer) -> None:
         return
     if ls.features.work_done_progress and not index.is_ready:
         asyncio.get_running_loop().create_task(_report_progress(ls, index))
+    if not index.is_ready:  # its records live as long as the server: out of full collections
+        from agentls.lsp.gc_freeze import freeze_after
+
+        freeze_after(index.wait_built)
 
 
 async def index_serving(ls: AgentLanguageServer, seconds: float) -> None:
     """Wait (off the loop) until the index answers usefully, at most `seconds`: the host's
     imports that follow would otherwise compete with the index's start for the GIL."""
+    if ls.features.index_on_demand:
+        return
     try:
         index = index_of(ls)
     except Exception:
@@ -72,7 +81,8 @@ async def index_serving(ls: AgentLanguageServer, seconds: float) -> None:
 
 
 def allow_index_persistence(ls: AgentLanguageServer) -> None:
-    index_of(ls).allow_persistence()
+    if not ls.features.index_on_demand:  # else made later, with persistence allowed
+        index_of(ls).allow_persistence()
 
 
 async def _report_progress(ls: AgentLanguageServer, index: SymbolIndex) -> None:

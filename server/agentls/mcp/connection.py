@@ -16,9 +16,7 @@ import math
 import os
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import IO, Any, Literal
 
 import anyio
@@ -27,6 +25,7 @@ import mcp_types as types
 
 from agentls.credentials import CREDENTIAL_VARS
 from agentls.mcp import elicitation
+from agentls.mcp.bridge import HostBridge
 from agentls.mcp.config import McpOptions, RemoteServer, ServerSpec, StdioServer
 from agentls.mcp.oauth import SIGN_IN_TIMEOUT, SignInRequired, oauth_provider
 from agentls.mcp.processes import (
@@ -64,31 +63,6 @@ NEEDS_AUTH = "this server needs authentication"
 
 ProgressFn = Callable[[float, float | None, str | None], None]
 """(progress, total, message) of a running call, as the server reports them."""
-
-
-def _no_roots() -> Sequence[Path]:
-    return ()
-
-
-def _process_environment() -> Mapping[str, str]:
-    return os.environ
-
-
-@dataclass
-class HostBridge:
-    """What the host lends its MCP servers; the defaults suit a host with no user at hand.
-
-    `roots` are the workspace folders (the MCP `roots` capability); `questions` asks the
-    user (elicitation, and opening an OAuth sign-in page), None when nobody can answer, in
-    which case elicitation is not offered to servers; `environment` is the base
-    environment of stdio servers (before their own `env` entry).
-    """
-
-    roots: Callable[[], Sequence[Path]] = _no_roots
-    questions: elicitation.QuestionPort | None = None
-    environment: Callable[[], Mapping[str, str]] = _process_environment
-    oauth_folder: Path | None = field(default=None)
-    """Where OAuth tokens are kept (default: the user config folder; tests)."""
 
 
 def server_environment(spec: StdioServer, marker: str, base: Mapping[str, str]) -> dict[str, str]:

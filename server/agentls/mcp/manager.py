@@ -25,11 +25,12 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentls.agent.registry import AnyTool
 from agentls.config import McpSettings, validate_leniently
 from agentls.mcp.approval import ApprovalStore, ProjectFileApprover, ProjectFileRequest
+from agentls.mcp.bridge import HostBridge
 from agentls.mcp.claude import ClaudeCodeFiles, ProjectSwitches
 from agentls.mcp.config import (
     PROJECT_FILE,
@@ -41,7 +42,6 @@ from agentls.mcp.config import (
     read_json_file,
     user_config_path,
 )
-from agentls.mcp.connection import HostBridge, McpConnection
 from agentls.mcp.naming import unique_tool_names
 from agentls.mcp.notices import Notice, Notifier, Seen, log_notice
 from agentls.mcp.project import (
@@ -51,7 +51,10 @@ from agentls.mcp.project import (
     project_state,
     read_project,
 )
-from agentls.mcp.tools import ListMcpResources, McpTool, ReadMcpResource
+
+if TYPE_CHECKING:  # the SDK is imported only once a server is configured (issue 33)
+    from agentls.mcp.connection import McpConnection
+    from agentls.mcp.tools import McpTool
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +125,8 @@ class McpManager:
         self._sources: _Sources | None = None
 
     def _connection(self, spec: ServerSpec) -> McpConnection:
+        from agentls.mcp.connection import McpConnection
+
         cwd = str(self.workspace_root) if self.workspace_root else None
         return McpConnection(spec, self.options, cwd, self.bridge)
 
@@ -223,6 +228,8 @@ class McpManager:
         for connection in ready:
             tools.extend(self._tools_of(connection))
         if any(c.supports_resources for c in ready):
+            from agentls.mcp.tools import ListMcpResources, ReadMcpResource
+
             tools.append(ListMcpResources(self._ready))
             tools.append(ReadMcpResource(self._ready))
         return tools
@@ -232,6 +239,10 @@ class McpManager:
         (capped; the same tools give the same text, so a session's prompt stays stable).
         Each server's text is inside its own `<mcp-server>` element, which its text
         cannot close."""
+        if not self._connections and not self._retired:
+            return ""  # no server, so no MCP tool (and no SDK import)
+        from agentls.mcp.tools import McpTool
+
         connections = {t.connection.name: t.connection for t in tools if isinstance(t, McpTool)}
         sections: list[str] = []
         budget = MAX_INSTRUCTIONS
@@ -258,6 +269,8 @@ class McpManager:
         listing = tuple(connection.tools)
         cached = self._tool_cache.get(connection.name)
         if cached is None or cached[0] is not connection or cached[1] != listing:
+            from agentls.mcp.tools import McpTool
+
             names = unique_tool_names(connection.name, [t.name for t in connection.tools])
             built = [McpTool(connection, t, names[t.name]) for t in connection.tools]
             cached = (connection, listing, built)

@@ -12,14 +12,14 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import nbformat
-from nbformat import NotebookNode
+from typing import TYPE_CHECKING, Any
 
 from agentls.errors import ToolError
 from agentls.tools._files import cut_line
 from agentls.workspace.textio import number_line, split_lines
+
+if TYPE_CHECKING:  # nbformat (and jsonschema) load with the first notebook (issue 33)
+    from nbformat import NotebookNode
 
 NOTEBOOK_SUFFIX = ".ipynb"
 OUTPUT_CHARS = 2_000
@@ -36,6 +36,8 @@ def is_notebook(path: object) -> bool:
 
 def parse(text: str, display: str) -> NotebookNode:
     """A notebook (nbformat 4) from its JSON; `ToolError` naming the problem otherwise."""
+    import nbformat
+
     try:
         notebook: NotebookNode = nbformat.reads(text, as_version=4)  # type: ignore[no-untyped-call]
     except (ValueError, nbformat.reader.NotJSONError) as exc:
@@ -46,6 +48,8 @@ def parse(text: str, display: str) -> NotebookNode:
 
 
 def validate(notebook: NotebookNode, display: str) -> None:
+    import nbformat
+
     try:
         nbformat.validate(notebook)
     except nbformat.ValidationError as exc:
@@ -57,6 +61,8 @@ def validate(notebook: NotebookNode, display: str) -> None:
 def dumps(notebook: NotebookNode, original: str) -> str:
     """The notebook as JSON in the original file's layout (indent, final newline), so the
     change the user reviews is the edited cells, not a reformatted file."""
+    import nbformat
+
     text: str = nbformat.writes(notebook)  # type: ignore[no-untyped-call]
     indent = _indent_of(original)
     if indent != 1:  # nbformat always writes Jupyter's indent of 1: keep the file's own
@@ -258,6 +264,8 @@ def _has_ids(notebook: NotebookNode) -> bool:
 
 def new_cell(notebook: NotebookNode, kind: str, source: str) -> NotebookNode:
     """A fresh cell of `kind`; it gets an id only where the format has ids (nbformat 4.5+)."""
+    import nbformat
+
     makers = {
         "code": nbformat.v4.new_code_cell,
         "markdown": nbformat.v4.new_markdown_cell,

@@ -10,26 +10,22 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
+from agentls import index as _index  # its parsing half loads on first use (issue 33)
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import Tool, ToolInput
 from agentls.errors import ToolError
-from agentls.index import (
-    SearchResult,
-    Symbol,
-    SymbolIndex,
-    SymbolKind,
-    index_for,
-    language_for,
-    outline,
-)
+from agentls.index import SearchResult, Symbol, SymbolKind, language_for
 from agentls.tools._files import path_problem
 from agentls.workspace.changes import DELETED
 from agentls.workspace.core import TextSnapshot
 from agentls.workspace.secrets import secrets_for
+
+if TYPE_CHECKING:
+    from agentls.index import SymbolIndex
 
 DEFAULT_LIMIT = 30
 MAX_LIMIT = 200
@@ -137,7 +133,7 @@ Example: {"query": "UserServ", "kind": "class"} or {"query": "Parser.parse", "pa
                 raise ws.missing_error(folder, ctx.changes)
             if not ws.contains_root(folder):
                 prefix = str(folder) + (os.sep if view.is_dir(folder) else "")
-        index = index_for(ws)
+        index = _index.index_for(ws)
         await _wait_for_build(index, ctx)
         overlay = _session_overlay(ctx)
         limit = input.limit or DEFAULT_LIMIT
@@ -310,17 +306,17 @@ def _outline_of(ctx: ToolContext, snapshot: TextSnapshot) -> list[Symbol] | None
     read from its record; staged text (this session's own) is parsed apart."""
     path = snapshot.path
     if snapshot.source == "buffer":
-        return index_for(ctx.workspace).buffer_outline(path, snapshot.text)
+        return _index.index_for(ctx.workspace).buffer_outline(path, snapshot.text)
     if snapshot.source == "disk":
         try:
             st = path.stat()
         except OSError:
             st = None
         if st is not None:
-            found = index_for(ctx.workspace).disk_outline(path, st.st_mtime_ns, st.st_size)
+            found = _index.index_for(ctx.workspace).disk_outline(path, st.st_mtime_ns, st.st_size)
             if found is not None:
                 return found
-    return outline(path, snapshot.text)
+    return _index.outline(path, snapshot.text)
 
 
 def _outline_lines(symbols: tuple[Symbol, ...] | list[Symbol], depth: int, out: list[str]) -> None:

@@ -11,25 +11,23 @@ deny rules, ask rules and the address guard apply to every hop.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
-import httpx2
 from pydantic import Field
 
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import CallRisk, Tool, ToolInput
 from agentls.config.web import WebFetchSettings
 from agentls.errors import ToolError
-from agentls.tools._web import (
-    AddressGuard,
-    BlockedAddress,
-    Page,
-    guarded_client,
-    html_to_markdown,
-    page_cache,
-)
+
+if TYPE_CHECKING:  # the HTTP stack (httpx2, httpcore2, ssl) loads with the first fetch
+    import httpx2
+
+    from agentls.tools._web import AddressGuard, Page
 from agentls.workspace.textio import human_size
 
 _HTML = ("text/html", "application/xhtml+xml")
@@ -76,7 +74,13 @@ Example: {"url": "https://docs.python.org/3/library/pathlib.html", "prompt": "Pa
 
     def __init__(self, settings: WebFetchSettings | None = None) -> None:
         self.settings = settings or WebFetchSettings()
-        self.guard = AddressGuard.of(self.settings.allowed_private_addresses)
+
+    @functools.cached_property
+    def guard(self) -> AddressGuard:
+        """Built on first use: it brings the HTTP stack in (issue 33: idle memory)."""
+        from agentls.tools._web import AddressGuard
+
+        return AddressGuard.of(self.settings.allowed_private_addresses)
 
     def is_read_only(self, input: WebFetchInput | None = None) -> bool:
         return True
@@ -91,6 +95,8 @@ Example: {"url": "https://docs.python.org/3/library/pathlib.html", "prompt": "Pa
         return url_problem(input.url)
 
     async def assess(self, input: WebFetchInput, ctx: ToolContext) -> CallRisk:
+        from agentls.tools._web import BlockedAddress
+
         host = urlsplit(input.url.strip()).hostname or ""
         try:
             await self.guard.resolve(host, _port(input.url))
@@ -101,6 +107,8 @@ Example: {"url": "https://docs.python.org/3/library/pathlib.html", "prompt": "Pa
         return CallRisk(approval=f"web_fetch reaches {host} on the network")
 
     async def call(self, input: WebFetchInput, ctx: ToolContext) -> str:
+        from agentls.tools._web import page_cache
+
         url = input.url.strip()
         cache = page_cache(ctx.workspace)
         page = cache.get(url, self.settings.cache_minutes * 60)
@@ -124,6 +132,10 @@ Example: {"url": "https://docs.python.org/3/library/pathlib.html", "prompt": "Pa
     async def _fetch(
         self, url: str, input: WebFetchInput, ctx: ToolContext
     ) -> tuple[Page, list[str]]:
+        import httpx2
+
+        from agentls.tools._web import guarded_client
+
         chain = [url]
         async with guarded_client(self.guard, self.settings.timeout) as client:
             current = url
@@ -206,6 +218,8 @@ def _port(url: str) -> int:
 
 
 def _reason(exc: httpx2.HTTPError) -> str:
+    from agentls.tools._web import BlockedAddress
+
     cause: BaseException = exc
     while cause.__cause__ is not None and not isinstance(cause, BlockedAddress):
         cause = cause.__cause__
@@ -221,6 +235,8 @@ def _too_large(url: str, size: int | None, limit: int) -> str:
 
 
 def _page(url: str, status: int, content_type: str, size: int, text: str) -> Page:
+    from agentls.tools._web import Page, html_to_markdown
+
     if content_type in _HTML or (not content_type and "<html" in text[:1000].lower()):
         return Page(
             url, status, content_type or "text/html", size, html_to_markdown(text, url), "markdown"
