@@ -9,6 +9,7 @@ import pytest
 from agentls import credentials
 from agentls.testing import ScriptedMessagesServer
 from tests.agent_support import close_left_open
+from tests.artefact_support import Artefacts
 
 
 @pytest.fixture
@@ -45,3 +46,9 @@ if os.environ.get("AGENTLS_TEST_GC"):  # diagnosis: leaks are reported on the te
     def _collect_garbage() -> Iterator[None]:
         yield
         gc.collect()
+
+
+@pytest.fixture(scope="session")
+def artefacts(tmp_path_factory: pytest.TempPathFactory) -> Artefacts:
+    """Real Claude Code repositories exported from the fetched mirrors (skips when absent)."""
+    return Artefacts(tmp_path_factory)

@@ -73,10 +73,14 @@ SUPPORTED_SANDBOX_KEYS: frozenset[str] = frozenset(
 
 MODEL_ALIASES: dict[str, str] = {
     "sonnet": DEFAULT_MODEL,
-    "opus": "claude-opus-4-6",
-    "haiku": "claude-haiku-4-5",
+    "opus": "claude-opus-5-5",
+    "haiku": "claude-haiku-5-5",
+    "fable": "claude-fable-5-1",
 }
-"""Claude Code's model aliases; a full model id is used as it is."""
+"""Claude Code's model aliases (first-party ids); a full model id is used as it is.
+`ANTHROPIC_DEFAULT_{SONNET,OPUS,HAIKU,FABLE}_MODEL` name another model for an alias, as in
+Claude Code; `opusplan` means `opus`, `best` the most capable (`opus`), `default` the
+default model, and a `[1m]` suffix is dropped."""
 
 PROJECT_ENV_DENIED: tuple[str, ...] = (
     "PATH",
@@ -195,9 +199,16 @@ def resolve_model(name: str) -> tuple[str, str | None]:
     base = text.split("[", 1)[0].strip().lower()
     if base in ("default", ""):
         return DEFAULT_MODEL, None
-    if base == "opusplan":
+    if base in ("opusplan", "best"):
         base = "opus"
     if base in MODEL_ALIASES:
-        model = MODEL_ALIASES[base]
+        override = os.environ.get(f"ANTHROPIC_DEFAULT_{base.upper()}_MODEL", "").strip()
+        model = override or MODEL_ALIASES[base]
         return model, f"the model alias {text!r} means {model}"
     return text, None
+
+
+def is_model_alias(name: str) -> bool:
+    """Whether `name` is one of Claude Code's aliases (not a model id)."""
+    base = name.split("[", 1)[0].strip().lower()
+    return base in MODEL_ALIASES or base in ("opusplan", "best", "default")

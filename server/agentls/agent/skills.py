@@ -32,7 +32,8 @@ SkillSource = Literal["project", "user"]
 SKILL_FILE = "SKILL.md"
 MAX_SKILLS = 200
 MAX_LISTED_FILES = 200
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_NAME = re.compile(r"^[^\x00-\x1f\x7f/\\:]{1,64}$")
+"""Claude Code shows a skill's `name` as written: `Agent Development` is a name."""
 
 
 @dataclass(frozen=True)
@@ -161,8 +162,8 @@ def _load(folder: Path, source: SkillSource, catalog: SkillCatalog) -> Skill | N
         return None
     if not _NAME.match(name):
         catalog.problems.append(
-            f"skill {file}: the name {name!r} is not a simple name (letters, digits, . _ -); "
-            "skipped"
+            f"skill {file}: the name {name!r} is not a name (1 to 64 characters, no line "
+            "breaks, `/`, `\\` or `:`); skipped"
         )
         return None
     real = Path(os.path.realpath(folder))

@@ -1,0 +1,92 @@
+"""Real, unchanged artefacts people publish for Claude Code load in agentls.
+
+The repositories are exported from the fetched mirrors (`tests/artefact_support.py`);
+without them these tests skip. Every file Claude Code accepts must load; a file that does
+not is reported with its reason, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from agentls.agent.prompt_commands import discover_commands
+from agentls.agent.skills import discover_skills
+from agentls.agent.subagents import AgentCatalog, parse_agent_file
+from tests.artefact_support import Artefacts
+
+ANTHROPIC = "anthropics/claude-code"
+WSHOBSON_AGENTS = "wshobson/agents"
+HOOKS_MASTERY = "disler/claude-code-hooks-mastery"
+
+
+def _component_files(repo: Path, kind: str) -> Iterator[Path]:
+    """Plugin components of `kind` (agents, commands) outside skills' own files."""
+    for path in sorted(repo.rglob("*.md")):
+        parts = path.relative_to(repo).parts
+        if kind in parts[:-1] and "skills" not in parts and "examples" not in parts:
+            yield path
+
+
+def test_every_agent_of_anthropics_plugins_loads(artefacts: Artefacts) -> None:
+    repo = artefacts(ANTHROPIC)
+    files = sorted((repo / "plugins").glob("*/agents/*.md"))
+    agents = [parse_agent_file(path) for path in files]
+    assert len(agents) == 15
+    assert {a.name for a in agents} >= {"agent-creator", "silent-failure-hunter"}
+    assert all(a.description and a.prompt for a in agents)
+    creator = next(a for a in agents if a.name == "agent-creator")
+    assert "<example>" in creator.description
+    assert "Context:" in creator.description
+    assert creator.tools == ("Write", "Read")
+
+
+def test_every_agent_of_wshobson_agents_loads(artefacts: Artefacts) -> None:
+    repo = artefacts(WSHOBSON_AGENTS)
+    files = list(_component_files(repo / "plugins", "agents"))
+    assert len(files) > 150
+    for path in files:
+        agent = parse_agent_file(path)
+        assert agent.name, path
+        assert agent.description, path
+
+
+def test_hooks_mastery_workspace_loads_every_agent_and_command(
+    artefacts: Artefacts, tmp_path: Path
+) -> None:
+    repo = artefacts(HOOKS_MASTERY)
+    agent_files = list((repo / ".claude" / "agents").rglob("*.md"))
+    catalog = AgentCatalog([repo], home=tmp_path)
+    assert catalog.problems == []
+    custom = [t for t in catalog.types() if t.source != "built-in"]
+    assert len(custom) == len(agent_files) == 19
+    assert catalog.find("builder") is not None  # .claude/agents/team/builder.md
+    commands = discover_commands([repo], home=tmp_path)
+    assert commands.problems == []
+    assert len(commands.commands) == len(list((repo / ".claude" / "commands").rglob("*.md")))
+
+
+def test_skills_and_commands_of_the_artefacts_load(artefacts: Artefacts, tmp_path: Path) -> None:
+    for name in (ANTHROPIC, WSHOBSON_AGENTS, "anthropics/skills"):
+        repo = artefacts(name)
+        skill_files = sorted(repo.rglob("SKILL.md"))
+        for index, skill in enumerate(skill_files):
+            target = tmp_path / name / ".claude" / "skills" / f"{index:03}"
+            shutil.copytree(skill.parent, target)
+        catalog = discover_skills([tmp_path / name], home=tmp_path / "home")
+        assert catalog.problems == [], name
+        assert len(catalog.skills) + _duplicates(catalog.names, skill_files) == len(skill_files)
+        for index, command in enumerate(_component_files(repo, "commands")):
+            target = tmp_path / f"{name}-commands" / ".claude" / "commands" / f"{index:03}"
+            target.mkdir(parents=True)
+            shutil.copy(command, target / command.name)
+        commands = discover_commands([tmp_path / f"{name}-commands"], home=tmp_path / "home")
+        assert all("also defined" in p for p in commands.problems), commands.problems
+
+
+def _duplicates(names: list[str], files: list[Path]) -> int:
+    from agentls.agent.frontmatter import read_markdown
+
+    declared = [str(read_markdown(f)[0].get("name") or f.parent.name).lower() for f in files]
+    return len(declared) - len(set(declared))
