@@ -385,6 +385,8 @@ class CommandHooks:
         env = self.redactor.scrub_env(scrub_env(self.env))
         env.update(self.redactor.scrub_env(self.extra_env))
         env["CLAUDE_PROJECT_DIR"] = env["AGENTLS_PROJECT_DIR"] = str(cwd)
+        if command.plugin_root is not None:
+            env["CLAUDE_PLUGIN_ROOT"] = str(command.plugin_root)
         if command.pass_credentials:  # the user's own opt-in (user settings only)
             source = credentials.environ() if self.env is None else self.env
             env.update({k: source[k] for k in credentials.CREDENTIAL_VARS if source.get(k)})

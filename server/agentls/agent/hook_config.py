@@ -65,6 +65,8 @@ class HookCommand:
     """`"async": true`: started, not waited for; its output is not read."""
     root: Path | None = None
     """The folder the settings came from (relative paths of `if` rules start there)."""
+    plugin_root: Path | None = None
+    """A plugin's hook: its folder, set as `CLAUDE_PLUGIN_ROOT` for the command."""
 
     def applies(self, tool: str, subject_of: SubjectFactory, fallback: Path) -> bool:
         """Whether the `if` rule (if any) matches this call."""

@@ -25,10 +25,11 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from agentls.agent.claude_settings import is_model_alias, resolve_model
 from agentls.agent.frontmatter import FrontMatterError, read_markdown, text_field, tools_field
 from agentls.agent.rules import Rule, parse_rules
 
@@ -56,6 +57,8 @@ class CustomCommand:
     model: str | None = None
     group: str = ""
     """The subfolder it came from (`frontend` for `commands/frontend/test.md`)."""
+    plugin: str = ""
+    """The plugin it came from (`hookify@claude-code-plugins`); its name is `plugin:name`."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,13 @@ class CommandCatalog:
     problems: list[str] = field(default_factory=list)
 
     def find(self, name: str) -> CustomCommand | None:
-        return next((c for c in self.commands if c.name == name), None)
+        """By name; a plugin's `/plugin:command` also answers to `/command` when no other
+        command has that name (as in Claude Code)."""
+        exact = next((c for c in self.commands if c.name == name), None)
+        if exact is not None or ":" in name:
+            return exact
+        short = [c for c in self.commands if c.plugin and c.name.split(":", 1)[1] == name]
+        return short[0] if len(short) == 1 else None
 
     def expand(self, prompt: str) -> Expansion | None:
         """The expansion of a `/name args` prompt; None for any other prompt;
@@ -148,11 +157,27 @@ def discover_commands(roots: Sequence[Path], home: Path | None = None) -> Comman
                 )
                 continue
             catalog.commands.append(command)
+    _add_plugin_commands(catalog, roots, home or Path.home())
     return catalog
 
 
+def _add_plugin_commands(catalog: CommandCatalog, roots: Sequence[Path], home: Path) -> None:
+    """Enabled plugins' `commands/`, named `/plugin:command` (`agentls.agent.plugins`)."""
+    from agentls.agent.plugins import load_plugins
+
+    for plugin, folder in load_plugins(roots, home).folders("commands"):
+        source: CommandSource = "user" if plugin.user_level else "project"
+        for path in sorted(folder.rglob("*.md")):
+            command = _load(path, folder, source, catalog, where=f"plugin {plugin.key}")
+            if command is None:
+                continue
+            named = replace(command, name=f"{plugin.name}:{command.name}", plugin=plugin.key)
+            if catalog.find(named.name) is None:
+                catalog.commands.append(named)
+
+
 def _load(
-    path: Path, base: Path, source: CommandSource, catalog: CommandCatalog
+    path: Path, base: Path, source: CommandSource, catalog: CommandCatalog, where: str = ""
 ) -> CustomCommand | None:
     name = path.stem
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:-]*", name):
@@ -174,7 +199,7 @@ def _load(
         catalog.problems.append(f"command file {path}: the prompt is empty; skipped")
         return None
     group = "/".join(path.parent.relative_to(base).parts)
-    where = f"{source}:{group}" if group else source
+    where = where or (f"{source}:{group}" if group else source)
     first = next((line.strip() for line in body.splitlines() if line.strip()), "")
     text = description or first[:120]
     return CustomCommand(
@@ -185,7 +210,7 @@ def _load(
         body=body.strip(),
         argument_hint=hint,
         allowed_tools=tools,
-        model=model or None,
+        model=resolve_model(model)[0] if model and is_model_alias(model) else model or None,
         group=group,
     )
 

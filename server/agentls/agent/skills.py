@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -45,6 +45,8 @@ class Skill:
     source: SkillSource
     body: str
     allowed_tools: tuple[str, ...] = ()
+    plugin: str = ""
+    """The plugin it came from (`plugin-dev@claude-code-plugins`); named `plugin:name`."""
 
     @property
     def file(self) -> Path:
@@ -115,7 +117,23 @@ def discover_skills(roots: Sequence[Path], home: Path | None = None) -> SkillCat
                 )
                 continue
             catalog.skills.append(skill)
+    _add_plugin_skills(catalog, roots, home or Path.home())
     return catalog
+
+
+def _add_plugin_skills(catalog: SkillCatalog, roots: Sequence[Path], home: Path) -> None:
+    """Enabled plugins' `skills/`, named `plugin:skill` (`agentls.agent.plugins`)."""
+    from agentls.agent.plugins import load_plugins
+
+    for plugin, base in load_plugins(roots, home).folders("skills"):
+        source: SkillSource = "user" if plugin.user_level else "project"
+        for folder in _folders(base, catalog):
+            skill = _load(folder, source, catalog)
+            if skill is None or len(catalog.skills) >= MAX_SKILLS:
+                continue
+            named = replace(skill, name=f"{plugin.name}:{skill.name}", plugin=plugin.key)
+            if catalog.find(named.name) is None:
+                catalog.skills.append(named)
 
 
 def _folders(base: Path, catalog: SkillCatalog) -> Iterator[Path]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypedDict
 
@@ -323,12 +323,14 @@ class AgentCatalog:
         self._signature = signature
         types = {t.name: t for t in BUILTIN_TYPES}
         problems: list[str] = []
-        for path in self._files():
+        for path, prefix in self._files():
             try:
                 found = parse_agent_file(path)
             except AgentFileError as exc:
                 problems.append(f"sub-agent file {path} was skipped: {exc}")
                 continue
+            if prefix:
+                found = replace(found, name=f"{prefix}:{found.name}")
             types[found.name] = found
         self._types = dict(sorted(types.items(), key=lambda kv: _order(kv[1])))
         self._problems = problems
@@ -342,19 +344,27 @@ class AgentCatalog:
             except Exception:
                 log.exception("reporting sub-agent file problems failed")
 
-    def _files(self) -> list[Path]:
-        files: list[Path] = []
-        for folder in agent_folders(self.roots, self.home):
+    def _files(self) -> list[tuple[Path, str]]:
+        """Agent files with their name prefix (a plugin's name, else "")."""
+        from agentls.agent.plugins import load_plugins
+
+        folders = [(folder, "") for folder in agent_folders(self.roots, self.home)]
+        if self.home is not None:
+            plugins = load_plugins(self.roots, self.home).folders("agents")
+            folders += [(folder, plugin.name) for plugin, folder in plugins]
+        files: list[tuple[Path, str]] = []
+        for folder, prefix in folders:
             try:
-                files.extend(sorted(p for p in folder.rglob("*.md") if p.is_file()))
+                found = sorted(p for p in folder.rglob("*.md") if p.is_file())
             except OSError:
                 continue
+            files.extend((path, prefix) for path in found)
         return files
 
     def _scan_signature(self) -> tuple[object, ...]:
         """What changes when an agent file is added, removed or edited (a few stat calls)."""
         entries: list[object] = []
-        for path in self._files():
+        for path, _prefix in self._files():
             try:
                 stat = path.stat()
             except OSError:

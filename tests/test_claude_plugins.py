@@ -1,0 +1,189 @@
+"""Claude Code plugins and marketplaces (`agentls.agent.plugins`), tested on Anthropic's own
+marketplace (the fetched `anthropics/claude-code`: `.claude-plugin/marketplace.json` and
+`plugins/`, unchanged) enabled through a temporary `~/.claude/settings.json`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentls.agent.context import ToolContext
+from agentls.agent.events import AgentEvent, Notice
+from agentls.agent.hook_commands import CommandHooks
+from agentls.agent.permissions import ApprovalChoice, ApprovalRequest
+from agentls.agent.pipeline import Pipeline, ToolCall
+from agentls.agent.plugins import load_plugins
+from agentls.agent.policy import RulePolicy
+from agentls.agent.prompt_commands import discover_commands
+from agentls.agent.registry import ToolPool
+from agentls.agent.settings_files import load_safety
+from agentls.agent.skills import discover_skills
+from agentls.agent.subagents import AgentCatalog
+from agentls.tools import builtin_tools
+from agentls.workspace import ChangeSet, Workspace
+from tests.artefact_support import Artefacts
+from tests.shadow_support import unsandboxed
+
+MARKET = "claude-code-plugins"
+
+
+def _settings(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+def _marketplace(repo: Path) -> list[str]:
+    data = json.loads((repo / ".claude-plugin" / "marketplace.json").read_text())
+    return [entry["name"] for entry in data["plugins"]]
+
+
+@pytest.fixture
+def anthropic(artefacts: Artefacts) -> Path:
+    return artefacts("anthropics/claude-code")
+
+
+@pytest.fixture
+def home(tmp_path: Path, anthropic: Path) -> Path:
+    """A HOME whose ~/.claude/settings.json knows the marketplace and enables every plugin."""
+    folder = tmp_path / "home"
+    _settings(
+        folder / ".claude" / "settings.json",
+        {
+            "extraKnownMarketplaces": {
+                MARKET: {"source": {"source": "directory", "path": str(anthropic)}}
+            },
+            "enabledPlugins": {f"{name}@{MARKET}": True for name in _marketplace(anthropic)},
+        },
+    )
+    return folder
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    return folder
+
+
+def test_the_marketplace_offers_every_agent_skill_and_command(
+    anthropic: Path, home: Path, ws: Path
+) -> None:
+    plugins = load_plugins([ws], home)
+    assert plugins.skipped == []
+    assert sorted(p.name for p in plugins.plugins) == sorted(_marketplace(anthropic))
+    agents = [t for t in AgentCatalog([ws], home=home).types() if t.source != "built-in"]
+    assert len(agents) == 15
+    assert any(t.name == "pr-review-toolkit:silent-failure-hunter" for t in agents)
+    skills = discover_skills([ws], home=home)
+    assert skills.problems == []
+    assert len(skills.skills) == 10
+    assert skills.find("plugin-dev:Agent Development") is not None
+    commands = discover_commands([ws], home=home)
+    files = list((anthropic / "plugins").glob("*/commands/*.md"))
+    assert commands.problems == []
+    assert len(commands.commands) == len(files) == 15
+    assert commands.find("commit-commands:commit") is not None
+    assert commands.find("commit") is commands.find("commit-commands:commit")  # unique
+    assert commands.find("help") is None  # hookify:help and ralph-wiggum:help: ambiguous
+    report = "\n".join(plugins.report())
+    assert f"hookify@{MARKET}" in report
+    assert "hooks (PostToolUse, PreToolUse, Stop, UserPromptSubmit)" in report
+
+
+class _Allow:
+    async def ask(self, request: ApprovalRequest) -> ApprovalChoice:
+        return "allow_once"
+
+
+async def test_hookifys_dangerous_rm_rule_blocks_rm_rf(
+    anthropic: Path, home: Path, ws: Path, tmp_path: Path
+) -> None:
+    (ws / ".claude").mkdir()
+    example = anthropic / "plugins" / "hookify" / "examples" / "dangerous-rm.local.md"
+    shutil.copy(example, ws / ".claude" / "hookify.dangerous-rm.local.md")
+    safety = load_safety([ws], home=home)
+    assert [p for p in safety.problems if "plugin" in p] == []
+    hooks = CommandHooks(safety.hook_config, transcript_dir=tmp_path / "t")
+    events: list[AgentEvent] = []
+    pipeline = Pipeline(
+        ToolPool(builtin_tools()),
+        permissions=RulePolicy(mode="acceptEdits", approver=_Allow()),
+        hooks=hooks,
+        events=events.append,
+    )
+    ctx = ToolContext(session_id="s", workspace=unsandboxed(Workspace([ws])), changes=ChangeSet())
+    (ws / "build").mkdir()
+    blocked = await pipeline.execute(
+        ToolCall("t1", "run_command", {"command": "rm -rf build"}), ctx
+    )
+    assert blocked.is_error
+    assert "hook refused this call" in str(blocked.content)
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    assert any("Dangerous rm command detected" in n for n in notices)  # its systemMessage
+    assert (ws / "build").is_dir()
+    fine = await pipeline.execute(ToolCall("t2", "run_command", {"command": "echo ok"}), ctx)
+    assert not fine.is_error
+
+
+def test_a_plugin_a_repository_enables_waits_for_trust(
+    anthropic: Path, ws: Path, tmp_path: Path
+) -> None:
+    _settings(
+        ws / ".claude" / "settings.json",
+        {
+            "extraKnownMarketplaces": {
+                MARKET: {"source": {"source": "directory", "path": str(anthropic)}}
+            },
+            "enabledPlugins": {f"hookify@{MARKET}": True},
+        },
+    )
+    held = load_plugins([ws], tmp_path / "home", project_trusted=False)
+    assert held.plugins == []
+    assert "held back until you trust this workspace" in held.skipped[0]
+    assert load_safety([ws], home=tmp_path / "home", project_trusted=False).hook_config.groups == []
+    trusted = load_plugins([ws], tmp_path / "home", project_trusted=True)
+    assert [p.name for p in trusted.plugins] == ["hookify"]
+
+
+def test_a_github_marketplace_is_skipped_with_how_to_make_it_local(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _settings(
+        home / ".claude" / "settings.json",
+        {
+            "extraKnownMarketplaces": {
+                "remote": {"source": {"source": "github", "repo": "someone/market"}}
+            },
+            "enabledPlugins": {"x@remote": True, "y@nowhere": True},
+        },
+    )
+    found = load_plugins([tmp_path], home)
+    assert found.plugins == []
+    assert "does not download marketplaces" in found.skipped[0]
+    assert "someone/market" in found.skipped[0]
+    assert "no marketplace 'nowhere' is known" in found.skipped[1]
+
+
+def test_a_plugin_source_cannot_leave_its_marketplace(tmp_path: Path) -> None:
+    market = tmp_path / "market"
+    (tmp_path / "outside" / "commands").mkdir(parents=True)
+    _settings(
+        market / ".claude-plugin" / "marketplace.json",
+        {"name": "m", "plugins": [{"name": "evil", "source": "../outside"}]},
+    )
+    home = tmp_path / "home"
+    _settings(
+        home / ".claude" / "settings.json",
+        {
+            "extraKnownMarketplaces": {
+                "m": {"source": {"source": "directory", "path": str(market)}}
+            },
+            "enabledPlugins": {"evil@m": True},
+        },
+    )
+    found = load_plugins([tmp_path], home)
+    assert found.plugins == []
+    assert "not a folder inside the marketplace" in found.skipped[0]
