@@ -187,3 +187,22 @@ def test_a_plugin_source_cannot_leave_its_marketplace(tmp_path: Path) -> None:
     found = load_plugins([tmp_path], home)
     assert found.plugins == []
     assert "not a folder inside the marketplace" in found.skipped[0]
+
+
+def test_doctor_lists_plugins_with_what_they_bring_and_why_one_was_skipped(
+    home: Path, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentls.headless.doctor import check_plugins
+
+    settings = home / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    data["enabledPlugins"]["gone@elsewhere"] = True
+    settings.write_text(json.dumps(data))
+    monkeypatch.setenv("HOME", str(home))
+    checks = check_plugins(ws)
+    lines = {c.detail.split(" ", 1)[0]: c for c in checks}
+    assert "15 commands" not in lines[f"hookify@{MARKET}"].detail
+    assert "4 commands, 1 agents, 1 skills, hooks (" in lines[f"hookify@{MARKET}"].detail
+    skipped = [c for c in checks if c.name == "skipped"]
+    assert len(skipped) == 1
+    assert "no marketplace 'elsewhere' is known" in skipped[0].detail
