@@ -206,3 +206,70 @@ def test_doctor_lists_plugins_with_what_they_bring_and_why_one_was_skipped(
     skipped = [c for c in checks if c.name == "skipped"]
     assert len(skipped) == 1
     assert "no marketplace 'elsewhere' is known" in skipped[0].detail
+
+
+def _local_market(tmp_path: Path, enable_in: Path) -> Path:
+    """A marketplace with one plugin that brings an MCP server; enabled in `enable_in`."""
+    market = tmp_path / "market"
+    plugin = market / "plugins" / "tools"
+    _settings(
+        market / ".claude-plugin" / "marketplace.json",
+        {"name": "local", "plugins": [{"name": "tools", "source": "./plugins/tools"}]},
+    )
+    _settings(
+        plugin / ".mcp.json",
+        {"mcpServers": {"pt": {"command": "${CLAUDE_PLUGIN_ROOT}/server", "args": ["-q"]}}},
+    )
+    _settings(
+        enable_in,
+        {
+            "extraKnownMarketplaces": {
+                "local": {"source": {"source": "directory", "path": str(market)}}
+            },
+            "enabledPlugins": {"tools@local": True},
+        },
+    )
+    return plugin
+
+
+def test_a_user_enabled_plugins_mcp_server_is_offered(tmp_path: Path, ws: Path) -> None:
+    from agentls.mcp.manager import McpManager
+
+    home = tmp_path / "home"
+    plugin = _local_market(tmp_path, home / ".claude" / "settings.json")
+    manager = McpManager.from_config(ws, {}, home=home, user_config=tmp_path / "none.json")
+    [entry] = [e for e in manager.status() if e["name"] == "pt"]
+    assert entry["source"] == "user"
+    assert str(plugin / "server") in entry["target"]
+
+
+def test_a_repository_enabled_plugin_starts_no_mcp_server(
+    tmp_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentls.agent import plugins
+    from agentls.mcp.manager import McpManager
+
+    monkeypatch.setattr(plugins, "_trusted", lambda roots: True)  # the user trusted it
+    _local_market(tmp_path, ws / ".claude" / "settings.json")
+    found = load_plugins([ws], tmp_path / "home", project_trusted=True)
+    assert [p.name for p in found.plugins] == ["tools"]  # trusted: its commands, hooks load
+    manager = McpManager.from_config(
+        ws, {}, home=tmp_path / "home", user_config=tmp_path / "none.json"
+    )
+    [entry] = [e for e in manager.status() if e["name"] == "*"]
+    assert entry["state"] == "invalid-config"
+    assert "a repository cannot approve its own servers" in entry["error"]
+
+
+def test_claude_codes_user_scope_servers_are_read_by_default(tmp_path: Path, ws: Path) -> None:
+    from agentls.mcp.manager import McpManager
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"mine": {"command": "mine"}}}))
+    manager = McpManager.from_config(ws, {}, home=home, user_config=tmp_path / "none.json")
+    assert [e["source"] for e in manager.status() if e["name"] == "mine"] == ["user"]
+    off = McpManager.from_config(
+        ws, {"claudeCodeUserConfig": False}, home=home, user_config=tmp_path / "none.json"
+    )
+    assert not any(e["name"] == "mine" for e in off.status())
