@@ -305,6 +305,9 @@ class AgentLoop:
         self, prompt: str, attachments: Sequence[ContentBlockParam] = ()
     ) -> str | None:
         """Add the prompt, after UserPromptSubmit hooks; returns why a hook blocked it."""
+        if self.command is not None:
+            self._grant(self.command)
+            prompt = await self._run_shell_lines(self.command, prompt)
         blocks: list[ContentBlockParam] = [text_block(prompt), *attachments]
         blocks += await self._session_start()
         hooks = lifecycle_hooks(self.conversation.config.hooks)
@@ -341,14 +344,31 @@ class AgentLoop:
         if hooks is not None:
             await self._hook(hooks.pre_compact(self.ctx, trigger=trigger))
 
-    async def _start_command(self, command: CommandRun) -> list[ContentBlockParam]:
-        """A custom command's grants (for this run) and `@file` attachments, each read
-        through the pipeline like any read_file call (secret files, rules, hooks apply)."""
+    def _grant(self, command: CommandRun) -> None:
+        """A custom command's notes, and its grants for this run (before its `!` lines)."""
         for note in command.notes:
             self._notice(note)
         grant = getattr(self.conversation.config.permissions, "grant", None)
         if command.grants and callable(grant):
             self.revoke_grants = grant(self.conversation.id, command.grants)
+
+    async def _run_shell_lines(self, command: CommandRun, prompt: str) -> str:
+        """Claude Code's `!`cmd`` lines: each runs as a `run_command` call through the
+        pipeline (rules, hooks, sandbox) and its output replaces it; a refused one is
+        replaced by the reason and announced."""
+        for index, (text, line) in enumerate(command.shell):
+            call = ToolCall(f"shell_{index}", "run_command", {"command": line})
+            result = await self.pipeline.execute(call, self.ctx)
+            content = result.content if isinstance(result.content, str) else str(result.content)
+            if result.is_error:
+                self._notice(f"/{command.name}: !`{line}` was not run: {content}")
+                content = f"[!`{line}` was not run: {content}]"
+            prompt = prompt.replace(text, content, 1)
+        return prompt
+
+    async def _start_command(self, command: CommandRun) -> list[ContentBlockParam]:
+        """A custom command's `@file` attachments, each read through the pipeline like any
+        read_file call (secret files, rules, hooks apply)."""
         attached: list[ContentBlockParam] = []
         for index, path in enumerate(command.files):
             call = ToolCall(f"attach_{index}", "read_file", {"path": path})
