@@ -114,3 +114,40 @@ def test_agents_in_subfolders_load(tmp_path: Path) -> None:
     catalog = AgentCatalog([tmp_path], home=tmp_path / "home")
     assert catalog.find("builder") is not None
     assert catalog.problems == []
+
+
+def test_claude_codes_tool_names_in_tools_keep_their_tools() -> None:
+    from agentls.agent.subagents import AgentType
+    from agentls.tools import builtin_tools
+
+    names = ("WebFetch", "WebSearch", "NotebookEdit", "NotebookRead", "TaskCreate", "Skill")
+    agent = AgentType("a", "d", "p", tools=names)
+    tools = builtin_tools()
+    chosen = {t.name for t in agent.select_tools(tools)}
+    assert chosen == {
+        "web_fetch",
+        "web_search",
+        "notebook_edit",
+        "read_file",
+        "todo_write",
+        "skill",
+    }
+    assert agent.missing_tools(tools) == []
+    odd = AgentType("b", "d", "p", tools=("WebSearch", "Teleport"))
+    assert odd.missing_tools(tools) == ["Teleport"]
+
+
+def test_model_aliases_resolve_as_claude_code_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentls.agent.subagents import AgentType
+
+    def model(name: str) -> str:
+        return AgentType("a", "d", "p", model=name).model_for("claude-parent-1")[0]
+
+    assert model("inherit") == "claude-parent-1"
+    assert model("haiku") == "claude-haiku-5-5"
+    assert model("opus") == "claude-opus-5-5"
+    assert model("fable") == "claude-fable-5-1"
+    assert model("sonnet[1m]") == "claude-sonnet-5-5"
+    assert model("claude-x-9") == "claude-x-9"
+    monkeypatch.setenv("ANTHROPIC_DEFAULT_HAIKU_MODEL", "claude-haiku-4-5")
+    assert model("haiku") == "claude-haiku-4-5"

@@ -135,6 +135,15 @@ async def run_subagent(
     events = _SubagentEvents(parent._emit_safe, agent.name, ctx.session_id, ctx.tool_use_id)
     if model_note:
         events(Notice(ctx.session_id, model_note))
+    missing = agent.missing_tools(list(session.pool(mode)))
+    if missing:
+        events(
+            Notice(
+                ctx.session_id,
+                f"sub-agent type {agent.name!r} asks for tools that are not offered here: "
+                f"{', '.join(missing)}; it runs without them",
+            )
+        )
     role = SubagentRole(agent, ctx.session_id, ctx.tool_use_id)
     loop = type(parent)(child, events, mode, parent.cancel, subagent=role)
     running = asyncio.ensure_future(loop.run(prompt))

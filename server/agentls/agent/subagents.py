@@ -132,6 +132,19 @@ class AgentType:
             chosen.append(tool)
         return chosen
 
+    def missing_tools(self, available: Iterable[AnyTool]) -> list[str]:
+        """Names in `tools` that match no tool offered here (said, never silently dropped);
+        Claude Code's names count as their agentls tools."""
+        if self.tools is None:
+            return []
+        offered = {tool.name for tool in available}
+        return [
+            name
+            for name in self.tools
+            if not name.startswith("mcp__")
+            and not any(ours in offered for ours in _our_names([name]))
+        ]
+
     def is_read_only(self, available: Iterable[AnyTool]) -> bool:
         """Whether every tool it gets is read-only (so it may run beside other such calls)."""
         return self.read_only_tools or all(_read_only(t) for t in self.select_tools(available))
