@@ -151,3 +151,12 @@ def test_model_aliases_resolve_as_claude_code_does(monkeypatch: pytest.MonkeyPat
     assert model("claude-x-9") == "claude-x-9"
     monkeypatch.setenv("ANTHROPIC_DEFAULT_HAIKU_MODEL", "claude-haiku-4-5")
     assert model("haiku") == "claude-haiku-4-5"
+
+
+def test_a_projects_safe_env_is_kept_and_a_dangerous_one_dropped() -> None:
+    from agentls.agent.claude_settings import filter_env
+
+    env = {"NODE_ENV": "test", "RUST_LOG": "debug", "NODE_OPTIONS": "--require x", "PATH": "/x"}
+    kept, problems = filter_env(env, ".claude/settings.json", user_level=False)
+    assert kept == {"NODE_ENV": "test", "RUST_LOG": "debug"}
+    assert len(problems) == 2

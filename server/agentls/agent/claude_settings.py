@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agentls.agent.shell_parse import SAFE_ENV_VARIABLES
 from agentls.config.loop import DEFAULT_MODEL
 from agentls.credentials import CREDENTIAL_VARS
 
@@ -189,7 +190,11 @@ def filter_env(
 
 
 def _denied_for_project(name: str) -> bool:
+    """`PROJECT_ENV_DENIED`, except the variables that change no code path (`NODE_ENV`,
+    `RUST_LOG`, …: `agentls.agent.shell_parse.SAFE_ENV_VARIABLES`)."""
     upper = name.upper()
+    if upper in SAFE_ENV_VARIABLES:
+        return False
     return any(fnmatch.fnmatchcase(upper, pattern) for pattern in PROJECT_ENV_DENIED)
 
 
