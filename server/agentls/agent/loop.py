@@ -153,6 +153,8 @@ class AgentLoop:
         self.ctx = replace(
             ctx, session_id=session_id, run=self.controls, on_progress=self._tool_progress
         )
+        if self.subagent is not None:
+            self.ctx = replace(self.ctx, agent_id=conv.id, agent_type=self.subagent.agent.name)
 
     def _apply_mode_switch(self) -> None:
         """A switch a tool asked for (plan mode entered, or left after approval), applied
@@ -328,6 +330,8 @@ class AgentLoop:
         """SessionStart hooks, once per session object ("startup", or "resume" for a saved
         one) and after each compaction ("compact"); their context goes to the model."""
         conv = self.conversation
+        if self.subagent is not None:
+            return []  # once per run: a sub-agent is not a new session (Claude Code)
         hooks = session_hooks(conv.config.hooks)
         if source is None:
             if conv.session_started:

@@ -661,8 +661,13 @@ def _literal_folder(rule: Rule) -> Path | None:
 
 
 def notifying(approver: Approver | None, safety: Safety) -> Approver | None:
-    """The approver, telling Notification hooks when a prompt opens."""
-    if approver is None or not safety.hook_config.commands("Notification", "permission_prompt"):
+    """The approver, asking PermissionRequest hooks first and telling Notification hooks
+    when a prompt opens."""
+    config = safety.hook_config
+    wanted = config.commands("Notification", "permission_prompt") or any(
+        g.event == "PermissionRequest" for g in config.groups
+    )
+    if approver is None or not wanted:
         return approver
     from agentls.agent.hook_commands import NotifyingApprover
 

@@ -25,6 +25,10 @@ HookEvent = Literal[
     "SessionEnd",
     "PreCompact",
     "Notification",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "SubagentStart",
+    "Setup",
 ]
 UNSUPPORTED_HOOK_TYPES: dict[str, str] = {
     "prompt": "it asks a model to decide",
