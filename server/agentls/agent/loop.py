@@ -51,6 +51,7 @@ from agentls.agent.hooks import (
     session_hooks,
     subagent_hooks,
 )
+from agentls.agent.memory import with_nested_memory
 from agentls.agent.messages import ContentBlockParam, text_block, texts_of, tool_uses_of
 from agentls.agent.model_client import (
     ModelError,
@@ -289,7 +290,8 @@ class AgentLoop:
             return "refused"
         if calls:
             self.text_parts = texts
-            self._add_results(await run_tool_calls(calls, self.pipeline, self.ctx))
+            results = await run_tool_calls(calls, self.pipeline, self.ctx)
+            self._add_results(with_nested_memory(calls, results, self.conversation))
             if self.cancel.is_set():
                 raise RunCancelled
             self._apply_mode_switch()
