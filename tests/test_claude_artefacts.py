@@ -11,6 +11,8 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from agentls.agent.prompt_commands import discover_commands
 from agentls.agent.skills import discover_skills
 from agentls.agent.subagents import AgentCatalog, parse_agent_file
@@ -90,3 +92,32 @@ def _duplicates(names: list[str], files: list[Path]) -> int:
 
     declared = [str(read_markdown(f)[0].get("name") or f.parent.name).lower() for f in files]
     return len(declared) - len(set(declared))
+
+
+def test_wshobsons_181_skills_stay_within_the_description_budget(
+    artefacts: Artefacts, tmp_path: Path
+) -> None:
+    repo = artefacts(WSHOBSON_AGENTS)
+    for index, skill in enumerate(sorted(repo.rglob("SKILL.md"))):
+        shutil.copytree(skill.parent, tmp_path / ".claude" / "skills" / f"{index:03}")
+    catalog = discover_skills([tmp_path], home=tmp_path / "home")
+    assert len(catalog.skills) == 181
+    full = sum(len(s.description) for s in catalog.skills)
+    assert full > 40_000  # what the listing held before
+    section = catalog.prompt_section()
+    assert len(section) < 16_000 + 181 * 64  # descriptions capped, the rest by name
+    assert all(s.name in section for s in catalog.skills)  # every skill stays loadable
+
+
+def test_an_output_style_of_hooks_mastery_joins_the_system_prompt(
+    artefacts: Artefacts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentls.agent.prompts import build_system_prompt
+
+    repo = artefacts(HOOKS_MASTERY)
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text('{"outputStyle": "Ultra Concise"}')
+    monkeypatch.setenv("HOME", str(home))
+    [block] = build_system_prompt([repo])
+    assert "# Output style: Ultra Concise" in block["text"]

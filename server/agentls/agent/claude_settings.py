@@ -59,6 +59,9 @@ SUPPORTED_KEYS: frozenset[str] = frozenset(
         "allowManagedHooksOnly",
         "allowManagedPermissionRulesOnly",
         # read by agentls's MCP support (docs/mcp.md)
+        "outputStyle",
+        "enabledPlugins",
+        "extraKnownMarketplaces",
         "enableAllProjectMcpServers",
         "enabledMcpjsonServers",
         "disabledMcpjsonServers",

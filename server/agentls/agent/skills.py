@@ -32,6 +32,16 @@ SkillSource = Literal["project", "user"]
 SKILL_FILE = "SKILL.md"
 MAX_SKILLS = 200
 MAX_LISTED_FILES = 200
+DESCRIPTION_BUDGET = 16_000
+"""Characters of skill descriptions in the system prompt, as Claude Code caps its listing
+(`SLASH_COMMAND_TOOL_CHAR_BUDGET` changes it); skills past it are listed by name only."""
+
+
+def description_budget() -> int:
+    raw = os.environ.get("SLASH_COMMAND_TOOL_CHAR_BUDGET", "")
+    return int(raw) if raw.strip().isdigit() and int(raw) > 0 else DESCRIPTION_BUDGET
+
+
 _NAME = re.compile(r"^[^\x00-\x1f\x7f/\\:]{1,64}$")
 """Claude Code shows a skill's `name` as written: `Agent Development` is a name."""
 
@@ -87,7 +97,21 @@ class SkillCatalog:
             "skill's description, load it with the skill tool before you start, then follow "
             "it (its files can be read with read_file).",
         ]
-        lines += [f"- {s.name}: {s.description}" for s in self.skills]
+        budget = description_budget()
+        used = 0
+        hidden: list[str] = []
+        for skill in self.skills:
+            line = f"- {skill.name}: {skill.description}"
+            if used + len(line) > budget:
+                hidden.append(skill.name)
+                continue
+            lines.append(line)
+            used += len(line)
+        if hidden:
+            lines.append(
+                f"More skills (descriptions left out to keep this list within {budget} "
+                f"characters; load one with the skill tool to read it): {', '.join(hidden)}"
+            )
         return "\n".join(lines)
 
 
