@@ -23,6 +23,7 @@ from agentls.agent.registry import ToolPool
 from agentls.agent.settings_files import load_safety
 from agentls.agent.skills import discover_skills
 from agentls.agent.subagents import AgentCatalog
+from agentls.testing import ScriptedMessagesServer, text_turn
 from agentls.tools import builtin_tools
 from agentls.workspace import ChangeSet, Workspace
 from tests.artefact_support import Artefacts
@@ -273,3 +274,46 @@ def test_claude_codes_user_scope_servers_are_read_by_default(tmp_path: Path, ws:
         ws, {"claudeCodeUserConfig": False}, home=home, user_config=tmp_path / "none.json"
     )
     assert not any(e["name"] == "mine" for e in off.status())
+
+
+async def test_ralph_wiggums_stop_hook_reads_the_transcript_and_loops(
+    api: ScriptedMessagesServer, home: Path, ws: Path
+) -> None:
+    """The plugin's unchanged `stop-hook.sh` greps `transcript_path` for Claude Code's
+    `"role":"assistant"` lines and reads `.message.content`."""
+    from agentls.agent.conversation import SessionConfig
+    from agentls.agent.model_client import AnthropicModelClient
+    from agentls.agent.session import AgentSession
+    from agentls.agent.settings import AgentSettings
+    from tests.agent_support import close_at_loop_end
+
+    settings = home / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    data["enabledPlugins"] = {f"ralph-wiggum@{MARKET}": True}  # its hooks only
+    settings.write_text(json.dumps(data))
+    state = ws / ".claude" / "ralph-loop.local.md"
+    state.parent.mkdir(parents=True, exist_ok=True)
+    state.write_text(
+        '---\nactive: true\niteration: 1\nmax_iterations: 5\ncompletion_promise: "DONE"\n'
+        "---\n\nFix the tests.\n"
+    )
+    safety = load_safety([ws], home=home)
+    agent = AgentSettings.from_env(
+        {"ANTHROPIC_API_KEY": "sk-ralph", "ANTHROPIC_BASE_URL": api.base_url},
+        retry_base_delay=0.01,
+    )
+    config = SessionConfig(
+        settings=agent,
+        workspace=Workspace([ws]),
+        tools=[],
+        permissions=safety.policy(),
+        hooks=safety.hooks(transcript_dir=ws.parent / "transcripts"),
+        transcript_dir=ws.parent / "transcripts",
+    )
+    session = close_at_loop_end(AgentSession(AnthropicModelClient(agent), config))
+    api.extend(text_turn("Still working."), text_turn("All green. <promise>DONE</promise>"))
+    result = await session.run("Fix the tests.")
+    assert result.status == "completed"
+    assert len(api.message_requests) == 2  # the hook fed the prompt back once
+    assert "Fix the tests." in api.message_requests[1].user_text().split("Still working.")[-1]
+    assert not state.exists()  # the hook saw the promise in the transcript and ended the loop

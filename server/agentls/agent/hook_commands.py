@@ -371,15 +371,15 @@ class CommandHooks:
     def _base(self, session_id: str, cwd: Path, event: str) -> dict[str, Any]:
         return {
             "session_id": session_id,
-            "transcript_path": str(self._transcript(session_id)),
+            "transcript_path": str(self._hook_transcript(session_id)),
             "cwd": str(cwd),
             "hook_event_name": event,
             "permission_mode": self.permission_mode(),
         }
 
     def _transcript(self, session_id: str) -> Path:
-        """The session's transcript, created (empty, private) when it does not exist yet, so
-        a hook can always open `transcript_path` (a direct `agentls tool` call has none)."""
+        """The session's transcript, created (empty, private) when it does not exist yet
+        (a direct `agentls tool` call has none); hook runs are recorded there."""
         from agentls.agent.transcript import transcript_dir
         from agentls.privatefiles import open_private, private_dir
 
@@ -388,6 +388,20 @@ class CommandHooks:
         if not path.exists():
             with contextlib.suppress(OSError):
                 private_dir(folder)
+                open_private(path).close()
+        return path
+
+    def _hook_transcript(self, session_id: str) -> Path:
+        """What hooks get as `transcript_path`: the session's messages in Claude Code's
+        format (`agentls.agent.transcript.ClaudeTranscript`), created empty when there are
+        none yet, so a hook can always open it."""
+        from agentls.agent.transcript import claude_transcript_path
+        from agentls.privatefiles import open_private, private_dir
+
+        path = claude_transcript_path(self._transcript(session_id))
+        if not path.exists():
+            with contextlib.suppress(OSError):
+                private_dir(path.parent)
                 open_private(path).close()
         return path
 
