@@ -317,3 +317,30 @@ async def test_ralph_wiggums_stop_hook_reads_the_transcript_and_loops(
     assert len(api.message_requests) == 2  # the hook fed the prompt back once
     assert "Fix the tests." in api.message_requests[1].user_text().split("Still working.")[-1]
     assert not state.exists()  # the hook saw the promise in the transcript and ended the loop
+
+
+def test_trust_holds_back_a_repositorys_plugins_until_answered(
+    anthropic: Path, ws: Path, tmp_path: Path
+) -> None:
+    """Without an answer, the trust assessment lists the repository's plugin settings as
+    held back, so `load_plugins` (asking the trust store itself) loads none of them."""
+    from agentls.agent.trust import TrustStore, assess_trust
+    from agentls.config.project import load_project_layer
+
+    _settings(
+        ws / ".claude" / "settings.json",
+        {
+            "extraKnownMarketplaces": {
+                MARKET: {"source": {"source": "directory", "path": str(anthropic)}}
+            },
+            "enabledPlugins": {f"hookify@{MARKET}": True},
+        },
+    )
+    store = TrustStore(tmp_path / "trust.json")
+    trust = assess_trust([ws], project=load_project_layer(ws), store=store)
+    assert trust.state == "pending"
+    assert {h.setting for h in trust.held_back} >= {"enabled_plugins", "extra_known_marketplaces"}
+    assert load_plugins([ws], tmp_path / "home").plugins == []  # nobody said yes
+    store.record(trust, True)
+    trusted = assess_trust([ws], project=load_project_layer(ws), store=store)
+    assert trusted.trusted
