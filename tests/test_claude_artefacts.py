@@ -121,3 +121,49 @@ def test_an_output_style_of_hooks_mastery_joins_the_system_prompt(
     monkeypatch.setenv("HOME", str(home))
     [block] = build_system_prompt([repo])
     assert "# Output style: Ultra Concise" in block["text"]
+
+
+def test_wshobsons_marketplace_offers_every_agent_skill_and_command(
+    artefacts: Artefacts, tmp_path: Path
+) -> None:
+    """`wshobson/agents` is a marketplace of 90-odd plugins: enabled through
+    `~/.claude/settings.json`, every local plugin loads and every agent and command file is
+    offered under its plugin's name (agents of the same name in two plugins stay apart)."""
+    import json
+
+    from agentls.agent.plugins import load_plugins
+
+    repo = artefacts(WSHOBSON_AGENTS)
+    entries = json.loads((repo / ".claude-plugin/marketplace.json").read_text())["plugins"]
+    names = [entry["name"] for entry in entries]
+    remote = [entry["name"] for entry in entries if not isinstance(entry["source"], str)]
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(
+        json.dumps(
+            {
+                "extraKnownMarketplaces": {
+                    "wshobson": {"source": {"source": "directory", "path": str(repo)}}
+                },
+                "enabledPlugins": {f"{name}@wshobson": True for name in names},
+            }
+        )
+    )
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    plugins = load_plugins([ws], home)
+    # a plugin whose source is a git repository is skipped, saying why (never silently)
+    assert [why.split(":")[0] for why in plugins.skipped] == [f"{n}@wshobson" for n in remote]
+    assert all("is a git-subdir source" in why for why in plugins.skipped)
+    assert len(plugins.plugins) == len(names) - len(remote)
+    agent_files = [f for p in plugins.plugins for d in p.folders("agents") for f in d.rglob("*.md")]
+    catalog = AgentCatalog([ws], home=home)
+    assert catalog.problems == []
+    custom = [t for t in catalog.types() if t.source != "built-in"]
+    assert len(custom) == len(agent_files)
+    command_files = [
+        f for p in plugins.plugins for d in p.folders("commands") for f in d.rglob("*.md")
+    ]
+    commands = discover_commands([ws], home=home)
+    assert commands.problems == []
+    assert len(commands.commands) == len(command_files)
