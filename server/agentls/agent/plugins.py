@@ -158,6 +158,8 @@ class _Declared:
 class _Settings:
     enabled: dict[str, _Declared] = field(default_factory=dict)
     marketplaces: dict[str, _Declared] = field(default_factory=dict)
+    catalogs: dict[Path, tuple[Any, str]] = field(default_factory=dict)
+    """Each marketplace's `marketplace.json`, read once per `load_plugins`."""
 
 
 def load_plugins(
@@ -251,7 +253,9 @@ def _resolve(
     folder = _marketplace_folder(market_name, market, home, result)
     if folder is None:
         return None
-    return _plugin_in(folder, name, market_name, declared, result)
+    if folder not in settings.catalogs:
+        settings.catalogs[folder] = _read_json(folder / ".claude-plugin" / "marketplace.json")
+    return _plugin_in(folder, settings.catalogs[folder], name, market_name, declared, result)
 
 
 def _marketplace_folder(name: str, market: _Declared, home: Path, result: PluginSet) -> Path | None:
@@ -289,9 +293,14 @@ def _marketplace_folder(name: str, market: _Declared, home: Path, result: Plugin
 
 
 def _plugin_in(
-    folder: Path, name: str, market: str, declared: _Declared, result: PluginSet
+    folder: Path,
+    catalog: tuple[Any, str],
+    name: str,
+    market: str,
+    declared: _Declared,
+    result: PluginSet,
 ) -> Plugin | None:
-    data, problem = _read_json(folder / ".claude-plugin" / "marketplace.json")
+    data, problem = catalog
     entries = _mapping(data).get("plugins")
     entry = next(
         (e for e in entries or [] if isinstance(e, Mapping) and e.get("name") == name), None
