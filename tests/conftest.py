@@ -9,6 +9,7 @@ import pytest
 from agentls import credentials
 from agentls.testing import ScriptedMessagesServer
 from tests.agent_support import close_left_open
+from tests.artefact_support import Artefacts
 
 
 @pytest.fixture
@@ -57,3 +58,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.name.startswith(EXCLUSIVE_FILES):
             item.add_marker(pytest.mark.xdist_group("editors"))
+
+
+@pytest.fixture(scope="session")
+def artefacts(tmp_path_factory: pytest.TempPathFactory) -> Artefacts:
+    """Real Claude Code repositories exported from the fetched mirrors (skips when absent)."""
+    return Artefacts(tmp_path_factory)

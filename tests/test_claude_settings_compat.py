@@ -89,7 +89,7 @@ def test_managed_settings_come_last_and_win(paths: dict[str, Path]) -> None:
     assert not safety.bypass_enabled  # the user's opt-in does not beat the administrator
     assert safety.env["X"] == "managed"
     # a managed model wins even over an agentls setting that chose one
-    assert safety.loop_overrides({"model"}) == {"model": "claude-haiku-4-5"}
+    assert safety.loop_overrides({"model"}) == {"model": "claude-haiku-5-5"}
 
 
 def test_managed_rules_only_and_managed_hooks_only(paths: dict[str, Path]) -> None:
@@ -234,8 +234,8 @@ async def test_env_reaches_commands_hooks_and_mcp_servers(
 def test_model_alias_and_who_decides(paths: dict[str, Path]) -> None:
     _user(paths, {"model": "opus"})
     safety = _load(paths)
-    assert safety.model == "claude-opus-4-6"
-    assert safety.loop_overrides(set()) == {"model": "claude-opus-4-6"}
+    assert safety.model == "claude-opus-5-5"
+    assert safety.loop_overrides(set()) == {"model": "claude-opus-5-5"}
     assert safety.loop_overrides({"model"}) == {}  # an agentls setting chose a model
     _project(paths, {"model": "claude-sonnet-4-5-20250929"})
     assert _load(paths).model == "claude-sonnet-4-5-20250929"  # project over user
@@ -264,7 +264,7 @@ def test_unsupported_keys_are_listed_once(paths: dict[str, Path]) -> None:
         paths,
         {
             "statusLine": {"type": "command", "command": "x"},
-            "outputStyle": "Explanatory",
+            "outputStyle": "Explanatory",  # used now (output styles)
             "permissions": {"allow": ["Read"], "disableAutoMode": "disable"},
             "sandbox": {"enabled": True, "autoAllowBashIfSandboxed": True},
         },
@@ -272,8 +272,9 @@ def test_unsupported_keys_are_listed_once(paths: dict[str, Path]) -> None:
     first = _load(paths)
     notices = [p for p in first.problems if "does not use" in p]
     assert len(notices) == 1
-    for key in ("statusLine", "outputStyle", "permissions.disableAutoMode"):
+    for key in ("statusLine", "permissions.disableAutoMode"):
         assert key in notices[0], key
+    assert "outputStyle" not in notices[0]
     assert "sandbox.autoAllowBashIfSandboxed" in notices[0]
     again = _load(paths)
     assert not [p for p in again.problems if "does not use" in p]  # once
@@ -301,6 +302,6 @@ async def test_claude_user_settings_reach_a_real_run(
     async with editor_session("visual-studio-code", root, env) as editor:
         result = await command(editor, "agentls.run", {"prompt": "show it", "wait": True})
     assert result["status"] == "completed", result
-    assert api.message_requests[0].model == "claude-haiku-4-5"
+    assert api.message_requests[0].model == "claude-haiku-5-5"
     [sent] = api.message_requests[1].tool_results()
     assert "reached-the-command" in json.dumps(sent), sent

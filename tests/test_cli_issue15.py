@@ -20,7 +20,7 @@ def project(tmp_path: Path) -> Path:
     root = write_tree(
         tmp_path / "ws",
         {
-            ".claude/commands/review.md": "---\ndescription: Review a file\n---\nReview @$1.\n",
+            ".claude/commands/review.md": "---\ndescription: Review a file\n---\nReview @$0.\n",
             "src/app.py": "def main():\n    return 1\n",
         },
     )

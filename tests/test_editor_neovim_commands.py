@@ -41,7 +41,7 @@ def test_agentls_run_completes_custom_commands(tmp_path: Path, version: str) -> 
     nvim = neovim(version)
     root = tmp_path / "ws"
     for name, text in {
-        ".claude/commands/review.md": "---\ndescription: Review\n---\nReview $1\n",
+        ".claude/commands/review.md": "---\ndescription: Review\n---\nReview $0\n",
         ".agentls/commands/release.md": "Write release notes.\n",
         "app.py": "x = 1\n",
     }.items():

@@ -45,9 +45,9 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("ws")
     write(
         root / ".claude" / "commands" / "review.md",
-        "---\ndescription: Review a file\nargument-hint: <file>\n---\nReview @$1 carefully.\n",
+        "---\ndescription: Review a file\nargument-hint: <file>\n---\nReview @$0 carefully.\n",
     )
-    write(root / ".claude" / "commands" / "broken.md", "---\nmodel: [x\n---\nbody\n")
+    write(root / ".claude" / "commands" / "broken.md", "---\n\tmodel: [x\n---\nbody\n")
     write(
         root / ".claude" / "skills" / "release" / "SKILL.md",
         "---\nname: release\ndescription: Write release notes.\n---\nRead CHANGELOG.md first.\n",

@@ -27,7 +27,7 @@ def dirs(tmp_path: Path) -> tuple[Path, Path]:
         root / ".claude" / "commands" / "review.md",
         "---\ndescription: Review a file\nargument-hint: <file> [focus]\n"
         "allowed-tools: Bash(git diff:*), Read\nmodel: claude-haiku-5-0\n---\n"
-        "Review @$1 with a focus on $2.\nAll arguments: $ARGUMENTS\n",
+        "Review @$0 with a focus on $1.\nAll arguments: $ARGUMENTS\n",
     )
     write(root / ".claude" / "commands" / "frontend" / "component.md", "Make a component.\n")
     write(root / ".agentls" / "commands" / "explain.md", "Explain the code.\n")

@@ -290,7 +290,7 @@ def test_claude_code_files_keep_their_own_keys_and_report_bad_parts(tmp_path: Pa
     assert len(safety.problems) == 2
     assert "settings.json: `permissions.allow[1]` = 7 is invalid" in safety.problems[0]
     assert "does not use (ignored): statusLine (" in safety.problems[1]  # said, not silent
-    assert safety.model == "claude-opus-4-6"
+    assert safety.model == "claude-opus-5-5"
     assert safety.env == {"X": "1"}
     assert safety.read_roots == ((tmp_path / "docs").resolve(),)
 

@@ -65,7 +65,7 @@ def root(tmp_path: Path) -> Path:
         root / ".agentls" / "skills" / "style" / "SKILL.md",
         "---\ndescription: House style for Python.\n---\nUse type hints.\n",
     )
-    write(root / ".claude" / "skills" / "broken" / "SKILL.md", "---\nname: [oops\n---\nbody\n")
+    write(root / ".claude" / "skills" / "broken" / "SKILL.md", "---\n\tname: [oops\n---\nbody\n")
     write(root / ".claude" / "skills" / "nodesc" / "SKILL.md", "---\nname: nodesc\n---\nbody\n")
     write(root / ".claude" / "skills" / "plain" / "SKILL.md", "just text, no front matter\n")
     write(root / "app.py", "x = 1\n")

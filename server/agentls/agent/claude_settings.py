@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agentls.agent.shell_parse import SAFE_ENV_VARIABLES
 from agentls.config.loop import DEFAULT_MODEL
 from agentls.credentials import CREDENTIAL_VARS
 
@@ -58,6 +59,9 @@ SUPPORTED_KEYS: frozenset[str] = frozenset(
         "allowManagedHooksOnly",
         "allowManagedPermissionRulesOnly",
         # read by agentls's MCP support (docs/mcp.md)
+        "outputStyle",
+        "enabledPlugins",
+        "extraKnownMarketplaces",
         "enableAllProjectMcpServers",
         "enabledMcpjsonServers",
         "disabledMcpjsonServers",
@@ -73,10 +77,14 @@ SUPPORTED_SANDBOX_KEYS: frozenset[str] = frozenset(
 
 MODEL_ALIASES: dict[str, str] = {
     "sonnet": DEFAULT_MODEL,
-    "opus": "claude-opus-4-6",
-    "haiku": "claude-haiku-4-5",
+    "opus": "claude-opus-5-5",
+    "haiku": "claude-haiku-5-5",
+    "fable": "claude-fable-5-1",
 }
-"""Claude Code's model aliases; a full model id is used as it is."""
+"""Claude Code's model aliases (first-party ids); a full model id is used as it is.
+`ANTHROPIC_DEFAULT_{SONNET,OPUS,HAIKU,FABLE}_MODEL` name another model for an alias, as in
+Claude Code; `opusplan` means `opus`, `best` the most capable (`opus`), `default` the
+default model, and a `[1m]` suffix is dropped."""
 
 PROJECT_ENV_DENIED: tuple[str, ...] = (
     "PATH",
@@ -185,7 +193,11 @@ def filter_env(
 
 
 def _denied_for_project(name: str) -> bool:
+    """`PROJECT_ENV_DENIED`, except the variables that change no code path (`NODE_ENV`,
+    `RUST_LOG`, …: `agentls.agent.shell_parse.SAFE_ENV_VARIABLES`)."""
     upper = name.upper()
+    if upper in SAFE_ENV_VARIABLES:
+        return False
     return any(fnmatch.fnmatchcase(upper, pattern) for pattern in PROJECT_ENV_DENIED)
 
 
@@ -195,9 +207,16 @@ def resolve_model(name: str) -> tuple[str, str | None]:
     base = text.split("[", 1)[0].strip().lower()
     if base in ("default", ""):
         return DEFAULT_MODEL, None
-    if base == "opusplan":
+    if base in ("opusplan", "best"):
         base = "opus"
     if base in MODEL_ALIASES:
-        model = MODEL_ALIASES[base]
+        override = os.environ.get(f"ANTHROPIC_DEFAULT_{base.upper()}_MODEL", "").strip()
+        model = override or MODEL_ALIASES[base]
         return model, f"the model alias {text!r} means {model}"
     return text, None
+
+
+def is_model_alias(name: str) -> bool:
+    """Whether `name` is one of Claude Code's aliases (not a model id)."""
+    base = name.split("[", 1)[0].strip().lower()
+    return base in MODEL_ALIASES or base in ("opusplan", "best", "default")

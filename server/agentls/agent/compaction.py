@@ -100,21 +100,18 @@ class TokenEstimator:
 
 
 def load_instruction_files(roots: Sequence[Path]) -> list[tuple[Path, str]]:
-    """The instruction files present in the workspace roots, in a fixed order."""
+    """The memory files of a session's start, in order (`agentls.agent.memory`: the
+    user's `~/.claude/CLAUDE.md`, then per root `AGENTS.md`, `CLAUDE.md`,
+    `.claude/CLAUDE.md`, `CLAUDE.local.md`, `.agentls/instructions.md` and
+    `.claude/rules/*.md` without `paths:`, with their `@path` imports)."""
+    from agentls.agent.memory import memory_files
+
     found: list[tuple[Path, str]] = []
-    for root in roots:
-        for name in INSTRUCTION_FILES:
-            path = root / name
-            try:
-                if not path.is_file():
-                    continue
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            if len(text) > MAX_INSTRUCTION_CHARS:
-                text = text[:MAX_INSTRUCTION_CHARS] + "\n[… truncated]"
-            if text.strip():
-                found.append((path, text.strip()))
+    for file in memory_files(roots):
+        text = file.text
+        if len(text) > MAX_INSTRUCTION_CHARS:
+            text = text[:MAX_INSTRUCTION_CHARS] + "\n[… truncated]"
+        found.append((file.path, text))
     return found
 
 

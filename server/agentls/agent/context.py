@@ -68,6 +68,10 @@ class ToolContext:
     mode: RunMode = "review"
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     tool_use_id: str = ""
+    agent_id: str = ""
+    """A sub-agent's calls: its id (hooks get it as `agent_id`); "" for the main agent."""
+    agent_type: str = ""
+    """A sub-agent's calls: its type (hooks get it as `agent_type`)."""
     report_progress: Callable[[str], None] = _ignore_progress
     """A line about the call in progress (e.g. an MCP server's progress), for the user."""
     edits: EditSink = field(default_factory=KeepStaged)

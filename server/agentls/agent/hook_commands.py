@@ -86,7 +86,10 @@ RECORDED_CHARS = 4000
 """Characters of a hook's stdout and stderr kept in its transcript record."""
 _KILL_GRACE = 1.0
 _SHELL = "/bin/sh"
-_UNBLOCKABLE = frozenset({"SessionStart", "SessionEnd", "PreCompact", "Notification"})
+_UNBLOCKABLE = frozenset(
+    {"SessionStart", "SessionEnd", "PreCompact", "Notification", "SubagentStart", "Setup"}
+    | {"PostToolUseFailure"}
+)
 _PLAIN_CONTEXT = frozenset({"UserPromptSubmit", "SessionStart"})
 
 
@@ -211,6 +214,54 @@ class CommandHooks:
             return HookOutcome(block=True, message=reason, system_message=message)
         return HookOutcome(additional_context="\n".join(combined.context), system_message=message)
 
+    async def post_tool_failure(
+        self, tool_name: str, input: dict[str, Any], output: ToolOutput, ctx: ToolContext
+    ) -> HookOutcome:
+        """PostToolUseFailure: a call that ended in an error (`error` is what the model
+        saw). Its context goes to the model with the result."""
+        commands = self._for_tool("PostToolUseFailure", tool_name, input, ctx)
+        if not commands:
+            return HookOutcome()
+        payload = self._tool_payload(ctx, "PostToolUseFailure", tool_name, input)
+        payload.update(error=_output_text(output), is_interrupt=ctx.cancelled.is_set())
+        cwd = _cwd(ctx)
+        combined = await self._run_all(commands, payload, ctx.session_id, cwd, "PostToolUseFailure")
+        return HookOutcome(
+            additional_context="\n".join(combined.context),
+            system_message=self._messages(combined),
+        )
+
+    async def permission_request(self, request: ApprovalRequest, cwd: Path) -> HookOutcome:
+        """PermissionRequest: before a permission prompt opens. A hook's
+        `decision.behavior` "allow" or "deny" answers for the user; anything else asks."""
+        commands = self.config.commands("PermissionRequest", request.tool)
+        if not commands:
+            return HookOutcome()
+        call = claude_call(request.tool, request.input, cwd)
+        payload = self._base(request.session_id, cwd, "PermissionRequest")
+        payload.update(
+            tool_name=call.name,
+            tool_input=call.input,
+            tool_use_id=request.tool_use_id,
+            agentls_tool_name=request.tool,
+            agentls_tool_input=request.input,
+            permission_suggestions=[],
+        )
+        combined = await self._run_all(
+            commands, payload, request.session_id, cwd, "PermissionRequest"
+        )
+        decision = None
+        if combined.permission is not None:
+            decision = HookDecision(combined.permission, combined.permission_reason)
+        return HookOutcome(permission=decision, system_message=self._messages(combined))
+
+    async def subagent_start(
+        self, ctx: ToolContext, *, agent_type: str, agent_id: str
+    ) -> HookOutcome:
+        """SubagentStart: a sub-agent begins; its context goes to the sub-agent."""
+        fields = {"agent_type": agent_type, "agent_id": agent_id}
+        return await self._event(ctx, "SubagentStart", agent_type, fields)
+
     def _for_tool(
         self, event: str, tool: str, input: Mapping[str, Any], ctx: ToolContext
     ) -> list[HookCommand]:
@@ -233,6 +284,8 @@ class CommandHooks:
             agentls_tool_name=tool,
             agentls_tool_input=input,
         )
+        if ctx.agent_id:  # a sub-agent's call (Claude Code sets both)
+            payload.update(agent_id=ctx.agent_id, agent_type=ctx.agent_type)
         return payload
 
     # -- LifecycleHooks --------------------------------------------------------------------
@@ -318,15 +371,15 @@ class CommandHooks:
     def _base(self, session_id: str, cwd: Path, event: str) -> dict[str, Any]:
         return {
             "session_id": session_id,
-            "transcript_path": str(self._transcript(session_id)),
+            "transcript_path": str(self._hook_transcript(session_id)),
             "cwd": str(cwd),
             "hook_event_name": event,
             "permission_mode": self.permission_mode(),
         }
 
     def _transcript(self, session_id: str) -> Path:
-        """The session's transcript, created (empty, private) when it does not exist yet, so
-        a hook can always open `transcript_path` (a direct `agentls tool` call has none)."""
+        """The session's transcript, created (empty, private) when it does not exist yet
+        (a direct `agentls tool` call has none); hook runs are recorded there."""
         from agentls.agent.transcript import transcript_dir
         from agentls.privatefiles import open_private, private_dir
 
@@ -335,6 +388,20 @@ class CommandHooks:
         if not path.exists():
             with contextlib.suppress(OSError):
                 private_dir(folder)
+                open_private(path).close()
+        return path
+
+    def _hook_transcript(self, session_id: str) -> Path:
+        """What hooks get as `transcript_path`: the session's messages in Claude Code's
+        format (`agentls.agent.transcript.ClaudeTranscript`), created empty when there are
+        none yet, so a hook can always open it."""
+        from agentls.agent.transcript import claude_transcript_path
+        from agentls.privatefiles import open_private, private_dir
+
+        path = claude_transcript_path(self._transcript(session_id))
+        if not path.exists():
+            with contextlib.suppress(OSError):
+                private_dir(path.parent)
                 open_private(path).close()
         return path
 
@@ -385,6 +452,8 @@ class CommandHooks:
         env = self.redactor.scrub_env(scrub_env(self.env))
         env.update(self.redactor.scrub_env(self.extra_env))
         env["CLAUDE_PROJECT_DIR"] = env["AGENTLS_PROJECT_DIR"] = str(cwd)
+        if command.plugin_root is not None:
+            env["CLAUDE_PLUGIN_ROOT"] = str(command.plugin_root)
         if command.pass_credentials:  # the user's own opt-in (user settings only)
             source = credentials.environ() if self.env is None else self.env
             env.update({k: source[k] for k in credentials.CREDENTIAL_VARS if source.get(k)})
@@ -503,6 +572,8 @@ def _apply_json(output: dict[str, Any], event: str, combined: _Combined) -> None
         combined.reasons.append(reason_text)
     elif decision == "approve" and event == "PreToolUse":
         _permission(combined, "allow", reason_text)
+    if event == "PermissionRequest":
+        _permission_request(specific, combined)
     if event == "PreToolUse":
         permission = specific.get("permissionDecision")
         why_text = specific.get("permissionDecisionReason")
@@ -515,6 +586,17 @@ def _apply_json(output: dict[str, Any], event: str, combined: _Combined) -> None
     context = specific.get("additionalContext")
     if isinstance(context, str) and context.strip():
         combined.context.append(context.strip())
+
+
+def _permission_request(specific: dict[str, Any], combined: _Combined) -> None:
+    """`hookSpecificOutput.decision`: `{"behavior": "allow"|"deny", "message": …}`."""
+    decision = specific.get("decision")
+    if not isinstance(decision, dict):
+        return
+    behavior = decision.get("behavior")
+    message = decision.get("message")
+    if behavior in ("allow", "deny"):
+        _permission(combined, behavior, message if isinstance(message, str) else "")
 
 
 _STRICTNESS: dict[HookPermission, int] = {"allow": 0, "ask": 1, "deny": 2}
@@ -530,14 +612,22 @@ def _permission(combined: _Combined, decision: HookPermission, reason: str) -> N
 
 
 class NotifyingApprover:
-    """An `Approver` that tells Notification hooks when it opens a prompt (in the
-    background: a slow hook never delays the prompt)."""
+    """An `Approver` that first lets PermissionRequest hooks answer (allow or deny), then
+    tells Notification hooks when it opens a prompt (in the background: a slow hook never
+    delays the prompt)."""
 
     def __init__(self, approver: Approver, hooks: CommandHooks) -> None:
         self.approver = approver
         self.hooks = hooks
 
     async def ask(self, request: ApprovalRequest) -> ApprovalChoice:
+        outcome = await self.hooks.permission_request(request, self.hooks.cwd or Path.cwd())
+        if outcome.system_message:
+            self.hooks._problem(outcome.system_message)
+        if outcome.permission is not None and outcome.permission.behavior == "allow":
+            return "allow_once"
+        if outcome.permission is not None and outcome.permission.behavior == "deny":
+            return "deny"
         message = f"agentls needs your permission to use {request.tool}: {request.summary}"
         self.hooks._in_background(self.hooks.notification(request.session_id, message))
         return await self.approver.ask(request)

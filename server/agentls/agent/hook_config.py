@@ -36,9 +36,16 @@ __all__ = [
     "HookGroup",
 ]
 
-TOOL_EVENTS: tuple[str, ...] = ("PreToolUse", "PostToolUse")
+TOOL_EVENTS: tuple[str, ...] = (
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+)
 HOOK_EVENTS: tuple[str, ...] = (
     *TOOL_EVENTS,
+    "SubagentStart",
+    "Setup",
     "UserPromptSubmit",
     "Stop",
     "SubagentStop",
@@ -65,6 +72,8 @@ class HookCommand:
     """`"async": true`: started, not waited for; its output is not read."""
     root: Path | None = None
     """The folder the settings came from (relative paths of `if` rules start there)."""
+    plugin_root: Path | None = None
+    """A plugin's hook: its folder, set as `CLAUDE_PLUGIN_ROOT` for the command."""
 
     def applies(self, tool: str, subject_of: SubjectFactory, fallback: Path) -> bool:
         """Whether the `if` rule (if any) matches this call."""
@@ -147,6 +156,11 @@ class HookConfig:
             if not isinstance(entries, list):
                 config.problems.append(f"{source}: hooks.{event} must be a list; ignored")
                 continue
+            if event == "Setup" and entries:
+                config.problems.append(
+                    f"{source}: Setup hooks run with Claude Code's `--init` / `--maintenance`; "
+                    "agentls has no such step, so they never run"
+                )
             for index, entry in enumerate(entries):
                 where = f"{source}: hooks.{event}[{index}]"
                 group = _parse_group(event, entry, where, config, root)

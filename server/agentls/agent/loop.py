@@ -51,6 +51,7 @@ from agentls.agent.hooks import (
     session_hooks,
     subagent_hooks,
 )
+from agentls.agent.memory import with_nested_memory
 from agentls.agent.messages import ContentBlockParam, text_block, texts_of, tool_uses_of
 from agentls.agent.model_client import (
     ModelError,
@@ -153,6 +154,8 @@ class AgentLoop:
         self.ctx = replace(
             ctx, session_id=session_id, run=self.controls, on_progress=self._tool_progress
         )
+        if self.subagent is not None:
+            self.ctx = replace(self.ctx, agent_id=conv.id, agent_type=self.subagent.agent.name)
 
     def _apply_mode_switch(self) -> None:
         """A switch a tool asked for (plan mode entered, or left after approval), applied
@@ -287,7 +290,8 @@ class AgentLoop:
             return "refused"
         if calls:
             self.text_parts = texts
-            self._add_results(await run_tool_calls(calls, self.pipeline, self.ctx))
+            results = await run_tool_calls(calls, self.pipeline, self.ctx)
+            self._add_results(with_nested_memory(calls, results, self.conversation))
             if self.cancel.is_set():
                 raise RunCancelled
             self._apply_mode_switch()
@@ -305,6 +309,9 @@ class AgentLoop:
         self, prompt: str, attachments: Sequence[ContentBlockParam] = ()
     ) -> str | None:
         """Add the prompt, after UserPromptSubmit hooks; returns why a hook blocked it."""
+        if self.command is not None:
+            self._grant(self.command)
+            prompt = await self._run_shell_lines(self.command, prompt)
         blocks: list[ContentBlockParam] = [text_block(prompt), *attachments]
         blocks += await self._session_start()
         hooks = lifecycle_hooks(self.conversation.config.hooks)
@@ -325,6 +332,8 @@ class AgentLoop:
         """SessionStart hooks, once per session object ("startup", or "resume" for a saved
         one) and after each compaction ("compact"); their context goes to the model."""
         conv = self.conversation
+        if self.subagent is not None:
+            return []  # once per run: a sub-agent is not a new session (Claude Code)
         hooks = session_hooks(conv.config.hooks)
         if source is None:
             if conv.session_started:
@@ -341,14 +350,31 @@ class AgentLoop:
         if hooks is not None:
             await self._hook(hooks.pre_compact(self.ctx, trigger=trigger))
 
-    async def _start_command(self, command: CommandRun) -> list[ContentBlockParam]:
-        """A custom command's grants (for this run) and `@file` attachments, each read
-        through the pipeline like any read_file call (secret files, rules, hooks apply)."""
+    def _grant(self, command: CommandRun) -> None:
+        """A custom command's notes, and its grants for this run (before its `!` lines)."""
         for note in command.notes:
             self._notice(note)
         grant = getattr(self.conversation.config.permissions, "grant", None)
         if command.grants and callable(grant):
             self.revoke_grants = grant(self.conversation.id, command.grants)
+
+    async def _run_shell_lines(self, command: CommandRun, prompt: str) -> str:
+        """Claude Code's `!`cmd`` lines: each runs as a `run_command` call through the
+        pipeline (rules, hooks, sandbox) and its output replaces it; a refused one is
+        replaced by the reason and announced."""
+        for index, (text, line) in enumerate(command.shell):
+            call = ToolCall(f"shell_{index}", "run_command", {"command": line})
+            result = await self.pipeline.execute(call, self.ctx)
+            content = result.content if isinstance(result.content, str) else str(result.content)
+            if result.is_error:
+                self._notice(f"/{command.name}: !`{line}` was not run: {content}")
+                content = f"[!`{line}` was not run: {content}]"
+            prompt = prompt.replace(text, content, 1)
+        return prompt
+
+    async def _start_command(self, command: CommandRun) -> list[ContentBlockParam]:
+        """A custom command's `@file` attachments, each read through the pipeline like any
+        read_file call (secret files, rules, hooks apply)."""
         attached: list[ContentBlockParam] = []
         for index, path in enumerate(command.files):
             call = ToolCall(f"attach_{index}", "read_file", {"path": path})

@@ -265,8 +265,14 @@ class Pipeline:
         self._tell_user(post, ctx)
         if post.block:
             return _error(f"Blocked by hook after the call ran: {post.message}")
-        if post.additional_context and isinstance(output.content, str):
-            return ToolOutput(f"{output.content}\n\n{post.additional_context}", output.is_error)
+        context = [post.additional_context] if post.additional_context else []
+        failure = getattr(self.hooks, "post_tool_failure", None)
+        if output.is_error and callable(failure):  # Claude Code's PostToolUseFailure
+            failed: HookOutcome = await failure(tool.name, raw_input, output, ctx)
+            self._tell_user(failed, ctx)
+            context += [failed.additional_context] if failed.additional_context else []
+        if context and isinstance(output.content, str):
+            return ToolOutput("\n\n".join([output.content, *context]), output.is_error)
         return output
 
     def _tell_user(self, outcome: HookOutcome, ctx: ToolContext) -> None:

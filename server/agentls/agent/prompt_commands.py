@@ -4,8 +4,9 @@ Files: `.claude/commands/**/*.md` and `.agentls/commands/**/*.md` in each worksp
 (project commands), `~/.claude/commands/**/*.md` (user commands); the file name is the
 command's name, a subfolder only groups (it shows in the description, as in Claude Code).
 Front matter (all optional): `description`, `argument-hint`, `allowed-tools`, `model`.
-The body may use `$ARGUMENTS` (everything after the name), `$1` … `$9` (the arguments
-one by one, shell-quoted words) and `@path` references to workspace files.
+The body may use `$ARGUMENTS` (everything after the name), `$ARGUMENTS[N]` / `$N` (the
+arguments one by one, from 0, shell-quoted words; see `substitute`) and `@path` references
+to workspace files.
 
 What a command may do, and what not:
 - `@path` files are attached when the run starts by calling `read_file` through the
@@ -17,7 +18,10 @@ What a command may do, and what not:
   `trustProjectSettings` is on (as for the project's own `.claude/settings.json`). They
   never override a deny or ask rule, plan mode, secret files or the sandbox, and the run
   announces them. A rule that cannot be parsed is reported and ignored.
-- Claude Code's `!`command`` lines are not run (the text stays as it is).
+- Claude Code's `` !`command` `` lines (and ```` ```! ```` blocks) run when the run starts,
+  through the pipeline as `run_command` calls: permission rules (the command's own
+  `allowed-tools` grants included), hooks and the sandbox apply as to the model's
+  commands; a refused one is replaced by the reason and announced.
 """
 
 from __future__ import annotations
@@ -25,10 +29,11 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from agentls.agent.claude_settings import is_model_alias, resolve_model
 from agentls.agent.frontmatter import FrontMatterError, read_markdown, text_field, tools_field
 from agentls.agent.rules import Rule, parse_rules
 
@@ -36,8 +41,11 @@ CommandSource = Literal["project", "user"]
 MAX_COMMANDS = 500
 MAX_ATTACHMENTS = 20
 _INVOCATION = re.compile(r"^/([A-Za-z0-9][A-Za-z0-9_.:-]*)(?:\s+(.*))?$", re.DOTALL)
-_POSITIONAL = re.compile(r"\$([1-9])")
+_INDEXED = re.compile(r"\$ARGUMENTS\[(\d+)\]|\$(\d+)(?![\w\[])")
 _FILE_REF = re.compile(r"(?<![\w@/`$])@((?:[\w.-]+/)*[\w.-]*[\w-](?:\.[\w-]+)?)")
+_SHELL_INLINE = re.compile(r"(?:^|(?<=\s))!`([^`\n]+)`", re.MULTILINE)
+_SHELL_BLOCK = re.compile(r"^```!\s*\n(.*?)\n```[ \t]*$", re.MULTILINE | re.DOTALL)
+_CODE = re.compile(r"^```.*?^```|`[^`\n]*`", re.MULTILINE | re.DOTALL)
 
 
 class UnknownCommand(ValueError):
@@ -56,6 +64,8 @@ class CustomCommand:
     model: str | None = None
     group: str = ""
     """The subfolder it came from (`frontend` for `commands/frontend/test.md`)."""
+    plugin: str = ""
+    """The plugin it came from (`hookify@claude-code-plugins`); its name is `plugin:name`."""
 
 
 @dataclass(frozen=True)
@@ -66,15 +76,25 @@ class Expansion:
     prompt: str
     files: tuple[str, ...] = ()
     """`@path` references, attached through `read_file` when the run starts."""
+    shell: tuple[tuple[str, str], ...] = ()
+    """`!`command`` lines: (the text they replace, the command), run when the run starts."""
 
 
 @dataclass
 class CommandCatalog:
     commands: list[CustomCommand] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    roots: Sequence[Path] = ()
+    """Where `@name` without a folder is looked up (`file_references`)."""
 
     def find(self, name: str) -> CustomCommand | None:
-        return next((c for c in self.commands if c.name == name), None)
+        """By name; a plugin's `/plugin:command` also answers to `/command` when no other
+        command has that name (as in Claude Code)."""
+        exact = next((c for c in self.commands if c.name == name), None)
+        if exact is not None or ":" in name:
+            return exact
+        short = [c for c in self.commands if c.plugin and c.name.split(":", 1)[1] == name]
+        return short[0] if len(short) == 1 else None
 
     def expand(self, prompt: str) -> Expansion | None:
         """The expansion of a `/name args` prompt; None for any other prompt;
@@ -93,30 +113,55 @@ class CommandCatalog:
                 "a space"
             )
         text = substitute(command.body, arguments)
-        return Expansion(command, text, file_references(text))
+        return Expansion(command, text, file_references(text, self.roots), shell_lines(text))
 
 
 def substitute(body: str, arguments: str) -> str:
-    """`$ARGUMENTS` and `$1`…`$9`; with neither in the body, the arguments are appended."""
-    try:
-        words = shlex.split(arguments)
-    except ValueError:
-        words = arguments.split()
-    used = "$ARGUMENTS" in body or _POSITIONAL.search(body) is not None
-    text = body.replace("$ARGUMENTS", arguments)
-    text = _POSITIONAL.sub(
-        lambda m: words[int(m.group(1)) - 1] if int(m.group(1)) <= len(words) else "", text
-    )
+    """Claude Code's rules: `$ARGUMENTS` is everything after the name, as typed;
+    `$ARGUMENTS[N]` and its shorthand `$N` are the N-th argument counted from 0 (shell
+    words, quotes removed); a `$N` beyond the arguments given stays as written, so
+    `awk '{print $1}'` survives; with no placeholder at all, the arguments are appended."""
+    words = _words(arguments)
+    used = "$ARGUMENTS" in body or _INDEXED.search(body) is not None
+    text = _INDEXED.sub(lambda m: _indexed(m, words), body)
+    text = text.replace("$ARGUMENTS", arguments)
     if arguments and not used:
         text = f"{text.rstrip()}\n\nARGUMENTS: {arguments}"
     return text.strip()
 
 
-def file_references(text: str) -> tuple[str, ...]:
-    """The `@path` references of an expanded prompt (e.g. `@src/app.py`), in order."""
-    found = [m.group(1) for m in _FILE_REF.finditer(text)]
-    paths = [p for p in found if "/" in p or "." in p]
+def _words(arguments: str) -> list[str]:
+    try:
+        return shlex.split(arguments)
+    except ValueError:
+        return arguments.split()
+
+
+def _indexed(match: re.Match[str], words: list[str]) -> str:
+    index = int(match.group(1) or match.group(2))
+    return words[index] if index < len(words) else match.group(0)
+
+
+def shell_lines(text: str) -> tuple[tuple[str, str], ...]:
+    """`` !`command` `` and ```` ```! ```` blocks: (the text each replaces, the command)."""
+    found = [(m.group(0), m.group(1).strip()) for m in _SHELL_BLOCK.finditer(text)]
+    found += [(m.group(0), m.group(1).strip()) for m in _SHELL_INLINE.finditer(text)]
+    return tuple((whole, command) for whole, command in found if command)
+
+
+def file_references(text: str, roots: Sequence[Path] = ()) -> tuple[str, ...]:
+    """The `@path` references of an expanded prompt (e.g. `@src/app.py`), in order. Only
+    what looks like a path counts: outside code (fenced blocks, `inline code`), with a
+    folder (`@src/app.py`) or naming a file that exists in a root (`@README.md`), so
+    `@pytest.fixture` and `@self.app.middleware` stay text."""
+    prose = _CODE.sub(" ", text)
+    found = [m.group(1) for m in _FILE_REF.finditer(prose)]
+    paths = [p for p in found if "/" in p or ("." in p and _exists(p, roots))]
     return tuple(dict.fromkeys(paths))[:MAX_ATTACHMENTS]
+
+
+def _exists(name: str, roots: Sequence[Path]) -> bool:
+    return any((root / name).is_file() for root in roots)
 
 
 def command_bases(roots: Sequence[Path], home: Path) -> list[tuple[Path, CommandSource]]:
@@ -129,7 +174,7 @@ def command_bases(roots: Sequence[Path], home: Path) -> list[tuple[Path, Command
 
 
 def discover_commands(roots: Sequence[Path], home: Path | None = None) -> CommandCatalog:
-    catalog = CommandCatalog()
+    catalog = CommandCatalog(roots=list(roots))
     for base, source in command_bases(roots, home or Path.home()):
         if not base.is_dir():
             continue
@@ -148,11 +193,36 @@ def discover_commands(roots: Sequence[Path], home: Path | None = None) -> Comman
                 )
                 continue
             catalog.commands.append(command)
+    _add_plugin_commands(catalog, roots, home or Path.home())
     return catalog
 
 
+def _add_plugin_commands(catalog: CommandCatalog, roots: Sequence[Path], home: Path) -> None:
+    """Enabled plugins' `commands/`, named `/plugin:command` (`agentls.agent.plugins`)."""
+    from agentls.agent.plugins import PLUGIN_ROOT_VARIABLE, load_plugins
+
+    for plugin, folder in load_plugins(roots, home).folders("commands"):
+        source: CommandSource = "user" if plugin.user_level else "project"
+        for path in sorted(folder.rglob("*.md")):
+            command = _load(path, folder, source, catalog, where=f"plugin {plugin.key}")
+            if command is None:
+                continue
+            root = str(plugin.root)
+            named = replace(
+                command,
+                name=f"{plugin.name}:{command.name}",
+                plugin=plugin.key,
+                body=command.body.replace(PLUGIN_ROOT_VARIABLE, root),
+                allowed_tools=tuple(
+                    t.replace(PLUGIN_ROOT_VARIABLE, root) for t in command.allowed_tools
+                ),
+            )
+            if catalog.find(named.name) is None:
+                catalog.commands.append(named)
+
+
 def _load(
-    path: Path, base: Path, source: CommandSource, catalog: CommandCatalog
+    path: Path, base: Path, source: CommandSource, catalog: CommandCatalog, where: str = ""
 ) -> CustomCommand | None:
     name = path.stem
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:-]*", name):
@@ -174,7 +244,7 @@ def _load(
         catalog.problems.append(f"command file {path}: the prompt is empty; skipped")
         return None
     group = "/".join(path.parent.relative_to(base).parts)
-    where = f"{source}:{group}" if group else source
+    where = where or (f"{source}:{group}" if group else source)
     first = next((line.strip() for line in body.splitlines() if line.strip()), "")
     text = description or first[:120]
     return CustomCommand(
@@ -185,7 +255,7 @@ def _load(
         body=body.strip(),
         argument_hint=hint,
         allowed_tools=tools,
-        model=model or None,
+        model=resolve_model(model)[0] if model and is_model_alias(model) else model or None,
         group=group,
     )
 
@@ -201,6 +271,8 @@ class CommandRun:
     """`allowed-tools` as allow rules for this run (empty for an untrusted source)."""
     notes: tuple[str, ...] = ()
     """What the run announces (the grants, rules that were ignored and why)."""
+    shell: tuple[tuple[str, str], ...] = ()
+    """`!`command`` lines, run through the pipeline (`run_command`) when the run starts."""
 
 
 def command_run(expansion: Expansion, root: Path, *, trusted_project: bool) -> CommandRun:
@@ -228,4 +300,11 @@ def command_run(expansion: Expansion, root: Path, *, trusted_project: bool) -> C
                     + ", ".join(r.text for r in rules)
                     + f" (allowed-tools of {command.path}; deny and ask rules still apply)"
                 )
-    return CommandRun(command.name, expansion.files, command.model, tuple(grants), tuple(notes))
+    return CommandRun(
+        command.name,
+        expansion.files,
+        command.model,
+        tuple(grants),
+        tuple(notes),
+        expansion.shell,
+    )

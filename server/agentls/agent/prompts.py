@@ -53,6 +53,12 @@ def build_system_prompt(
         ]
     )
     sections = [intro, USING_YOUR_TOOLS, environment]
+    if intro == INTRO:  # the main agent's prompt; sub-agents keep their own voice
+        from agentls.agent.output_styles import output_style
+
+        style = output_style(roots)
+        if style is not None:
+            sections.append(style.section())
     if skills:
         sections.append(skills)  # `SkillCatalog.prompt_section()`, fixed for the session
     if extra_instructions.strip():

@@ -366,6 +366,8 @@ def load_safety(
             sources.append(found)
     trust_project = ours.trust_project_settings and project_trusted is not False
     merged = _merge_sources(sources, trust_project, root_list, home, known_tools)
+    if ours.read_claude_settings:
+        _add_plugin_hooks(merged, sources, root_list, home, trust_project)
     problems.extend(merged.problems)
     problems.extend(_unsupported_notice(sources))
     bypass = ours.allow_bypass_permissions and not merged.bypass_disabled
@@ -474,6 +476,26 @@ def _merge_sources(
         if trusted:
             _add_extras(merged, source)
     return merged
+
+
+def _add_plugin_hooks(
+    merged: _Merged,
+    sources: Sequence[SettingsSource],
+    roots: Sequence[Path],
+    home: Path,
+    trusted: bool,
+) -> None:
+    """Enabled plugins' `hooks/hooks.json` (held back like other hooks: `disableAllHooks`,
+    managed `allowManagedHooksOnly`; plugins a project enabled wait for trust)."""
+    from agentls.agent.plugins import load_plugins
+
+    if any(s.disable_all_hooks or s.managed_hooks_only for s in sources):
+        return
+    for plugin in load_plugins(roots, home, project_trusted=trusted).plugins:
+        config, problem = plugin.hooks()
+        merged.hooks.merge(config)
+        if problem:
+            merged.problems.append(problem)
 
 
 def _hooks_apply(source: SettingsSource, sources: Sequence[SettingsSource]) -> bool:
@@ -639,8 +661,13 @@ def _literal_folder(rule: Rule) -> Path | None:
 
 
 def notifying(approver: Approver | None, safety: Safety) -> Approver | None:
-    """The approver, telling Notification hooks when a prompt opens."""
-    if approver is None or not safety.hook_config.commands("Notification", "permission_prompt"):
+    """The approver, asking PermissionRequest hooks first and telling Notification hooks
+    when a prompt opens."""
+    config = safety.hook_config
+    wanted = config.commands("Notification", "permission_prompt") or any(
+        g.event == "PermissionRequest" for g in config.groups
+    )
+    if approver is None or not wanted:
         return approver
     from agentls.agent.hook_commands import NotifyingApprover
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -32,7 +32,18 @@ SkillSource = Literal["project", "user"]
 SKILL_FILE = "SKILL.md"
 MAX_SKILLS = 200
 MAX_LISTED_FILES = 200
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+DESCRIPTION_BUDGET = 16_000
+"""Characters of skill descriptions in the system prompt, as Claude Code caps its listing
+(`SLASH_COMMAND_TOOL_CHAR_BUDGET` changes it); skills past it are listed by name only."""
+
+
+def description_budget() -> int:
+    raw = os.environ.get("SLASH_COMMAND_TOOL_CHAR_BUDGET", "")
+    return int(raw) if raw.strip().isdigit() and int(raw) > 0 else DESCRIPTION_BUDGET
+
+
+_NAME = re.compile(r"^[^\x00-\x1f\x7f/\\:]{1,64}$")
+"""Claude Code shows a skill's `name` as written: `Agent Development` is a name."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,8 @@ class Skill:
     source: SkillSource
     body: str
     allowed_tools: tuple[str, ...] = ()
+    plugin: str = ""
+    """The plugin it came from (`plugin-dev@claude-code-plugins`); named `plugin:name`."""
 
     @property
     def file(self) -> Path:
@@ -84,7 +97,21 @@ class SkillCatalog:
             "skill's description, load it with the skill tool before you start, then follow "
             "it (its files can be read with read_file).",
         ]
-        lines += [f"- {s.name}: {s.description}" for s in self.skills]
+        budget = description_budget()
+        used = 0
+        hidden: list[str] = []
+        for skill in self.skills:
+            line = f"- {skill.name}: {skill.description}"
+            if used + len(line) > budget:
+                hidden.append(skill.name)
+                continue
+            lines.append(line)
+            used += len(line)
+        if hidden:
+            lines.append(
+                f"More skills (descriptions left out to keep this list within {budget} "
+                f"characters; load one with the skill tool to read it): {', '.join(hidden)}"
+            )
         return "\n".join(lines)
 
 
@@ -114,7 +141,23 @@ def discover_skills(roots: Sequence[Path], home: Path | None = None) -> SkillCat
                 )
                 continue
             catalog.skills.append(skill)
+    _add_plugin_skills(catalog, roots, home or Path.home())
     return catalog
+
+
+def _add_plugin_skills(catalog: SkillCatalog, roots: Sequence[Path], home: Path) -> None:
+    """Enabled plugins' `skills/`, named `plugin:skill` (`agentls.agent.plugins`)."""
+    from agentls.agent.plugins import load_plugins
+
+    for plugin, base in load_plugins(roots, home).folders("skills"):
+        source: SkillSource = "user" if plugin.user_level else "project"
+        for folder in _folders(base, catalog):
+            skill = _load(folder, source, catalog)
+            if skill is None or len(catalog.skills) >= MAX_SKILLS:
+                continue
+            named = replace(skill, name=f"{plugin.name}:{skill.name}", plugin=plugin.key)
+            if catalog.find(named.name) is None:
+                catalog.skills.append(named)
 
 
 def _folders(base: Path, catalog: SkillCatalog) -> Iterator[Path]:
@@ -161,8 +204,8 @@ def _load(folder: Path, source: SkillSource, catalog: SkillCatalog) -> Skill | N
         return None
     if not _NAME.match(name):
         catalog.problems.append(
-            f"skill {file}: the name {name!r} is not a simple name (letters, digits, . _ -); "
-            "skipped"
+            f"skill {file}: the name {name!r} is not a name (1 to 64 characters, no line "
+            "breaks, `/`, `\\` or `:`); skipped"
         )
         return None
     real = Path(os.path.realpath(folder))

@@ -38,7 +38,10 @@ from agentls.agent.results import RunResult
 from agentls.errors import ToolError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from agentls.agent.context import ToolContext
+    from agentls.agent.hooks import HookOutcome
     from agentls.agent.loop import AgentLoop
     from agentls.agent.subagents import AgentType
 
@@ -135,6 +138,16 @@ async def run_subagent(
     events = _SubagentEvents(parent._emit_safe, agent.name, ctx.session_id, ctx.tool_use_id)
     if model_note:
         events(Notice(ctx.session_id, model_note))
+    missing = agent.missing_tools(list(session.pool(mode)))
+    if missing:
+        events(
+            Notice(
+                ctx.session_id,
+                f"sub-agent type {agent.name!r} asks for tools that are not offered here: "
+                f"{', '.join(missing)}; it runs without them",
+            )
+        )
+    prompt = await _subagent_start(session.config.hooks, ctx, agent, child.id, prompt, events)
     role = SubagentRole(agent, ctx.session_id, ctx.tool_use_id)
     loop = type(parent)(child, events, mode, parent.cancel, subagent=role)
     running = asyncio.ensure_future(loop.run(prompt))
@@ -155,6 +168,30 @@ async def run_subagent(
         child.transcript.path,
         result.error,
     )
+
+
+async def _subagent_start(
+    hooks: object,
+    ctx: ToolContext,
+    agent: AgentType,
+    agent_id: str,
+    prompt: str,
+    events: Callable[[AgentEvent], None],
+) -> str:
+    """SubagentStart hooks: their context goes to the sub-agent with its prompt."""
+    start = getattr(hooks, "subagent_start", None)
+    if not callable(start):
+        return prompt
+    try:
+        outcome: HookOutcome = await start(ctx, agent_type=agent.name, agent_id=agent_id)
+    except Exception as exc:
+        events(Notice(ctx.session_id, f"SubagentStart hooks failed: {exc}"))
+        return prompt
+    if outcome.system_message:
+        events(Notice(ctx.session_id, outcome.system_message))
+    if outcome.additional_context:
+        return f"{prompt}\n\n{outcome.additional_context}"
+    return prompt
 
 
 async def _wind_down(parent: AgentLoop, running: asyncio.Future[RunResult]) -> RunResult | None:

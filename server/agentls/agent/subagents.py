@@ -3,15 +3,17 @@
 A type says what a sub-agent launched by the `task` tool is for (its description goes into
 the tool's description, so the model can pick one), which tools it gets and its system
 prompt. Built in: `general-purpose` (every tool) and `explore` (read-only tools only).
-User-defined types come from `~/.claude/agents/*.md`, then `.claude/agents/*.md` and
-`.agentls/agents/*.md` in each workspace root (a later definition of a name wins), in
-Claude Code's format::
+User-defined types come from `~/.claude/agents/**/*.md`, then `.claude/agents/**/*.md` and
+`.agentls/agents/**/*.md` in each workspace root (subfolders such as `agents/team/` too; a
+later definition of a name wins), in Claude Code's format (front matter read as Claude Code
+reads it, see `agentls.agent.frontmatter`)::
 
     ---
     name: reviewer
     description: Reviews a change for bugs and style. Use after finishing an edit.
     tools: Read, Grep, Glob          # optional: Claude Code's names or ours; omitted = all
-    model: inherit                   # optional: inherit, or a model id
+    model: inherit                   # optional: inherit, an alias (sonnet, opus, haiku,
+                                     # fable, …) or a model id
     ---
     You are a meticulous code reviewer. …   (the body is the system prompt)
 
@@ -26,10 +28,12 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypedDict
 
+from agentls.agent.claude_settings import is_model_alias, resolve_model
+from agentls.agent.frontmatter import FrontMatterError, split_front_matter
 from agentls.workspace.core import Attachment
 
 if TYPE_CHECKING:
@@ -46,8 +50,7 @@ SUBAGENT_EXCLUDED_TOOLS: frozenset[str] = frozenset(
 questions to the user, no plan-mode switches."""
 
 MAX_AGENT_FILE_BYTES = 100_000
-NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-MODEL_ALIASES = ("sonnet", "opus", "haiku")
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 
 CLAUDE_AGENT_TOOLS: dict[str, tuple[str, ...]] = {
     "Read": ("read_file",),
@@ -64,6 +67,21 @@ CLAUDE_AGENT_TOOLS: dict[str, tuple[str, ...]] = {
     "AskUserQuestion": ("ask_user_question",),
     "ExitPlanMode": ("exit_plan_mode",),
     "EnterPlanMode": ("enter_plan_mode",),
+    "WebFetch": ("web_fetch",),
+    "WebSearch": ("web_search",),
+    "NotebookEdit": ("notebook_edit",),
+    "NotebookRead": ("read_file",),
+    "BashOutput": ("bash_output",),
+    "KillShell": ("kill_shell",),
+    "KillBash": ("kill_shell",),
+    "TaskOutput": ("bash_output",),
+    "TaskStop": ("kill_shell",),
+    "TaskCreate": ("todo_write",),
+    "TaskUpdate": ("todo_write",),
+    "TaskList": ("todo_write",),
+    "TaskGet": ("todo_write",),
+    "Skill": ("skill",),
+    "ToolSearch": ("tool_search",),
 }
 """Claude Code's tool names in an agent file's `tools` → ours."""
 
@@ -114,22 +132,30 @@ class AgentType:
             chosen.append(tool)
         return chosen
 
+    def missing_tools(self, available: Iterable[AnyTool]) -> list[str]:
+        """Names in `tools` that match no tool offered here (said, never silently dropped);
+        Claude Code's names count as their agentls tools."""
+        if self.tools is None:
+            return []
+        offered = {tool.name for tool in available}
+        return [
+            name
+            for name in self.tools
+            if not name.startswith("mcp__")
+            and not any(ours in offered for ours in _our_names([name]))
+        ]
+
     def is_read_only(self, available: Iterable[AnyTool]) -> bool:
         """Whether every tool it gets is read-only (so it may run beside other such calls)."""
         return self.read_only_tools or all(_read_only(t) for t in self.select_tools(available))
 
     def model_for(self, parent_model: str) -> tuple[str, str]:
-        """The model this type runs on, and a note when its setting could not be used."""
+        """The model this type runs on (aliases resolved as Claude Code resolves them)."""
         model = (self.model or "").strip()
         if not model or model == "inherit":
             return parent_model, ""
-        if model in MODEL_ALIASES:
-            if f"-{model}-" in f"-{parent_model}-" or parent_model.startswith(f"claude-{model}"):
-                return parent_model, ""
-            return parent_model, (
-                f"model alias {model!r} of sub-agent type {self.name!r} names no model id here; "
-                f"using the session's model {parent_model} (write a full model id to choose one)"
-            )
+        if is_model_alias(model):
+            return resolve_model(model)[0], ""
         return model, ""
 
 
@@ -202,19 +228,22 @@ def parse_agent_file(path: Path) -> AgentType:
         raise AgentFileError("it is not UTF-8 text") from None
     except OSError as exc:
         raise AgentFileError(f"it cannot be read ({exc.strerror or exc})") from None
-    meta, body = _split_front_matter(text)
+    if not text.lstrip("\ufeff").startswith("---"):
+        raise AgentFileError("it has no front matter (a `---` line, then name and description)")
+    try:
+        meta, body = split_front_matter(text)
+    except FrontMatterError as exc:
+        raise AgentFileError(str(exc)) from None
     name = _text_field(meta, "name")
     if not NAME_PATTERN.match(name):
-        raise AgentFileError(
-            f"`name` {name!r} must be lower-case letters, digits, '-' or '_' (at most 64)"
-        )
+        raise AgentFileError(f"`name` {name!r} must be letters, digits, '-' or '_' (at most 64)")
     description = _text_field(meta, "description")
     model = meta.get("model")
     if model is not None and not isinstance(model, str):
-        raise AgentFileError("`model` must be a string (inherit, or a model id)")
+        raise AgentFileError("`model` must be a string (inherit, an alias or a model id)")
     return AgentType(
         name=name,
-        description=" ".join(description.split()),
+        description=" ".join(description.replace("\\n", "\n").split()),
         prompt=body.strip(),
         tools=_tool_list(meta, "tools"),
         disallowed=_tool_list(meta, "disallowedTools") or (),
@@ -223,31 +252,10 @@ def parse_agent_file(path: Path) -> AgentType:
     )
 
 
-def _split_front_matter(text: str) -> tuple[dict[str, object], str]:
-    import yaml
-
-    lines = text.lstrip("\ufeff").splitlines(keepends=True)
-    if not lines or lines[0].strip() != "---":
-        raise AgentFileError("it has no front matter (a `---` line, then name and description)")
-    for index in range(1, len(lines)):
-        if lines[index].strip() == "---":
-            break
-    else:
-        raise AgentFileError("its front matter is not closed by a `---` line")
-    try:
-        meta = yaml.safe_load("".join(lines[1:index]))
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        line = f" (line {where.line + 2})" if where is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise AgentFileError(f"its front matter is not valid YAML{line}: {problem}") from None
-    if not isinstance(meta, dict):
-        raise AgentFileError("its front matter must be a mapping of keys to values")
-    return {str(k): v for k, v in meta.items()}, "".join(lines[index + 1 :])
-
-
 def _text_field(meta: dict[str, object], key: str) -> str:
     value = meta.get(key)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        value = str(value)
     if not isinstance(value, str) or not value.strip():
         raise AgentFileError(f"`{key}` is missing or empty")
     return value.strip()
@@ -328,12 +336,14 @@ class AgentCatalog:
         self._signature = signature
         types = {t.name: t for t in BUILTIN_TYPES}
         problems: list[str] = []
-        for path in self._files():
+        for path, prefix in self._files():
             try:
                 found = parse_agent_file(path)
             except AgentFileError as exc:
                 problems.append(f"sub-agent file {path} was skipped: {exc}")
                 continue
+            if prefix:
+                found = replace(found, name=f"{prefix}:{found.name}")
             types[found.name] = found
         self._types = dict(sorted(types.items(), key=lambda kv: _order(kv[1])))
         self._problems = problems
@@ -347,19 +357,27 @@ class AgentCatalog:
             except Exception:
                 log.exception("reporting sub-agent file problems failed")
 
-    def _files(self) -> list[Path]:
-        files: list[Path] = []
-        for folder in agent_folders(self.roots, self.home):
+    def _files(self) -> list[tuple[Path, str]]:
+        """Agent files with their name prefix (a plugin's name, else "")."""
+        from agentls.agent.plugins import load_plugins
+
+        folders = [(folder, "") for folder in agent_folders(self.roots, self.home)]
+        if self.home is not None:
+            plugins = load_plugins(self.roots, self.home).folders("agents")
+            folders += [(folder, plugin.name) for plugin, folder in plugins]
+        files: list[tuple[Path, str]] = []
+        for folder, prefix in folders:
             try:
-                files.extend(sorted(p for p in folder.glob("*.md") if p.is_file()))
+                found = sorted(p for p in folder.rglob("*.md") if p.is_file())
             except OSError:
                 continue
+            files.extend((path, prefix) for path in found)
         return files
 
     def _scan_signature(self) -> tuple[object, ...]:
         """What changes when an agent file is added, removed or edited (a few stat calls)."""
         entries: list[object] = []
-        for path in self._files():
+        for path, _prefix in self._files():
             try:
                 stat = path.stat()
             except OSError:

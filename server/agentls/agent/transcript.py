@@ -46,6 +46,7 @@ class TranscriptWriter:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._file: TextIO | None = None
+        self._claude: ClaudeTranscript | None = None
 
     def write(self, record_type: str, **fields: Any) -> None:
         record = {"type": record_type, "ts": round(time.time(), 3), **fields}
@@ -62,6 +63,72 @@ class TranscriptWriter:
             import logging
 
             logging.getLogger(__name__).exception("cannot write transcript %s", self.path)
+        if record_type == "message" and fields.get("role") in ("user", "assistant"):
+            if self._claude is None:
+                self._claude = ClaudeTranscript(claude_transcript_path(self.path))
+            self._claude.add(str(fields["role"]), fields.get("content"))
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if self._claude is not None:
+            self._claude.close()
+            self._claude = None
+
+
+CLAUDE_FOLDER = "claude-code"
+
+
+def claude_transcript_path(path: Path) -> Path:
+    """Where the Claude Code-format copy of the transcript `path` lives (what hooks get as
+    `transcript_path`): `claude-code/<name>` beside it, so session listings never see it."""
+    return path.parent / CLAUDE_FOLDER / path.name
+
+
+class ClaudeTranscript:
+    """The session's messages in Claude Code's JSONL transcript format, for hooks that read
+    `transcript_path` (ralph-wiggum's Stop hook greps `"role":"assistant"` and reads
+    `.message.content`): one compact line per message, `type` user/assistant, `uuid`,
+    `parentUuid`, `sessionId`, `timestamp`, `message` {role, content}. Private like the
+    transcript; a write failure is logged, never fatal."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.session_id = path.stem
+        self.parent: str | None = None
+        self._file: TextIO | None = None
+
+    def add(self, role: str, content: object) -> None:
+        import datetime
+        import uuid
+
+        entry = {
+            "type": role,
+            "uuid": str(uuid.uuid4()),
+            "parentUuid": self.parent,
+            "sessionId": self.session_id,
+            "timestamp": datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds"),
+            "message": {"role": role, "content": content},
+        }
+        self.parent = str(entry["uuid"])
+        line = json.dumps(entry, ensure_ascii=False, default=str, separators=(",", ":"))
+        try:
+            if self._file is None:
+                self._file = self.open()
+            self._file.write(line + "\n")
+            self._file.flush()
+        except OSError:
+            import logging
+
+            logging.getLogger(__name__).exception("cannot write transcript %s", self.path)
+
+    def open(self) -> TextIO:
+        from agentls.privatefiles import open_private, private_dir
+
+        private_dir(self.path.parent.parent)
+        private_dir(self.path.parent)
+        return open_private(self.path)
 
     def close(self) -> None:
         if self._file is not None:

@@ -55,8 +55,9 @@ class McpSettings(SettingsModel):
     """Read the workspace's `.mcp.json` (each version needs your approval once)."""
     user_config: bool = True
     """Read your `~/.config/agentls/mcp.json`."""
-    claude_code_user_config: bool = False
-    """Also read Claude Code's user-scope servers from `~/.claude.json`."""
+    claude_code_user_config: bool = True
+    """Also read Claude Code's user-scope servers from `~/.claude.json` (yours, like
+    `~/.claude/settings.json`; `claude mcp add -s user` writes them)."""
     disabled: frozenset[str] = Field(default_factory=frozenset, alias="disabledServers")
     """Names of servers not to start, wherever they are defined."""
     claude_code_local_config: bool = True

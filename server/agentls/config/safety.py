@@ -25,6 +25,10 @@ HookEvent = Literal[
     "SessionEnd",
     "PreCompact",
     "Notification",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "SubagentStart",
+    "Setup",
 ]
 UNSUPPORTED_HOOK_TYPES: dict[str, str] = {
     "prompt": "it asks a model to decide",
@@ -180,3 +184,8 @@ class ClaudeSettingsFile(SettingsModel):
     """Managed settings only: run no hooks but the managed ones."""
     allow_managed_permission_rules_only: bool | None = None
     """Managed settings only: apply no permission rules but the managed ones."""
+    enabled_plugins: dict[str, Any] | None = None
+    """Claude Code plugins switched on or off (`"name@marketplace": true`); read by
+    `agentls.agent.plugins` (a project's wait for workspace trust)."""
+    extra_known_marketplaces: dict[str, Any] | None = None
+    """Marketplaces besides the ones Claude Code added (`agentls.agent.plugins`)."""

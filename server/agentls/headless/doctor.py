@@ -361,6 +361,20 @@ def check_prompt_files(workspace: Path) -> list[Check]:
     return checks
 
 
+def check_plugins(workspace: Path) -> list[Check]:
+    """Claude Code plugins enabled here: what each brings, and why any was skipped."""
+    from agentls.agent.plugins import load_plugins
+
+    try:
+        found = load_plugins([workspace])
+    except Exception as exc:
+        return [Check("plugins", "plugins", "warn", f"could not tell: {exc}")]
+    if not found.plugins and not found.skipped:
+        return [Check("plugins", "plugins", "info", "none enabled (enabledPlugins)")]
+    checks = [Check("plugins", "plugin", "ok", plugin.summary()) for plugin in found.plugins]
+    return checks + [Check("plugins", "skipped", "warn", why) for why in found.skipped]
+
+
 def run_checks(workspace: Path, timeout: float) -> list[Check]:
     checks = check_python() + check_packages()
     if not any(c.status == "fail" and c.name == "anthropic" for c in checks):
@@ -368,6 +382,7 @@ def run_checks(workspace: Path, timeout: float) -> list[Check]:
     checks += check_sandbox() + check_trust(workspace.resolve())
     checks += check_tools() + check_workspace_checks(workspace.resolve())
     checks += check_web(workspace.resolve()) + check_prompt_files(workspace.resolve())
+    checks += check_plugins(workspace.resolve())
     checks += check_editors() + check_index(workspace.resolve())
     checks += check_mcp(workspace.resolve(), timeout)
     checks += check_agents(workspace.resolve())

@@ -127,6 +127,38 @@ class ClaudeCodeFiles:
         return checked.model
 
 
+def plugin_servers(
+    root: Path | None, home: Path | None, environ: Mapping[str, str]
+) -> list[ParsedServers]:
+    """MCP servers of the Claude Code plugins the user enabled (`agentls.agent.plugins`).
+    A plugin a repository enabled brings none: a repository cannot approve its own
+    servers (reported)."""
+    from agentls.agent.plugins import load_plugins
+
+    found: list[ParsedServers] = []
+    for plugin in load_plugins([root] if root else [], home).plugins:
+        servers = plugin.mcp_servers()
+        if not servers:
+            continue
+        where = f"plugin {plugin.key}"
+        if not plugin.user_level:
+            skipped = ParsedServers()
+            skipped.problems.append(
+                ConfigProblem(
+                    "*",
+                    "project",
+                    f"{where} was enabled in {plugin.enabled_by}, a repository's own settings: "
+                    f"its MCP servers ({', '.join(sorted(servers))}) do not start (a repository "
+                    "cannot approve its own servers; enable the plugin in "
+                    "~/.claude/settings.json)",
+                )
+            )
+            found.append(skipped)
+            continue
+        found.append(parse_servers({"mcpServers": servers}, "user", environ, where))
+    return found
+
+
 def _path_keys(root: Path) -> list[str]:
     """The spellings Claude Code may have used for the workspace's path."""
     keys = [str(root)]

@@ -31,7 +31,7 @@ from agentls.agent.registry import AnyTool
 from agentls.config import McpSettings, validate_leniently
 from agentls.mcp.approval import ApprovalStore, ProjectFileApprover, ProjectFileRequest
 from agentls.mcp.bridge import HostBridge
-from agentls.mcp.claude import ClaudeCodeFiles, ProjectSwitches
+from agentls.mcp.claude import ClaudeCodeFiles, ProjectSwitches, plugin_servers
 from agentls.mcp.config import (
     PROJECT_FILE,
     ConfigProblem,
@@ -190,16 +190,11 @@ class McpManager:
         if options.project_config and workspace_root is not None:
             project, found = read_project(workspace_root / PROJECT_FILE, env)
             problems.extend(found)
-        if options.user_config:
-            user_files = [user_config or user_config_path()]
-            if options.claude_code_user_config and read_claude_settings:
-                user_files.append(claude.claude_json)
-            for path in user_files:
-                data, problem = read_json_file(path)
-                if problem:
-                    problems.append(ConfigProblem("*", "user", problem))
-                if data is not None:
-                    add(parse_servers(data, "user", env, str(path)))
+        for parsed in _user_servers(options, user_config, claude, read_claude_settings, env):
+            add(parsed)
+        if read_claude_settings:
+            for parsed in plugin_servers(workspace_root, home, env):
+                add(parsed)
         switches = claude.switches(options, read_claude_settings) if project else None
         problems.extend(claude.problems)
         manager = cls(
@@ -634,3 +629,28 @@ def _with_environment(
     base = bridge or HostBridge(roots=lambda: [workspace_root] if workspace_root else [])
     inherited = base.environment
     return dataclasses.replace(base, environment=lambda: {**inherited(), **extra})
+
+
+def _user_servers(
+    options: McpOptions,
+    user_config: Path | None,
+    claude: ClaudeCodeFiles,
+    read_claude_settings: bool,
+    env: Mapping[str, str],
+) -> list[ParsedServers]:
+    """The user's own servers: our user file, then Claude Code's user scope."""
+    if not options.user_config:
+        return []
+    user_files = [user_config or user_config_path()]
+    if options.claude_code_user_config and read_claude_settings:
+        user_files.append(claude.claude_json)
+    found: list[ParsedServers] = []
+    for path in user_files:
+        data, problem = read_json_file(path)
+        if problem:
+            skipped = ParsedServers()
+            skipped.problems.append(ConfigProblem("*", "user", problem))
+            found.append(skipped)
+        if data is not None:
+            found.append(parse_servers(data, "user", env, str(path)))
+    return found

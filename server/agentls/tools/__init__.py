@@ -11,6 +11,7 @@ from agentls.agent.subagents import AgentCatalog
 from agentls.agent.tool import Tool
 from agentls.config.web import WebFetchSettings, WebSearchSettings
 from agentls.tools.ask_user import AskUserQuestion
+from agentls.tools.background import BashOutput, KillShell
 from agentls.tools.code_intel import Diagnostics, FindReferences, GoToDefinition, Hover
 from agentls.tools.code_intel_rename import RenameSymbol
 from agentls.tools.delete_file import DeleteFile
@@ -107,6 +108,8 @@ def builtin_tools(
         WebFetch(web_fetch),
         SkillTool(),
         web_search or WebSearch(WebSearchSettings(enabled="never")),
+        BashOutput(),
+        KillShell(),
     ]
     tools.append(Task(agents or AgentCatalog(roots=()), tools))
     return tools

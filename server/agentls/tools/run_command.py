@@ -85,6 +85,12 @@ class RunCommandInput(ToolInput):
         description="A short description of what the command does, shown to the user "
         "when asking for approval (e.g. 'Install dependencies').",
     )
+    run_in_background: bool = Field(
+        default=False,
+        description="Start the command and return at once with an id (for dev servers, "
+        "watchers, long builds); check it with bash_output, stop it with kill_shell. It "
+        "runs in the same sandbox, for at most 8 hours (or `timeout` seconds).",
+    )
     dangerously_disable_sandbox: bool = Field(
         default=False,
         description="Run outside the sandbox. Only after a command failed because of the "
@@ -175,6 +181,8 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         return CallRisk(confined=plan.decision.sandboxed)
 
     async def call(self, input: RunCommandInput, ctx: ToolContext) -> ToolOutput:
+        if input.run_in_background:
+            return self._start_background(input, ctx)
         roots = list(ctx.workspace.roots)
         if not roots:
             raise ToolError("The workspace has no root folder to run the command in.")
@@ -211,6 +219,19 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
                 note = f"Ran WITHOUT the sandbox: {plan.decision.why_not}."
             return await self._run(input, ctx, cwd, shadow, box, note, git_writes)
 
+    def _start_background(self, input: RunCommandInput, ctx: ToolContext) -> ToolOutput:
+        """The same run as a foreground call, in a task (it was allowed already)."""
+        from agentls.tools.background import BACKGROUND_TIMEOUT, jobs_of
+
+        update = {"run_in_background": False, "timeout": input.timeout or BACKGROUND_TIMEOUT}
+        foreground = input.model_copy(update=update)
+        job = jobs_of(ctx.workspace).start(input.command, self.call(foreground, ctx))
+        return ToolOutput(
+            f"Started in the background as {job.id}: {input.command}\n"
+            f'Check it with bash_output ({{"bash_id": "{job.id}"}}); stop it with '
+            "kill_shell."
+        )
+
     async def _run(
         self,
         input: RunCommandInput,
@@ -229,7 +250,9 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
             env.update(shadow.python_env())
             env.update(shadow.git_env(writable=git_writes))
             map_output = shadow.map_output
-        timeout = min(input.timeout or self.config.timeout, self.config.max_timeout)
+        timeout = input.timeout or self.config.timeout
+        if input.timeout is None or input.timeout <= self.config.max_timeout:
+            timeout = min(timeout, self.config.max_timeout)  # a background run may be longer
         ctx.report_progress(self.summary(input))
         try:
             result = await run_guarded(
