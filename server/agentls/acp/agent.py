@@ -526,13 +526,13 @@ class AgentlsAcpAgent:
         except SessionBusy as exc:
             raise RequestError(-32603, str(exc), {"sessionId": session_id}) from None
         assert handle.task is not None
-        self._info(session)
         try:
             result = await asyncio.shield(handle.task)
         except asyncio.CancelledError:
             workspace.host.cancel(session_id)  # the request itself went away
             raise
         reporter = workspace.reporters.get(session_id)
+        self._info(session)
         await self.link.flush()
         status = str(result.get("status"))
         if handle.cancel_requested:

@@ -96,7 +96,7 @@ def connect(agent: AgentlsAcpAgent, transport: StdioTransport) -> AgentSideConne
     conn = AgentSideConnection(
         cast(Agent, agent), cast(Any, transport), listening=False, use_unstable_protocol=True
     )
-    router = cast(MessageRouter, conn._conn._handler)  # the SDK offers no public hook
+    router = cast("MessageRouter", conn._conn._handler)  # the SDK offers no public hook
     router.route_request(
         AGENT_METHODS["session_delete"], DeleteSessionRequest, agent, "delete_session"
     )
