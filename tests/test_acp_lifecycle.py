@@ -70,9 +70,9 @@ async def test_initialize_advertises_the_session_methods_and_an_auth_method(
     result = client.initialized  # type: ignore[union-attr]
     caps = result["agentCapabilities"]["sessionCapabilities"]
     assert set(caps) >= {"list", "resume", "fork", "close", "delete"}
-    (method,) = result["authMethods"]
-    assert method["id"] == "anthropic-api-key"
-    assert method["vars"][0]["name"] == "ANTHROPIC_API_KEY"
+    methods = {m["id"]: m for m in result["authMethods"]}
+    assert methods["anthropic-api-key"]["vars"][0]["name"] == "ANTHROPIC_API_KEY"
+    assert methods["check-credentials"]["args"] == ["acp", "--login"]
 
 
 @pytest.mark.parametrize("kind", CLIENTS)

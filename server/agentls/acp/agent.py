@@ -68,6 +68,7 @@ from acp.schema import (
     SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
+    TerminalAuthMethod,
     TextContentBlock,
     Usage,
 )
@@ -105,7 +106,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 API_KEY_METHOD = "anthropic-api-key"
-AUTH_METHODS = [
+AUTH_METHODS: list[EnvVarAuthMethod | TerminalAuthMethod] = [
+    TerminalAuthMethod(
+        type="terminal",
+        id="check-credentials",
+        name="Check the API key in a terminal",
+        description="Runs `agentls acp --login`: checks the key agentls gets from its "
+        "environment and says how to set it",
+        args=["acp", "--login"],
+    ),
     EnvVarAuthMethod(
         type="env_var",
         id=API_KEY_METHOD,
@@ -114,7 +123,7 @@ AUTH_METHODS = [
         "ANTHROPIC_AUTH_TOKEN with ANTHROPIC_BASE_URL for another Messages-API endpoint)",
         vars=[AuthEnvVar(name="ANTHROPIC_API_KEY", label="Anthropic API key", secret=True)],
         link="https://console.anthropic.com/settings/keys",
-    )
+    ),
 ]
 
 
@@ -175,11 +184,12 @@ class AgentlsAcpAgent:
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
         """The key comes from the environment: this only checks that it is there."""
-        if method_id != API_KEY_METHOD:
-            raise invalid(f"unknown authentication method {method_id!r}; use {API_KEY_METHOD!r}")
-        problem = _missing_credentials(self.settings)
+        known = [m.id for m in AUTH_METHODS]
+        if method_id not in known:
+            raise invalid(f"unknown authentication method {method_id!r}; use one of {known}")
+        problem = missing_credentials(self.settings)
         if problem is not None:
-            raise RequestError.auth_required({"reason": problem, "authMethods": [API_KEY_METHOD]})
+            raise RequestError.auth_required(_auth_data(problem))
         return AuthenticateResponse()
 
     # -- sessions -------------------------------------------------------------------------
@@ -502,9 +512,9 @@ class AgentlsAcpAgent:
         if not await workspace.trust.settle(session):  # the trust question: the run waits
             await self.link.flush()
             return PromptResponse(stop_reason="cancelled")
-        problem = _missing_credentials(workspace.host.options.settings)
+        problem = missing_credentials(workspace.host.options.settings)
         if problem is not None:  # the client offers the user its authMethods
-            raise RequestError.auth_required({"reason": problem, "authMethods": [API_KEY_METHOD]})
+            raise RequestError.auth_required(_auth_data(problem))
         note = workspace.trust.note(session)
         if note is not None:
             self.link.send(session_id, _message(note))
@@ -692,25 +702,32 @@ def _use_model(session: AcpSession) -> None:
     core.config.settings = settings
 
 
-def _missing_credentials(settings: Callable[[], AgentSettings] | object) -> str | None:
+def _auth_data(problem: str) -> dict[str, Any]:
+    return {"reason": problem, "authMethods": [m.id for m in AUTH_METHODS]}
+
+
+def missing_credentials(settings: Callable[[], AgentSettings] | object) -> str | None:
     """Why no model request can be made (no key, token, endpoint or helper), else None."""
-    from agentls.agent.settings import AgentSettings, ConfigError
+    from agentls.agent.settings import ConfigError
 
     try:
-        if callable(settings):
-            found = settings()
-        else:
-            from agentls.config.environment import environment
-            from agentls.lsp.config import ConfigState
-
-            state = ConfigState()
-            state.set_environment()
-            state.set_editor(settings, "agentls acp --settings")
-            found = AgentSettings.resolve(state.current, environment()[0])
+        found = settings() if callable(settings) else user_settings(settings)
         found.require_credentials()
     except ConfigError as exc:
         return str(exc)
     return None
+
+
+def user_settings(section: object) -> AgentSettings:
+    """The settings of a session outside any folder: the environment and the user's."""
+    from agentls.agent.settings import AgentSettings
+    from agentls.config.environment import environment
+    from agentls.lsp.config import ConfigState
+
+    state = ConfigState()
+    state.set_environment()
+    state.set_editor(section, "agentls acp --settings")
+    return AgentSettings.resolve(state.current, environment()[0])
 
 
 def _folder(cwd: str) -> Path:

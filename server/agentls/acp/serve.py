@@ -53,6 +53,10 @@ def serve(args: argparse.Namespace) -> int:
     if problem:
         sys.stderr.write(f"agentls acp: {problem}\n")
         return 2
+    if getattr(args, "login", False):
+        from agentls.acp.login import check_login
+
+        return check_login(settings)
     protocol_fd = claim_stdout()
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(run(protocol_fd, settings))
