@@ -24,6 +24,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 ENTRY = REPO / "editor-clients" / "acp-registry" / "agentls"
+REGISTRY_REPO = "github:agentclientprotocol/registry"
 MIRROR = Path("/work/.mirror/agentclientprotocol+registry/repo")
 
 
@@ -31,9 +32,7 @@ def registry_schema() -> dict[str, Any]:
     found = os.environ.get("AGENTLS_ACP_REGISTRY")
     git_dir = Path(found) if found else MIRROR
     if not git_dir.exists():
-        pytest.skip(
-            f"the ACP registry is not fetched ({git_dir}): fetch github:agentclientprotocol/registry"
-        )
+        pytest.skip(f"the ACP registry is not fetched ({git_dir}): fetch {REGISTRY_REPO}")
     text = subprocess.run(
         ["git", "-C", str(git_dir), "show", "HEAD:agent.schema.json"],
         capture_output=True,
