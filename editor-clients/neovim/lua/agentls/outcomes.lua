@@ -44,15 +44,15 @@ function M.describe_edit(edit, session, what)
   if edit.applied == true then
     local message = ("agentls: applied %d file(s) of session %s: %s"):format(#files, session, names(files))
     if #left > 0 then
-      return message .. "\nleft out (still staged): " .. left_out(left) .. "\n" .. M.ACTIONS, WARN
+      return message .. " · left out (still staged): " .. left_out(left) .. " · " .. M.ACTIONS, WARN
     end
     return message, nil
   end
   if edit.applied == false then
     local why = #left > 0 and left_out(left) or (edit.reason or "refused")
-    return ("agentls: nothing was applied (session %s) — %s\n%s"):format(session, why, M.ACTIONS), WARN
+    return ("agentls: nothing was applied (session %s) — %s · %s"):format(session, why, M.ACTIONS), WARN
   end
-  local staged = ("agentls: %d file(s) staged for review in session %s: %s\n%s"):format(
+  local staged = ("agentls: %d file(s) staged for review in session %s: %s · %s"):format(
     #files,
     session,
     names(files),
