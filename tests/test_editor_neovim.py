@@ -80,7 +80,7 @@ def test_run_then_accept_changes_the_buffer(version: str) -> None:
     _no_render_errors(result)
     notes = result["all_notifications"]
     assert any(n.startswith("agentls: 1 file(s) staged for review") for n in notes)
-    assert any(":AgentlsAccept" in n and "agentls.accept" not in n for n in notes)
+    assert any(":AgentlsDiff/Accept/Reject" in n and "agentls.accept" not in n for n in notes)
     assert any(n.startswith("agentls: applied 1 file(s)") for n in notes)
     # one line each, never "agentls: agentls: …" (0.7 echoed the progress title so), so a
     # run never ends at "Press ENTER"

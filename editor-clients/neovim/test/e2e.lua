@@ -127,6 +127,17 @@ local function unit_case()
       { source = "language server", language = "go", server = vim.NIL, state = "unavailable", reason = "gopls not found on PATH" },
     },
   })
+  -- a long outcome with line breaks, as Neovim's own vim.notify will show it: one line that
+  -- fits (no "Press ENTER"); the server's "agentls: " title is not said twice
+  local long = require("agentls.outcomes").describe_edit(
+    { files = { "file:///w/a.py", "file:///w/b.py", "file:///w/c.py" }, applied = true,
+      left_out = { { uri = "file:///w/b.py", reason = "the changes overlap\nwith yours" } } },
+    "0123456789ab",
+    "run"
+  )
+  local line = require("agentls.compat").one_line(long .. "\nsecond line")
+  checks.one_line = not line:find("\n", 1, true) and vim.fn.strdisplaywidth(line) < vim.v.echospace
+    and line:find("^agentls: applied 3 file%(s%)") ~= nil
   local shown = table.concat(status_lines, "\n")
   checks.status_view = shown:find("    python: basedpyright running from PATH, pid 42", 1, true) ~= nil
     and shown:find("    go: unavailable — gopls not found on PATH", 1, true) ~= nil
@@ -145,6 +156,9 @@ end
 
 -- Shared by the cases below ----------------------------------------------------------------
 
+-- loaded first, so it knows Neovim's own vim.notify: the wrapper below is a notification
+-- plugin to it (messages reach it whole; the one-line cut is checked in the unit case)
+require("agentls.compat")
 local original_notify = vim.notify
 vim.notify = function(msg, level, opts)
   table.insert(notifications, tostring(msg))

@@ -177,7 +177,15 @@ end
 --- line; a notification plugin (nvim-notify, fidget, …) gets it whole.
 function M.notify(message, level)
   vim.schedule(function()
-    local text = vim.notify == builtin_notify and M.one_line(message) or message
+    local text = message
+    if vim.notify == builtin_notify then
+      text = M.one_line(message)
+      if text ~= message then -- the whole message stays readable in :AgentlsLog
+        pcall(function()
+          require("agentls.log").line((tostring(message):gsub("%s*\n%s*", " · ")))
+        end)
+      end
+    end
     vim.notify(text, level or vim.log.levels.INFO, { title = "agentls" })
   end)
 end
