@@ -87,7 +87,8 @@ def test_run_then_accept_changes_the_buffer(version: str) -> None:
     assert not any("\n" in n for n in notes), notes
     shown = notes + result["echoes"] + result["messages"]
     assert not any("agentls: agentls:" in text for text in shown), shown
-    assert all("\n" not in text for text in result["echoes"])
+    progress = [text for text in result["echoes"] if text.startswith("agentls: ")]
+    assert all("\n" not in text for text in progress), progress  # (:AgentlsStatus is a page)
 
 
 def test_ask_without_settings_warns_about_nothing() -> None:
