@@ -276,3 +276,27 @@ async def test_without_a_key_the_prompt_asks_for_authentication(kind: str, tmp_p
             await client.request("authenticate", {"methodId": "anthropic-api-key"})
         assert auth.value.code == -32000
         assert client.agent_alive
+
+
+async def test_an_approved_plan_ends_plan_mode_with_a_mode_update(
+    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    session = await new_session(client, root)
+    await client.request("session/set_mode", {"sessionId": session, "modeId": "plan"})
+    plan = "## Plan\n1. `a.py`: set x to 2"
+    api.extend(
+        tool_turn(("exit_plan_mode", {"plan": plan})),
+        tool_turn(("edit_file", {"path": "a.py", "old_string": "1", "new_string": "2"})),
+        text_turn("done"),
+    )
+    client.editor.answers[:] = ["auto"]  # approve with auto-accepted edits
+    asked = len(client.editor.permission_requests)
+    result = await prompt(client, session, "plan, then do it")
+    assert result["stopReason"] == "end_turn"
+    (question,) = client.editor.permission_requests[asked:]  # the edit asked nothing
+    assert [o["optionId"] for o in question["options"]] == ["review", "auto", "keep_planning"]
+    assert plan in str(question["toolCall"]["content"])
+    modes = client.editor.session_updates(session, "current_mode_update")
+    assert modes[-1]["currentModeId"] == "acceptEdits"  # plan mode ended
+    assert (root / "a.py").read_text() == "x = 2\n"

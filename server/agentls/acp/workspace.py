@@ -34,6 +34,7 @@ from agentls.acp.approvals import (
 )
 from agentls.acp.client import ClientLink
 from agentls.acp.delivery import deliver, write_disk
+from agentls.acp.prompts import AcpPrompts
 from agentls.acp.reporter import AcpReporter
 from agentls.acp.trust import AcpTrust
 from agentls.agent.permissions import ApprovalRequest, PermissionMode
@@ -125,6 +126,7 @@ class AcpWorkspace:
             tool_sources=[WorkspaceMcp(self)],
             tool_search=lambda: self.config.current.tool_search,
             code_sources=self._code_sources,
+            prompts=lambda: AcpPrompts(self),  # plan approval (agentls.acp.prompts)
         )
         self.host = AgentHost(Workspace([root]), AcpPort(self), options)
         problems += self.reload_safety()
