@@ -296,7 +296,7 @@ async def test_an_approved_plan_ends_plan_mode_with_a_mode_update(
     assert result["stopReason"] == "end_turn"
     (question,) = client.editor.permission_requests[asked:]  # the edit asked nothing
     assert [o["optionId"] for o in question["options"]] == ["review", "auto", "keep_planning"]
-    assert plan in str(question["toolCall"]["content"])
+    assert question["toolCall"]["content"][0]["content"]["text"] == plan
     modes = client.editor.session_updates(session, "current_mode_update")
     assert modes[-1]["currentModeId"] == "acceptEdits"  # plan mode ended
     assert (root / "a.py").read_text() == "x = 2\n"
