@@ -187,10 +187,16 @@ def test_modes_offer_bypass_only_when_enabled() -> None:
         "default",
         "acceptEdits",
         "plan",
+        "dontAsk",
     ]
     state = session_modes("acceptEdits", True)
     assert state.current_mode_id == "acceptEdits"
     assert [m.id for m in state.available_modes][-1] == "bypassPermissions"
+
+
+def test_commands_run_by_tests_and_linters_are_execute() -> None:
+    assert tool_kind("run_tests", True) == "execute"
+    assert tool_kind("lint", True) == "execute"
 
 
 def test_first_changed_line() -> None:

@@ -198,7 +198,8 @@ async def test_bad_input_through_the_sdk_clients(
 
 
 async def test_a_run_that_cannot_start_says_why(tmp_path: Path) -> None:
-    """No credentials: the prompt is answered with an error naming what is missing."""
+    """No credentials: the prompt is answered `auth_required` naming what is missing (the
+    client offers the advertised authMethods)."""
     root = tmp_path / "proj"
     root.mkdir()
     async with acp_client(
@@ -208,6 +209,6 @@ async def test_a_run_that_cannot_start_says_why(tmp_path: Path) -> None:
         session = await new_session(client, root)
         with pytest.raises(AcpError) as failed:
             await prompt(client, session, "hello")
-        assert failed.value.code == -32603
-        assert "ANTHROPIC_API_KEY" in failed.value.message
+        assert failed.value.code == -32000
+        assert "ANTHROPIC_API_KEY" in failed.value.data["reason"]
         assert client.agent_alive

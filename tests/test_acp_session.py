@@ -222,7 +222,12 @@ async def test_modes_offered_and_bypass_refused_without_the_users_opt_in(
     result = await client.request("session/new", {"cwd": str(root), "mcpServers": []})
     modes = result["modes"]
     assert modes["currentModeId"] == "default"
-    assert [m["id"] for m in modes["availableModes"]] == ["default", "acceptEdits", "plan"]
+    assert [m["id"] for m in modes["availableModes"]] == [
+        "default",
+        "acceptEdits",
+        "plan",
+        "dontAsk",
+    ]
     with pytest.raises(AcpError) as refused:
         await client.request(
             "session/set_mode", {"sessionId": result["sessionId"], "modeId": "bypassPermissions"}

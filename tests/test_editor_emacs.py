@@ -131,7 +131,7 @@ def test_eglot_run_then_accept_changes_the_buffer(tmp_path: Path) -> None:
     scenario = ROOT / "editor-clients" / "neovim" / "test" / "scenario-edit.json"
     result = _e2e(tmp_path, scenario)
     assert "-> Editing hello.py" in result["log"]
-    assert result["disk"].startswith("def welcome(name):")
+    assert result["disk"].startswith("def welcome(name):")  # saved by the accept itself
     assert "agentls: 1 file(s) staged for review" in result["log"]
     assert "M-x agentls-accept" in result["log"]
     assert "agentls.accept" not in result["log"]
@@ -149,6 +149,7 @@ def test_accept_right_after_typing_and_a_conflict_are_reported_truly(tmp_path: P
     buffer = result["buffer"].splitlines()
     assert buffer[0] == "def welcome(name):"  # the agent's rename, applied…
     assert "# typed just before accepting" in buffer  # …onto the user's newer text
+    assert result["unsaved_after_accept"] is True  # the user's unsaved typing: not saved
     conflict = result["conflict_message"]
     assert conflict.startswith("agentls: nothing was applied"), conflict
     assert "changes overlap" in conflict

@@ -49,6 +49,17 @@ def _no_render_errors(result: dict[str, Any]) -> None:
     assert "cannot render" not in text, text
 
 
+@pytest.mark.parametrize("version", ["0.7", "0.11", "0.12"])
+def test_setup_with_only_a_project_venv_starts_its_agentls(version: str) -> None:
+    """`setup({})`, agentls not on PATH, the project's `.venv/bin/agentls`: the server
+    starts from there (it was `.venv/bin/.venv/bin/agentls`), and :checkhealth agrees."""
+    result = run_case("venv", version)
+    assert result["cmd"][0].endswith("/workspace/.venv/bin/agentls"), result["cmd"]
+    assert ".venv/bin/.venv" not in result["cmd"][0]
+    health = "\n".join(result["health"])
+    assert "server command: " + result["cmd"][0] in health, health
+
+
 def test_selection_ranges_and_fix_prompt() -> None:
     result = run_case("unit", "0.7")
     assert all(result["checks"].values()), result["checks"]
@@ -69,8 +80,15 @@ def test_run_then_accept_changes_the_buffer(version: str) -> None:
     _no_render_errors(result)
     notes = result["all_notifications"]
     assert any(n.startswith("agentls: 1 file(s) staged for review") for n in notes)
-    assert any(":AgentlsAccept" in n and "agentls.accept" not in n for n in notes)
+    assert any(":AgentlsDiff/Accept/Reject" in n and "agentls.accept" not in n for n in notes)
     assert any(n.startswith("agentls: applied 1 file(s)") for n in notes)
+    # one line each, never "agentls: agentls: …" (0.7 echoed the progress title so), so a
+    # run never ends at "Press ENTER"
+    assert not any("\n" in n for n in notes), notes
+    shown = notes + result["echoes"] + result["messages"]
+    assert not any("agentls: agentls:" in text for text in shown), shown
+    progress = [text for text in result["echoes"] if text.startswith("agentls: ")]
+    assert all("\n" not in text for text in progress), progress  # (:AgentlsStatus is a page)
 
 
 def test_ask_without_settings_warns_about_nothing() -> None:
@@ -130,14 +148,23 @@ def test_side_buffer_diff_review_and_checkhealth(version: str) -> None:
     assert any("│ " in line and "def greet(name):" in line for line in result["expanded"])
     # :AgentlsDiff: the agent's version beside the buffer, in diff mode
     first, second = result["first"], result["second"]
-    assert first["name"].endswith("/hello.py")
+    assert first["name"].endswith("/hello.py (agentls " + result["session"] + ")")
+    assert first["tab_label"] == "hello.py (agentls " + result["session"] + ")"  # not a//s/1/…
+    assert first["no_name"] == 0  # no [No Name] buffers while reviewing …
+    assert result["no_name_after"] == 0  # … nor after
     assert first["lines"] == RENAMED
     assert first["diff_windows"] == 2
-    assert second["name"].endswith("/version.py")
+    assert "/version.py (agentls " in second["name"]
     assert second["lines"] == ["VERSION = 2"]
     assert result["hello_disk"][0] == "def greet(name):"  # rejected with gr
     assert result["modified"] == []
     assert result["tabs"] == 1
+    # after gr and ga the side buffer says what became of them, not "staged for review"
+    after = result["view_after"]
+    assert not any("staged for review" in line for line in after), after
+    [outcome] = [line for line in after if line.startswith("── completed — ")]
+    assert "rejected hello.py" in outcome
+    assert "applied version.py" in outcome
     notes = result["all_notifications"]
     assert any(n.startswith("agentls: rejected 1 file(s)") for n in notes)
     assert any(n.startswith("agentls: applied 1 file(s)") and "version.py" in n for n in notes)
@@ -176,6 +203,9 @@ def test_vim_lsp_enable_with_the_runtime_file_and_lsp_progress(version: str) -> 
     [run] = [
         reports for title, reports in titles.items() if title.startswith("agentls: Rename greet")
     ]
+    health = "\n".join(result["health"])  # :checkhealth on the vim.lsp.enable path
+    assert "not on PATH" not in health, health
+    assert "server command: " in health, health
     assert run[0]["kind"] == "begin"
     assert run[-1]["kind"] == "end"
     assert run[-1]["message"].startswith("completed — 1 file(s) staged")

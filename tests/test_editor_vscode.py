@@ -52,6 +52,14 @@ def test_code_server_run_task_agent_view_and_cancel(tmp_path: Path) -> None:
     assert result["viewContext"] == "Context: hello.py"  # the prompt box sends the file
     assert result["discardNotice"].startswith("agentls: nothing was applied")
     assert "The edits stay staged." in result["discardNotice"]
+    # the reason both files were not applied is said once, for both
+    assert result["discardNotice"].count("hello.py") == 1
+    assert "delivering the edits" in result["headerDuringPreview"]  # not "⟳ completed"
+    assert "completed" not in result["headerDuringPreview"]
+    assert "delivering the edits" in result["statusDuringPreview"]
+    assert {"hello.py", "greeting.txt"} <= set(result["fileLinks"])  # links to the files …
+    assert result["webLinks"] == []  # … not to http://hello.py
+    assert "rejected 1 file(s)" in result["statusAfterDecisions"]  # not "2 file(s) not applied"
     assert result["discardActions"] == ["Show Diff", "Accept Staged", "Reject"]
     assert any(
         line.startswith("✓Reading hello.py") and line.endswith(" ms")

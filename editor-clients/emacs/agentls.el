@@ -69,6 +69,15 @@ configuration.  Never put the API key here: the server reads
 ANTHROPIC_API_KEY from the environment."
   :type 'plist)
 
+(defcustom agentls-save-edits t
+  "Save the files an accepted agent edit changed.
+eglot applies a server's edits to buffers and leaves saving to you (as for
+`eglot-rename'); agentls's accepted edits are whole changes you already
+reviewed, so by default each buffer they changed is saved, unless it had
+unsaved changes of yours before the edit (then it stays modified, as eglot
+leaves it).  nil: eglot's own behaviour, nothing is saved."
+  :type 'boolean)
+
 (defconst agentls-log-buffer "*agentls-log*"
   "Name of the live log buffer fed by agentls/event notifications.")
 
@@ -104,12 +113,34 @@ typing is refused with \"Edits on ... require version N\"."
       (with-current-buffer buffer
         (eglot--signal-textDocument/didChange)))))
 
+(defun agentls--unmodified-file-buffers ()
+  "File buffers without unsaved changes, before an edit is applied."
+  (cl-remove-if-not (lambda (b) (and (buffer-file-name b) (not (buffer-modified-p b))))
+                    (buffer-list)))
+
+(defun agentls--save-edited (clean before)
+  "Save the file buffers an edit modified that were in CLEAN or not in BEFORE.
+CLEAN: buffers without unsaved changes before the edit; BEFORE: every buffer
+then (a buffer the edit opened was not among them)."
+  (when agentls-save-edits
+    (dolist (buffer (buffer-list))
+      (when (and (buffer-file-name buffer) (buffer-modified-p buffer)
+                 (or (memq buffer clean) (not (memq buffer before))))
+        (with-current-buffer buffer
+          (let ((inhibit-message t))
+            (save-buffer)))))))
+
 (cl-defmethod eglot-handle-request
   ((server agentls-server) (_method (eql workspace/applyEdit)) &rest _args)
-  "Apply the edit as eglot does, then send its didChanges before answering.
-The server confirms the edit from the buffers' versions and text at the answer."
-  (prog1 (cl-call-next-method)
-    (agentls--flush server)))
+  "Apply the edit as eglot does, send its didChanges, then save what it changed.
+The server confirms the edit from the buffers' versions and text at the answer;
+saving follows `agentls-save-edits'."
+  (let* ((before (buffer-list))
+         (clean (agentls--unmodified-file-buffers))
+         (answer (cl-call-next-method)))
+    (agentls--flush server)
+    (agentls--save-edited clean before)
+    answer))
 
 ;;;###autoload
 (defun agentls-setup ()

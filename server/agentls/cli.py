@@ -96,6 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
         help="log level (default WARNING)",
     )
+    acp.add_argument(
+        "--login",
+        action="store_true",
+        help="check the credentials in a terminal (the ACP terminal login) and say how to set them",
+    )
     acp.set_defaults(handler=_acp)
     schema = commands.add_parser(
         "settings-schema", help="print the JSON Schema of the settings (or update/check the repo's)"

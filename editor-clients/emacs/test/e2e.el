@@ -74,10 +74,12 @@
       (e2e-wait "buffer shows the edit" 30
                 (lambda () (with-current-buffer (find-buffer-visiting file)
                              (equal (buffer-string) e2e-expected))))
-      (with-current-buffer (find-buffer-visiting file) (save-buffer))
-      (unless (equal (with-temp-buffer (insert-file-contents file) (buffer-string)) e2e-expected)
-        (error "File on disk differs after save"))
-      (e2e-step "saved")
+      ;; saved by agentls (`agentls-save-edits'): the buffer had no unsaved changes
+      (e2e-wait "saved by the accept" 10
+                (lambda () (equal (with-temp-buffer (insert-file-contents file) (buffer-string))
+                                  e2e-expected)))
+      (when (buffer-modified-p (find-buffer-visiting file))
+        (error "The accepted edit left the buffer unsaved"))
       (e2e-wait "accept reported" 10
                 (lambda () (string-prefix-p "agentls: applied" (or agentls-last-outcome ""))))
       (list :session session
@@ -109,7 +111,7 @@ then a same-line conflict, reported with its reason, reviewed with `agentls-diff
          (file (expand-file-name "hello.py" workspace))
          (json-array-type 'list)
          (command (json-read-from-string (getenv "AGENTLS_E2E_CMD")))
-         staged-message accept-message conflict-message diff-text)
+         staged-message accept-message conflict-message diff-text unsaved-after-accept)
     (setq agentls-server-command command
           agentls-major-modes '(python-mode)
           agentls-settings '(:mode "review")
@@ -129,7 +131,9 @@ then a same-line conflict, reported with its reason, reviewed with `agentls-diff
         (forward-line 2)
         (insert "# typed just before accepting\n")
         (agentls-accept))              ; at once: no idle time for eglot's timer
-      (setq accept-message (e2e-outcome-after "accept reported" 30 before)))
+      (setq accept-message (e2e-outcome-after "accept reported" 30 before))
+      ;; the user's typing was unsaved: the accepted edit leaves the buffer unsaved too
+      (setq unsaved-after-accept (buffer-modified-p (find-buffer-visiting file))))
     (let ((session2 (e2e-run-and-wait "Shorten the greeting"))
           (before agentls-last-outcome))
       (with-current-buffer (find-buffer-visiting file)
@@ -143,6 +147,7 @@ then a same-line conflict, reported with its reason, reviewed with `agentls-diff
       (e2e-wait "diff shown" 20 (lambda () (get-buffer "*agentls-diff*")))
       (setq diff-text (with-current-buffer "*agentls-diff*" (buffer-string))))
     (list :staged_message staged-message
+          :unsaved_after_accept (if unsaved-after-accept t :json-false)
           :accept_message accept-message
           :conflict_message conflict-message
           :diff diff-text

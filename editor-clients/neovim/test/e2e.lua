@@ -25,6 +25,16 @@ local RENAMED = {
 }
 
 local server_messages = {} -- window/showMessage texts from the server
+local echoes = {} -- what the plugin echoed (progress lines)
+local original_echo = vim.api.nvim_echo
+vim.api.nvim_echo = function(chunks, history, opts)
+  local text = {}
+  for _, chunk in ipairs(chunks) do
+    table.insert(text, chunk[1])
+  end
+  table.insert(echoes, table.concat(text))
+  return original_echo(chunks, history, opts)
+end
 local notifications = {} -- everything vim.notify showed
 local steps = {}
 local function step(name)
@@ -43,6 +53,7 @@ local function finish(ok, err, extra)
     log = agentls and agentls.log.lines() or {},
     messages = vim.split(vim.fn.execute("messages"), "\n"),
     all_notifications = notifications,
+    echoes = echoes,
   }
   for k, v in pairs(extra or {}) do
     out[k] = v
@@ -116,6 +127,17 @@ local function unit_case()
       { source = "language server", language = "go", server = vim.NIL, state = "unavailable", reason = "gopls not found on PATH" },
     },
   })
+  -- a long outcome with line breaks, as Neovim's own vim.notify will show it: one line that
+  -- fits (no "Press ENTER"); the server's "agentls: " title is not said twice
+  local long = require("agentls.outcomes").describe_edit(
+    { files = { "file:///w/a.py", "file:///w/b.py", "file:///w/c.py" }, applied = true,
+      left_out = { { uri = "file:///w/b.py", reason = "the changes overlap\nwith yours" } } },
+    "0123456789ab",
+    "run"
+  )
+  local line = require("agentls.compat").one_line(long .. "\nsecond line")
+  checks.one_line = not line:find("\n", 1, true) and vim.fn.strdisplaywidth(line) < vim.v.echospace
+    and line:find("^agentls: applied 3 file%(s%)") ~= nil
   local shown = table.concat(status_lines, "\n")
   checks.status_view = shown:find("    python: basedpyright running from PATH, pid 42", 1, true) ~= nil
     and shown:find("    go: unavailable — gopls not found on PATH", 1, true) ~= nil
@@ -134,6 +156,9 @@ end
 
 -- Shared by the cases below ----------------------------------------------------------------
 
+-- loaded first, so it knows Neovim's own vim.notify: the wrapper below is a notification
+-- plugin to it (messages reach it whole; the one-line cut is checked in the unit case)
+require("agentls.compat")
 local original_notify = vim.notify
 vim.notify = function(msg, level, opts)
   table.insert(notifications, tostring(msg))
@@ -305,7 +330,14 @@ NEW_CASES.review = function()
   wait_for("diff open", 10000, function()
     return diff.state ~= nil and diff.state.scratch ~= nil and vim.api.nvim_get_current_buf() == diff.state.scratch
   end)
+  local function no_name_buffers()
+    return #vim.tbl_filter(function(info)
+      return info.name == ""
+    end, vim.fn.getbufinfo({ buflisted = 1 }))
+  end
   local first = {
+    tab_label = vim.fn.pathshorten(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ":~:.")),
+    no_name = no_name_buffers(),
     name = vim.api.nvim_buf_get_name(0),
     lines = buffer_lines(),
     diff_windows = #vim.tbl_filter(function(win)
@@ -327,6 +359,8 @@ NEW_CASES.review = function()
   settle(300)
   return {
     session = session,
+    view_after = view.lines(session), -- after gr / ga: no longer "staged for review"
+    no_name_after = no_name_buffers(),
     view_open = view_open,
     view = view_lines,
     expanded = expanded,
@@ -423,11 +457,30 @@ NEW_CASES.enable = function()
   settle(300)
   return {
     session = session,
+    health = health_lines(), -- the vim.lsp.config + vim.lsp.enable path: its cmd, not PATH
     progress = progress,
     disk = vim.fn.readfile(workspace .. "/hello.py"),
     modified = modified_buffers(),
     server_messages = server_messages,
     notifications = notifications,
+  }
+end
+
+-- setup({}) with nothing but the project's .venv/bin/agentls (agentls is not on PATH):
+-- the server starts from there, and :checkhealth says so.
+NEW_CASES.venv = function()
+  if vim.fn.executable("agentls") == 1 then
+    error("agentls is on PATH; this case needs it not to be", 0)
+  end
+  vim.cmd("cd " .. vim.fn.fnameescape(workspace))
+  local agentls = require("agentls")
+  agentls.setup({})
+  vim.cmd("edit " .. vim.fn.fnameescape(workspace .. "/hello.py"))
+  wait_client()
+  local running = agentls.client()
+  return {
+    cmd = running and running.config.cmd or vim.NIL,
+    health = health_lines(),
   }
 end
 

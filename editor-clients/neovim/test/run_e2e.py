@@ -24,7 +24,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 PLUGIN = HERE.parent
-CASES = ("unit", "edit", "ask", "cancel", "resource", "review", "stale", "enable", "plan")
+CASES = ("unit", "edit", "ask", "cancel", "resource", "review", "stale", "enable", "plan", "venv")
 CASE_TIMEOUT = 150
 
 
@@ -98,6 +98,8 @@ def run_case(case: str, nvim: str, keep: bool) -> dict[str, Any]:
         "XDG_CACHE_HOME": str(tmp / "cache"),
         "XDG_DATA_HOME": str(tmp / "data"),
     }
+    if case == "venv":
+        only_project_venv(workspace, env)
     argv = [
         nvim,
         "--headless",
@@ -141,6 +143,17 @@ def run_case(case: str, nvim: str, keep: bool) -> dict[str, Any]:
     else:
         shutil.rmtree(tmp, ignore_errors=True)
     return result
+
+
+def only_project_venv(workspace: Path, env: dict[str, str]) -> None:
+    """The `venv` case: `agentls` only as the project's `.venv/bin/agentls` (a script that
+    runs this Python's agentls), no `agentls` on PATH."""
+    script = workspace / ".venv" / "bin" / "agentls"
+    script.parent.mkdir(parents=True)
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m agentls "$@"\n')
+    script.chmod(0o755)
+    path = env.get("PATH", "").split(os.pathsep)
+    env["PATH"] = os.pathsep.join(d for d in path if d and not (Path(d) / "agentls").exists())
 
 
 def first_prompts(record: Path) -> list[str]:

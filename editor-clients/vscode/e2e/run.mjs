@@ -136,6 +136,14 @@ async function drive({ page, workspace, result }) {
   step("streamed Markdown in the view");
   const preview2 = refactorPreview(page);
   await preview2.waitFor({ state: "visible", timeout: 60000 });
+  // during the preview: the run delivers its edits (not "⟳ completed" beside Cancel, not
+  // the last tool's step in the status bar)
+  result.headerDuringPreview = await view.locator(".header").first().textContent();
+  result.statusDuringPreview = await page.locator(`[aria-label="${STATUS_LABEL}"]`).first().textContent();
+  // file names in the answer are links to the file, never http://hello.py
+  await view.locator(".markdown a.file-link", { hasText: "greeting.txt" }).first().waitFor({ timeout: 30000 });
+  result.fileLinks = await view.locator(".markdown a.file-link").allTextContents();
+  result.webLinks = await view.locator('.markdown a[href^="http"]').allTextContents();
   await page.locator(".monaco-button", { hasText: /^Discard$/ }).first().click();
   step("preview discarded");
   const discarded = page.locator(".notifications-toasts .notification-list-item", { hasText: "nothing was applied" }).first();
@@ -167,6 +175,15 @@ async function drive({ page, workspace, result }) {
   step("one file rejected in the view");
   result.viewFiles = await view.locator(".file").allTextContents();
   result.viewText = await view.locator("#session").textContent();
+  const lastRun = page.locator('[aria-label^="agentls: last run"]').first();
+  result.statusAfterDecisions = await waitFor("status bar after the decisions", 20000, async () => {
+    const text = await lastRun.textContent().catch(() => null);
+    return text && text.includes("rejected 1 file(s)") ? text : null;
+  });
+  // a file link opens the file
+  await view.locator(".markdown a.file-link", { hasText: "greeting.txt" }).first().click();
+  await page.locator(".tab.active", { hasText: "greeting.txt" }).first().waitFor({ timeout: 20000 });
+  step("a file link opened the file");
   await waitFor("greeting.txt written", 20000, async () => {
     await runCommand(page, "File: Save All").catch(() => undefined);
     return fs.readFileSync(path.join(workspace, "greeting.txt"), "utf8") === "Greetings from the fixture.\n";

@@ -137,6 +137,12 @@
       else if (item.kind === "text") {
         const md = el("div", { class: "markdown" });
         md.innerHTML = item.html; // rendered by markdown-it in the extension, raw HTML off
+        for (const link of md.querySelectorAll("a.file-link")) {
+          link.addEventListener("click", (e) => {
+            e.preventDefault();
+            send({ type: "open", path: link.dataset.path, line: link.dataset.line });
+          });
+        }
         log.append(md);
       } else if (item.kind === "tool") log.append(drawTool(session, item.tool));
       else if (item.kind === "note") log.append(el("div", { class: "note" }, "! " + item.text));

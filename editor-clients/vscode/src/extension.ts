@@ -5,7 +5,7 @@ import { API_KEY_SECRET, createClient, findServer, serverEnv } from "./client";
 import { pickCustomCommand } from "./customCommands";
 import { EditorQueriesFeature } from "./editorQueries";
 import { type AgentEvent, renderEvent, RunTracker } from "./events";
-import { type Outcome, describeEditResult, describeRunResult } from "./outcomes";
+import { type Outcome, describeEditResult, describeRunResult, statusOfEditResult } from "./outcomes";
 import { QuestionsFeature } from "./questions";
 import { NotebookEditsFeature } from "./notebookEdits";
 import { RunStatus } from "./progress";
@@ -14,6 +14,7 @@ import { RESTART_KEYS, serverSettings } from "./settings";
 import { type StagedFile, StagedDocuments, SCHEME, showStagedDiff } from "./staged";
 import { AgentView } from "./view";
 import { ViewModel } from "./viewModel";
+import { WorkspaceFiles } from "./workspaceFiles";
 
 /** An error the user has already been shown (with its buttons); not shown twice. */
 class ShownError extends Error {}
@@ -32,6 +33,7 @@ class Agentls implements vscode.Disposable {
   readonly model = new ViewModel((uri) => vscode.workspace.asRelativePath(vscode.Uri.parse(uri)));
   readonly stagedDocs = new StagedDocuments();
   readonly view: AgentView;
+  private readonly files = new WorkspaceFiles(() => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath));
   private textOpen = false;
 
   constructor(private readonly context: vscode.ExtensionContext) {
@@ -48,6 +50,20 @@ class Agentls implements vscode.Disposable {
         return { content: out.content, isError: out.is_error };
       },
       context: () => this.contextLabel(),
+      open: (file, line) => this.openFile(file, line),
+    }, this.files.resolve);
+  }
+
+  /** A file link of the agent view: the file (only a workspace file), at the line. */
+  private async openFile(file: string, line: number | undefined): Promise<void> {
+    const found = this.files.resolve(file);
+    if (!found) {
+      return;
+    }
+    const at = line && line > 0 ? new vscode.Position(line - 1, 0) : undefined;
+    await vscode.window.showTextDocument(vscode.Uri.file(found), {
+      preview: true,
+      selection: at ? new vscode.Range(at, at) : undefined,
     });
   }
 
@@ -138,10 +154,19 @@ class Agentls implements vscode.Disposable {
       this.updateContext();
     }
     const name = (uri: string): string => vscode.workspace.asRelativePath(vscode.Uri.parse(uri));
-    if (event.type === "run_result") {
+    if (event.type === "tool_finished") {
+      this.files.clear(); // the tool may have created files the text names next
+    }
+    if (event.type === "run_finished") {
+      this.runStatus.runFinished(String(event.session_id));
+    } else if (event.type === "run_result") {
       this.notify(describeRunResult(event, name), String(event.session_id));
     } else if (event.type === "edit_result") {
       this.notify(describeEditResult(event, name), String(event.session_id));
+      const status = statusOfEditResult(event);
+      if (status) {
+        this.runStatus.outcome(status);
+      }
     }
   }
 

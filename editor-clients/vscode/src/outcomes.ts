@@ -18,13 +18,15 @@ function list(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [];
 }
 
-function leftOut(value: unknown, name: Name): string {
-  return list(value)
-    .map((item) => {
-      const entry = item as Record<string, unknown>;
-      return `${name(String(entry.uri))}: ${String(entry.reason ?? "not applied")}`;
-    })
-    .join("; ");
+/** The files left out, grouped by reason: each reason said once ("a.py, b.py: why"). */
+export function leftOut(value: unknown, name: Name): string {
+  const byReason = new Map<string, string[]>();
+  for (const item of list(value)) {
+    const entry = item as Record<string, unknown>;
+    const reason = String(entry.reason ?? "not applied");
+    byReason.set(reason, [...(byReason.get(reason) ?? []), name(String(entry.uri))]);
+  }
+  return [...byReason].map(([reason, names]) => `${names.join(", ")}: ${reason}`).join("; ");
 }
 
 /** The notification for an edit outcome `{files, applied, reason, left_out}`. */
@@ -92,4 +94,17 @@ export function describeEditResult(event: AgentEvent, name: Name): Outcome | und
     };
   }
   return describeEdit(event as Record<string, unknown>, session, name, true);
+}
+
+/** The status bar's short words for an accept's or reject's outcome. */
+export function statusOfEditResult(event: AgentEvent): string | undefined {
+  const files = list(event.files).length;
+  if (event.action === "reject") {
+    return files ? `rejected ${files} file(s)` : undefined;
+  }
+  if (event.applied === true) {
+    const left = list(event.left_out).length;
+    return left ? `applied ${files} file(s), ${left} still staged` : `applied ${files} file(s)`;
+  }
+  return event.applied === false ? `nothing applied, ${files} file(s) still staged` : undefined;
 }

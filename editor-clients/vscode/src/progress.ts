@@ -9,7 +9,12 @@ import { truncate } from "./events";
 interface Active {
   title: string;
   message: string;
+  /** The run's session (the begin message says "session <id>"). */
+  session?: string;
 }
+
+/** What the status bar says while a finished run's edits are delivered (the preview). */
+export const DELIVERING = "delivering the edits";
 
 export class RunStatus implements vscode.Disposable {
   private readonly active = new Map<string, Active>();
@@ -36,6 +41,7 @@ export class RunStatus implements vscode.Disposable {
           if (value.kind === "begin") {
             entry.title = value.title;
             entry.message = value.message ?? "";
+            entry.session = /^session (\S+)$/.exec(entry.message)?.[1];
           } else if (value.kind === "report") {
             entry.message = value.message ?? entry.message;
           } else {
@@ -49,6 +55,23 @@ export class RunStatus implements vscode.Disposable {
         this.render();
       }),
     );
+  }
+
+  /** A run's model work ended (`run_finished`): its last step ("Running tests…") is over;
+   * what is left is delivering its edits (the preview, the review question). */
+  runFinished(session: string): void {
+    for (const entry of this.active.values()) {
+      if (entry.session === session) {
+        entry.message = DELIVERING;
+      }
+    }
+    this.render();
+  }
+
+  /** An accept or reject changed what the last outcome said ("3 file(s) not applied"). */
+  outcome(text: string): void {
+    this.lastOutcome = text;
+    this.render();
   }
 
   /** The title words of the run, without the "agentls: " the server puts first. */

@@ -1,9 +1,10 @@
 // The "agentls" activity-bar view: a webview drawn from `ViewModel` (media/view.js draws
 // it). Markdown is rendered here with markdown-it (raw HTML off), so the webview only
 // receives escaped HTML and runs no renderer of its own.
-import MarkdownIt from "markdown-it";
 import * as vscode from "vscode";
-import { type SessionView, type ViewModel } from "./viewModel";
+import { type Resolve } from "./fileLinks";
+import { forWebview } from "./markdown";
+import { type ViewModel } from "./viewModel";
 
 /** What the view asks of the extension. */
 export interface ViewHost {
@@ -15,6 +16,8 @@ export interface ViewHost {
   toolOutput(session: string, toolUseId: string): Promise<{ content: string; isError: boolean }>;
   /** "hello.py, lines 1-2" for what a prompt sends along, or undefined. */
   context(): string | undefined;
+  /** Open a workspace file (a link in the agent's text), at `line` when given. */
+  open(path: string, line: number | undefined): Promise<void>;
 }
 
 type Incoming =
@@ -25,9 +28,10 @@ type Incoming =
   | { type: "accept" | "reject"; session: string; uri?: string }
   | { type: "diff"; session: string; uri: string }
   | { type: "cancel"; session: string }
-  | { type: "toolOutput"; session: string; id: string };
+  | { type: "toolOutput"; session: string; id: string }
+  | { type: "open"; path: string; line?: string };
 
-const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
+
 
 function nonce(): string {
   let out = "";
@@ -36,14 +40,6 @@ function nonce(): string {
     out += chars.charAt(Math.floor(Math.random() * chars.length));
   }
   return out;
-}
-
-/** A session as the webview draws it: text items as rendered Markdown. */
-export function forWebview(s: SessionView): unknown {
-  return {
-    ...s,
-    items: s.items.map((item) => (item.kind === "text" ? { kind: "text", html: md.render(item.text) } : item)),
-  };
 }
 
 export class AgentView implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -56,6 +52,7 @@ export class AgentView implements vscode.WebviewViewProvider, vscode.Disposable 
     private readonly extensionUri: vscode.Uri,
     private readonly model: ViewModel,
     private readonly host: ViewHost,
+    private readonly resolve?: Resolve,
   ) {}
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -90,7 +87,7 @@ export class AgentView implements vscode.WebviewViewProvider, vscode.Disposable 
         const s = this.model.sessions.get(id)!;
         return { id, title: s.title, status: s.status, running: s.running };
       }),
-      session: current ? forWebview(this.model.sessions.get(current)!) : undefined,
+      session: current ? forWebview(this.model.sessions.get(current)!, this.resolve) : undefined,
       context: this.host.context(),
     });
   }
@@ -125,6 +122,11 @@ export class AgentView implements vscode.WebviewViewProvider, vscode.Disposable 
         case "cancel":
           await this.host.cancel(message.session);
           break;
+        case "open": {
+          const line = message.line ? Number.parseInt(message.line, 10) : undefined;
+          await this.host.open(message.path, Number.isFinite(line) ? line : undefined);
+          return; // nothing changed in the view
+        }
         case "toolOutput": {
           const s = this.model.sessions.get(message.session);
           const item = s?.items.find((i) => i.kind === "tool" && i.tool.id === message.id);

@@ -48,9 +48,14 @@ export interface SessionView {
   items: Item[];
   todos: Todo[];
   usage: Usage;
+  /** The usage before the running run's first response (its turns are added as they come). */
+  runBase?: Usage;
   outcome?: string;
   files: FileState[];
 }
+
+/** A run whose model work ended while its edits are delivered (the preview, the review). */
+export const DELIVERING = "delivering the edits";
 
 type Relativize = (uri: string) => string;
 
@@ -229,20 +234,34 @@ export class ViewModel {
       case "mode_changed":
         s.items.push({ kind: "note", text: modeNote(event.mode) });
         return true;
-      case "turn_usage":
-        return false;
+      case "turn_usage": {
+        // the tokens move during the run; the run's result then sets its exact totals
+        const usage = (event.usage ?? {}) as Record<string, unknown>;
+        s.runBase = s.runBase ?? { ...s.usage };
+        s.usage.input += num(usage.input_tokens);
+        s.usage.output += num(usage.output_tokens);
+        s.usage.cacheRead += num(usage.cache_read_input_tokens);
+        s.usage.cacheWrite += num(usage.cache_creation_input_tokens);
+        return true;
+      }
       case "run_finished":
-        s.status = String(event.status ?? "finished");
+        // the model's part is over; the run still delivers its edits (preview, review)
+        s.status = DELIVERING;
         return true;
       case "run_result": {
         s.running = false;
         s.status = String(event.status ?? "finished");
         s.outcome = typeof event.outcome === "string" ? event.outcome : s.status;
         const usage = (event.usage ?? {}) as Record<string, unknown>;
-        s.usage.input += num(usage.input_tokens);
-        s.usage.output += num(usage.output_tokens);
-        s.usage.cacheRead += num(usage.cache_read_input_tokens);
-        s.usage.cacheWrite += num(usage.cache_creation_input_tokens);
+        const base = s.runBase ?? s.usage;
+        s.runBase = undefined;
+        s.usage = {
+          input: base.input + num(usage.input_tokens),
+          output: base.output + num(usage.output_tokens),
+          cacheRead: base.cacheRead + num(usage.cache_read_input_tokens),
+          cacheWrite: base.cacheWrite + num(usage.cache_creation_input_tokens),
+          costUsd: base.costUsd,
+        };
         const cost = usage.cost_usd;
         s.usage.costUsd = typeof cost === "number" && s.usage.costUsd !== null ? s.usage.costUsd + cost : null;
         if (event.edit && typeof event.edit === "object") {

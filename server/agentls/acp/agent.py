@@ -7,8 +7,11 @@
   the editor);
 - `session/load`: the saved session resumed with today's settings, its history replayed, then
   its todo list as the plan;
-- `session/list`: the saved sessions of a folder;
+- `session/list`: the saved sessions of a folder (title, updated time);
+- `session/resume`: the saved session, without replaying its history; `session/fork`: a
+  copy under a new id; `session/close`: out of memory (saved); `session/delete`: gone;
 - `session/set_mode`: the session's permission mode (`plan`: read-only tools only);
+- `session/set_config_option`: the model and the permission mode, for the next turn;
 - `session/prompt`: one run, its updates streamed while it runs, then the stop reason;
 - `session/cancel`: cancels the run (every issued tool_use still gets its result).
 
@@ -23,11 +26,12 @@ import importlib
 import logging
 import os
 import threading
+import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.interfaces import Client
@@ -35,10 +39,16 @@ from acp.schema import (
     AgentCapabilities,
     AgentMessageChunk,
     AgentPlanUpdate,
-    AvailableCommand,
+    AuthenticateResponse,
+    AuthEnvVar,
     AvailableCommandsUpdate,
     ClientCapabilities,
+    CloseSessionResponse,
+    ConfigOptionUpdate,
     CurrentModeUpdate,
+    DeleteSessionResponse,
+    EnvVarAuthMethod,
+    ForkSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -47,16 +57,25 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionDeleteCapabilities,
+    SessionForkCapabilities,
     SessionInfo,
+    SessionInfoUpdate,
     SessionListCapabilities,
+    SessionResumeCapabilities,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
+    TerminalAuthMethod,
     TextContentBlock,
     Usage,
 )
 
 from agentls import __version__
 from agentls.acp.client import ClientLink
+from agentls.acp.commands import STAGED_COMMANDS, available_commands, expand
 from agentls.acp.delivery import write_changes
 from agentls.acp.mapping import (
     McpEntry,
@@ -67,17 +86,44 @@ from agentls.acp.mapping import (
     session_modes,
     stop_reason,
 )
+from agentls.acp.options import (
+    MODE_OPTION,
+    MODEL_OPTION,
+    ConfigOption,
+    ModelCatalog,
+    config_options,
+)
 from agentls.acp.replay import replay
 from agentls.acp.workspace import AcpSession, AcpWorkspace
 from agentls.agent.permissions import PERMISSION_MODES, PermissionMode
 from agentls.errors import SessionBusy
 from agentls.host import CORE_MODULES, UnknownSession
 
+if TYPE_CHECKING:
+    from agentls.agent.settings import AgentSettings
+    from agentls.agent.state import SessionState
+
 log = logging.getLogger(__name__)
 
-COMMANDS = [
-    AvailableCommand(name="accept", description="Write the edits this session has staged"),
-    AvailableCommand(name="reject", description="Discard the edits this session has staged"),
+API_KEY_METHOD = "anthropic-api-key"
+AUTH_METHODS: list[EnvVarAuthMethod | TerminalAuthMethod] = [
+    TerminalAuthMethod(
+        type="terminal",
+        id="check-credentials",
+        name="Check the API key in a terminal",
+        description="Runs `agentls acp --login`: checks the key agentls gets from its "
+        "environment and says how to set it",
+        args=["acp", "--login"],
+    ),
+    EnvVarAuthMethod(
+        type="env_var",
+        id=API_KEY_METHOD,
+        name="Anthropic API key",
+        description="agentls reads ANTHROPIC_API_KEY from its environment (or "
+        "ANTHROPIC_AUTH_TOKEN with ANTHROPIC_BASE_URL for another Messages-API endpoint)",
+        vars=[AuthEnvVar(name="ANTHROPIC_API_KEY", label="Anthropic API key", secret=True)],
+        link="https://console.anthropic.com/settings/keys",
+    ),
 ]
 
 
@@ -95,6 +141,7 @@ class AgentlsAcpAgent:
         self.link = ClientLink()
         self.workspaces: dict[Path, AcpWorkspace] = {}
         self.sessions: dict[str, AcpSession] = {}
+        self.models = ModelCatalog()
 
     def on_connect(self, conn: Client) -> None:
         self.link.conn = conn
@@ -123,14 +170,27 @@ class AgentlsAcpAgent:
                     image=True, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=McpCapabilities(http=True, sse=True),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(),
+                    resume=SessionResumeCapabilities(),
+                    fork=SessionForkCapabilities(),
+                    close=SessionCloseCapabilities(),
+                    delete=SessionDeleteCapabilities(),
+                ),
             ),
             agent_info=Implementation(name="agentls", title="agentls", version=__version__),
-            auth_methods=[],
+            auth_methods=list(AUTH_METHODS),
         )
 
-    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
-        raise invalid(f"unknown authentication method {method_id!r}: agentls needs none")
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        """The key comes from the environment: this only checks that it is there."""
+        known = [m.id for m in AUTH_METHODS]
+        if method_id not in known:
+            raise invalid(f"unknown authentication method {method_id!r}; use one of {known}")
+        problem = missing_credentials(self.settings)
+        if problem is not None:
+            raise RequestError.auth_required(_auth_data(problem))
+        return AuthenticateResponse()
 
     # -- sessions -------------------------------------------------------------------------
 
@@ -143,15 +203,19 @@ class AgentlsAcpAgent:
     ) -> NewSessionResponse:
         workspace = self._workspace(cwd)
         sources = workspace.session_sources(mcp_specs(mcp_servers))
+        await asyncio.to_thread(_import_core)
+        core = workspace.host.new_session(tool_sources=sources)
+        core.persist()  # saved at once: a client may prompt it from another process
+        session = self._register(workspace, core.id, sources)
         if workspace.trust.pending:
-            # built at the first prompt, on the user's answer to the trust question
-            session = self._register(workspace, uuid.uuid4().hex[:12], sources)
-        else:
-            await asyncio.to_thread(_import_core)
-            core = workspace.host.new_session(tool_sources=sources)
-            session = self._register(workspace, core.id, sources)
+            # the session is built again at the first prompt, on the answer to the trust
+            # question; until then only its saved state exists
+            workspace.host.sessions.pop(core.id, None)
+            await core.aclose()
         return NewSessionResponse(
-            session_id=session.id, modes=session_modes(session.mode, workspace.bypass_enabled)
+            session_id=session.id,
+            modes=session_modes(session.mode, workspace.bypass_enabled),
+            config_options=await self._options(session),
         )
 
     async def load_session(
@@ -162,13 +226,8 @@ class AgentlsAcpAgent:
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse:
-        workspace = self._workspace(cwd)
-        specs = mcp_specs(mcp_servers)
-        session = self.sessions.get(session_id)
-        if session is not None and session.workspace is not workspace:
-            raise invalid(f"session {session_id} belongs to {session.workspace.root}, not {cwd}")
-        if session is None:
-            session = await self._resume(workspace, session_id, specs)
+        session = await self._open(cwd, session_id, mcp_servers)
+        workspace = session.workspace
         core = workspace.host.sessions.get(session_id)
         if core is not None:  # None: a session of this connection not prompted yet
             roots = workspace.host.workspace.roots
@@ -178,9 +237,108 @@ class AgentlsAcpAgent:
                 plan = AgentPlanUpdate(session_update="plan", entries=plan_entries(core.todos))
                 self.link.send(session_id, plan)
         await self.link.flush()
-        return LoadSessionResponse(modes=session_modes(session.mode, workspace.bypass_enabled))
+        return LoadSessionResponse(
+            modes=session_modes(session.mode, workspace.bypass_enabled),
+            config_options=await self._options(session),
+        )
 
-    async def _resume(self, workspace: AcpWorkspace, session_id: str, specs: Any) -> AcpSession:
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: Sequence[McpEntry] | None = None,
+        **kwargs: Any,
+    ) -> ResumeSessionResponse:
+        """`session/load` without the replay: the client keeps the history it shows."""
+        session = await self._open(cwd, session_id, mcp_servers)
+        self._info(session)
+        return ResumeSessionResponse(
+            modes=session_modes(session.mode, session.workspace.bypass_enabled),
+            config_options=await self._options(session),
+        )
+
+    async def fork_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: Sequence[McpEntry] | None = None,
+        **kwargs: Any,
+    ) -> ForkSessionResponse:
+        """A new session with a copy of the history (not the staged edits: those stay with
+        the original, so they cannot be written twice)."""
+        workspace = self._workspace(cwd)
+        live = self.sessions.get(session_id)
+        if live is not None and live.workspace is not workspace:
+            raise invalid(f"session {session_id} belongs to {live.workspace.root}, not {cwd}")
+        core = workspace.host.sessions.get(session_id)
+        if core is not None and core.running:
+            raise RequestError(-32603, f"session {session_id} is running; cancel it or wait", {})
+        if core is not None:
+            core.persist()
+        state = self._saved_state(workspace, session_id)
+        copy = fork_state(state, uuid.uuid4().hex[:12])
+        await asyncio.to_thread(workspace.host.store.save, copy)
+        session = await self._open(cwd, copy.id, mcp_servers)
+        if live is not None:
+            self._apply_mode(session, live.mode)
+            session.model = live.model
+        return ForkSessionResponse(
+            session_id=session.id,
+            modes=session_modes(session.mode, workspace.bypass_enabled),
+            config_options=await self._options(session),
+        )
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """Stop its run, save it and let it go (it can be loaded or resumed again)."""
+        session = self._session(session_id)
+        await self._drop(session)
+        return CloseSessionResponse()
+
+    async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
+        """Close it if it is open, then delete its saved state (its transcript stays)."""
+        session = self.sessions.get(session_id)
+        if session is not None:
+            await self._drop(session)
+        from agentls.agent.store import SessionStore
+
+        store = SessionStore()
+        if not store.exists(session_id):
+            raise invalid(f"no saved session {session_id!r}", sessionId=session_id)
+        await asyncio.to_thread(store.delete, session_id)
+        return DeleteSessionResponse()
+
+    async def _drop(self, session: AcpSession) -> None:
+        workspace = session.workspace
+        host = workspace.host
+        session.cancelled.set()
+        handle = host.runs.get(session.id)
+        if handle is not None and handle.task is not None and not handle.task.done():
+            host.cancel(session.id)
+            await asyncio.wait([handle.task], timeout=10)
+        self.sessions.pop(session.id, None)
+        workspace.sessions.pop(session.id, None)
+        workspace.reporters.pop(session.id, None)
+        core = host.sessions.pop(session.id, None)
+        if core is not None:
+            core.persist()
+            await core.end("other")
+            await core.aclose()
+
+    async def _open(
+        self, cwd: str, session_id: str, mcp_servers: Sequence[McpEntry] | None
+    ) -> AcpSession:
+        """The session, resumed from its saved state unless this connection has it open."""
+        workspace = self._workspace(cwd)
+        session = self.sessions.get(session_id)
+        if session is not None and session.workspace is not workspace:
+            raise invalid(f"session {session_id} belongs to {session.workspace.root}, not {cwd}")
+        if session is None:
+            session = await self._resume(workspace, session_id, mcp_specs(mcp_servers))
+        return session
+
+    def _saved_state(self, workspace: AcpWorkspace, session_id: str) -> SessionState:
         store = workspace.host.store
         if not store.exists(session_id):
             raise invalid(f"no saved session {session_id!r}", sessionId=session_id)
@@ -192,15 +350,21 @@ class AgentlsAcpAgent:
             # its staged edits and history name another folder's files
             raise invalid(
                 f"session {session_id} belongs to {', '.join(state.workspace)}, not "
-                f"{workspace.root}; load it with that cwd",
+                f"{workspace.root}; open it with that cwd",
                 sessionId=session_id,
             )
+        return state
+
+    async def _resume(self, workspace: AcpWorkspace, session_id: str, specs: Any) -> AcpSession:
+        self._saved_state(workspace, session_id)
         await asyncio.to_thread(_import_core)
         try:
             workspace.host.resume_session(session_id, tool_sources=workspace.session_sources(specs))
         except UnknownSession as exc:
             raise invalid(str(exc), sessionId=session_id) from None
-        return self._register(workspace, session_id)
+        session = self._register(workspace, session_id)
+        session.titled = False
+        return session
 
     def _register(
         self, workspace: AcpWorkspace, session_id: str, sources: Sequence[Any] = ()
@@ -220,12 +384,16 @@ class AgentlsAcpAgent:
 
         folder = _folder(cwd) if cwd is not None else None
         found = []
-        for summary in SessionStore().list(folder):
+        for summary in await asyncio.to_thread(SessionStore().list, folder):
             updated = datetime.fromtimestamp(summary.updated, UTC).isoformat()
-            title = " ".join(summary.first_prompt.split())[:80] or None
             root = summary.workspace[0] if summary.workspace else str(folder or "")
             found.append(
-                SessionInfo(session_id=summary.id, cwd=root, title=title, updated_at=updated)
+                SessionInfo(
+                    session_id=summary.id,
+                    cwd=root,
+                    title=title_of(summary.first_prompt),
+                    updated_at=updated,
+                )
             )
         return ListSessionsResponse(sessions=found)
 
@@ -233,6 +401,41 @@ class AgentlsAcpAgent:
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse:
         session = self._session(session_id)
+        self._choose_mode(session, mode_id)
+        self.link.send(
+            session_id,
+            ConfigOptionUpdate(
+                session_update="config_option_update", config_options=await self._options(session)
+            ),
+        )
+        return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        """The model or the permission mode; either applies from the next model request."""
+        session = self._session(session_id)
+        if config_id == MODE_OPTION:
+            self._choose_mode(session, str(value))
+            self.link.send(
+                session_id,
+                CurrentModeUpdate(
+                    session_update="current_mode_update", current_mode_id=session.mode
+                ),
+            )
+        elif config_id == MODEL_OPTION:
+            offered = await self._models(session)
+            if value not in offered:
+                raise invalid(f"unknown model {value!r}; use one of {', '.join(offered)}")
+            session.model = str(value)
+            _use_model(session)
+        else:
+            raise invalid(
+                f"unknown config option {config_id!r}; use {MODEL_OPTION} or {MODE_OPTION}"
+            )
+        return SetSessionConfigOptionResponse(config_options=await self._options(session))
+
+    def _choose_mode(self, session: AcpSession, mode_id: str) -> None:
         if mode_id not in PERMISSION_MODES:
             raise invalid(f"unknown mode {mode_id!r}; use one of {', '.join(PERMISSION_MODES)}")
         mode: PermissionMode = mode_id
@@ -243,7 +446,6 @@ class AgentlsAcpAgent:
             )
         self._apply_mode(session, mode)
         session.mode_chosen = True
-        return SetSessionModeResponse()
 
     def _apply_mode(self, session: AcpSession, mode: PermissionMode) -> None:
         session.mode = mode
@@ -255,6 +457,44 @@ class AgentlsAcpAgent:
             except Exception as exc:  # e.g. bypass not enabled in the settings
                 raise invalid(str(exc)) from None
 
+    async def _models(self, session: AcpSession) -> list[str]:
+        settings = session.workspace.host.options.settings()
+        found = await asyncio.to_thread(
+            self.models.models,
+            settings.model,
+            settings.base_url,
+            settings.api_key or settings.auth_token,
+        )
+        return [m.id for m in found]
+
+    async def _options(self, session: AcpSession) -> list[ConfigOption]:
+        settings = session.workspace.host.options.settings()
+        models = await asyncio.to_thread(
+            self.models.models,
+            settings.model,
+            settings.base_url,
+            settings.api_key or settings.auth_token,
+        )
+        return config_options(
+            models, session.model or settings.model, session.mode, session.workspace.bypass_enabled
+        )
+
+    def _info(self, session: AcpSession) -> None:
+        """The session's title for the client's list, once it has one."""
+        core = session.workspace.host.sessions.get(session.id)
+        if session.titled or core is None or not core.first_prompt.strip():
+            return
+        session.titled = True
+        updated = datetime.now(UTC).isoformat()
+        self.link.send(
+            session.id,
+            SessionInfoUpdate(
+                session_update="session_info_update",
+                title=title_of(core.first_prompt),
+                updated_at=updated,
+            ),
+        )
+
     # -- prompts --------------------------------------------------------------------------
 
     async def prompt(
@@ -264,27 +504,34 @@ class AgentlsAcpAgent:
         workspace = session.workspace
         request = prompt_input(prompt)
         session.cancelled.clear()
-        self._announce(session)
+        await self._announce(session)
         command = request.request.split(maxsplit=1)[0] if request.request.startswith("/") else ""
-        if command in ("/accept", "/reject"):
+        if command in STAGED_COMMANDS:
             await self._staged_command(session, command)
             return PromptResponse(stop_reason="end_turn")
         if not await workspace.trust.settle(session):  # the trust question: the run waits
             await self.link.flush()
             return PromptResponse(stop_reason="cancelled")
+        problem = missing_credentials(workspace.host.options.settings)
+        if problem is not None:  # the client offers the user its authMethods
+            raise RequestError.auth_required(_auth_data(problem))
         note = workspace.trust.note(session)
         if note is not None:
             self.link.send(session_id, _message(note))
         if session_id not in workspace.host.sessions:
             await self._start_core(session)
         workspace.active_session = session_id
+        roots = list(workspace.host.workspace.roots)
+        trusted = workspace.config.current.trust_project_settings
+        expanded = expand(request.request, request.prompt, roots, trusted=trusted)
         try:
             handle = workspace.host.start_run(
-                request.prompt,
+                expanded.prompt,
                 session_id,
                 session.run_mode,
                 title=request.request,
                 attachments=request.attachments,
+                command=expanded.command,
             )
         except SessionBusy as exc:
             raise RequestError(-32603, str(exc), {"sessionId": session_id}) from None
@@ -295,6 +542,7 @@ class AgentlsAcpAgent:
             workspace.host.cancel(session_id)  # the request itself went away
             raise
         reporter = workspace.reporters.get(session_id)
+        self._info(session)
         await self.link.flush()
         status = str(result.get("status"))
         if handle.cancel_requested:
@@ -317,6 +565,7 @@ class AgentlsAcpAgent:
         if workspace.problems:  # e.g. the answer could not be saved
             self.link.send(session.id, _message(_problems(workspace)))
         workspace.host.new_session(session.id, tool_sources=session.sources)
+        _use_model(session)
         session.delivery = workspace.delivery()
         mode = session.mode if session.mode_chosen else workspace.initial_mode()
         self._apply_mode(session, mode)
@@ -326,15 +575,18 @@ class AgentlsAcpAgent:
                 CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode),
             )
 
-    def _announce(self, session: AcpSession) -> None:
+    async def _announce(self, session: AcpSession) -> None:
         """Once per session: the slash commands; every prompt: settings problems."""
         link, workspace = self.link, session.workspace
         if not session.commands_sent:
             session.commands_sent = True
+            roots = list(workspace.host.workspace.roots)
+            commands, problems = await asyncio.to_thread(available_commands, roots)
+            workspace.problems += problems
             link.send(
                 session.id,
                 AvailableCommandsUpdate(
-                    session_update="available_commands_update", available_commands=COMMANDS
+                    session_update="available_commands_update", available_commands=commands
                 ),
             )
         if workspace.problems:
@@ -417,6 +669,65 @@ class AgentlsAcpAgent:
             except Exception:
                 log.exception("closing %s failed", workspace.root)
         await self.link.close()
+
+
+def title_of(first_prompt: str) -> str | None:
+    """A session's title: its first prompt on one line, cut at 80 characters."""
+    return " ".join(first_prompt.split())[:80] or None
+
+
+def fork_state(state: SessionState, new_id: str) -> SessionState:
+    """A saved session's copy under `new_id`: its history, without its staged edits."""
+    now = time.time()
+    return state.model_copy(
+        update={
+            "id": new_id,
+            "created": now,
+            "updated": now,
+            "staged": [],
+            "staged_paths": [],
+            "status": "idle" if state.status in ("running", "compacting") else state.status,
+            "transcript": "",
+        }
+    )
+
+
+def _use_model(session: AcpSession) -> None:
+    """The client's model choice, from the core session's next model request."""
+    core = session.workspace.host.sessions.get(session.id)
+    if core is None or session.model is None or core.settings.model == session.model:
+        return
+    settings = core.settings.model_copy(update={"model": session.model})
+    core.settings = settings
+    core.config.settings = settings
+
+
+def _auth_data(problem: str) -> dict[str, Any]:
+    return {"reason": problem, "authMethods": [m.id for m in AUTH_METHODS]}
+
+
+def missing_credentials(settings: Callable[[], AgentSettings] | object) -> str | None:
+    """Why no model request can be made (no key, token, endpoint or helper), else None."""
+    from agentls.agent.settings import ConfigError
+
+    try:
+        found = settings() if callable(settings) else user_settings(settings)
+        found.require_credentials()
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+def user_settings(section: object) -> AgentSettings:
+    """The settings of a session outside any folder: the environment and the user's."""
+    from agentls.agent.settings import AgentSettings
+    from agentls.config.environment import environment
+    from agentls.lsp.config import ConfigState
+
+    state = ConfigState()
+    state.set_environment()
+    state.set_editor(section, "agentls acp --settings")
+    return AgentSettings.resolve(state.current, environment()[0])
 
 
 def _folder(cwd: str) -> Path:

@@ -36,7 +36,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from agentls.acp.approvals import ask_client
+from agentls.acp.approvals import ask_client, text_content
 from agentls.errors import WorkspaceError
 from agentls.host import EditOutcome
 from agentls.workspace.changes import Change, ChangeSet
@@ -110,6 +110,7 @@ async def _review(
     except ConnectionError:
         chosen = None
     status: Literal["completed", "failed"]
+    said = ""
     if chosen == "apply":
         outcome = await write_changes(workspace, session_id, changes, entries)
         status = "completed" if outcome.applied else "failed"
@@ -117,12 +118,18 @@ async def _review(
         changes.discard()
         outcome = EditOutcome(files, False, "the user discarded them")
         status = "failed"
-    else:
+    else:  # kept staged: nothing failed, and the call says how to apply them later
         outcome = EditOutcome(files, None, KEPT, left_out=[(f, KEPT) for f in files])
-        status = "failed"
+        status = "completed"
+        said = f"The edits to {len(entries)} file(s) are {KEPT}."
     link.send(
         session_id,
-        ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, status=status),
+        ToolCallProgress(
+            session_update="tool_call_update",
+            tool_call_id=call_id,
+            status=status,
+            content=[*diffs, text_content(said)] if said else None,
+        ),
     )
     return outcome
 

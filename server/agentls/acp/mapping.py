@@ -197,6 +197,8 @@ _KINDS: Mapping[str, ToolKind] = {
     "rename_file": "move",
     "web_fetch": "fetch",
     "todo_write": "think",
+    "run_tests": "execute",
+    "lint": "execute",
 }
 
 
@@ -327,6 +329,11 @@ _MODES: Mapping[PermissionMode, tuple[str, str]] = {
     "plan": (
         "Plan",
         "Read-only: the agent explores and proposes; no write tools are offered.",
+    ),
+    "dontAsk": (
+        "Don't ask",
+        "Nothing is asked: what would be asked is denied (the model is told which allow rule "
+        "would permit it). For unattended runs.",
     ),
     "bypassPermissions": (
         "Bypass permissions",

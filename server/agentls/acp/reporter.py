@@ -6,7 +6,11 @@
   `diff` per file the call changed (the whole file before and after the call, so the
   client can show it and check it), the client terminal it ran in, and its output;
 - `todos` (the `todo_write` tool's list) → `plan`;
-- notices and retries → `agent_thought_chunk` (said, but out of the answer's text).
+- notices and retries → `agent_thought_chunk` (said, but out of the answer's text);
+- `turn_usage` → `usage_update` (the context used and its size, the session's cost so far),
+  after every model response, so the client's meter moves during the run;
+- `mode_changed` with a new permission mode (the user approved a plan) →
+  `current_mode_update`, and the session's mode follows.
 
 The text before a call is taken when the call starts and replaced by what the client
 answered if the pipeline read the file through the client just before the call ran
@@ -25,6 +29,8 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    Cost,
+    CurrentModeUpdate,
     FileEditToolCallContent,
     TerminalToolCallContent,
     TextContentBlock,
@@ -32,12 +38,14 @@ from acp.schema import (
     ToolCallProgress,
     ToolCallStart,
     ToolKind,
+    UsageUpdate,
 )
 
 from agentls.acp.approvals import ToolCallContent, text_content
 from agentls.acp.mapping import plan_entries, tool_kind, tool_locations
 from agentls.agent.events import (
     AgentEvent,
+    ModeChanged,
     Notice,
     Retrying,
     TextDelta,
@@ -46,6 +54,7 @@ from agentls.agent.events import (
     ToolStarted,
     TurnUsage,
 )
+from agentls.agent.permissions import PERMISSION_MODES
 from agentls.workspace.merge import lines_with_endings
 
 if TYPE_CHECKING:
@@ -101,6 +110,9 @@ class AcpReporter:
             self._finished(event.tool_use_id, failed=event.is_error)
         elif isinstance(event, TurnUsage):
             self.last_stop = event.stop_reason
+            self._usage(event)
+        elif isinstance(event, ModeChanged):
+            self._mode_changed(event)
         elif isinstance(event, Notice):
             self._thought(event.message)
         elif isinstance(event, Retrying):
@@ -203,6 +215,38 @@ class AcpReporter:
             return bool(tool.is_read_only(tool.parse_input(raw_input)))
         except Exception:
             return None
+
+    # -- usage and modes ------------------------------------------------------------------
+
+    def _usage(self, event: TurnUsage) -> None:
+        session = self.workspace.host.sessions.get(self.session_id)
+        if session is None:
+            return
+        usage = event.usage
+        used = (
+            usage["input_tokens"]
+            + usage["cache_read_input_tokens"]
+            + usage["cache_creation_input_tokens"]
+            + usage["output_tokens"]
+        )
+        tally = session.accounting.session
+        cost = Cost(amount=tally.cost_usd, currency="USD") if tally.cost_usd is not None else None
+        self._send(
+            UsageUpdate(
+                session_update="usage_update",
+                used=used,
+                size=session.context_window(),
+                cost=cost,
+            )
+        )
+
+    def _mode_changed(self, event: ModeChanged) -> None:
+        acp_session = self.workspace.sessions.get(self.session_id)
+        mode = event.permission_mode
+        if acp_session is None or mode not in PERMISSION_MODES or mode == acp_session.mode:
+            return
+        acp_session.mode = mode
+        self._send(CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode))
 
     # -- sending --------------------------------------------------------------------------
 

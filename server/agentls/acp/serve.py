@@ -16,7 +16,14 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from acp.agent.connection import AgentSideConnection
+    from acp.router import MessageRouter
+
+    from agentls.acp.agent import AgentlsAcpAgent
+    from agentls.acp.transport import StdioTransport
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +53,10 @@ def serve(args: argparse.Namespace) -> int:
     if problem:
         sys.stderr.write(f"agentls acp: {problem}\n")
         return 2
+    if getattr(args, "login", False):
+        from agentls.acp.login import check_login
+
+        return check_login(settings)
     protocol_fd = claim_stdout()
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(run(protocol_fd, settings))
@@ -62,20 +73,38 @@ def claim_stdout() -> int:
 
 async def run(protocol_fd: int, settings: object) -> None:
     """Serve one client until it closes the connection."""
-    from acp import Agent, run_agent
-
     from agentls.acp.agent import AgentlsAcpAgent
     from agentls.acp.transport import StdioTransport
 
     reader, writer = await _streams(protocol_fd)
     agent = AgentlsAcpAgent(settings)
     try:
-        # The SDK routes each method it finds on the agent and answers the others (the
-        # unstable ones: fork, resume, close, config options) with "method not found".
-        await run_agent(cast(Agent, agent), StdioTransport(reader, writer))
+        conn = connect(agent, StdioTransport(reader, writer))
+        try:
+            await conn.listen()
+        finally:
+            await asyncio.shield(conn.close())
     finally:
         await agent.close()
     log.info("the client closed the connection")
+
+
+def connect(agent: AgentlsAcpAgent, transport: StdioTransport) -> AgentSideConnection:
+    """The SDK's connection with the session methods it marks unstable (resume, fork, close,
+    config options) routed, and `session/delete`, which this SDK release does not route."""
+    from acp import Agent
+    from acp.agent.connection import AgentSideConnection
+    from acp.meta import AGENT_METHODS
+    from acp.schema import DeleteSessionRequest
+
+    conn = AgentSideConnection(
+        cast(Agent, agent), cast(Any, transport), listening=False, use_unstable_protocol=True
+    )
+    router = cast("MessageRouter", conn._conn._handler)  # the SDK offers no public hook
+    router.route_request(
+        AGENT_METHODS["session_delete"], DeleteSessionRequest, agent, "delete_session"
+    )
+    return conn
 
 
 async def _streams(protocol_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:

@@ -34,6 +34,7 @@ from agentls.acp.approvals import (
 )
 from agentls.acp.client import ClientLink
 from agentls.acp.delivery import deliver, write_disk
+from agentls.acp.prompts import AcpPrompts
 from agentls.acp.reporter import AcpReporter
 from agentls.acp.trust import AcpTrust
 from agentls.agent.permissions import ApprovalRequest, PermissionMode
@@ -78,6 +79,10 @@ class AcpSession:
     mode_chosen: bool = False
     """The client set the mode (`session/set_mode`): the settings' mode no longer applies."""
     trust_noted: bool = False
+    model: str | None = None
+    """The model the client chose (the `model` config option); None: the settings'."""
+    titled: bool = False
+    """The client was told the session's title (`session_info_update`)."""
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     """Set by `session/cancel`, cleared when a prompt starts: stops the waits of a prompt
     that are not the run's (the trust question, the review at the end)."""
@@ -121,6 +126,7 @@ class AcpWorkspace:
             tool_sources=[WorkspaceMcp(self)],
             tool_search=lambda: self.config.current.tool_search,
             code_sources=self._code_sources,
+            prompts=lambda: AcpPrompts(self),  # plan approval (agentls.acp.prompts)
         )
         self.host = AgentHost(Workspace([root]), AcpPort(self), options)
         problems += self.reload_safety()
@@ -384,6 +390,8 @@ class ClientFiles:
         self.workspace = workspace
 
     async def read(self, session_id: str, path: Path) -> str | None:
+        if not await asyncio.to_thread(path.is_file):  # a new file: clients answer an error
+            return None
         text = await self.workspace.link.read_text_file(session_id, str(path))
         reporter = self.workspace.reporters.get(session_id)
         if text is not None and reporter is not None:

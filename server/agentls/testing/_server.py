@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Self, cast
@@ -53,6 +53,20 @@ def _error(status: int, message: str, error_type: str | None = None) -> JsonRepl
     return JsonReply(status, error_body(error_type or default_error_type(status), message))
 
 
+def _model_list(ids: Sequence[str]) -> dict[str, object]:
+    """One page of the Models API listing `ids`."""
+    data = [
+        {"type": "model", "id": i, "display_name": i, "created_at": "2025-01-01T00:00:00Z"}
+        for i in ids
+    ]
+    return {
+        "data": data,
+        "has_more": False,
+        "first_id": ids[0] if ids else None,
+        "last_id": ids[-1] if ids else None,
+    }
+
+
 def _turn_error(turn: Turn) -> JsonReply:
     """The HTTP error a turn injects, with `retry-after` when scripted."""
     status = cast(int, turn.error_status)
@@ -74,7 +88,9 @@ class _Attempts:
 
 
 class ScriptedMessagesServer:
-    """Serves `POST /v1/messages` (streaming and not) and `/v1/messages/count_tokens`.
+    """Serves `POST /v1/messages` (streaming and not) and `/v1/messages/count_tokens`, and
+    `GET /v1/models` when given `models` (the ids it lists; without them: 404, an endpoint
+    with no Models API).
 
     Each `/v1/messages` request plays the next scripted turn; see `Turn` for the faults a
     turn can inject first. Every request is recorded, whatever its outcome.
@@ -89,7 +105,9 @@ class ScriptedMessagesServer:
         require_auth: str | None = None,
         validate: bool = True,
         on_request: Callable[[RecordedRequest], None] | None = None,
+        models: Sequence[str] | None = None,
     ) -> None:
+        self._models = list(models) if models is not None else None
         self._turns: list[Turn | TurnFactory] = list(Scenario.coerce(scenario).turns)
         self._address = (host, port)
         self._require_auth = require_auth
@@ -205,6 +223,8 @@ class ScriptedMessagesServer:
             return self._messages(request)
         if request.method == "POST" and request.route == "/v1/messages/count_tokens":
             return self._count_tokens(request)
+        if request.method == "GET" and request.route == "/v1/models" and self._models is not None:
+            return JsonReply(200, _model_list(self._models))
         return _error(404, f"Not found: {request.method} {request.route}")
 
     def _record(self, request: RecordedRequest) -> None:

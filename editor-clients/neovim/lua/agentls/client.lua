@@ -17,9 +17,9 @@ function M.default_cmd()
   if vim.fn.executable("agentls") == 1 then
     return { "agentls", "serve" }
   end
-  local root = compat.find_root(vim.fn.getcwd(), { ".venv/bin/agentls" })
-  if root then
-    return { root .. "/.venv/bin/agentls", "serve" }
+  local venv = compat.find_file(vim.fn.getcwd(), ".venv/bin/agentls")
+  if venv then
+    return { venv, "serve" }
   end
   return nil
 end
@@ -65,7 +65,9 @@ local function progress_handler(opts)
       text = value.message
     end
     if text and text ~= "" then
-      vim.api.nvim_echo({ { "agentls: " .. text, "Comment" } }, false, {})
+      -- the server's titles already say "agentls: "; one line that fits, or Neovim waits for ENTER
+      local line = compat.one_line("agentls: " .. text:gsub("^agentls: ", ""))
+      vim.api.nvim_echo({ { line, "Comment" } }, false, {})
     end
   end
 end

@@ -80,6 +80,20 @@ function M.find_root(start, markers)
   return nil
 end
 
+--- The path of `relative` (e.g. ".venv/bin/agentls") in `start` or its nearest ancestor
+--- that has it, else nil. (vim.fs.find returns the file itself: its folder is `.venv/bin`.)
+function M.find_file(start, relative)
+  local root = M.find_root(start, { relative })
+  if not root then
+    return nil
+  end
+  if vim.fn.filereadable(root .. "/" .. relative) == 1 then -- 0.7: the root itself
+    return root .. "/" .. relative
+  end
+  local found = root .. "/" .. vim.fn.fnamemodify(relative, ":t") -- 0.8+: the file's folder
+  return vim.fn.filereadable(found) == 1 and found or nil
+end
+
 --- UTF-16 length of the first `byte_col` bytes of `line` (the LSP default encoding).
 function M.utf16_col(line, byte_col)
   byte_col = math.min(byte_col, #line)
@@ -146,9 +160,33 @@ function M.health()
   }
 end
 
+local builtin_notify = vim.notify
+
+--- `text` on one line that fits the command line (Neovim stops at "Press ENTER" for a
+--- message that wraps or has several lines): lines joined with " · ", cut with "…".
+function M.one_line(text)
+  local line = tostring(text):gsub("%s*\n%s*", " · ")
+  local room = math.max((vim.v.echospace or 80) - 1, 20)
+  if vim.fn.strdisplaywidth(line) > room then
+    line = vim.fn.strcharpart(line, 0, room - 1) .. "…"
+  end
+  return line
+end
+
+--- A notification. With Neovim's own vim.notify (it echoes) the message is kept to one
+--- line; a notification plugin (nvim-notify, fidget, …) gets it whole.
 function M.notify(message, level)
   vim.schedule(function()
-    vim.notify(message, level or vim.log.levels.INFO, { title = "agentls" })
+    local text = message
+    if vim.notify == builtin_notify then
+      text = M.one_line(message)
+      if text ~= message then -- the whole message stays readable in :AgentlsLog
+        pcall(function()
+          require("agentls.log").line((tostring(message):gsub("%s*\n%s*", " · ")))
+        end)
+      end
+    end
+    vim.notify(text, level or vim.log.levels.INFO, { title = "agentls" })
   end)
 end
 

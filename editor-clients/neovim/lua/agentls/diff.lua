@@ -55,18 +55,20 @@ local function show(index)
   local file = state.files[index]
   state.index = index
   close_tab()
-  vim.cmd("tabnew")
-  state.tab = vim.api.nvim_get_current_tabpage()
   local path = vim.uri_to_fname(file.uri)
   if file.kind == "create" or file.current == nil then
     -- nothing on disk yet: compare with an empty scratch buffer, never create the file
-    vim.cmd("enew")
+    vim.cmd("tabnew")
     vim.bo.buftype = "nofile"
     vim.bo.bufhidden = "wipe"
+    vim.bo.swapfile = false
+    vim.api.nvim_buf_set_name(0, ("%s (not on disk yet)"):format(rel(file.uri)))
   else
+    -- the file itself in a new tab: no empty [No Name] buffer is left behind
     local source = file.old_uri and vim.uri_to_fname(file.old_uri) or path
-    vim.cmd("edit " .. vim.fn.fnameescape(source))
+    vim.cmd("tabedit " .. vim.fn.fnameescape(source))
   end
+  state.tab = vim.api.nvim_get_current_tabpage()
   local filetype = vim.bo.filetype
   vim.cmd("diffthis")
   vim.cmd("rightbelow vertical new")
@@ -75,7 +77,8 @@ local function show(index)
   vim.bo[scratch].buftype = "nofile"
   vim.bo[scratch].bufhidden = "wipe"
   vim.bo[scratch].swapfile = false
-  vim.api.nvim_buf_set_name(scratch, ("agentls://staged/%s/%s"):format(state.session, rel(file.uri)))
+  -- named after the file, so the tab reads "hello.py (agentls …)", not "a//s/1/hello.py"
+  vim.api.nvim_buf_set_name(scratch, ("%s (agentls %s)"):format(rel(file.uri), state.session))
   vim.api.nvim_buf_set_lines(scratch, 0, -1, false, lines_of(file.staged))
   vim.bo[scratch].modifiable = false
   if filetype ~= "" then

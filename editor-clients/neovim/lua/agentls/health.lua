@@ -4,10 +4,28 @@ local compat = require("agentls.compat")
 
 local M = {}
 
+--- The command a running client was started with, else the one vim.lsp.config holds for
+--- `agentls` (0.11+: the documented vim.lsp.config + vim.lsp.enable path, no setup()).
+local function configured_cmd()
+  for _, running in ipairs(compat.get_clients("agentls")) do
+    local cmd = running.config and running.config.cmd
+    if type(cmd) == "table" then
+      return cmd
+    end
+  end
+  local ok, config = pcall(function()
+    return vim.lsp.config and vim.lsp.config["agentls"]
+  end)
+  if ok and type(config) == "table" and type(config.cmd) == "table" then
+    return config.cmd
+  end
+  return nil
+end
+
 local function server_cmd()
   local agentls = package.loaded["agentls"]
   local options = agentls and agentls.options or {}
-  return options.cmd or require("agentls.client").default_cmd(), options
+  return options.cmd or configured_cmd() or require("agentls.client").default_cmd(), options
 end
 
 local function version_of(cmd)

@@ -7,8 +7,9 @@ local M = {}
 
 local WARN = vim.log.levels.WARN
 
---- What to do about staged files, in this editor's words.
-M.ACTIONS = ":AgentlsDiff to review · :AgentlsAccept to apply · :AgentlsReject to discard"
+--- What to do about staged files, in this editor's words: short, and said early in each
+--- message, so it is seen on the one line Neovim's own vim.notify shows.
+M.ACTIONS = ":AgentlsDiff/Accept/Reject"
 
 local function name(uri)
   return vim.fn.fnamemodify(vim.uri_to_fname(uri), ":~:.")
@@ -44,19 +45,19 @@ function M.describe_edit(edit, session, what)
   if edit.applied == true then
     local message = ("agentls: applied %d file(s) of session %s: %s"):format(#files, session, names(files))
     if #left > 0 then
-      return message .. "\nleft out (still staged): " .. left_out(left) .. "\n" .. M.ACTIONS, WARN
+      return message .. " · left out, still staged (" .. M.ACTIONS .. "): " .. left_out(left), WARN
     end
     return message, nil
   end
   if edit.applied == false then
     local why = #left > 0 and left_out(left) or (edit.reason or "refused")
-    return ("agentls: nothing was applied (session %s) — %s\n%s"):format(session, why, M.ACTIONS), WARN
+    return ("agentls: nothing was applied, %s · session %s: %s"):format(M.ACTIONS, session, why), WARN
   end
-  local staged = ("agentls: %d file(s) staged for review in session %s: %s\n%s"):format(
+  local staged = ("agentls: %d file(s) staged for review, %s · session %s: %s"):format(
     #files,
+    M.ACTIONS,
     session,
-    names(files),
-    M.ACTIONS
+    names(files)
   )
   return staged, nil
 end

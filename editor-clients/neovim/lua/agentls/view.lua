@@ -87,7 +87,12 @@ function M.render(m)
   end
   if m.result then
     table.insert(lines, "")
-    table.insert(lines, "── " .. tostring(m.result.outcome or m.result.status))
+    local outcome = tostring(m.result.outcome or m.result.status)
+    if m.handled and #m.handled > 0 and not (m.staged and #m.staged > 0) then
+      -- "… staged for review" is over: say what became of the staged files instead
+      outcome = tostring(m.result.status) .. " — " .. table.concat(m.handled, "; ")
+    end
+    table.insert(lines, "── " .. outcome)
     local usage = usage_line(m.result.usage)
     if usage then
       table.insert(lines, "   " .. usage)
@@ -261,6 +266,18 @@ local handlers = {
       m.staged = vim.tbl_filter(function(name)
         return not done[name] or vim.tbl_contains(still, name)
       end, m.staged or {})
+      local names = {}
+      for name in pairs(done) do
+        if not vim.tbl_contains(still, name) then
+          table.insert(names, name)
+        end
+      end
+      if #names > 0 then
+        table.sort(names)
+        m.handled = m.handled or {}
+        local verb = e.action == "reject" and "rejected " or "applied "
+        table.insert(m.handled, verb .. table.concat(names, ", "))
+      end
     end
   end,
 }
