@@ -149,8 +149,9 @@ async def test_a_projects_secret_pattern_with_braces_is_linear(tmp_path: Path) -
 @pytest.mark.parametrize("query", ["a a a a a a a a a a zz", "aaaaaaaaaaaaaaaaaaaaaaaaazz"])
 def test_search_symbols_query_is_linear(query: str) -> None:
     index = SymbolIndex(None)
-    name = "_".join("a" * 60)  # word form `AAAA…`: every query word starts 60 words
-    text = "".join(f"def {name}_{i}(): pass\n" for i in range(400))
+    # word form `ZzAAAA…`: every query word starts words of every name, but not in order
+    name = "zz_" + "_".join("a" * 60)
+    text = "".join(f"def {name}_{i}(): pass\n" for i in range(1000))
     index.update_file(Path("/ws/m.py"), text, 0, len(text))
     began = time.process_time()
     assert index.search(query).symbols == []
