@@ -44,3 +44,19 @@ def test_a_trusted_repository_with_bypass_mode_still_runs(
     assert "internal error" not in result.stdout + result.stderr
     assert "a project may not set" in result.stderr + result.stdout
     assert api.remaining == 0
+
+
+def test_explore_gets_no_tool_that_executes_or_reaches_the_network() -> None:
+    from agentls.agent.registry import PoolFilter
+    from agentls.agent.subagent_run import _pool_filter
+    from agentls.agent.subagents import EXPLORE, GENERAL_PURPOSE
+    from agentls.tools import builtin_tools
+
+    given = {t.name for t in EXPLORE.select_tools(builtin_tools())}
+    assert {"read_file", "grep", "list_files", "search_symbols"} <= given
+    assert given.isdisjoint({"run_command", "run_tests", "lint", "web_fetch", "web_search"})
+    later = _pool_filter(EXPLORE, PoolFilter())  # tools it could discover during the run
+    assert later.denied("mcp__docs__fetch")
+    assert later.denied("web_fetch")
+    assert not later.denied("read_file")
+    assert "run_tests" in {t.name for t in GENERAL_PURPOSE.select_tools(builtin_tools())}
