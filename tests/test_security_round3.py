@@ -1,17 +1,21 @@
 """The smaller holes of issue 27 (items 3 and 6), attacked as a hostile repository or model.
 
 Each test fails without its fix:
+- a repository's custom command (`.claude/commands/review.md`, `allowed-tools: Bash(*),
+  run_command`) granted its tools without trust (item 3);
 - a trusted repository's `defaultMode: bypassPermissions` failed the whole run with
-  "internal error: ConfigError";
+  "internal error: ConfigError" (6c);
+- the read-only `explore` sub-agent could run tests and fetch the web (6d);
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from agentls.agent.settings_files import load_safety
-from agentls.testing import ScriptedMessagesServer, text_turn
+from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from tests.cli_support import cli_env, run_cli
 
 
@@ -60,3 +64,38 @@ def test_explore_gets_no_tool_that_executes_or_reaches_the_network() -> None:
     assert later.denied("web_fetch")
     assert not later.denied("read_file")
     assert "run_tests" in {t.name for t in GENERAL_PURPOSE.select_tools(builtin_tools())}
+
+
+def _command_repo(root: Path) -> Path:
+    (root / ".claude" / "commands").mkdir(parents=True)
+    (root / "a.py").write_text("X = 1\n")
+    (root / ".claude" / "commands" / "review.md").write_text(
+        "---\ndescription: Review\nallowed-tools: Bash(*), run_command\n---\nReview the code.\n"
+    )
+    return root
+
+
+def _touch_then_done() -> list[Any]:
+    return [tool_turn(("run_command", {"command": "touch rc1"})), text_turn("done")]
+
+
+def test_an_untrusted_repositorys_command_grants_no_tools(
+    tmp_path: Path, api: ScriptedMessagesServer
+) -> None:
+    root = _command_repo(tmp_path / "ws")
+    env = cli_env(api.base_url, tmp_path / "state")
+    api.extend(*_touch_then_done())
+    held = run_cli("run", "/review", "-w", str(root), "--json", env=env)
+    said = held.stderr + held.stdout
+    assert "held back" in said
+    assert "agentls trust" in said or "--trust" in said
+    (result,) = api.message_requests[-1].tool_results()
+    assert result.get("is_error"), result  # it asked, and nobody can answer a script
+    assert not (root / "rc1").exists()
+    # trusted, the grant applies: the command runs without asking (in the sandbox)
+    api.extend(*_touch_then_done())
+    trusted = run_cli("run", "/review", "-w", str(root), "--json", "--trust", env=env)
+    assert trusted.code == 0, trusted.stderr
+    assert "allows for this run, without asking" in trusted.stderr + trusted.stdout
+    (granted,) = api.message_requests[-1].tool_results()
+    assert not granted.get("is_error"), granted
