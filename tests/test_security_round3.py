@@ -5,18 +5,21 @@ Each test fails without its fix:
   run_command`) granted its tools without trust (item 3);
 - a trusted repository's `defaultMode: bypassPermissions` failed the whole run with
   "internal error: ConfigError" (6c);
+- `ANTHROPIC_BASE_URL` (the agent's endpoint) was in a sandboxed command's environment (6b);
 - the read-only `explore` sub-agent could run tests and fetch the web (6d);
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
 from agentls.agent.settings_files import load_safety
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from tests.cli_support import cli_env, run_cli
+from tests.sandbox_support import require_bwrap
 
 
 def _bypass_repo(root: Path) -> Path:
@@ -99,3 +102,21 @@ def test_an_untrusted_repositorys_command_grants_no_tools(
     assert "allows for this run, without asking" in trusted.stderr + trusted.stdout
     (granted,) = api.message_requests[-1].tool_results()
     assert not granted.get("is_error"), granted
+
+
+def test_the_sandbox_gets_none_of_the_agents_own_variables(tmp_path: Path) -> None:
+    require_bwrap()
+    state, root = tmp_path / "state", tmp_path / "ws"
+    root.mkdir()
+    claude = state / "home" / ".claude"
+    claude.mkdir(parents=True)
+    (claude / "settings.json").write_text(json.dumps({"permissions": {"allow": ["run_command"]}}))
+    endpoint = "http://127.0.0.1:9/agent-endpoint-" + uuid.uuid4().hex
+    env = cli_env(None, state, ANTHROPIC_BASE_URL=endpoint, AGENTLS_MODEL="m-secret-model")
+    env["HARMLESS_VARIABLE"] = "kept"
+    done = run_cli("tool", "run_command", json.dumps({"command": "env"}), env=env, cwd=root)
+    out = done.stdout + done.stderr
+    assert "HARMLESS_VARIABLE=kept" in out, out  # the probe ran and printed the environment
+    assert "agent-endpoint-" not in out
+    assert "ANTHROPIC_" not in out
+    assert "m-secret-model" not in out
