@@ -11,10 +11,18 @@ Each test fails without its fix:
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import socket
+import subprocess
+import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from agentls.agent.settings_files import load_safety
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
@@ -120,3 +128,57 @@ def test_the_sandbox_gets_none_of_the_agents_own_variables(tmp_path: Path) -> No
     assert "agent-endpoint-" not in out
     assert "ANTHROPIC_" not in out
     assert "m-secret-model" not in out
+
+
+def _serve_child(cli: psutil.Process, timeout: float = 60) -> psutil.Process:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for child in cli.children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if "serve" in child.cmdline():
+                    return child
+        time.sleep(0.1)
+    raise AssertionError("the CLI started no `agentls serve`")
+
+
+def _ends(process: psutil.Process, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if process.status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_the_server_dies_with_a_killed_cli(tmp_path: Path) -> None:
+    with socket.socket() as hanging:  # a model endpoint that accepts and never answers
+        hanging.bind(("127.0.0.1", 0))
+        hanging.listen(8)
+        url = f"http://127.0.0.1:{hanging.getsockname()[1]}"
+        root = tmp_path / "ws"
+        root.mkdir()
+        cli = subprocess.Popen(
+            [sys.executable, "-m", "agentls", "run", "hi", "-w", str(root)],
+            env=cli_env(url, tmp_path / "state"),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            server = _serve_child(psutil.Process(cli.pid))
+            # a busy server does not see its stdin end: emulated by a second writer
+            writer = os.open(f"/proc/{server.pid}/fd/0", os.O_WRONLY)
+            try:
+                time.sleep(2)  # the run is waiting for the model
+                cli.kill()
+                cli.wait()
+                assert _ends(server, 15), "agentls serve outlived the CLI that started it"
+            finally:
+                os.close(writer)
+        finally:
+            if cli.poll() is None:
+                cli.kill()
+                cli.wait()

@@ -54,6 +54,9 @@ def configure_logging(level: str, log_file: str | None) -> None:
 
 def serve(args: argparse.Namespace) -> int:
     configure_logging(args.log_level, args.log_file)
+    from agentls.parentwatch import die_with_parent
+
+    die_with_parent()  # started by the CLI: end with it
     try:
         tcp = parse_address(args.tcp) if args.tcp else None
         ws = parse_address(args.ws) if args.ws else None
