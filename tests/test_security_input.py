@@ -130,3 +130,19 @@ def test_a_stalled_body_is_given_up_and_the_next_message_is_answered(tmp_path: P
         alive_and_answering(client, 21)
     finally:
         client.close()
+
+
+def test_a_long_body_still_arriving_is_not_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentls.lsp import framing
+
+    clock = [100.0]
+    monkeypatch.setattr(framing.time, "monotonic", lambda: clock[0])
+    body = json.dumps({"text": "Content-Length: 5" + "x" * 100}).encode()
+    parser = framing.FrameParser()
+    assert list(parser.feed(b"Content-Length: %d\r\n\r\n" % len(body) + body[:30])) == []
+    for step in range(1, 10):  # a slow sender: a few bytes a second, for seconds
+        clock[0] += 1.0
+        assert list(parser.feed(body[30 + step - 1 : 30 + step])) == []
+        assert list(parser.expire()) == []
+    frames = list(parser.feed(body[39:]))
+    assert [f.data for f in frames if isinstance(f, framing.Body)] == [body]

@@ -37,6 +37,9 @@ arriving, was announced with the wrong `Content-Length`."""
 
 _CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*(\d{1,12})[ \t]*(?:\r?\n|$)", re.I)
 _HEADER_END = re.compile(rb"\r?\n\r?\n")
+_HEADER_LINE = re.compile(rb"content-length[ \t]*:[ \t]*\d{1,12}[ \t]*\r?\n", re.I)
+"""A whole `Content-Length` line: inside a JSON body only a broken frame has one (a JSON
+string holds no raw line break, and the text is no JSON token outside a string)."""
 
 
 @dataclass(frozen=True)
@@ -96,10 +99,9 @@ class FrameParser:
         now = time.monotonic()
         if not self.waiting_for_body or now - self._body_since < timeout:
             return
-        stalled = now - self._last_feed >= timeout
-        if not stalled and _CONTENT_LENGTH.search(self._buffer) is None:
+        cut = _HEADER_LINE.search(self._buffer)
+        if cut is None and now - self._last_feed < timeout:
             return  # a long body still arriving
-        cut = _CONTENT_LENGTH.search(self._buffer)
         dropped = cut.start() if cut is not None else len(self._buffer)
         del self._buffer[:dropped]
         self._length = None
