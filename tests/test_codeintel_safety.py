@@ -252,3 +252,31 @@ async def test_hooks_see_the_code_tools(tmp_path: Path) -> None:
         content, is_error = await tool(editor, "hover", query)  # not matched: runs
         assert not is_error
         assert "def total" in content
+
+
+async def test_diagnostics_and_hover_never_quote_values_of_secret_modules(tmp_path: Path) -> None:
+    """Issue 27, item 5: basedpyright's `reveal_type` / literal types name the value."""
+    root = tmp_path / "app"
+    write_tree(
+        root,
+        {
+            "settings_local.py": 'PLAIN = "tok-plain-000"\nPORT = 5433\n',
+            "main.py": (
+                "from settings_local import PLAIN, PORT\n\n"
+                "reveal_type(PLAIN)\nreveal_type(PORT)\nx: int = PLAIN\n"
+            ),
+        },
+    )
+    env = server_env(None, tmp_path / "transcripts")
+    options = {"secrets": {"extraPatterns": ["settings_local.py"]}}
+    async with editor_session("neovim", root, env, initialization_options=options) as editor:
+        content, is_error = await tool(
+            editor, "diagnostics", {"paths": ["main.py"], "severity": "all"}
+        )
+        assert not is_error, content
+        assert "main.py:3" in content, content  # the reveal_type lines were reported
+        assert "tok-plain-000" not in content
+        assert "5433" not in content
+        assert "REDACTED: value from a secret file" in content
+        content, _ = await tool(editor, "hover", tool_input("main.py", 3, "PLAIN"))
+        assert "tok-plain-000" not in content

@@ -223,14 +223,14 @@ def test_bypass_refuses_to_start_unless_enabled_in_user_settings(tmp_path: Path)
     with pytest.raises(BypassNotAllowed):
         project.policy(mode="bypassPermissions")
     assert any("allowBypassPermissions" in p for p in project.problems)
-    # … nor choose it as the default mode
+    # … nor choose it as the default mode: refused by name, the run goes on
     selected = load_safety(
         [tmp_path],
         home=tmp_path / "home",
         project_section={"permissions": {"defaultMode": "bypassPermissions"}},
     )
-    with pytest.raises(ConfigError):
-        selected.policy()
+    assert selected.policy().mode == "default"
+    assert any("a project may not set" in p for p in selected.problems)
     # the user can
     enabled = load_safety(
         [tmp_path], home=tmp_path / "home", section={"allowBypassPermissions": True}

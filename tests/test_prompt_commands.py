@@ -89,7 +89,8 @@ def test_allowed_tools_need_a_trusted_source(dirs: tuple[Path, Path]) -> None:
     assert "allows for this run, without asking: Bash(git diff:*), Read" in trusted.notes[-1]
     untrusted = command_run(expansion, root, trusted_project=False)
     assert untrusted.grants == ()
-    assert "are not applied: project settings are not trusted" in untrusted.notes[0]
+    assert "are held back: this workspace is not trusted" in untrusted.notes[0]
+    assert "agentls trust" in untrusted.notes[0]
 
 
 async def test_a_command_run_attaches_files_through_the_pipeline_and_grants_for_one_run(

@@ -3,8 +3,10 @@
 The SDK's own stdio transport (`NdjsonTransport`) logs a line that is not JSON and drops
 it; a client that sent it would wait for an answer forever. This one answers such a line
 the way JSON-RPC says — a parse error (-32700) or an invalid request (-32600) with `id:
-null` — and keeps serving. Everything else (one message per line, UTF-8) is the same; the
-SDK still does all of the protocol above the framing.
+null` — and keeps serving. JSON nested deeper than `jsonbody.MAX_DEPTH` is a parse error too
+(`json.loads` raised `RecursionError` on it, and the agent exited). Everything else (one
+message per line, UTF-8) is the same; the SDK still does all of the protocol above the
+framing.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import asyncio
 import json
 import logging
 from typing import Any
+
+from agentls.jsonbody import loads_bounded
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +54,7 @@ class StdioTransport:
 
     async def _parse(self, line: bytes) -> dict[str, Any] | None:
         try:
-            message = json.loads(line)
+            message = loads_bounded(line)
         except (ValueError, UnicodeDecodeError) as exc:
             await self._error(None, -32700, f"Parse error: the line is not JSON ({exc})")
             return None

@@ -14,8 +14,9 @@ What a command may do, and what not:
   model's own reads, and a path outside the workspace is refused. An attachment that is
   refused is left out and the run says why.
 - `allowed-tools` are allow rules for that run only, and only where the user trusts the
-  command's source: always for user commands, for project commands while
-  `trustProjectSettings` is on (as for the project's own `.claude/settings.json`). They
+  command's source: always for user commands, for project commands once the workspace is
+  trusted (`agentls.agent.trust` counts them among the settings it holds back, as the
+  project's own `.claude/settings.json` allow rules). They
   never override a deny or ask rule, plan mode, secret files or the sandbox, and the run
   announces them. A rule that cannot be parsed is reported and ignored.
 - Claude Code's `` !`command` `` lines (and ```` ```! ```` blocks) run when the run starts,
@@ -284,7 +285,9 @@ def command_run(expansion: Expansion, root: Path, *, trusted_project: bool) -> C
         if command.source == "project" and not trusted_project:
             notes.append(
                 f"/{command.name}: its allowed-tools ({', '.join(command.allowed_tools)}) are "
-                "not applied: project settings are not trusted (`trustProjectSettings`)"
+                "held back: this workspace is not trusted, so every tool call asks as usual. "
+                "Trust the workspace to apply them (`agentls trust`, `--trust`, or the "
+                "editor's trust question)"
             )
         else:
             rules, problems = parse_rules(

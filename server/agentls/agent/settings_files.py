@@ -461,7 +461,9 @@ def _merge_sources(
         trusted = source.user_level or trust_project
         if source.managed or not rules_only_managed:
             _add_rules(merged, source, trusted, home, known_tools)
-        if source.mode is not None and (trusted or source.mode in ("default", "plan")):
+        if source.mode == "bypassPermissions" and not (source.user_level or source.managed):
+            merged.problems.append(_PROJECT_BYPASS.format(label=source.label))
+        elif source.mode is not None and (trusted or source.mode in ("default", "plan")):
             merged.mode, merged.mode_source = source.mode, source.label
         if source.permissions.disable_bypass_permissions_mode == "disable":
             merged.bypass_disabled = True
@@ -496,6 +498,13 @@ def _add_plugin_hooks(
         merged.hooks.merge(config)
         if problem:
             merged.problems.append(problem)
+
+
+_PROJECT_BYPASS = (
+    "{label} sets the permission mode bypassPermissions, which a project may not set, "
+    "trusted or not (only your user-level settings may, with `allowBypassPermissions`); "
+    "ignored: the mode stays as your settings say"
+)
 
 
 def _hooks_apply(source: SettingsSource, sources: Sequence[SettingsSource]) -> bool:

@@ -35,6 +35,7 @@ from agentls.agent.messages import TextBlockParam
 from agentls.agent.prompts import build_system_prompt
 from agentls.agent.registry import PoolFilter
 from agentls.agent.results import RunResult
+from agentls.agent.subagents import withheld_from_readers
 from agentls.errors import ToolError
 
 if TYPE_CHECKING:
@@ -101,9 +102,7 @@ async def run_subagent(
         permissions=session.config.permissions,
         hooks=session.config.hooks,
         edits=session.config.edits,
-        pool_filter=PoolFilter(
-            read_only=agent.read_only_tools, denied=session.config.pool_filter.denied
-        ),
+        pool_filter=_pool_filter(agent, session.config.pool_filter),
         tool_search=session.config.tool_search,
         instructions=session.config.instructions,
         transcript_dir=folder,
@@ -259,3 +258,14 @@ class _SubagentEvents:
             self.emit(Notice(self.session_id, f"{self.agent}: {event.message}"))
         elif isinstance(event, Retrying):
             self.emit(replace(event, session_id=self.session_id))
+
+
+def _pool_filter(agent: AgentType, parent: PoolFilter) -> PoolFilter:
+    """The parent's blanket denials; a read-only type also loses what executes or reaches
+    the network, in the pool and among the tools it may discover later."""
+    if not agent.read_only_tools:
+        return PoolFilter(read_only=False, denied=parent.denied)
+    denied = parent.denied
+    return PoolFilter(
+        read_only=True, denied=lambda name: denied(name) or withheld_from_readers(name)
+    )

@@ -49,6 +49,20 @@ SUBAGENT_EXCLUDED_TOOLS: frozenset[str] = frozenset(
 """Never given to a sub-agent (as Claude Code withholds them from its agents): no recursion, no
 questions to the user, no plan-mode switches."""
 
+EXECUTING_TOOLS: frozenset[str] = frozenset(
+    {"run_command", "run_tests", "lint", "web_fetch", "web_search"}
+)
+"""Withheld from read-only types (`explore`) with every MCP tool: `run_tests`, `lint` and the
+web tools change nothing in the workspace (they count as read-only for permissions), but
+they run the repository's code or reach the network, and exploring means reading."""
+
+
+def withheld_from_readers(name: str) -> bool:
+    """Whether a read-only type (`explore`) never gets this tool: it executes something or
+    reaches the network (an MCP tool is another program, whatever its `readOnlyHint`)."""
+    return name in EXECUTING_TOOLS or name.startswith("mcp__")
+
+
 MAX_AGENT_FILE_BYTES = 100_000
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 
@@ -114,7 +128,8 @@ class AgentType:
     model: str | None = None
     """A model id, an alias (`sonnet`, `opus`, `haiku`) or None / "inherit"."""
     read_only_tools: bool = False
-    """Only read-only tools (`explore`), whatever `tools` says."""
+    """Only read-only tools (`explore`), whatever `tools` says, and none that executes or
+    reaches the network (`withheld_from_readers`)."""
     source: str = "built-in"
     pin_instructions: bool = True
     """Whether the workspace's AGENTS.md / CLAUDE.md go into its context."""
@@ -127,7 +142,7 @@ class AgentType:
         for tool in available:
             if tool.name in unwanted or (wanted is not None and tool.name not in wanted):
                 continue
-            if self.read_only_tools and not _read_only(tool):
+            if self.read_only_tools and (not _read_only(tool) or withheld_from_readers(tool.name)):
                 continue
             chosen.append(tool)
         return chosen

@@ -306,7 +306,34 @@ def _sources(roots: tuple[Path, ...], project: Layer, read_claude: bool) -> list
                 # in the digest either way (one answer whatever `readClaudeSettings` says);
                 # nothing held back from files that are not read
                 found.append(claude if read_claude else TrustSource(claude.label, claude.content))
+    found.extend(_command_sources(roots))
     return found
+
+
+def _command_sources(roots: tuple[Path, ...]) -> list[TrustSource]:
+    """The project's custom commands that grant tools (`allowed-tools` in `.claude/commands`
+    or `.agentls/commands`): held back until the workspace is trusted, like an allow rule,
+    and in the digest, so a changed grant asks again (issue 27: `/review` with
+    `allowed-tools: Bash(*)` ran commands in an untrusted repository without a prompt)."""
+    from agentls.agent.prompt_commands import discover_commands
+
+    found: list[TrustSource] = []
+    for command in discover_commands(roots).commands:
+        if command.source != "project" or not command.allowed_tools:
+            continue
+        label = _relative_label(command.path, roots)
+        tools = ", ".join(command.allowed_tools)
+        held = HeldBack(label, "allowed-tools", f"/{command.name}: {tools}")
+        found.append(TrustSource(label, f"allowed-tools: {tools}".encode(), (held,)))
+    return found
+
+
+def _relative_label(path: Path, roots: tuple[Path, ...]) -> str:
+    for root in roots:
+        with contextlib.suppress(ValueError):
+            rel = path.relative_to(root).as_posix()
+            return rel if len(roots) == 1 else f"{root.name}/{rel}"
+    return str(path)
 
 
 def _project_source(root: Path, project: Layer) -> TrustSource | None:

@@ -28,6 +28,7 @@ from pygls.lsp.client import LanguageClient
 
 from agentls import __version__, credentials
 from agentls.headless.edits import EditLedger
+from agentls.parentwatch import PARENT_ENV
 
 if TYPE_CHECKING:
     from agentls.agent.events import EventPayload
@@ -139,6 +140,7 @@ class ServerConnection:
             self._own_log = True
         env = dict(credentials.environ() if self.env is None else self.env)
         env.setdefault("PYTHONUNBUFFERED", "1")
+        env[PARENT_ENV] = str(os.getpid())  # the server ends when we do (parentwatch)
         try:
             await client.start_io(
                 sys.executable,

@@ -7,7 +7,13 @@ starts a word of the name, in order: "user serv" and "UserServ" both hit `UserSe
 
 The same rules are applied two ways: `classify` checks one name (for small sets), and
 `word_pattern`/`ParsedQuery.subsequence` build regexes that the segments run over a
-newline-joined blob of all names, so the scan over 100k+ names happens in the C regex engine.
+newline-joined blob of all names, so the scan over 100k+ names happens in a C regex engine.
+
+That engine is RE2, never Python's `re`: the query comes from the user or the model, and
+`User[^\n]*Serv[^\n]*…` backtracks polynomially in the line length per query word on `re`
+(`search_symbols "a a a a a a a a a a zz"` pegged the server for minutes). Word forms are
+ASCII (see `wordform`), so the blob is searched as ASCII bytes and byte offsets are
+character offsets.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+
+import re2
 
 EXACT, PREFIX, WORD, FUZZY = 0, 1, 2, 3
 
@@ -54,7 +62,7 @@ class ParsedQuery:
     def empty(self) -> bool:
         return not self.lower
 
-    def subsequence(self) -> re.Pattern[str]:
+    def subsequence(self) -> re2._Regexp[bytes]:
         """The fuzzy pattern, run over word forms (see `fuzzy_pattern`)."""
         return fuzzy_pattern(self.fuzzy)
 
@@ -166,8 +174,23 @@ def wordform(name: str) -> str:
     return "".join(w.capitalize() for w in WORD_RE.findall(name))
 
 
+def _linear(pattern: str) -> re2._Regexp[bytes]:
+    """RE2 over the ASCII word-form blob; a non-ASCII pattern can never match it."""
+    options = re2.Options()
+    options.log_errors = False
+    if not pattern.isascii():
+        pattern = "[^\\x00-\\x7f]"  # matches no byte of an ASCII blob
+    return re2.compile(pattern.encode("ascii"), options)
+
+
+def ascii_blob(text: str) -> bytes:
+    """A word-form blob as bytes of the same length (a stray non-ASCII character, from an
+    older cache, becomes `?`), for the patterns below."""
+    return text.encode("ascii", "replace")
+
+
 @lru_cache(maxsize=256)
-def fuzzy_pattern(fuzzy: str) -> re.Pattern[str]:
+def fuzzy_pattern(fuzzy: str) -> re2._Regexp[bytes]:
     """The query's letters in order within one word form, the first at a word start.
 
     `hrc` → `H[^\\nrR]*[rR][^\\ncC]*[cC]`: each step skips to the next occurrence of the
@@ -175,21 +198,20 @@ def fuzzy_pattern(fuzzy: str) -> re.Pattern[str]:
     start) keeps the scan to a few attempts per line.
     """
     if not fuzzy:
-        return re.compile("(?!)")
+        return _linear("[^\\x00-\\x7f]")
     parts = [re.escape(fuzzy[0].upper())]
     for c in fuzzy[1:]:
         both = re.escape(c) + (re.escape(c.upper()) if c.isalpha() else "")
         parts.append(f"[^\\n{both}]*[{both}]")
-    return re.compile("".join(parts))
+    return _linear("".join(parts))
 
 
 @lru_cache(maxsize=256)
-def word_pattern(qwords: tuple[str, ...]) -> re.Pattern[str]:
+def word_pattern(qwords: tuple[str, ...]) -> re2._Regexp[bytes]:
     """Query words as word starts in a blob of word forms: ("user", "serv") → `User.*Serv`.
 
     In a word form (`records.wordform`) every word starts with the only capital letter, so a
     word-start match is a plain case-sensitive search that begins with a literal. Only
-    whether (and on which line) it matches counts, so the gaps are greedy: `re` runs a
-    greedy character class in a tight loop, three times faster than a lazy one here.
+    whether (and on which line) it matches counts, so the gaps are greedy.
     """
-    return re.compile("[^\\n]*".join(re.escape(w.capitalize()) for w in qwords if w))
+    return _linear("[^\\n]*".join(re.escape(w.capitalize()) for w in qwords if w))

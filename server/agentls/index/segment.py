@@ -32,7 +32,9 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from agentls.index.matching import lower, word_pattern, words_in_order
+import re2
+
+from agentls.index.matching import ascii_blob, lower, word_pattern, words_in_order
 from agentls.index.records import FileRecord, pack
 
 _CHUNK = 65_536
@@ -64,6 +66,7 @@ Accept = Callable[[FileRecord, int, int], bool]
 class Segment:
     __slots__ = (
         "_by_name",
+        "_form_bytes",
         "_forms",
         "_length_starts",
         "_memo_lock",
@@ -125,6 +128,7 @@ class Segment:
     def _init_lookups(self) -> None:
         self._postings: tuple[list[str], list[array[int]]] | None = None
         self._forms: list[str] | None = None
+        self._form_bytes: bytes | None = None
         self._merged: dict[str, array[int]] = {}
         self._premerged: dict[str, array[int]] = {}
         self._memo_lock = threading.Lock()
@@ -253,7 +257,7 @@ class Segment:
 
     def scan(
         self,
-        pattern: re.Pattern[str],
+        pattern: re2._Regexp[bytes],
         cap: int,
         accept: Accept,
         deadline: float | None = None,
@@ -263,7 +267,7 @@ class Segment:
         With a `deadline` (a `time.perf_counter()` value) the scan goes chunk by chunk and
         stops when time is up: the shortest names, scanned first, are the likeliest hits.
         """
-        blob, starts = self.wordforms, self.wstarts
+        blob, starts = self.form_bytes(), self.wstarts
         n = len(starts)
         out: list[int] = []
         if not n:
@@ -373,13 +377,13 @@ class Segment:
             return [i for i, e in enumerate(chunk) if words_in_order(forms[e], words)]
         pattern = word_pattern(qwords)
         texts = [forms[chunk[0]]] if len(chunk) == 1 else itemgetter(*chunk)(forms)
-        blob = "\n".join(texts)
+        blob = ascii_blob("\n".join(texts))
         hits: list[int] = []
         line = counted = 0
         while (m := pattern.search(blob, counted)) is not None:
-            line += blob.count("\n", counted, m.start())
+            line += blob.count(b"\n", counted, m.start())
             hits.append(line)
-            counted = blob.find("\n", m.end()) + 1
+            counted = blob.find(b"\n", m.end()) + 1
             if not counted:
                 break
             line += 1
@@ -396,6 +400,13 @@ class Segment:
             if hi - lo > 1:
                 merged = dict.fromkeys(sorted(chain.from_iterable(lists[lo:hi])))
                 self._premerged[prefix] = array("I", merged)
+
+    def form_bytes(self) -> bytes:
+        """The word-form blob as ASCII bytes, for RE2 (built on first use)."""
+        built = self._form_bytes
+        if built is None:
+            built = self._form_bytes = ascii_blob(self.wordforms)
+        return built
 
     def forms(self) -> list[str]:
         """Each entry's word form as its own string (built on first use)."""

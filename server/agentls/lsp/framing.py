@@ -11,6 +11,11 @@ lines, so the stream never finds its footing again. This reader works on a byte 
 - a header block that grows past `MAX_HEADER_BYTES` without ending is dropped up to the
   last `Content-Length` seen in it (or entirely), so memory stays bounded;
 - a body longer than `MAX_BODY_BYTES` is read and discarded, never held;
+- a body still incomplete `BODY_TIMEOUT_S` after its header (`Content-Length: 999999`
+  before a small body) is given up by `expire`, called by the read loop when the input
+  pauses: the stream resynchronises at the next header inside what was read as its body,
+  and the body is reported as a `BadFrame` that gets `-32700` (a body still arriving, with
+  no header inside it, is waited for);
 - everything dropped is reported (as a `BadFrame`) so the server can log it and, for a
   body it could not parse, answer `-32700 Parse error`.
 """
@@ -18,6 +23,7 @@ lines, so the stream never finds its footing again. This reader works on a byte 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -25,9 +31,15 @@ MAX_HEADER_BYTES = 64 * 1024
 """A header block is two short lines; anything this long is garbage."""
 MAX_BODY_BYTES = 256 * 1024 * 1024
 """Larger bodies are skipped: no editor sends a quarter of a gigabyte in one message."""
+BODY_TIMEOUT_S = 3.0
+"""A body incomplete this long after its header, with a header inside it or no bytes
+arriving, was announced with the wrong `Content-Length`."""
 
 _CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*(\d{1,12})[ \t]*(?:\r?\n|$)", re.I)
 _HEADER_END = re.compile(rb"\r?\n\r?\n")
+_HEADER_LINE = re.compile(rb"content-length[ \t]*:[ \t]*\d{1,12}[ \t]*\r?\n", re.I)
+"""A whole `Content-Length` line: inside a JSON body only a broken frame has one (a JSON
+string holds no raw line break, and the text is no JSON token outside a string)."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +55,8 @@ class BadFrame:
 
     reason: str
     dropped: int
+    answer: bool = False
+    """Whether this was a message's body (the client waits for an answer: `-32700`)."""
 
 
 Frame = Body | BadFrame
@@ -70,10 +84,35 @@ class FrameParser:
         """Bytes of an oversized body still to discard."""
         self._dropped = 0
         """Garbage dropped so far in front of the next header (reported once, with it)."""
+        self._body_since = 0.0
+        """`time.monotonic()` when the pending body's header was read."""
+        self._last_feed = 0.0
+
+    @property
+    def waiting_for_body(self) -> bool:
+        """Whether a header was read and its body is not complete yet."""
+        return self._length is not None and not self._skipping
+
+    def expire(self, timeout: float = BODY_TIMEOUT_S) -> Iterator[Frame]:
+        """Give up a body incomplete `timeout` seconds after its header, if it holds the
+        next header or nothing arrived for that long; yield the report and what follows."""
+        now = time.monotonic()
+        if not self.waiting_for_body or now - self._body_since < timeout:
+            return
+        cut = _HEADER_LINE.search(self._buffer)
+        if cut is None and now - self._last_feed < timeout:
+            return  # a long body still arriving
+        dropped = cut.start() if cut is not None else len(self._buffer)
+        del self._buffer[:dropped]
+        self._length = None
+        yield BadFrame("an incomplete body (a Content-Length too long?)", dropped, answer=True)
+        yield from self.feed(b"")
 
     def feed(self, chunk: bytes) -> Iterator[Frame]:
         """Add bytes; yield every frame (or garbage report) they complete."""
         self._buffer += chunk
+        if chunk:
+            self._last_feed = time.monotonic()
         while True:
             frame = self._next()
             if frame is None:
@@ -123,6 +162,7 @@ class FrameParser:
             self._skipping = length
             return self._garbage("a message body over the size limit", length)
         self._length = length
+        self._body_since = time.monotonic()
         if block[: last.start()].strip():
             return self._garbage(
                 "bytes before a header (a Content-Length too short?)", last.start()

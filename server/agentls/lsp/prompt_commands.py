@@ -1,7 +1,7 @@
 """Custom commands (`/name args`) for `agentls.run` and `agentls.commands`.
 
 The core discovers and expands them (`agentls.agent.prompt_commands`); this module only
-hands it the workspace roots and the user's trust in project settings, and shapes the
+hands it the workspace roots and the workspace-trust decision, and shapes the
 list editors show (VS Code's quick pick, Neovim's `:AgentlsRun /` completion).
 """
 
@@ -38,7 +38,7 @@ def expand_command(ls: AgentLanguageServer, prompt: str) -> tuple[str, CommandRu
     expansion = discover_commands(roots).expand(prompt)
     if expansion is None:
         return prompt, None
-    trusted = ls.config.current.trust_project_settings
+    trusted = ls.config.project_trusted  # the workspace-trust decision (agentls.lsp.trust)
     return expansion.prompt, command_run(expansion, roots[0], trusted_project=trusted)
 
 

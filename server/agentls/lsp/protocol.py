@@ -6,9 +6,10 @@ touches pygls internals.
   request waited for a host that did not exist yet and failed a minute later.
 - `textDocument/didChange` for a document that was never opened is logged and ignored
   (pygls raised `KeyError`, which the editor showed as "Error in server").
-- Bodies that are not JSON get `-32700`, JSON that is not a message object `-32600`, and a
-  request whose params do not fit the method's type gets its error answered to its id
-  (pygls only logged those, leaving the client waiting forever).
+- Bodies that are not JSON, or nest deeper than `jsonbody.MAX_DEPTH`, get `-32700`, JSON
+  that is not a message object `-32600`, and a request whose params do not fit the
+  method's type gets its error answered to its id (pygls only logged those, leaving the
+  client waiting forever).
 
 pygls has no public API to answer an arbitrary message id with an error, nor to give a
 custom stdio loop the stop event that `shutdown`/`exit` set; `send_error` and
@@ -18,7 +19,6 @@ custom stdio loop the stop event that `shutdown`/`exit` set; `send_error` and
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from typing import TYPE_CHECKING, Any
@@ -32,6 +32,8 @@ from pygls.exceptions import (
     JsonRpcServerNotInitialized,
 )
 from pygls.protocol import LanguageServerProtocol, lsp_method
+
+from agentls.jsonbody import loads_bounded
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -67,7 +69,7 @@ class AgentProtocol(LanguageServerProtocol):
     def handle_body(self, body: bytes) -> None:
         """Parse one message body and handle it; never raises."""
         try:
-            raw = json.loads(body)
+            raw = loads_bounded(body)
         except (ValueError, UnicodeDecodeError) as exc:
             log.warning("unparsable message body (%d bytes): %s", len(body), exc)
             send_error(self, None, JsonRpcParseError(f"Parse error: {exc}"))

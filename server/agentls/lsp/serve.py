@@ -20,10 +20,13 @@ import os
 import stat
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
+from pygls.exceptions import JsonRpcParseError
+
 if TYPE_CHECKING:
+    from agentls.lsp.framing import Frame
     from agentls.lsp.server import AgentLanguageServer
 
 log = logging.getLogger(__name__)
@@ -51,6 +54,9 @@ def configure_logging(level: str, log_file: str | None) -> None:
 
 def serve(args: argparse.Namespace) -> int:
     configure_logging(args.log_level, args.log_file)
+    from agentls.parentwatch import die_with_parent
+
+    die_with_parent()  # started by the CLI: end with it
     try:
         tcp = parse_address(args.tcp) if args.tcp else None
         ws = parse_address(args.ws) if args.ws else None
@@ -148,22 +154,48 @@ async def _read_stdin(server: AgentLanguageServer, stop: threading.Event) -> Non
 async def _read_loop(
     server: AgentLanguageServer, stop: threading.Event, read: Callable[[], Awaitable[bytes]]
 ) -> None:
-    """Feed the frames of a byte stream to the protocol until `exit` or the stream ends."""
-    from agentls.lsp.framing import BadFrame, FrameParser
+    """Feed the frames of a byte stream to the protocol until `exit` or the stream ends.
+
+    While a body is incomplete the loop looks at the clock every second (the read stays
+    pending, so no byte is lost) and lets the parser give up a body whose `Content-Length`
+    was too long (`FrameParser.expire`)."""
+    from agentls.lsp.framing import FrameParser
 
     parser = FrameParser()
+    pending: asyncio.Future[bytes] | None = None
     while not stop.is_set():
-        chunk = await read()
+        if pending is None:
+            pending = asyncio.ensure_future(read())
+        wait = 1.0 if parser.waiting_for_body else None
+        done, _ = await asyncio.wait({pending}, timeout=wait)
+        if not done:
+            if not _handle(server, stop, parser.expire()):
+                return
+            continue
+        chunk, pending = pending.result(), None
         if not chunk:
             log.info("end of input; shutting down")
             return
-        for frame in parser.feed(chunk):
-            if isinstance(frame, BadFrame):
-                log.warning("dropped %d bytes of input: %s", frame.dropped, frame.reason)
-            else:
-                server.protocol.handle_body(frame.data)
-            if stop.is_set():
-                return
+        if not _handle(server, stop, parser.feed(chunk)):
+            return
+
+
+def _handle(server: AgentLanguageServer, stop: threading.Event, frames: Iterable[Frame]) -> bool:
+    """Hand frames to the protocol; False once `exit` was handled."""
+    from agentls.lsp.framing import BadFrame
+    from agentls.lsp.protocol import send_error
+
+    for frame in frames:
+        if isinstance(frame, BadFrame):
+            log.warning("dropped %d bytes of input: %s", frame.dropped, frame.reason)
+            if frame.answer:
+                error = JsonRpcParseError(f"Parse error: {frame.reason}")
+                send_error(server.protocol, None, error)
+        else:
+            server.protocol.handle_body(frame.data)
+        if stop.is_set():
+            return False
+    return True
 
 
 async def _chunk_reader() -> Callable[[], Awaitable[bytes]]:

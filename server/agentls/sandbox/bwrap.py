@@ -26,7 +26,7 @@ from agentls.sandbox.layout import Layout
 from agentls.sandbox.limits import prlimit_argv, run_cgroup, wrap_in_cgroup
 from agentls.sandbox.network import FORWARDER, INSIDE, NetworkPlan, ProxyPool, open_network
 from agentls.sandbox.settings import SandboxSettings
-from agentls.workspace.process import Launch
+from agentls.workspace.process import Launch, without_agent_variables
 
 __all__ = ["BwrapConfinement", "bwrap_args", "sandbox_env"]
 
@@ -79,8 +79,9 @@ def _pairs(option: str, pairs: Iterable[tuple[str | Path, str | Path]]) -> list[
 
 
 def sandbox_env(env: dict[str, str], layout: Layout) -> dict[str, str]:
-    """The run's environment: private HOME and temp, XDG folders under that HOME."""
-    result = {k: v for k, v in env.items() if k not in DROPPED_ENV}
+    """The run's environment: private HOME and temp, XDG folders under that HOME; none of
+    the agent's own variables (`without_agent_variables`: its endpoint, model, settings)."""
+    result = {k: v for k, v in without_agent_variables(env).items() if k not in DROPPED_ENV}
     home = str(layout.home)
     result.update(
         HOME=home,

@@ -24,7 +24,7 @@ from pathlib import Path
 from agentls.sandbox.layout import Layout
 from agentls.sandbox.network import ProxyPool
 from agentls.sandbox.settings import SandboxSettings
-from agentls.workspace.process import Launch
+from agentls.workspace.process import Launch, without_agent_variables
 
 __all__ = ["SeatbeltConfinement", "seatbelt_profile"]
 
@@ -80,7 +80,11 @@ class SeatbeltConfinement:
         port = await self.proxies.port(network) if network.allowed_domains else None
         profile = seatbelt_profile(self.layout, port, network.allow_local_binding)
         self.layout.home.mkdir(parents=True, exist_ok=True)
-        run_env = {**env, "HOME": str(self.layout.home), "AGENTLS_SANDBOX": "seatbelt"}
+        run_env = {
+            **without_agent_variables(env),
+            "HOME": str(self.layout.home),
+            "AGENTLS_SANDBOX": "seatbelt",
+        }
         if port is not None:
             proxy = f"http://127.0.0.1:{port}"
             for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):

@@ -35,6 +35,7 @@ from agentls.tools._code_intel import (
     what,
 )
 from agentls.tools._files import cut_line
+from agentls.tools._secret_literals import SecretLiterals
 from agentls.workspace.secrets import secrets_for
 
 DEFAULT_REFERENCES = 100
@@ -225,9 +226,10 @@ Example: {"path": "app/views.py", "line": 42, "symbol": "request"}
             return _with_notes(
                 [f"Nothing known about {what(query)} {source_line(answer)}."], answer
             )
-        return _with_notes(
-            [f"{what(query).capitalize()} {source_line(answer)}:", answer.value.strip()], answer
-        )
+        document = query.document
+        hidden_values = SecretLiterals.of(ctx.workspace, [(document.path, document.text)])
+        text = hidden_values.redact(answer.value.strip())
+        return _with_notes([f"{what(query).capitalize()} {source_line(answer)}:", text], answer)
 
 
 async def _defined_in_hidden_file(ctx: ToolContext, query: Query) -> str | None:
@@ -377,6 +379,7 @@ def _format_diagnostics(
     for group in checked:
         answer = group.answer
         texts = {doc.path: doc.text.split("\n") for doc in group.docs}
+        hidden_values = SecretLiterals.of(ws, [(doc.path, doc.text) for doc in group.docs])
         notes.extend(answer.notes)
         kept = [d for d in answer.value if SEVERITY_RANK[d.severity] <= threshold]
         kept.sort(key=lambda d: (str(d.path), d.span.start, SEVERITY_RANK[d.severity]))
@@ -386,7 +389,8 @@ def _format_diagnostics(
             f"{_counts(kept)} in {', '.join(names[:10])}{more_files} (source: {answer.source})"
         )
         for diagnostic in kept[: max(0, MAX_DIAGNOSTICS - total)]:
-            parts.append(_diagnostic_line(ws.display(diagnostic.path), diagnostic, texts))
+            line = _diagnostic_line(ws.display(diagnostic.path), diagnostic, texts)
+            parts.append(hidden_values.redact(line))
         total += len(kept)
     if total > MAX_DIAGNOSTICS:
         parts.append(f"[{total - MAX_DIAGNOSTICS} more not shown; check fewer files]")

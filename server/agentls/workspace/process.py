@@ -170,6 +170,17 @@ def scrub_env(
     return kept
 
 
+AGENT_PREFIXES = ("ANTHROPIC_", "AGENTLS_", "CLAUDE_CODE_")
+"""The agent's own variables (its model endpoint, `ANTHROPIC_BASE_URL`, model and agentls
+settings): a sandboxed command needs none of them, and they tell a hostile script where
+the agent's endpoint is (issue 27)."""
+
+
+def without_agent_variables(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without the agent's own variables (`AGENT_PREFIXES`), for sandboxed runs."""
+    return {k: v for k, v in env.items() if not k.upper().startswith(AGENT_PREFIXES)}
+
+
 def _looks_secret(name: str, patterns: Sequence[str]) -> bool:
     upper = name.upper()
     return any(fnmatch.fnmatchcase(upper, pattern) for pattern in patterns)
