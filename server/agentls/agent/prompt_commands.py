@@ -174,7 +174,12 @@ def command_bases(roots: Sequence[Path], home: Path) -> list[tuple[Path, Command
     return bases
 
 
-def discover_commands(roots: Sequence[Path], home: Path | None = None) -> CommandCatalog:
+def discover_commands(
+    roots: Sequence[Path], home: Path | None = None, *, plugins: bool = True
+) -> CommandCatalog:
+    """The custom commands of the user, the project and (unless `plugins` is false) the
+    enabled plugins. Workspace trust reads the project's own with `plugins=False`: the plugin
+    loader asks for trust itself, so the two must not call each other."""
     catalog = CommandCatalog(roots=list(roots))
     for base, source in command_bases(roots, home or Path.home()):
         if not base.is_dir():
@@ -194,7 +199,8 @@ def discover_commands(roots: Sequence[Path], home: Path | None = None) -> Comman
                 )
                 continue
             catalog.commands.append(command)
-    _add_plugin_commands(catalog, roots, home or Path.home())
+    if plugins:
+        _add_plugin_commands(catalog, roots, home or Path.home())
     return catalog
 
 
