@@ -1,11 +1,11 @@
-"""The editor's side of the settings: which LSP message carries which layer.
+"""A host's layered settings: the environment, the project file and the user's section.
 
 The model, validation and precedence are `agentls.config`'s (see `agentls.config.layers`);
-this module only names the sources: the environment and the project file are read once at
-start-up, the editor's `agentls` section comes with `initializationOptions` and is
-replaced by each `workspace/didChangeConfiguration` (its `settings`, or the section pulled
-with `workspace/configuration`). Every invalid part is reported to the user (the caller
-shows the messages) and dropped; the rest applies.
+this module keeps one host's layers and applies workspace trust to the project layer. Every
+host fills it the same way: the environment and the project file once at start-up, the
+user's `agentls` section from wherever the host gets it (the LSP's `initializationOptions`
+and `workspace/didChangeConfiguration`, `agentls acp --settings`). Every invalid part is
+reported (the caller shows the messages) and dropped; the rest applies.
 """
 
 from __future__ import annotations
