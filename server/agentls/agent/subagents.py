@@ -28,13 +28,24 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, TypedDict
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypedDict, TypeVar
 
 from agentls.workspace.core import Attachment
 
 if TYPE_CHECKING:
-    from agentls.agent.registry import AnyTool
     from agentls.workspace import Workspace
+
+
+class _ToolLike(Protocol):
+    """What choosing a sub-agent's tools needs of a tool (`agent.tool.Tool` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def is_read_only(self, input: Any = None, /) -> bool: ...
+
+
+AnyTool = TypeVar("AnyTool", bound=_ToolLike)
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +144,7 @@ class AgentType:
         return model, ""
 
 
-def _read_only(tool: AnyTool) -> bool:
+def _read_only(tool: _ToolLike) -> bool:
     try:
         return bool(tool.is_read_only(None))
     except Exception:
@@ -382,3 +393,14 @@ _CATALOG: Final = Attachment[AgentCatalog]("sub-agent types")
 def agents_for(workspace: Workspace) -> AgentCatalog:
     """The workspace's catalog (made on first use)."""
     return workspace.attached(_CATALOG, lambda: AgentCatalog(list(workspace.roots)))
+
+
+@dataclass(frozen=True)
+class SubagentRole:
+    """What makes a loop a sub-agent's: its type, and the session and `task` call it works
+    for (its calls carry the session's id: its edits, approvals and events are the
+    session's)."""
+
+    agent: AgentType
+    session_id: str
+    parent_tool_use_id: str

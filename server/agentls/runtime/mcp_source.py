@@ -10,20 +10,32 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from agentls.agent.registry import AnyTool
+    from agentls.agent.settings_files import Safety
     from agentls.config import McpSettings
     from agentls.mcp import McpManager
-    from agentls.runtime.runtime import AgentRuntime
+    from agentls.runtime.config_state import ConfigState
+    from agentls.runtime.ports import HostPorts
+    from agentls.workspace import Workspace
+
+
+class Runtime(Protocol):
+    """What the MCP source reads of its runtime (`runtime.AgentRuntime` is one)."""
+
+    config: ConfigState
+    workspace: Workspace
+    ports: HostPorts
+    safety: Safety | None
 
 
 class McpSource:
     """The MCP servers of one runtime's workspace (settings, approved `.mcp.json`, the
     user's file), shared by its sessions; closed with the host."""
 
-    def __init__(self, runtime: AgentRuntime) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.manager: McpManager | None = None
         self._settings: McpSettings | None = None
