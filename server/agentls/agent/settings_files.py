@@ -34,7 +34,6 @@ Every problem (unreadable file, bad JSON, invalid value, unparseable rule) is co
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -60,6 +59,7 @@ from agentls.config import (
     merge_values,
     validate_leniently,
 )
+from agentls.config.files import read_settings_file
 from agentls.config.safety import HooksSettings
 from agentls.sandbox.settings import SandboxSettings, merge_layers
 from agentls.workspace.secrets import (
@@ -181,18 +181,11 @@ def claude_settings_files(roots: Sequence[Path], home: Path) -> list[tuple[Path,
 
 
 def _read_json(path: Path, problems: list[str]) -> Mapping[str, Any] | None:
-    try:
-        if not path.is_file():
-            return None
-        if path.stat().st_size > MAX_SETTINGS_BYTES:
-            problems.append(f"{path}: larger than 1 MiB; ignored")
-            return None
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.append(f"{path}: cannot be read ({exc}); ignored")
+    if not path.is_file():
         return None
-    except ValueError as exc:
-        problems.append(f"{path}: invalid JSON ({exc}); ignored")
+    data, problem = read_settings_file(path, max_bytes=MAX_SETTINGS_BYTES)
+    if problem is not None:
+        problems.append(f"{problem}; ignored")
         return None
     if not isinstance(data, Mapping):
         problems.append(f"{path}: expected a JSON object; ignored")

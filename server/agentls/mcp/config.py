@@ -21,7 +21,6 @@ makes that one server fail with a message naming the variable.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ import platformdirs
 from pydantic import ConfigDict, ValidationError
 
 from agentls.config import McpSettings
+from agentls.config.files import read_settings_file
 from agentls.config.mcp import McpServerConfig
 
 Source = Literal["config", "local", "project", "user"]
@@ -213,17 +213,9 @@ def _needs_transport(name: str, kind: object) -> str:
 
 
 def read_json_file(path: Path) -> tuple[object | None, str | None]:
-    """(data, None), (None, None) when the file does not exist, or (None, problem)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None, None
-    except OSError as exc:
-        return None, f"{path}: cannot read ({exc.strerror or exc})"
-    try:
-        return json.loads(text), None
-    except json.JSONDecodeError as exc:
-        return None, f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}"
+    """(data, None), (None, None) when the file does not exist, or (None, problem); no size
+    limit (Claude Code's `~/.claude.json` holds more than servers)."""
+    return read_settings_file(path, max_bytes=None)
 
 
 def claude_code_user_servers(home: Path | None = None) -> Path:
