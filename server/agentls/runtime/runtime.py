@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from agentls.agent.hooks import HookRunner
     from agentls.agent.model_client import ModelClient
     from agentls.agent.permissions import PermissionPolicy
+    from agentls.agent.prompt_commands import CommandCatalog
     from agentls.agent.questions import UserPrompts
     from agentls.agent.registry import AnyTool, PoolFilter, ToolSearchSettings, ToolSource
     from agentls.agent.settings import AgentSettings
@@ -218,6 +219,13 @@ class AgentRuntime:
         from agentls.agent.skills import discover_skills
 
         return discover_skills(workspace.roots)
+
+    def commands(self) -> CommandCatalog:
+        """Custom slash commands (`.claude/commands`, `.agentls/commands`, the user's), read
+        now: hosts list and expand them from here (`/name args`)."""
+        from agentls.agent.prompt_commands import discover_commands
+
+        return discover_commands(self.workspace.roots)
 
     def prompts(self) -> UserPrompts | None:
         return self.ports.prompts()
