@@ -49,7 +49,7 @@ def test_every_built_in_gets_its_settings(workspace: Workspace) -> None:
     tools = {tool.name: tool for tool in runtime.tools(workspace)}
     assert "reviewer: Reviews a change." in tools["task"].description()  # the project's agent
     [search] = [t for t in _offered(runtime, workspace) if t["name"] == "web_search"]
-    assert search["max_uses"] == 2  # type: ignore[typeddict-item]
+    assert search["max_uses"] == 2
 
 
 def test_web_search_follows_the_endpoint(workspace: Workspace) -> None:
