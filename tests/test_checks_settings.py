@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentls.config import load_layer
-from agentls.lsp.config import ConfigState, check_entries, load_project_config
+from agentls.runtime.config_state import ConfigState, check_entries, load_project_config
 from agentls.tools.checks.settings import LintEntry, TestEntry, validate_entries
 
 GOOD = {

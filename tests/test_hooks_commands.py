@@ -203,8 +203,9 @@ def test_bad_hook_settings_are_reported() -> None:
     assert "not a valid regex" in text
     assert "timeout" in text
     assert 'hook type "prompt" is not supported by agentls (it asks a model' in text
-    assert "'Nonsense' is not supported" in text
-    assert "'SessionStart'" not in text
+    # the settings model's message, as for hooks in the editor's settings
+    assert "`hooks.Nonsense` = [] is invalid (Input should be 'PreToolUse'" in text
+    assert "`hooks.SessionStart`" not in text
     assert [c.command for c in config.commands("PreToolUse", "x")] == ["ok"]
 
 

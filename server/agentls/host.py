@@ -256,7 +256,8 @@ def default_skills(workspace: Workspace) -> SkillCatalog:
 
 @dataclass
 class HostOptions:
-    """What the embedding host decides; each field has a headless default."""
+    """Fixed session parts for headless hosts and tests; each field has a default. The
+    LSP and ACP hosts use `agentls.runtime.AgentRuntime` instead."""
 
     settings: Callable[[], AgentSettings] = AgentSettings.from_env
     instructions: Callable[[], str] = lambda: ""
@@ -281,6 +282,30 @@ class HostOptions:
     """Skills for new sessions (their names go into the system prompt)."""
 
 
+class SessionOptions(Protocol):
+    """Where a host's sessions get their parts: `agentls.runtime.AgentRuntime` (the LSP
+    and ACP hosts: everything built from the settings and the host's ports) or
+    `HostOptions` (headless hosts and tests: fixed parts, each with a default)."""
+
+    @property
+    def tool_sources(self) -> Sequence[ToolSource]: ...
+    @property
+    def transcript_dir(self) -> Path | None: ...
+    @property
+    def before_session(self) -> Callable[[], Awaitable[None]] | None: ...
+    def settings(self) -> AgentSettings: ...
+    def instructions(self) -> str: ...
+    def tools(self, workspace: Workspace, /) -> Sequence[AnyTool]: ...
+    def client(self, settings: AgentSettings, /) -> ModelClient: ...
+    def permissions(self) -> PermissionPolicy: ...
+    def hooks(self) -> HookRunner: ...
+    def pool_filter(self) -> PoolFilter: ...
+    def tool_search(self) -> ToolSearchSettings: ...
+    def code_sources(self, workspace: Workspace, /) -> Sequence[CodeSource]: ...
+    def prompts(self) -> UserPrompts | None: ...
+    def skills(self, workspace: Workspace, /) -> SkillCatalog: ...
+
+
 class AgentHost:
     """Sessions of one workspace, by id. One run per session at a time; many sessions."""
 
@@ -288,11 +313,11 @@ class AgentHost:
         self,
         workspace: Workspace,
         port: EditorPort | None = None,
-        options: HostOptions | None = None,
+        options: SessionOptions | None = None,
     ) -> None:
         self.workspace = workspace
         self.port: EditorPort = port or NullPort()
-        self.options = options or HostOptions()
+        self.options: SessionOptions = options or HostOptions()
         self.sessions: dict[str, AgentSession] = {}
         self.runs: dict[str, RunHandle] = {}
         self.direct_changes = ChangeSet()

@@ -6,9 +6,9 @@ When edits are written is the delivery mode's decision, as in the LSP host:
 - auto: each write tool's change right after it was staged (the permission policy asked
   before the call, with the diff, unless the mode or a rule allows it);
 - review: once, at the end of the run. In `acceptEdits` and `bypassPermissions` mode they
-  are written; otherwise the user is asked with the whole diff — Apply, Keep staged (the
-  default when the prompt goes away or is cancelled; `/accept` writes them later) or
-  Discard;
+  are written (`agentls.runtime.delivery` decides); otherwise the user is asked with the
+  whole diff — Apply, Keep staged (the default when the prompt goes away or is cancelled;
+  `/accept` writes them later) or Discard;
 - plan: nothing is staged, nothing is written.
 
 Each file is checked against what the agent read: the client's text (or the disk) must
@@ -39,6 +39,7 @@ from acp.schema import (
 from agentls.acp.approvals import ask_client, text_content
 from agentls.errors import WorkspaceError
 from agentls.host import EditOutcome
+from agentls.runtime.delivery import delivery_for
 from agentls.workspace.changes import Change, ChangeSet
 from agentls.workspace.merge import match_line_endings, rebase
 
@@ -54,7 +55,6 @@ REVIEW_OPTIONS = [
     PermissionOption(option_id="discard", name="Discard", kind="reject_always"),
 ]
 KEPT = "kept staged: accept them with /accept, or discard them with /reject"
-NO_ASK_MODES = ("acceptEdits", "bypassPermissions")
 
 
 async def deliver(
@@ -66,16 +66,15 @@ async def deliver(
     *,
     final: bool,
 ) -> EditOutcome | None:
-    """The host's `EditorPort.deliver` for ACP sessions (see the module docstring)."""
-    if changes.is_empty() or mode == "plan":
-        return None
-    if mode == "auto":
+    """The host's `EditorPort.deliver` for ACP sessions: what to do is the runtime's
+    decision (`agentls.runtime.delivery`), how is ACP's."""
+    permission_mode = workspace.permission_mode(session_id)
+    chosen = delivery_for(mode, permission_mode, final=final, empty=changes.is_empty())
+    if chosen == "write":
         return await write_changes(workspace, session_id, changes, changes.entries())
-    if not final:
-        return None
-    if workspace.permission_mode(session_id) in NO_ASK_MODES:
-        return await write_changes(workspace, session_id, changes, changes.entries())
-    return await _review(workspace, session_id, changes, summary)
+    if chosen == "review":
+        return await _review(workspace, session_id, changes, summary)
+    return None
 
 
 async def _review(

@@ -1,7 +1,7 @@
 """Workspace trust in the ACP host: the same gate as the LSP's, asked in the agent panel.
 
 The decision, its storage and the gate are shared (`agentls.agent.trust`,
-`agentls.trust_gate`). A workspace is assessed when it is created and again at every
+`agentls.runtime.trust_gate`). A workspace is assessed when it is created and again at every
 `session/new` and `session/load` (the project file is re-read, so a pull that changed the
 settings is noticed and asked about again). While the answer is pending, a new session's
 settings are not built yet: its first prompt asks — once per workspace and settings —
@@ -30,7 +30,7 @@ from acp.schema import (
 )
 
 from agentls.acp.approvals import ask_client, text_content
-from agentls.trust_gate import TrustGate
+from agentls.runtime.trust_gate import TrustGate
 
 if TYPE_CHECKING:
     from agentls.acp.workspace import AcpSession, AcpWorkspace

@@ -16,7 +16,6 @@ terminals) and the `EditorPort` (updates and writing edits).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Awaitable, Sequence
@@ -38,8 +37,10 @@ from agentls.acp.prompts import AcpPrompts
 from agentls.acp.reporter import AcpReporter
 from agentls.acp.trust import AcpTrust
 from agentls.agent.permissions import ApprovalRequest, PermissionMode
-from agentls.host import AgentHost, HostOptions
-from agentls.lsp.config import ConfigState, check_entries, load_project_config
+from agentls.host import AgentHost
+from agentls.runtime.config_state import ConfigState, load_project_config
+from agentls.runtime.ports import HostPorts
+from agentls.runtime.runtime import AgentRuntime
 from agentls.workspace import Workspace
 from agentls.workspace.editor_files import use_editor_files
 from agentls.workspace.process import ProcessResult
@@ -47,12 +48,7 @@ from agentls.workspace.terminals import TerminalCommand, use_host_terminal
 
 if TYPE_CHECKING:
     from agentls.agent.context import RunMode
-    from agentls.agent.hooks import HookRunner
-    from agentls.agent.permissions import PermissionPolicy
-    from agentls.agent.registry import AnyTool, PoolFilter
-    from agentls.agent.settings import AgentSettings
     from agentls.agent.settings_files import Safety
-    from agentls.codeintel.sources import CodeSource
     from agentls.host import EditOutcome, RunHandle, RunReporter
     from agentls.mcp import McpManager
     from agentls.mcp.config import ServerSpec
@@ -100,7 +96,6 @@ class AcpWorkspace:
         self.root = root
         self.link = link
         self.config = ConfigState()
-        self.safety: Safety | None = None
         self.sessions: dict[str, AcpSession] = {}
         self.reporters: dict[str, AcpReporter] = {}
         self.terminals: dict[str, str] = {}
@@ -109,26 +104,15 @@ class AcpWorkspace:
         """The session whose prompt runs now (asked about `.mcp.json` when it starts)."""
         self.problems: list[str] = []
         """Settings problems, shown in the next prompt's answer."""
-        self._session_mcp: dict[str, McpManager] = {}
         problems = self.config.set_environment()
         problems += self.config.set_project(load_project_config(root))
         problems += self.config.set_editor(editor_settings, SETTINGS_SOURCE)
         self.trust = AcpTrust(self)
         self.trust.refresh()  # before the safety settings: they depend on it
         self.approver = AcpApprover(link, EditPreviews(self))
-        options = HostOptions(
-            settings=self._agent_settings,
-            instructions=lambda: self.config.current.instructions,
-            tools=lambda workspace: self._tools(),
-            permissions=self._policy,
-            hooks=self._hooks,
-            pool_filter=self._pool_filter,
-            tool_sources=[WorkspaceMcp(self)],
-            tool_search=lambda: self.config.current.tool_search,
-            code_sources=self._code_sources,
-            prompts=lambda: AcpPrompts(self),  # plan approval (agentls.acp.prompts)
-        )
-        self.host = AgentHost(Workspace([root]), AcpPort(self), options)
+        workspace = Workspace([root])
+        self.runtime = AgentRuntime(self.config, workspace, self._ports())
+        self.host = AgentHost(workspace, AcpPort(self), self.runtime)
         problems += self.reload_safety()
         self.problems = problems
         if link.reads_files:
@@ -150,37 +134,26 @@ class AcpWorkspace:
 
     # -- settings and rules ---------------------------------------------------------------
 
+    def _ports(self) -> HostPorts:
+        """What only the ACP client can do for the runtime: ask (`session/request_permission`,
+        also about the project's `.mcp.json`) and show hook problems in the next answer."""
+        return HostPorts(
+            approver=lambda: self.approver,
+            prompts=lambda: AcpPrompts(self),  # plan approval, questions (agentls.acp.prompts)
+            hook_problem=self._hook_problem,
+            approve_mcp_project_file=lambda request: approve_project_file(
+                self.link, self.active_session, request
+            ),
+        )
+
+    @property
+    def safety(self) -> Safety | None:
+        """The loaded permission rules and hooks (None when they could not be loaded)."""
+        return self.runtime.safety
+
     def reload_safety(self) -> list[str]:
         """Permission rules, hooks, secrets and the sandbox from the settings (as the LSP)."""
-        from agentls.sandbox import SandboxConfig, use_sandbox
-        from agentls.workspace.secrets import SecretMatcher, use_secrets
-
-        workspace = self.host.workspace
-        try:
-            from agentls.agent.settings_files import load_safety
-
-            self.safety = load_safety(
-                workspace.roots,
-                section=self.config.editor,
-                project_section=self.config.project,
-                project_trusted=self.config.project_trusted,  # agentls.acp.trust decided it
-            )
-        except Exception as exc:
-            log.exception("cannot load the permission settings")
-            self.safety = None
-            use_secrets(workspace, SecretMatcher(roots=list(workspace.roots)))
-            return [
-                f"the permission settings could not be loaded ({exc}); everything that is not "
-                "read-only is asked for"
-            ]
-        from agentls.workspace.child_env import use_child_env
-        from agentls.workspace.read_roots import use_read_roots
-
-        use_secrets(workspace, self.safety.secrets)
-        use_read_roots(workspace, self.safety.readable_roots)  # additionalDirectories
-        use_child_env(workspace, self.safety.env)  # the settings' `env` for commands
-        use_sandbox(workspace, SandboxConfig(self.safety.sandbox, self.safety.sandbox_hidden))
-        return list(self.safety.problems)
+        return self.runtime.reload_safety()
 
     def refresh_trust(self) -> None:
         """Assess the workspace again (a new session starts): changed settings, or an answer
@@ -211,64 +184,9 @@ class AcpWorkspace:
             return None
         return task.result()
 
-    def _agent_settings(self) -> AgentSettings:
-        from agentls.agent.settings import AgentSettings
-        from agentls.config.environment import environment
-
-        credentials, _ = environment()
-        return AgentSettings.resolve(self.config.current, credentials)
-
-    def _policy(self) -> PermissionPolicy:
-        """A new policy per session: "allow for this session" stays with the session."""
-        if self.safety is None:
-            from agentls.agent.policy import RulePolicy
-
-            return RulePolicy(approver=self.approver)
-        return self.safety.policy(self.approver)
-
-    def _hooks(self) -> HookRunner:
-        from agentls.agent.hooks import NoHooks
-
-        if self.safety is None:
-            return NoHooks()
-        return self.safety.hooks(on_problem=self._hook_problem)
-
     def _hook_problem(self, message: str) -> None:
         log.warning("hooks: %s", message)
         self.problems.append(f"hooks: {message}")
-
-    def _pool_filter(self) -> PoolFilter:
-        from agentls.agent.registry import PoolFilter
-
-        if self.safety is None:
-            return PoolFilter()
-        return PoolFilter(denied=self.safety.pool_filter().denied)
-
-    def _tools(self) -> list[AnyTool]:
-        from agentls.tools import LintConfig, RunCommand, TestConfig, builtin_tools
-
-        run_command = None
-        if self.safety is not None:
-            run_command = RunCommand.from_settings(self.safety.run_command, self.safety.redactor)
-        lint, tests = check_entries(self.config)
-        return builtin_tools(
-            lint=LintConfig(entries=lint), tests=TestConfig(entries=tests), run_command=run_command
-        )
-
-    def _code_sources(self, workspace: Workspace) -> list[CodeSource]:
-        """agentls's own language servers (ACP clients answer no code-intelligence queries)."""
-        from agentls.codeintel.settings import LanguageServerSettings
-        from agentls.langservers import LanguageServerPool
-
-        def settings() -> LanguageServerSettings:
-            editor = self.config.editor.settings
-            return LanguageServerSettings.merge(
-                editor.language_servers,
-                self.config.project.settings.language_servers,
-                trust_project=editor.trust_project_settings,
-            )
-
-        return [LanguageServerPool(workspace, settings)]
 
     # -- sessions -------------------------------------------------------------------------
 
@@ -296,28 +214,14 @@ class AcpWorkspace:
         return found.mode if found is not None else "default"
 
     def session_sources(self, specs: Sequence[ServerSpec]) -> list[McpManager]:
-        """The client's MCP servers for a session: one manager per distinct list (editors
-        pass the same servers to every session; they start once)."""
-        if not specs:
-            return []
-        key = json.dumps([repr(s) for s in specs])
-        manager = self._session_mcp.get(key)
-        if manager is None:
-            from agentls.mcp import McpManager
-
-            manager = McpManager(specs, self.config.current.mcp, workspace_root=self.root)
-            self._session_mcp[key] = manager
-        return [manager]
+        """The client's MCP servers for a session (`session/new`'s `mcpServers`)."""
+        return self.runtime.session_mcp(specs)
 
     async def close(self) -> None:
         if self._poll is not None:
             self._poll.cancel()
         await self.host.shutdown()
-        for manager in self._session_mcp.values():
-            try:
-                await manager.aclose()
-            except Exception:
-                log.exception("closing an MCP manager failed")
+        await self.runtime.aclose()
 
     # -- files ----------------------------------------------------------------------------
 
@@ -526,38 +430,3 @@ def _after(tool: str, raw: dict[str, Any], before: str | None) -> str | None:
     if before is None or not isinstance(old, str) or not isinstance(new, str) or old not in before:
         return None
     return before.replace(old, new) if raw.get("replace_all") else before.replace(old, new, 1)
-
-
-class WorkspaceMcp:
-    """The workspace's MCP servers (settings, approved `.mcp.json`, the user's file) as a
-    tool source, built on first need in a thread (the MCP SDK is slow to import)."""
-
-    def __init__(self, workspace: AcpWorkspace) -> None:
-        self.workspace = workspace
-        self.manager: McpManager | None = None
-
-    def _build(self) -> McpManager:
-        from agentls.mcp import McpManager
-
-        workspace = self.workspace
-        return McpManager.from_config(
-            workspace.root,
-            workspace.config.current.mcp,
-            approve_project_file=lambda request: approve_project_file(
-                workspace.link, workspace.active_session, request
-            ),
-            read_claude_settings=workspace.config.current.read_claude_settings,
-            extra_env=workspace.safety.env if workspace.safety is not None else None,
-        )
-
-    async def tools(self) -> Sequence[AnyTool]:
-        if self.manager is None:
-            self.manager = await asyncio.to_thread(self._build)
-        return await self.manager.tools()
-
-    def status(self) -> list[dict[str, Any]]:
-        return self.manager.status() if self.manager is not None else []
-
-    async def aclose(self) -> None:
-        if self.manager is not None:
-            await self.manager.aclose()

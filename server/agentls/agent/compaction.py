@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentls.agent.messages import (
+    PINNED_TAG,
     ContentBlockParam,
     History,
     MessageParam,
@@ -58,8 +59,6 @@ SUMMARY_INPUT_SHARE = 0.5
 RENDERED_RESULT_CHARS = 2_000
 """Each tool result is cut to this many characters when rendered for the summariser."""
 STUB_PREVIEW_CHARS = 200
-
-PINNED_TAG = "agentls-pinned"
 
 
 class CompactionError(Exception):

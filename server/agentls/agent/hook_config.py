@@ -8,8 +8,12 @@ about: SessionStart's `source`, PreCompact's `trigger`, Notification's type, Ses
 permission-rule syntax (`Bash(rm *)`), matched with the rule engine itself, part by part
 of a compound command, so a hook guarding `rm` runs for `ls && rm -rf x` and not for `ls`.
 
-Every malformed part is reported and skipped; Claude Code's `prompt`, `agent` and `http`
-handler types are reported by name (agentls runs `command` hooks only).
+The settings are validated once, by the settings model (`agentls.config.safety`:
+`HooksSettings`, each malformed part reported and skipped; Claude Code's `prompt`, `agent`
+and `http` handler types reported by name, agentls runs `command` hooks only). This module
+only builds the runnable form from the validated models and checks what depends on where
+the hook was written: an `if` rule's syntax and event, `passCredentials` outside user
+settings.
 """
 
 from __future__ import annotations
@@ -24,8 +28,8 @@ import re2
 
 from agentls.agent.hook_payload import hook_names
 from agentls.agent.rules import Rule, parse_rule
-from agentls.config.regex import RegexGroupsError, compile_linear
-from agentls.config.safety import UNSUPPORTED_HOOK_TYPES
+from agentls.config.regex import compile_linear
+from agentls.config.safety import HookCommandSettings, HookMatcherSettings, HooksSettings
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
@@ -137,35 +141,34 @@ class HookConfig:
     def parse(
         cls, raw: object, source: str, *, user_level: bool = True, root: Path | None = None
     ) -> HookConfig:
-        """Parse a `hooks` object; every malformed part is reported and skipped.
-        `passCredentials` is honoured only in user-level settings."""
+        """A raw `hooks` object, validated by the settings model (every malformed part
+        reported and skipped), then built as `from_settings` does."""
+        from agentls.config import load_layer
+
+        layer = load_layer({"hooks": raw}, source, "user")
+        config = cls.from_settings(layer.settings.hooks, source, user_level=user_level, root=root)
+        config.problems[:0] = [str(problem) for problem in layer.problems]
+        return config
+
+    @classmethod
+    def from_settings(
+        cls, hooks: HooksSettings, source: str, *, user_level: bool = True, root: Path | None = None
+    ) -> HookConfig:
+        """The runnable hooks of validated settings. `passCredentials` is honoured only in
+        user-level settings; a hook with an `if` rule that does not parse is skipped."""
         config = cls()
         config.user_level = user_level
-        if raw is None:
-            return config
-        if not isinstance(raw, Mapping):
-            config.problems.append(f"{source}: `hooks` must be an object; ignored")
-            return config
-        for event, entries in raw.items():
-            if event not in HOOK_EVENTS:
-                config.problems.append(
-                    f"{source}: hook event {event!r} is not supported by agentls (supported: "
-                    f"{', '.join(HOOK_EVENTS)}); ignored"
-                )
-                continue
-            if not isinstance(entries, list):
-                config.problems.append(f"{source}: hooks.{event} must be a list; ignored")
-                continue
-            if event == "Setup" and entries:
+        for event, groups in hooks.items():
+            if event == "Setup" and groups:
                 config.problems.append(
                     f"{source}: Setup hooks run with Claude Code's `--init` / `--maintenance`; "
                     "agentls has no such step, so they never run"
                 )
-            for index, entry in enumerate(entries):
+            for index, group in enumerate(groups):
                 where = f"{source}: hooks.{event}[{index}]"
-                group = _parse_group(event, entry, where, config, root)
-                if group is not None:
-                    config.groups.append(group)
+                built = _group(event, group, where, config, root)
+                if built is not None:
+                    config.groups.append(built)
         return config
 
     def merge(self, other: HookConfig) -> None:
@@ -190,70 +193,34 @@ class HookConfig:
         return bool(self.groups)
 
 
-def _parse_group(
-    event: str, entry: object, where: str, config: HookConfig, root: Path | None
+def _group(
+    event: str, group: HookMatcherSettings, where: str, config: HookConfig, root: Path | None
 ) -> HookGroup | None:
-    if not isinstance(entry, Mapping):
-        config.problems.append(f"{where} must be an object; ignored")
-        return None
-    matcher = entry.get("matcher", "")
-    if not isinstance(matcher, str):
-        config.problems.append(f"{where}: matcher must be a string; ignored")
-        return None
-    regex: re2._Regexp[str] | None = None
-    if matcher.strip() not in ("", "*"):
-        try:
-            regex = compile_linear(matcher.strip())
-        except RegexGroupsError as exc:
-            config.problems.append(f"{where}: matcher {matcher!r} is not a valid regex ({exc})")
-            return None
-    hooks = entry.get("hooks")
-    if not isinstance(hooks, list) or not hooks:
-        config.problems.append(f"{where}: `hooks` must be a non-empty list; ignored")
-        return None
+    matcher = group.matcher.strip()
+    regex = compile_linear(matcher) if matcher not in ("", "*") else None  # validated
     commands = [
         c
-        for index, hook in enumerate(hooks)
-        if (c := _parse_command(event, hook, f"{where}.hooks[{index}]", config, root))
+        for index, hook in enumerate(group.hooks)
+        if (c := _command(event, hook, f"{where}.hooks[{index}]", config, root))
     ]
     if not commands:
         return None
-    return HookGroup(event, matcher, tuple(commands), regex)
+    return HookGroup(event, group.matcher, tuple(commands), regex)
 
 
-def _parse_command(
-    event: str, hook: object, at: str, config: HookConfig, root: Path | None
+def _command(
+    event: str, hook: HookCommandSettings, at: str, config: HookConfig, root: Path | None
 ) -> HookCommand | None:
-    if not isinstance(hook, Mapping):
-        config.problems.append(f"{at} must be an object; ignored")
-        return None
-    kind = hook.get("type", "command")
-    if kind != "command":
-        why = UNSUPPORTED_HOOK_TYPES.get(str(kind), "it is not a hook type agentls knows")
-        config.problems.append(
-            f'{at}: hook type "{kind}" is not supported by agentls ({why}); only "command" '
-            "hooks run. This hook is skipped"
-        )
-        return None
-    command = hook.get("command")
-    if not isinstance(command, str) or not command.strip():
-        config.problems.append(f"{at}: `command` must be a non-empty string; ignored")
-        return None
-    timeout = hook.get("timeout", DEFAULT_HOOK_TIMEOUT)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        config.problems.append(f"{at}: timeout must be a positive number of seconds")
-        timeout = DEFAULT_HOOK_TIMEOUT
-    passes = _pass_credentials(hook, at, config)
-    condition = _parse_condition(event, hook.get("if"), at, config)
+    condition = _parse_condition(event, hook.if_, at, config)
     if condition is None:
         return None
     return HookCommand(
-        command,
-        min(float(timeout), MAX_HOOK_TIMEOUT),
+        hook.command,
+        min(hook.timeout, MAX_HOOK_TIMEOUT),
         at,
-        passes,
+        _pass_credentials(hook.pass_credentials, at, config),
         condition or None,
-        hook.get("async") is True,
+        hook.async_,
         root,
     )
 
@@ -277,11 +244,7 @@ def _parse_condition(event: str, value: object, at: str, config: HookConfig) -> 
     return value.strip()
 
 
-def _pass_credentials(hook: Mapping[str, Any], at: str, config: HookConfig) -> bool:
-    value = hook.get("passCredentials", False)
-    if not isinstance(value, bool):
-        config.problems.append(f"{at}: passCredentials must be true or false; using false")
-        return False
+def _pass_credentials(value: bool, at: str, config: HookConfig) -> bool:
     if value and not config.user_level:
         config.problems.append(
             f"{at}: passCredentials can only be set in user settings (a project hook never "

@@ -20,7 +20,7 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from agentls.agent.compaction import CompactionError
@@ -67,6 +67,7 @@ from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.agent.prompt_commands import CommandRun
 from agentls.agent.prompts import search_summary
 from agentls.agent.results import RunResult
+from agentls.agent.subagents import SubagentRole as SubagentRole
 from agentls.agent.todos import TodoItem, todo_payloads
 
 if TYPE_CHECKING:
@@ -88,17 +89,6 @@ MAX_STOP_CONTINUATIONS = 5
 
 class RunCancelled(Exception):
     pass
-
-
-@dataclass(frozen=True)
-class SubagentRole:
-    """What makes a loop a sub-agent's: its type, and the session and `task` call it works
-    for (its calls carry the session's id: its edits, approvals and events are the
-    session's)."""
-
-    agent: AgentType
-    session_id: str
-    parent_tool_use_id: str
 
 
 class AgentLoop:
@@ -177,6 +167,12 @@ class AgentLoop:
         conv = self.conversation
         conv.transcript.write("mode", mode=mode, permission_mode=permission_mode)
         self._emit_safe(ModeChanged(conv.id, mode, permission_mode))
+
+    def child(
+        self, conversation: Conversation, events: EventSink, mode: RunMode, role: SubagentRole
+    ) -> AgentLoop:
+        """A sub-agent's loop: it shares this run's cancel event (`agent.subagent_run`)."""
+        return type(self)(conversation, events, mode, self.cancel, subagent=role)
 
     def _emit_safe(self, event: AgentEvent) -> None:
         """A host's broken event handler must not break the run."""

@@ -34,8 +34,12 @@ else:
     ToolParam = ToolResultBlockParam = ToolUnionParam = ToolUseBlockParam = dict
     ToolResultContent = dict
 
+PINNED_TAG = "agentls-pinned"
+"""Marks a system reminder that compaction keeps (instructions, staged edits, todos)."""
+
 __all__ = [
     "CACHE_CONTROL",
+    "PINNED_TAG",
     "ContentBlockParam",
     "History",
     "JsonObject",

@@ -34,7 +34,6 @@ Every problem (unreadable file, bad JSON, invalid value, unparseable rule) is co
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -60,6 +59,8 @@ from agentls.config import (
     merge_values,
     validate_leniently,
 )
+from agentls.config.files import read_settings_file
+from agentls.config.safety import HooksSettings
 from agentls.sandbox.settings import SandboxSettings, merge_layers
 from agentls.workspace.secrets import (
     DEFAULT_SECRET_EXCEPTIONS,
@@ -89,8 +90,8 @@ class SettingsSource:
     permissions: PermissionsSettings = field(default_factory=PermissionsSettings)
     mode: PermissionMode | None = None
     """`permissions.defaultMode`, else our `permissionMode`."""
-    hooks: Mapping[str, Any] = field(default_factory=dict)
-    """Validated hooks in Claude Code's shape (camelCase), for `HookConfig.parse`."""
+    hooks: HooksSettings = field(default_factory=dict)
+    """Validated hooks (`HookConfig.from_settings` builds the runnable form)."""
     secrets: SecretsSettings | None = None
     sandbox: object | None = None
     """The raw `sandbox` section (validated by `merge_layers`, which knows the layer)."""
@@ -119,10 +120,7 @@ class SettingsSource:
         unsupported: Sequence[str] = (),
     ) -> SettingsSource:
         permissions = data.permissions or PermissionsSettings()
-        hooks: dict[str, Any] = {
-            event: [m.model_dump(by_alias=True) for m in groups]
-            for event, groups in (data.hooks or {}).items()
-        }
+        hooks = data.hooks or {}
         sandbox = _claude_sandbox(data.sandbox)
         mode = permissions.default_mode
         return cls(
@@ -154,7 +152,7 @@ class SettingsSource:
                 "ask": [*settings.permissions.ask, *settings.ask_tools],
             }
         )
-        hooks = layer.values.get("hooks", {})
+        hooks = settings.hooks if layer.sets("hooks") else {}
         secrets = settings.secrets if layer.sets("secrets") else None
         mode = settings.permissions.default_mode or settings.permission_mode
         user_level = layer.level == "user"
@@ -183,18 +181,11 @@ def claude_settings_files(roots: Sequence[Path], home: Path) -> list[tuple[Path,
 
 
 def _read_json(path: Path, problems: list[str]) -> Mapping[str, Any] | None:
-    try:
-        if not path.is_file():
-            return None
-        if path.stat().st_size > MAX_SETTINGS_BYTES:
-            problems.append(f"{path}: larger than 1 MiB; ignored")
-            return None
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.append(f"{path}: cannot be read ({exc}); ignored")
+    if not path.is_file():
         return None
-    except ValueError as exc:
-        problems.append(f"{path}: invalid JSON ({exc}); ignored")
+    data, problem = read_settings_file(path, max_bytes=MAX_SETTINGS_BYTES)
+    if problem is not None:
+        problems.append(f"{problem}; ignored")
         return None
     if not isinstance(data, Mapping):
         problems.append(f"{path}: expected a JSON object; ignored")
@@ -469,7 +460,7 @@ def _merge_sources(
             merged.bypass_disabled = True
         if source.hooks and trusted and _hooks_apply(source, sources):
             merged.hooks.merge(
-                HookConfig.parse(
+                HookConfig.from_settings(
                     source.hooks, source.label, user_level=source.user_level, root=source.root
                 )
             )

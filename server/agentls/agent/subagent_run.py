@@ -25,25 +25,23 @@ import re
 import uuid
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from agentls.agent.controls import SubagentReport
 from agentls.agent.conversation import Conversation, SessionConfig
 from agentls.agent.events import AgentEvent, EventSink, Notice, Retrying, ToolFinished, ToolStarted
-from agentls.agent.loop import SubagentRole
 from agentls.agent.messages import TextBlockParam
 from agentls.agent.prompts import build_system_prompt
 from agentls.agent.registry import PoolFilter
 from agentls.agent.results import RunResult
-from agentls.agent.subagents import withheld_from_readers
+from agentls.agent.subagents import SubagentRole, withheld_from_readers
 from agentls.errors import ToolError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from agentls.agent.context import ToolContext
+    from agentls.agent.context import RunMode, ToolContext
     from agentls.agent.hooks import HookOutcome
-    from agentls.agent.loop import AgentLoop
     from agentls.agent.subagents import AgentType
 
 SUBAGENT_INTRO = """You are a sub-agent of agentls, a coding agent working inside the user's \
@@ -84,8 +82,30 @@ def system_prompt(roots: list[Path], agent: AgentType, instructions: str) -> lis
     return build_system_prompt(roots, instructions, intro=intro)
 
 
+class ChildLoop(Protocol):
+    async def run(self, prompt: str) -> RunResult: ...
+
+
+class ParentLoop(Protocol):
+    """What a sub-agent's run needs of the run that starts it (`agent.loop.AgentLoop`; named
+    here, not imported, so the loop and this module do not import each other)."""
+
+    @property
+    def subagent(self) -> SubagentRole | None: ...
+    @property
+    def conversation(self) -> Conversation: ...
+    @property
+    def mode(self) -> RunMode: ...
+    @property
+    def cancel(self) -> asyncio.Event: ...
+    def _emit_safe(self, event: AgentEvent) -> None: ...
+    def child(
+        self, conversation: Conversation, events: EventSink, mode: RunMode, role: SubagentRole
+    ) -> ChildLoop: ...
+
+
 async def run_subagent(
-    parent: AgentLoop, agent: AgentType, description: str, prompt: str, ctx: ToolContext
+    parent: ParentLoop, agent: AgentType, description: str, prompt: str, ctx: ToolContext
 ) -> SubagentReport:
     """Run `agent` on `prompt` to its end inside the call `ctx` is for."""
     if parent.subagent is not None:
@@ -148,7 +168,7 @@ async def run_subagent(
         )
     prompt = await _subagent_start(session.config.hooks, ctx, agent, child.id, prompt, events)
     role = SubagentRole(agent, ctx.session_id, ctx.tool_use_id)
-    loop = type(parent)(child, events, mode, parent.cancel, subagent=role)
+    loop = parent.child(child, events, mode, role)
     running = asyncio.ensure_future(loop.run(prompt))
     result: RunResult | None = None
     try:
@@ -193,7 +213,7 @@ async def _subagent_start(
     return prompt
 
 
-async def _wind_down(parent: AgentLoop, running: asyncio.Future[RunResult]) -> RunResult | None:
+async def _wind_down(parent: ParentLoop, running: asyncio.Future[RunResult]) -> RunResult | None:
     """The `task` call is being torn down: the run is going down. The sub-agent shares the
     run's cancel event, so it stops at once on its own — answering every call it made, so
     its history stays whole; it gets `WIND_DOWN_SECONDS` for that, then it is cancelled."""

@@ -30,15 +30,26 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, TypedDict
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypedDict, TypeVar
 
 from agentls.agent.claude_settings import is_model_alias, resolve_model
 from agentls.agent.frontmatter import FrontMatterError, split_front_matter
 from agentls.workspace.core import Attachment
 
 if TYPE_CHECKING:
-    from agentls.agent.registry import AnyTool
     from agentls.workspace import Workspace
+
+
+class _ToolLike(Protocol):
+    """What choosing a sub-agent's tools needs of a tool (`agent.tool.Tool` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def is_read_only(self, input: Any = None, /) -> bool: ...
+
+
+AnyTool = TypeVar("AnyTool", bound=_ToolLike)
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +185,7 @@ class AgentType:
         return model, ""
 
 
-def _read_only(tool: AnyTool) -> bool:
+def _read_only(tool: _ToolLike) -> bool:
     try:
         return bool(tool.is_read_only(None))
     except Exception:
@@ -415,3 +426,14 @@ _CATALOG: Final = Attachment[AgentCatalog]("sub-agent types")
 def agents_for(workspace: Workspace) -> AgentCatalog:
     """The workspace's catalog (made on first use)."""
     return workspace.attached(_CATALOG, lambda: AgentCatalog(list(workspace.roots)))
+
+
+@dataclass(frozen=True)
+class SubagentRole:
+    """What makes a loop a sub-agent's: its type, and the session and `task` call it works
+    for (its calls carry the session's id: its edits, approvals and events are the
+    session's)."""
+
+    agent: AgentType
+    session_id: str
+    parent_tool_use_id: str

@@ -12,9 +12,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agentls.agent.compaction import PINNED_TAG
 from agentls.agent.events import TodoPayload, TodoStatus
-from agentls.agent.messages import TextBlockParam, text_block
+from agentls.agent.messages import PINNED_TAG, TextBlockParam, text_block
 
 PINNED_TODOS = "todos"
 """The `agentls-pinned` tag value of the todo block compaction pins."""

@@ -11,9 +11,10 @@ from agentls.config.base import SettingsModel
 
 class McpServerConfig(SettingsModel):
     """One server, as in Claude Code's `.mcp.json`. `${VAR}` and `${VAR:-default}` are
-    expanded from the environment. This class documents the shape (the JSON Schema); the
-    entries themselves are checked by `agentls.mcp.config.parse_servers`, which also reads
-    `.mcp.json` files, so a bad entry shows in `agentls.status` like any failed server."""
+    expanded from the environment. Every entry — in the settings, `.mcp.json`, the user's
+    files — is validated by this model in `agentls.mcp.config.parse_server`, which reports a
+    bad entry as that server's failure in `agentls.status` (so settings keep entries as
+    objects until then)."""
 
     type: Literal["stdio", "http", "sse", "streamable-http"] | None = None
     """Transport (default: stdio with `command`, http with `url`)."""

@@ -7,6 +7,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Final
 
+from agentls.config.files import read_settings_file
 from agentls.config.layers import Layer, load_layer
 from agentls.config.problems import Problem
 
@@ -68,12 +69,11 @@ def settings_table(text: str | None, table: tuple[str, ...] = PYPROJECT_TABLE) -
 
 def _from_toml(path: Path, table: tuple[str, ...]) -> Layer:
     label = path.name if not table else f"{path.name} [{'.'.join(table)}]"
-    try:
-        if path.stat().st_size > MAX_PROJECT_FILE_BYTES:
-            raise ValueError("larger than 1 MiB")
-        data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        problem = Problem(path.name, (), None, f"cannot read it ({exc})", kind="section")
+    data: Any
+    data, unreadable = read_settings_file(path, max_bytes=MAX_PROJECT_FILE_BYTES)
+    if unreadable is not None:
+        reason = unreadable.removeprefix(f"{path}: ")
+        problem = Problem(path.name, (), None, f"cannot read it ({reason})", kind="section")
         return Layer(label, "project", problems=[problem])
     for key in table:
         data = data.get(key) if isinstance(data, dict) else None

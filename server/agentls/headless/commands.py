@@ -9,8 +9,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import shlex
+import shutil
 import signal
 import sys
 import time
@@ -400,10 +402,22 @@ def _print_output(console: Console, result: RunPayload, options: RunOptions) -> 
         console.print(f"patch written to {escape(str(options.patch))}")
 
 
+def agentls_command() -> str:
+    """How the user runs agentls from where they are: `agentls` when it is on PATH, else the
+    path of this installation's script (e.g. `.venv/bin/agentls`, relative when shorter)."""
+    script = Path(sys.executable).with_name("agentls")
+    found = shutil.which("agentls")
+    if found and Path(found).resolve() == script.resolve():
+        return "agentls"
+    try:
+        relative = os.path.relpath(script)
+    except ValueError:
+        relative = str(script)
+    return relative if len(relative) < len(str(script)) else str(script)
+
+
 def apply_hint(session: object) -> str:
     """The command that writes a dry run's staged edits (`agentls apply SESSION`)."""
-    from agentls.headless.demo import agentls_command
-
     return f"{agentls_command()} apply {session}" if session else "run again with --apply"
 
 

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from agentls.headless.commands import RunOptions, run_agent
+from agentls.headless.commands import RunOptions, agentls_command, run_agent
 from agentls.headless.ui import make_console
 
 PROMPT = "The cart tests fail. Find the bugs, fix them, and make the tests pass."
@@ -105,20 +105,6 @@ def _test_results(requests: list[Any], ids: list[str]) -> list[dict[str, Any]]:
 def _describe(result: dict[str, Any]) -> str:
     counts = ", ".join(f"{result[k]} {k}" for k in ("passed", "failed", "errors") if result.get(k))
     return f"{result.get('status')}" + (f" ({counts})" if counts else "")
-
-
-def agentls_command() -> str:
-    """How the user runs agentls from where they are: `agentls` when it is on PATH, else the
-    path of this installation's script (e.g. `.venv/bin/agentls`, relative when shorter)."""
-    script = Path(sys.executable).with_name("agentls")
-    found = shutil.which("agentls")
-    if found and Path(found).resolve() == script.resolve():
-        return "agentls"
-    try:
-        relative = os.path.relpath(script)
-    except ValueError:
-        relative = str(script)
-    return relative if len(relative) < len(str(script)) else str(script)
 
 
 def demo(*, keep: bool = False, directory: Path | None = None, as_json: bool = False) -> int:

@@ -211,7 +211,7 @@ def check_workspace_checks(workspace: Path) -> list[Check]:
     with the file that chose it, and the install command when its program is missing. The
     `lint` / `tests` settings of the project file count; the editor's are not known here."""
     try:
-        from agentls.lsp.config import load_project_config
+        from agentls.runtime.config_state import load_project_config
         from agentls.tools.checks.overview import overview
         from agentls.tools.checks.settings import LintEntry, TestEntry
         from agentls.workspace import Workspace
@@ -277,7 +277,7 @@ def check_language_servers(workspace: Path) -> list[Check]:
     try:
         from agentls.codeintel.report import language_server_lines
         from agentls.codeintel.settings import LanguageServerSettings
-        from agentls.lsp.config import load_project_config
+        from agentls.runtime.config_state import load_project_config
 
         project = load_project_config(workspace).settings.language_servers
         settings = LanguageServerSettings.merge(None, project)
@@ -334,7 +334,7 @@ def check_web(workspace: Path) -> list[Check]:
     """Whether Anthropic's server-side web search is offered here, and why (or why not)."""
     try:
         from agentls.agent.settings import AgentSettings
-        from agentls.lsp.config import load_project_config
+        from agentls.runtime.config_state import load_project_config
         from agentls.tools.web_search import WebSearch
 
         settings = load_project_config(workspace).settings.web_search

@@ -261,7 +261,7 @@ def _structure_locations(raw: Any) -> list[Any]:
 def announced(initialization_options: object, capabilities: object) -> frozenset[str]:
     """The methods a client said it answers (init option or experimental capability)."""
     from agentls.codeintel.settings import announced_methods
-    from agentls.lsp.config import unwrap_section
+    from agentls.runtime.config_state import unwrap_section
 
     options = unwrap_section(initialization_options)
     methods: set[str] = set()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -19,9 +18,6 @@ from agentls.lsp.capabilities import ClientFeatures
 from agentls.lsp.gc_freeze import freeze_long_lived
 from agentls.lsp.server import AgentLanguageServer
 from agentls.lsp.sync import push_buffer
-
-if TYPE_CHECKING:
-    from agentls.agent.settings import AgentSettings
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +28,8 @@ HOST_IMPORTS = (
     "agentls.tools",
     "agentls.agent.settings_files",
     "agentls.lsp.safety",
-    "agentls.lsp.config",
+    "agentls.runtime.config_state",
+    "agentls.runtime.runtime",
     "agentls.lsp.approvals",
     "agentls.lsp.questions",
     "agentls.lsp.port",
@@ -114,22 +111,13 @@ def setup(server: AgentLanguageServer) -> None:
 
 
 def start_agent(ls: AgentLanguageServer) -> None:
-    """Build configuration and the agent host for this connection's workspace."""
-    from agentls.host import AgentHost, HostOptions
+    """Build configuration, the runtime and the agent host for this connection's workspace."""
+    from agentls.host import AgentHost
     from agentls.lsp.agents import watch_agent_files
-    from agentls.lsp.code_intel import code_sources
-    from agentls.lsp.config import load_project_config
     from agentls.lsp.port import LspPort
-    from agentls.lsp.questions import prompts_for
-    from agentls.lsp.safety import (
-        LazyMcpSource,
-        reload_safety,
-        session_hooks,
-        session_policy,
-        session_pool_filter,
-        session_tools,
-        tool_search_settings,
-    )
+    from agentls.lsp.safety import lsp_ports, reload_safety
+    from agentls.runtime.config_state import load_project_config
+    from agentls.runtime.runtime import AgentRuntime
     from agentls.workspace import Workspace
 
     roots = ls.roots()
@@ -137,31 +125,18 @@ def start_agent(ls: AgentLanguageServer) -> None:
     problems += ls.config.set_project(load_project_config(roots[0]))
     if "editor" not in ls.config.layers:  # else a configuration change came while starting
         problems += ls.config.set_editor(ls.initialization_options, "initializationOptions")
-    from agentls.lsp.trust import refresh_trust, start_trust_prompt, wait_for_trust
+    from agentls.lsp.trust import refresh_trust, start_trust_prompt
 
     problems += refresh_trust(ls)  # before the safety settings: they depend on it
-    mcp = LazyMcpSource(ls, roots[0])
-    options = HostOptions(
-        settings=lambda: agent_settings(ls),
-        instructions=lambda: ls.config.current.instructions,
-        tools=lambda workspace: session_tools(ls),
-        permissions=lambda: session_policy(ls),
-        hooks=lambda: session_hooks(ls),
-        pool_filter=lambda: session_pool_filter(ls),
-        tool_sources=[mcp],
-        tool_search=lambda: tool_search_settings(ls),
-        code_sources=lambda workspace: code_sources(ls, workspace),
-        before_session=lambda: wait_for_trust(ls),
-        prompts=lambda: prompts_for(ls),
-    )
     workspace = ls.agent_workspace if ls.has_workspace else Workspace(roots)
-    ls.host = AgentHost(workspace, LspPort(ls), options)
+    ls.runtime = AgentRuntime(ls.config, workspace, lsp_ports(ls))
+    ls.host = AgentHost(workspace, LspPort(ls), ls.runtime)
     watch_agent_files(ls)
     problems += reload_safety(ls)
     problems += [f"skills: {p}" for p in ls.host.refresh_skills()]  # skipped skills (issue 15)
     report_problems(ls, problems)
     start_trust_prompt(ls)
-    mcp.start_soon()  # with `mcp.startup: "eager"`
+    ls.runtime.mcp.start_soon()  # with `mcp.startup: "eager"`
     log.info("agentls ready for %s", ", ".join(str(r) for r in roots))
 
 
@@ -175,18 +150,6 @@ async def pull_configuration(ls: AgentLanguageServer) -> object:
         log.info("workspace/configuration failed: %s", exc)
         return None
     return result[0] if result else None
-
-
-def agent_settings(ls: AgentLanguageServer) -> AgentSettings:
-    """Settings for a new session: the layered settings plus the environment's credentials
-    (every part is valid already: invalid ones were reported and dropped)."""
-    from agentls.agent.settings import AgentSettings
-    from agentls.config.environment import environment
-
-    credentials, _ = environment()
-    explicit = {key for layer in ls.config.layers.values() for key in layer.values}
-    claude = ls.safety.loop_overrides(explicit) if ls.safety is not None else {}
-    return AgentSettings.resolve(ls.config.current, credentials, **claude)
 
 
 def report_problems(ls: AgentLanguageServer, problems: list[str]) -> None:

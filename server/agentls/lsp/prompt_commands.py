@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypedDict
 
-from agentls.agent.prompt_commands import CommandRun, command_run, discover_commands
+from agentls.agent.prompt_commands import CommandRun, command_run
 
 if TYPE_CHECKING:
     from agentls.lsp.server import AgentLanguageServer
@@ -35,7 +35,7 @@ def expand_command(ls: AgentLanguageServer, prompt: str) -> tuple[str, CommandRu
     """The prompt to run and the command it came from; `UnknownCommand` (a `ValueError`,
     so the request fails with InvalidParams naming the known commands) for `/unknown`."""
     roots = ls.host.workspace.roots
-    expansion = discover_commands(roots).expand(prompt)
+    expansion = ls.runtime.commands().expand(prompt)
     if expansion is None:
         return prompt, None
     trusted = ls.config.project_trusted  # the workspace-trust decision (agentls.lsp.trust)
@@ -43,7 +43,7 @@ def expand_command(ls: AgentLanguageServer, prompt: str) -> tuple[str, CommandRu
 
 
 def list_commands(ls: AgentLanguageServer) -> CommandsPayload:
-    catalog = discover_commands(ls.host.workspace.roots)
+    catalog = ls.runtime.commands()
     commands: list[CommandPayload] = [
         {
             "name": c.name,

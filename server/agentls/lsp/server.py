@@ -26,8 +26,9 @@ from agentls.lsp.capabilities import ClientFeatures
 if TYPE_CHECKING:
     from agentls.agent.settings_files import Safety
     from agentls.host import AgentHost
-    from agentls.lsp.config import ConfigState
     from agentls.lsp.protocol import AgentProtocol
+    from agentls.runtime.config_state import ConfigState
+    from agentls.runtime.runtime import AgentRuntime
     from agentls.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -55,8 +56,7 @@ class AgentLanguageServer(LanguageServer):
         self.initialization_options: Any = None
         self.ready = asyncio.Event()
         """Set once `initialized` has built the agent host (commands wait for it)."""
-        self.safety: Safety | None = None
-        """Permission rules and hooks for new sessions (see `agentls.lsp.safety`)."""
+        self._runtime: AgentRuntime | None = None
         self.open_uris: dict[Path, str] = {}
         """Resolved path → the URI the editor opened it by (they can differ via symlinks)."""
         self.watch_task: asyncio.Task[None] | None = None
@@ -70,10 +70,27 @@ class AgentLanguageServer(LanguageServer):
     def config(self) -> ConfigState:
         """The layered configuration (built on first use: pydantic is slow to import)."""
         if self._config is None:
-            from agentls.lsp.config import ConfigState
+            from agentls.runtime.config_state import ConfigState
 
             self._config = ConfigState()
         return self._config
+
+    @property
+    def runtime(self) -> AgentRuntime:
+        """Builds every session part from the settings (`agentls.runtime`)."""
+        if self._runtime is None:
+            raise NotReady("the server is not initialized yet")
+        return self._runtime
+
+    @runtime.setter
+    def runtime(self, value: AgentRuntime) -> None:
+        self._runtime = value
+
+    @property
+    def safety(self) -> Safety | None:
+        """The loaded permission rules and hooks (None before start-up or when they could
+        not be loaded)."""
+        return self._runtime.safety if self._runtime is not None else None
 
     @property
     def host(self) -> AgentHost:

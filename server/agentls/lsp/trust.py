@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from agentls.trust_gate import TrustGate
+from agentls.runtime.trust_gate import TrustGate
 
 if TYPE_CHECKING:
     from agentls.agent.trust import WorkspaceTrust

@@ -21,7 +21,6 @@ makes that one server fail with a message naming the variable.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,8 +28,11 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
+from pydantic import ConfigDict, ValidationError
 
 from agentls.config import McpSettings
+from agentls.config.files import read_settings_file
+from agentls.config.mcp import McpServerConfig
 
 Source = Literal["config", "local", "project", "user"]
 """Where a server is defined: our settings, Claude Code's local scope (`~/.claude.json`,
@@ -146,64 +148,74 @@ def parse_servers(
 def parse_server(
     name: str, entry: object, source: Source, environ: Mapping[str, str]
 ) -> ServerSpec:
+    """One entry, validated by the settings model (`McpServerConfig`, the shape the docs
+    and the JSON Schema show), then `${VAR}` expanded."""
     if not isinstance(entry, Mapping):
         raise ValueError(f"server {name!r}: expected an object")
     kind = entry.get("type")
-    if "command" in entry and kind in (None, "stdio"):
-        command = entry["command"]
-        if not isinstance(command, str) or not command.strip():
+    if kind not in (None, *TRANSPORTS):
+        raise ValueError(_needs_transport(name, kind))
+    try:
+        config = _Entry.model_validate(entry)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"`{'.'.join(str(p) for p in err['loc'])}` {err['msg'].lower()}"
+            for err in exc.errors(include_url=False)[:3]
+        )
+        raise ValueError(f"server {name!r}: {problems}") from None
+    return _spec(name, config, source, environ)
+
+
+def _spec(
+    name: str, config: McpServerConfig, source: Source, environ: Mapping[str, str]
+) -> ServerSpec:
+    kind = config.type
+    if config.command is not None and kind in (None, "stdio"):
+        if not config.command.strip():
             raise ValueError(f"server {name!r}: `command` must be a non-empty string")
-        args = entry.get("args", [])
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise ValueError(f"server {name!r}: `args` must be a list of strings")
-        env = _string_map(name, "env", entry.get("env", {}))
-        cwd = entry.get("cwd")
         return StdioServer(
             name,
             source,
-            expand(command, environ),
-            tuple(expand(a, environ) for a in args),
-            {k: expand(v, environ) for k, v in env.items()},
-            expand(cwd, environ) if isinstance(cwd, str) else None,
+            expand(config.command, environ),
+            tuple(expand(a, environ) for a in config.args),
+            {k: expand(v, environ) for k, v in config.env.items()},
+            expand(config.cwd, environ) if config.cwd is not None else None,
         )
-    if kind in ("http", "sse", "streamable-http") or (kind is None and "url" in entry):
-        url = entry.get("url")
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+    if kind in ("http", "sse", "streamable-http") or (kind is None and config.url is not None):
+        url = config.url
+        if url is None or not url.startswith(("http://", "https://")):
             raise ValueError(f"server {name!r}: `url` must be an http(s) URL")
-        headers = _string_map(name, "headers", entry.get("headers", {}))
         return RemoteServer(
             name,
             source,
             expand(url, environ),
             "sse" if kind == "sse" else "http",
-            {k: expand(v, environ) for k, v in headers.items()},
+            {k: expand(v, environ) for k, v in config.headers.items()},
         )
-    raise ValueError(
+    raise ValueError(_needs_transport(name, kind))
+
+
+TRANSPORTS = ("stdio", "http", "sse", "streamable-http")
+
+
+class _Entry(McpServerConfig):
+    """`McpServerConfig` ignoring keys agentls does not use (Claude Code's files carry
+    more, e.g. `oauth`), as before."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+def _needs_transport(name: str, kind: object) -> str:
+    return (
         f"server {name!r}: needs `command` (stdio) or `type` http/sse with a `url` "
         f"(got type {kind!r})"
     )
 
 
-def _string_map(name: str, key: str, value: object) -> dict[str, str]:
-    if not isinstance(value, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
-        raise ValueError(f"server {name!r}: `{key}` must map strings to strings")
-    return dict(value)
-
-
 def read_json_file(path: Path) -> tuple[object | None, str | None]:
-    """(data, None), (None, None) when the file does not exist, or (None, problem)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None, None
-    except OSError as exc:
-        return None, f"{path}: cannot read ({exc.strerror or exc})"
-    try:
-        return json.loads(text), None
-    except json.JSONDecodeError as exc:
-        return None, f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}"
+    """(data, None), (None, None) when the file does not exist, or (None, problem); no size
+    limit (Claude Code's `~/.claude.json` holds more than servers)."""
+    return read_settings_file(path, max_bytes=None)
 
 
 def claude_code_user_servers(home: Path | None = None) -> Path:

@@ -22,10 +22,10 @@ import os
 from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
 
+from agentls.sandbox.backend import OsConfinement
 from agentls.sandbox.layout import Layout
 from agentls.sandbox.limits import prlimit_argv, run_cgroup, wrap_in_cgroup
-from agentls.sandbox.network import FORWARDER, INSIDE, NetworkPlan, ProxyPool, open_network
-from agentls.sandbox.settings import SandboxSettings
+from agentls.sandbox.network import FORWARDER, INSIDE, NetworkPlan, open_network
 from agentls.workspace.process import Launch, without_agent_variables
 
 __all__ = ["BwrapConfinement", "bwrap_args", "sandbox_env"]
@@ -96,18 +96,10 @@ def sandbox_env(env: dict[str, str], layout: Layout) -> dict[str, str]:
     return result
 
 
-class BwrapConfinement:
+class BwrapConfinement(OsConfinement):
     """Runs commands under bubblewrap with one fixed layout (one per tool call)."""
 
     name = "bwrap"
-
-    def __init__(
-        self, program: str, layout: Layout, settings: SandboxSettings, proxies: ProxyPool
-    ) -> None:
-        self.program = program
-        self.layout = layout
-        self.settings = settings
-        self.proxies = proxies
 
     @contextlib.asynccontextmanager
     async def launch(

@@ -21,9 +21,8 @@ import contextlib
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
+from agentls.sandbox.backend import OsConfinement
 from agentls.sandbox.layout import Layout
-from agentls.sandbox.network import ProxyPool
-from agentls.sandbox.settings import SandboxSettings
 from agentls.workspace.process import Launch, without_agent_variables
 
 __all__ = ["SeatbeltConfinement", "seatbelt_profile"]
@@ -59,18 +58,10 @@ def seatbelt_profile(layout: Layout, proxy_port: int | None, local_binding: bool
     return "\n".join(lines) + "\n"
 
 
-class SeatbeltConfinement:
+class SeatbeltConfinement(OsConfinement):
     """Runs commands under `sandbox-exec -p PROFILE`."""
 
     name = "seatbelt"
-
-    def __init__(
-        self, program: str, layout: Layout, settings: SandboxSettings, proxies: ProxyPool
-    ) -> None:
-        self.program = program
-        self.layout = layout
-        self.settings = settings
-        self.proxies = proxies
 
     @contextlib.asynccontextmanager
     async def launch(

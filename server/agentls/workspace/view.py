@@ -14,13 +14,25 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from agentls.workspace.buffers import Buffer
 from agentls.workspace.changes import DELETED, MovedFrom, StagedText
 
-if TYPE_CHECKING:
-    from agentls.workspace.core import Workspace
+
+class Files(Protocol):
+    """What the layered view needs of the files on disk (`workspace.core.Workspace` is
+    one; named here, not imported, so the two modules do not import each other)."""
+
+    roots: list[Path]
+
+    def contains(self, path: Path | str) -> bool: ...
+    def display(self, path: Path | str) -> str: ...
+    def contains_root(self, path: Path | str) -> bool: ...
+    def is_ignored(self, path: Path, is_dir: bool | None = None) -> bool: ...
+    def file_strs(
+        self, under: Path | str | None = None, *, respect_ignore: bool | None = None
+    ) -> Iterator[str]: ...
 
 
 def is_under(path: Path | str, folder: Path | str) -> bool:
@@ -39,7 +51,7 @@ class LayeredView:
     """What the session sees: staged edits over buffers over disk, ignore rules applied."""
 
     def __init__(
-        self, workspace: Workspace, staged: dict[Path, StagedText], buffers: dict[Path, Buffer]
+        self, workspace: Files, staged: dict[Path, StagedText], buffers: dict[Path, Buffer]
     ) -> None:
         self.workspace = workspace
         self.staged = staged

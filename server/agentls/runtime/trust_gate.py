@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agentls.agent.trust import WorkspaceTrust
-    from agentls.lsp.config import ConfigState
+    from agentls.runtime.config_state import ConfigState
 
 Ask = Callable[["WorkspaceTrust"], Coroutine[Any, Any, None]]
 
@@ -47,7 +47,7 @@ class TrustGate:
         """Assess the workspace (re-reading the project file when `reload_project`) and
         apply the result to `config`; returns the new state."""
         from agentls.agent.trust import assess_trust
-        from agentls.lsp.config import load_project_config
+        from agentls.runtime.config_state import load_project_config
 
         if reload_project:
             config.set_project(load_project_config(roots[0]))  # its problems were shown once

@@ -1,0 +1,36 @@
+"""The `languageServers` settings for agentls's own language servers, read per query.
+
+Settings are read per query, so a settings change that touches `languageServers` restarts
+the affected server on its next use. A project file's `languageServers` (and the project's
+own executables found by discovery) are used only once the workspace is trusted
+(`agentls.agent.trust`; never with `trustProjectSettings: false`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentls.codeintel.settings import LanguageServerSettings
+
+if TYPE_CHECKING:
+    from agentls.runtime.config_state import ConfigState
+
+
+class LanguageServerSettingsReader:
+    """`LanguageServerSettings` from the layered configuration, merged when it changes."""
+
+    def __init__(self, config: ConfigState) -> None:
+        self.config = config
+        self._key: str | None = None
+        self._value = LanguageServerSettings()
+
+    def language_servers(self) -> LanguageServerSettings:
+        config = self.config
+        user = config.editor.settings.language_servers
+        project = config.project_source.settings.language_servers
+        trust = config.project_trusted  # workspace trust (the host's trust gate)
+        key = repr((user, project, trust))
+        if key != self._key:
+            self._key = key
+            self._value = LanguageServerSettings.merge(user, project, trust_project=trust)
+        return self._value

@@ -1,0 +1,260 @@
+"""`AgentRuntime`: every part of a session, built one way for every host.
+
+Built from a host's layered settings (`ConfigState`), its workspace and its `HostPorts`, the
+runtime owns what the language server and the ACP agent once each wired up themselves: the
+safety settings (permission rules, hooks, secrets, read roots, the commands' environment,
+the sandbox), the tools (every built-in with its settings: `run_command`, `lint`,
+`run_tests`, `web_fetch`, `web_search`, `task` with the workspace's sub-agent types), the
+MCP servers, the code-intelligence sources, skills and the session's model settings. The
+host only says how to ask, tell and answer (the ports).
+
+`AgentHost` takes the runtime as its options: each method below is what it calls when a
+session (or a direct tool call) needs that part, so changed settings apply to the next one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentls.runtime.ports import HostPorts
+
+if TYPE_CHECKING:
+    from agentls.agent.hooks import HookRunner
+    from agentls.agent.model_client import ModelClient
+    from agentls.agent.permissions import PermissionPolicy
+    from agentls.agent.prompt_commands import CommandCatalog
+    from agentls.agent.questions import UserPrompts
+    from agentls.agent.registry import AnyTool, PoolFilter, ToolSearchSettings, ToolSource
+    from agentls.agent.settings import AgentSettings
+    from agentls.agent.settings_files import Safety
+    from agentls.agent.skills import SkillCatalog
+    from agentls.codeintel.sources import CodeSource
+    from agentls.mcp import McpManager
+    from agentls.mcp.config import ServerSpec
+    from agentls.runtime.config_state import ConfigState
+    from agentls.runtime.mcp_source import McpSource
+    from agentls.tools import WebSearch
+    from agentls.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+
+class AgentRuntime:
+    """One workspace's session parts, from its settings and its host's ports."""
+
+    def __init__(
+        self,
+        config: ConfigState,
+        workspace: Workspace,
+        ports: HostPorts | None = None,
+        *,
+        transcript_dir: Path | None = None,
+    ) -> None:
+        from agentls.runtime.mcp_source import McpSource
+
+        self.config = config
+        self.workspace = workspace
+        self.ports = ports or HostPorts()
+        self.safety: Safety | None = None
+        """The loaded safety settings; None when they could not be loaded (fail closed)."""
+        self.transcript_dir = transcript_dir
+        self.mcp: McpSource = McpSource(self)
+        """The workspace's MCP servers, shared by its sessions."""
+        self.tool_sources: Sequence[ToolSource] = [self.mcp]
+        self.before_session: Callable[[], Awaitable[None]] | None = self.ports.before_session
+        self._session_mcp: dict[str, McpManager] = {}
+
+    # -- safety ---------------------------------------------------------------------------
+
+    def reload_safety(self) -> list[str]:
+        """(Re)build the safety settings from the current layers; returns problems to show.
+
+        If they cannot be loaded at all, sessions get the same `RulePolicy` with no rules and
+        no hooks: reads run, everything else is asked (or denied where nobody can ask).
+        Secret files, plan mode and credential redaction are pipeline steps: they hold
+        either way."""
+        from agentls.workspace.secrets import SecretMatcher, use_secrets
+
+        workspace = self.workspace
+        try:
+            from agentls.agent import settings_files
+
+            self.safety = settings_files.load_safety(
+                workspace.roots,
+                section=self.config.editor,
+                project_section=self.config.project,
+                project_trusted=self.config.project_trusted,  # the trust gate decided it
+            )
+        except Exception as exc:
+            log.exception("cannot load the permission settings")
+            self.safety = None
+            use_secrets(workspace, SecretMatcher(roots=list(workspace.roots)))  # the defaults
+            return [
+                f"the permission settings could not be loaded ({exc}); calls that need "
+                "approval are asked for, or denied where the editor cannot ask"
+            ]
+        self._apply_safety(self.safety)
+        return [*self.safety.problems, *self._sandbox_warning()]
+
+    def _apply_safety(self, safety: Safety) -> None:
+        """What the tools read from the workspace: secrets, read roots, env, sandbox."""
+        from agentls.sandbox import SandboxConfig, use_sandbox
+        from agentls.workspace.child_env import use_child_env
+        from agentls.workspace.read_roots import use_read_roots
+        from agentls.workspace.secrets import use_secrets
+
+        workspace = self.workspace
+        use_secrets(workspace, safety.secrets)  # grep and list_files skip them too
+        use_read_roots(workspace, safety.readable_roots)  # additionalDirectories
+        use_child_env(workspace, safety.env)  # the settings' `env` for commands
+        use_sandbox(workspace, SandboxConfig(safety.sandbox, safety.sandbox_hidden))
+
+    def _sandbox_warning(self) -> list[str]:
+        """Said plainly at start-up (and on every settings change) when no sandbox can run."""
+        from agentls.sandbox import sandbox_of
+
+        service = sandbox_of(self.workspace)
+        if not service.settings.enabled:
+            return []
+        found = service.availability()
+        if found.ok:
+            return []
+        fallback = service.settings.fallback
+        modes = ", ".join(f"{t}: {service.settings.fallback_for(t)}" for t in fallback)
+        return [f"{found.describe()} Without it: {modes} (setting `sandbox.fallback`)."]
+
+    def permissions(self) -> PermissionPolicy:
+        """A new policy per session, so "allow for this session" stays with that session.
+        Without loaded settings: the same policy with no rules (fails closed)."""
+        approver = self.ports.approver()
+        if self.safety is None:
+            from agentls.agent.policy import RulePolicy
+
+            return RulePolicy(approver=approver)
+        return self.safety.policy(approver)
+
+    def hooks(self) -> HookRunner:
+        from agentls.agent.hooks import NoHooks
+
+        if self.safety is None:
+            return NoHooks()
+        return self.safety.hooks(on_problem=self.ports.hook_problem)
+
+    def pool_filter(self) -> PoolFilter:
+        """Tool-wide deny rules hide those tools from the model altogether (plan mode's
+        read-only filter is applied per run)."""
+        from agentls.agent.registry import PoolFilter
+
+        if self.safety is None:
+            return PoolFilter()
+        return PoolFilter(denied=self.safety.pool_filter().denied)
+
+    # -- tools ----------------------------------------------------------------------------
+
+    def tools(self, workspace: Workspace) -> list[AnyTool]:
+        """Every built-in tool with its settings: `run_command` by the safety settings,
+        `lint` / `run_tests` by `lint` / `tests`, `web_fetch` / `web_search` by `webFetch`
+        / `webSearch`, `task` with the workspace's sub-agent types (`.claude/agents`)."""
+        from agentls.agent.subagents import agents_for
+        from agentls.runtime.config_state import check_entries
+        from agentls.tools import LintConfig, RunCommand, TestConfig, builtin_tools
+
+        run_command = None
+        if self.safety is not None:
+            run_command = RunCommand.from_settings(self.safety.run_command, self.safety.redactor)
+        lint, tests = check_entries(self.config)
+        return builtin_tools(
+            lint=LintConfig(entries=lint),
+            tests=TestConfig(entries=tests),
+            run_command=run_command,
+            agents=agents_for(workspace),
+            web_fetch=self.config.current.web_fetch,
+            web_search=self.web_search(),
+        )
+
+    def web_search(self) -> WebSearch:
+        """Anthropic's server-side search, offered by endpoint, settings and `WebSearch`
+        rules."""
+        from agentls.tools import WebSearch
+
+        rules = self.safety.rules if self.safety is not None else None
+        current = self.config.current
+        return WebSearch(current.web_search, current.base_url, rules)
+
+    def tool_search(self) -> ToolSearchSettings:
+        return self.config.current.tool_search
+
+    def session_mcp(self, specs: Sequence[ServerSpec]) -> list[McpManager]:
+        """A client's own MCP servers for a session (ACP's `mcpServers`): one manager per
+        distinct list (editors pass the same servers to every session; they start once)."""
+        if not specs:
+            return []
+        key = repr([repr(s) for s in specs])
+        manager = self._session_mcp.get(key)
+        if manager is None:
+            from agentls.mcp import McpManager
+
+            root = self.workspace.roots[0]
+            manager = McpManager(specs, self.config.current.mcp, workspace_root=root)
+            self._session_mcp[key] = manager
+        return [manager]
+
+    # -- code intelligence, skills, prompts ----------------------------------------------
+
+    def code_sources(self, workspace: Workspace) -> list[CodeSource]:
+        """The editor's own answers (when the host has them), then agentls's language
+        servers, with the `languageServers` settings read per query."""
+        from agentls.langservers import LanguageServerPool
+        from agentls.runtime.code_sources import LanguageServerSettingsReader
+
+        reader = LanguageServerSettingsReader(self.config)
+        editor = list(self.ports.editor_code_sources(workspace))
+        return [*editor, LanguageServerPool(workspace, reader.language_servers)]
+
+    def skills(self, workspace: Workspace) -> SkillCatalog:
+        """`.claude/skills`, `.agentls/skills` of each root and `~/.claude/skills`."""
+        from agentls.agent.skills import discover_skills
+
+        return discover_skills(workspace.roots)
+
+    def commands(self) -> CommandCatalog:
+        """Custom slash commands (`.claude/commands`, `.agentls/commands`, the user's), read
+        now: hosts list and expand them from here (`/name args`)."""
+        from agentls.agent.prompt_commands import discover_commands
+
+        return discover_commands(self.workspace.roots)
+
+    def prompts(self) -> UserPrompts | None:
+        return self.ports.prompts()
+
+    def instructions(self) -> str:
+        return self.config.current.instructions
+
+    # -- the model ------------------------------------------------------------------------
+
+    def settings(self) -> AgentSettings:
+        """Settings for a new session: the layered settings plus the environment's
+        credentials, and what Claude Code's files set where no agentls setting chose."""
+        from agentls.agent.settings import AgentSettings
+        from agentls.config.environment import environment
+
+        credentials, _ = environment()
+        explicit = {key for layer in self.config.layers.values() for key in layer.values}
+        claude = self.safety.loop_overrides(explicit) if self.safety is not None else {}
+        return AgentSettings.resolve(self.config.current, credentials, **claude)
+
+    def client(self, settings: AgentSettings) -> ModelClient:
+        from agentls.agent.model_client import AnthropicModelClient
+
+        return AnthropicModelClient(settings)
+
+    async def aclose(self) -> None:
+        """Close the sessions' own MCP servers (the shared ones close with the host)."""
+        for manager in self._session_mcp.values():
+            try:
+                await manager.aclose()
+            except Exception:
+                log.exception("closing an MCP manager failed")
