@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
-from agentls.agent.prompt_commands import command_run, discover_commands
+from agentls.agent.plugins import commands_with_plugins
+from agentls.agent.prompt_commands import command_run
 from agentls.agent.skills import discover_skills
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def available_commands(roots: Sequence[Path]) -> tuple[list[AvailableCommand], l
     """`/accept`, `/reject`, the custom commands, then the skills; and the files skipped."""
     found = list(BUILTIN)
     names = {c.name for c in found}
-    commands = discover_commands(roots)
+    commands = commands_with_plugins(roots)
     skills = discover_skills(roots)
     for command in commands.commands:
         if command.name in names:
@@ -86,7 +87,7 @@ def expand(request: str, prompt: str, roots: Sequence[Path], *, trusted: bool) -
         return Expanded(prompt)
     name, arguments = match.group(1), (match.group(2) or "").strip()
     rest = prompt[len(request) :] if prompt.startswith(request) else ""
-    catalog = discover_commands(roots)
+    catalog = commands_with_plugins(roots)
     if catalog.find(name) is not None:
         expansion = catalog.expand(request)
         assert expansion is not None

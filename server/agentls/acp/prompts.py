@@ -13,8 +13,8 @@ no "Other…" text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Sequence
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from acp.schema import PermissionOption, ToolCallUpdate
 
@@ -22,8 +22,19 @@ from agentls.acp.approvals import ask_client, text_content
 from agentls.agent.questions import PLAN_CHOICES, PlanDecision, PlanReview, QuestionAnswer
 
 if TYPE_CHECKING:
-    from agentls.acp.workspace import AcpWorkspace
+    from agentls.acp.client import ClientLink
     from agentls.agent.questions import PlanRequest, Question, QuestionRequest
+
+T = TypeVar("T")
+
+
+class AskingWorkspace(Protocol):
+    """What the prompts need of `acp.workspace.AcpWorkspace` (named by protocol, so the
+    workspace, which builds the prompts, is not imported back)."""
+
+    link: ClientLink
+
+    async def unless_cancelled(self, session_id: str, waiting: Awaitable[T]) -> T | None: ...
 
 PLAN_OPTIONS = [
     PermissionOption(option_id="review", name=PLAN_CHOICES["review"], kind="allow_once"),
@@ -42,7 +53,7 @@ DECISIONS: dict[str, PlanDecision] = {
 class AcpPrompts:
     """The `UserPrompts` of one workspace's sessions."""
 
-    def __init__(self, workspace: AcpWorkspace) -> None:
+    def __init__(self, workspace: AskingWorkspace) -> None:
         self.workspace = workspace
 
     async def ask_questions(self, request: QuestionRequest) -> Sequence[QuestionAnswer] | None:

@@ -122,6 +122,8 @@ class Conversation:
         self.first_prompt = ""
         self.last_prompt = ""
         self.changes = ChangeSet()
+        self.memory_seen: set[Path] | None = None
+        """The memory files already in this session's context (`agent.memory`)."""
         self.changes.add_listener(self._changes_changed)
         self.changes_dirty = False
         """The changeset changed since the last checkpoint or save."""

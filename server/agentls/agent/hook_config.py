@@ -18,11 +18,12 @@ settings.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import re2
 
@@ -30,6 +31,9 @@ from agentls.agent.hook_payload import hook_names
 from agentls.agent.rules import Rule, parse_rule
 from agentls.config.regex import compile_linear
 from agentls.config.safety import HookCommandSettings, HookMatcherSettings, HooksSettings
+
+if TYPE_CHECKING:
+    from agentls.agent.plugins import Plugin
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
@@ -171,6 +175,15 @@ class HookConfig:
                     config.groups.append(built)
         return config
 
+    @classmethod
+    def of_plugin(cls, plugin: Plugin) -> tuple[HookConfig, str]:
+        """A plugin's hooks (`hooks/hooks.json`), `${CLAUDE_PLUGIN_ROOT}` replaced (the variable
+        is also set for the hook), and a problem reading them, if any."""
+        raw, problem = plugin.raw_hooks()
+        config = cls.parse(raw, f"plugin {plugin.key}", user_level=False, root=plugin.root)
+        config.groups = [_in_plugin(group, plugin.root) for group in config.groups]
+        return config, problem
+
     def merge(self, other: HookConfig) -> None:
         self.groups.extend(other.groups)
         self.problems.extend(other.problems)
@@ -252,3 +265,15 @@ def _pass_credentials(value: bool, at: str, config: HookConfig) -> bool:
         )
         return False
     return value
+
+
+def _in_plugin(group: HookGroup, root: Path) -> HookGroup:
+    from agentls.agent.plugins import PLUGIN_ROOT_VARIABLE
+
+    commands = tuple(
+        dataclasses.replace(
+            c, command=c.command.replace(PLUGIN_ROOT_VARIABLE, str(root)), plugin_root=root
+        )
+        for c in group.commands
+    )
+    return dataclasses.replace(group, commands=commands)

@@ -51,7 +51,7 @@ from agentls.agent.hooks import (
     session_hooks,
     subagent_hooks,
 )
-from agentls.agent.memory import with_nested_memory
+from agentls.agent.memory import memory_seen, with_nested_memory
 from agentls.agent.messages import ContentBlockParam, text_block, texts_of, tool_uses_of
 from agentls.agent.model_client import (
     ModelError,
@@ -287,7 +287,7 @@ class AgentLoop:
         if calls:
             self.text_parts = texts
             results = await run_tool_calls(calls, self.pipeline, self.ctx)
-            self._add_results(with_nested_memory(calls, results, self.conversation))
+            self._add_results(self._with_memory(calls, results))
             if self.cancel.is_set():
                 raise RunCancelled
             self._apply_mode_switch()
@@ -440,6 +440,18 @@ class AgentLoop:
         self._notice("The answer hit the output token limit; asking the model to continue.")
         self.conversation.add_user_content([text_block(CONTINUE_PROMPT)])
         return None
+
+    def _with_memory(
+        self, calls: list[ToolCall], results: list[ToolCallResult]
+    ) -> list[ToolCallResult]:
+        """Results with the memory the files they touched bring in (`agent.memory`)."""
+        conversation = self.conversation
+        roots = conversation.config.workspace.roots
+        if not conversation.config.pin_instruction_files or not roots:
+            return results
+        if conversation.memory_seen is None:
+            conversation.memory_seen = memory_seen(roots)
+        return with_nested_memory(calls, results, roots, conversation.memory_seen)
 
     def _add_results(self, results: list[ToolCallResult]) -> None:
         if not results:

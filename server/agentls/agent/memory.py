@@ -29,10 +29,9 @@ from typing import TYPE_CHECKING
 from agentls.agent.frontmatter import FrontMatterError, split_front_matter
 
 if TYPE_CHECKING:
-    from agentls.agent.conversation import Conversation
     from agentls.agent.pipeline import ToolCall, ToolCallResult
 
-__all__ = ["MemoryFile", "memory_files", "nested_for", "with_nested_memory"]
+__all__ = ["MemoryFile", "memory_files", "memory_seen", "nested_for", "with_nested_memory"]
 
 MAX_FILE_CHARS = 40_000
 MAX_IMPORT_DEPTH = 5
@@ -86,16 +85,15 @@ def nested_for(path: Path, roots: Sequence[Path], seen: set[Path]) -> list[Memor
 
 
 def with_nested_memory(
-    calls: Sequence[ToolCall], results: Sequence[ToolCallResult], conversation: Conversation
+    calls: Sequence[ToolCall],
+    results: Sequence[ToolCallResult],
+    roots: Sequence[Path],
+    seen: set[Path],
 ) -> list[ToolCallResult]:
     """Results of calls that touched a file, with the memory that file brings in (once per
-    session), as Claude Code attaches nested `CLAUDE.md` files and path rules."""
-    roots = list(conversation.config.workspace.roots)
-    if not conversation.config.pin_instruction_files or not roots:
-        return list(results)
-    seen: set[Path] = conversation.__dict__.setdefault(
-        "memory_seen", {Path(os.path.realpath(f.path)) for f in memory_files(roots)}
-    )
+    session: `seen` is the session's, see `memory_seen`), as Claude Code attaches nested
+    `CLAUDE.md` files and path rules."""
+    roots = list(roots)
     by_id = {call.id: call for call in calls}
     out = []
     for result in results:
@@ -107,6 +105,11 @@ def with_nested_memory(
             result = replace(result, content=f"{result.content}\n\n{reminder}")
         out.append(result)
     return out
+
+
+def memory_seen(roots: Sequence[Path]) -> set[Path]:
+    """The memory files a session starts with (its instructions already carry them)."""
+    return {Path(os.path.realpath(f.path)) for f in memory_files(list(roots))}
 
 
 def _touched(call: ToolCall, roots: list[Path], seen: set[Path]) -> list[MemoryFile]:

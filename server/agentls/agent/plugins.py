@@ -31,9 +31,13 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, get_args
 
-from agentls.agent.hook_config import HookConfig
+from agentls.config.safety import HookEvent
+
+if TYPE_CHECKING:
+    from agentls.agent.prompt_commands import CommandCatalog, CommandSource, CustomCommand
+
 
 __all__ = ["Plugin", "PluginSet", "load_plugins"]
 
@@ -67,9 +71,9 @@ class Plugin:
                 found.append(path)
         return [p for p in dict.fromkeys(found) if p.exists()]
 
-    def hooks(self) -> tuple[HookConfig, str]:
-        """The plugin's hooks (`${CLAUDE_PLUGIN_ROOT}` replaced; the variable is also set
-        for the hook) and a problem, if any."""
+    def raw_hooks(self) -> tuple[object, str]:
+        """The plugin's `hooks` object as written (`hooks/hooks.json` or the manifest's) and
+        a problem reading it, if any; `HookConfig.of_plugin` makes it runnable."""
         raw: object = self.manifest.get("hooks")
         problem = ""
         if raw is None or isinstance(raw, str):
@@ -77,9 +81,7 @@ class Plugin:
             raw, problem = _read_json(file) if file is not None and file.is_file() else (None, "")
         if isinstance(raw, Mapping) and "hooks" in raw:
             raw = raw["hooks"]
-        config = HookConfig.parse(raw, f"plugin {self.key}", user_level=False, root=self.root)
-        config.groups = [_in_plugin(group, self.root) for group in config.groups]
-        return config, problem
+        return raw, problem
 
     def mcp_servers(self) -> dict[str, Any]:
         """The plugin's MCP servers (`.mcp.json` or the manifest's `mcpServers`)."""
@@ -108,9 +110,13 @@ class Plugin:
         skills = sum(len(list(f.glob("*/SKILL.md"))) for f in self.folders("skills"))
         if skills:
             parts.append(f"{skills} skills")
-        hooks = self.hooks()[0]
-        if hooks.groups:
-            events = sorted({g.event for g in hooks.groups})
+        hooks, _ = self.raw_hooks()
+        events = (
+            sorted(e for e, g in hooks.items() if e in HOOK_EVENTS and g)
+            if isinstance(hooks, Mapping)
+            else []
+        )
+        if events:
             parts.append(f"hooks ({', '.join(events)})")
         if servers := self.mcp_servers():
             parts.append(f"MCP servers ({', '.join(sorted(servers))})")
@@ -121,14 +127,7 @@ class Plugin:
         return path if path.is_relative_to(os.path.realpath(self.root)) else None
 
 
-def _in_plugin(group: Any, root: Path) -> Any:
-    commands = tuple(
-        dataclasses.replace(
-            c, command=c.command.replace(PLUGIN_ROOT_VARIABLE, str(root)), plugin_root=root
-        )
-        for c in group.commands
-    )
-    return dataclasses.replace(group, commands=commands)
+HOOK_EVENTS = frozenset(get_args(HookEvent))
 
 
 @dataclass
@@ -346,3 +345,43 @@ def _read_json(path: Path) -> tuple[Any, str]:
         return None, ""
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return None, f"{path}: cannot be read ({exc}); ignored"
+
+
+def commands_with_plugins(roots: Sequence[Path], home: Path | None = None) -> CommandCatalog:
+    """The custom commands of the user and the project (`discover_commands`) and those of
+    the enabled plugins, named `/plugin:command`."""
+    from agentls.agent.prompt_commands import discover_commands
+
+    home = home or Path.home()
+    catalog = discover_commands(roots, home)
+    for plugin, folder in load_plugins(roots, home).folders("commands"):
+        for command in plugin_commands(plugin, folder, catalog):
+            if catalog.find(command.name) is None:
+                catalog.commands.append(command)
+    return catalog
+
+
+def plugin_commands(plugin: Plugin, folder: Path, catalog: CommandCatalog) -> list[CustomCommand]:
+    """One plugin folder's commands, `${CLAUDE_PLUGIN_ROOT}` replaced (problems go to
+    `catalog`)."""
+    from agentls.agent.prompt_commands import load_command
+
+    root = str(plugin.root)
+    found = []
+    for path in sorted(folder.rglob("*.md")):
+        source: CommandSource = "user" if plugin.user_level else "project"
+        command = load_command(path, folder, source, catalog, where=f"plugin {plugin.key}")
+        if command is None:
+            continue
+        found.append(
+            dataclasses.replace(
+                command,
+                name=f"{plugin.name}:{command.name}",
+                plugin=plugin.key,
+                body=command.body.replace(PLUGIN_ROOT_VARIABLE, root),
+                allowed_tools=tuple(
+                    t.replace(PLUGIN_ROOT_VARIABLE, root) for t in command.allowed_tools
+                ),
+            )
+        )
+    return found

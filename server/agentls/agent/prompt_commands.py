@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -174,12 +174,10 @@ def command_bases(roots: Sequence[Path], home: Path) -> list[tuple[Path, Command
     return bases
 
 
-def discover_commands(
-    roots: Sequence[Path], home: Path | None = None, *, plugins: bool = True
-) -> CommandCatalog:
-    """The custom commands of the user, the project and (unless `plugins` is false) the
-    enabled plugins. Workspace trust reads the project's own with `plugins=False`: the plugin
-    loader asks for trust itself, so the two must not call each other."""
+def discover_commands(roots: Sequence[Path], home: Path | None = None) -> CommandCatalog:
+    """The custom commands of the user and the project. Enabled plugins' commands come on
+    top through `agent.plugins.commands_with_plugins` (the plugin loader asks for workspace
+    trust, and trust reads the project's commands: this module imports neither)."""
     catalog = CommandCatalog(roots=list(roots))
     for base, source in command_bases(roots, home or Path.home()):
         if not base.is_dir():
@@ -188,7 +186,7 @@ def discover_commands(
             if len(catalog.commands) >= MAX_COMMANDS:
                 catalog.problems.append(f"more than {MAX_COMMANDS} commands; the rest skipped")
                 return catalog
-            command = _load(path, base, source, catalog)
+            command = load_command(path, base, source, catalog)
             if command is None:
                 continue
             earlier = catalog.find(command.name)
@@ -199,36 +197,10 @@ def discover_commands(
                 )
                 continue
             catalog.commands.append(command)
-    if plugins:
-        _add_plugin_commands(catalog, roots, home or Path.home())
     return catalog
 
 
-def _add_plugin_commands(catalog: CommandCatalog, roots: Sequence[Path], home: Path) -> None:
-    """Enabled plugins' `commands/`, named `/plugin:command` (`agentls.agent.plugins`)."""
-    from agentls.agent.plugins import PLUGIN_ROOT_VARIABLE, load_plugins
-
-    for plugin, folder in load_plugins(roots, home).folders("commands"):
-        source: CommandSource = "user" if plugin.user_level else "project"
-        for path in sorted(folder.rglob("*.md")):
-            command = _load(path, folder, source, catalog, where=f"plugin {plugin.key}")
-            if command is None:
-                continue
-            root = str(plugin.root)
-            named = replace(
-                command,
-                name=f"{plugin.name}:{command.name}",
-                plugin=plugin.key,
-                body=command.body.replace(PLUGIN_ROOT_VARIABLE, root),
-                allowed_tools=tuple(
-                    t.replace(PLUGIN_ROOT_VARIABLE, root) for t in command.allowed_tools
-                ),
-            )
-            if catalog.find(named.name) is None:
-                catalog.commands.append(named)
-
-
-def _load(
+def load_command(
     path: Path, base: Path, source: CommandSource, catalog: CommandCatalog, where: str = ""
 ) -> CustomCommand | None:
     name = path.stem

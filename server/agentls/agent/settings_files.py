@@ -485,7 +485,7 @@ def _add_plugin_hooks(
     if any(s.disable_all_hooks or s.managed_hooks_only for s in sources):
         return
     for plugin in load_plugins(roots, home, project_trusted=trusted).plugins:
-        config, problem = plugin.hooks()
+        config, problem = HookConfig.of_plugin(plugin)
         merged.hooks.merge(config)
         if problem:
             merged.problems.append(problem)

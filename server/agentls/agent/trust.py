@@ -318,7 +318,7 @@ def _command_sources(roots: tuple[Path, ...]) -> list[TrustSource]:
     from agentls.agent.prompt_commands import discover_commands
 
     found: list[TrustSource] = []
-    for command in discover_commands(roots, plugins=False).commands:
+    for command in discover_commands(roots).commands:
         if command.source != "project" or not command.allowed_tools:
             continue
         label = _relative_label(command.path, roots)

@@ -346,11 +346,11 @@ def check_web(workspace: Path) -> list[Check]:
 
 def check_prompt_files(workspace: Path) -> list[Check]:
     """Skills and custom commands found for this workspace, and the files that were skipped."""
-    from agentls.agent.prompt_commands import discover_commands
+    from agentls.agent.plugins import commands_with_plugins
     from agentls.agent.skills import discover_skills
 
     skills = discover_skills([workspace])
-    commands = discover_commands([workspace])
+    commands = commands_with_plugins([workspace])
     names = ", ".join(skills.names) or "none"
     checks = [Check("skills", "skills", "info", f"{len(skills.skills)} found: {names}")]
     listed = ", ".join(f"/{c.name}" for c in commands.commands) or "none"

@@ -223,9 +223,9 @@ class AgentRuntime:
     def commands(self) -> CommandCatalog:
         """Custom slash commands (`.claude/commands`, `.agentls/commands`, the user's), read
         now: hosts list and expand them from here (`/name args`)."""
-        from agentls.agent.prompt_commands import discover_commands
+        from agentls.agent.plugins import commands_with_plugins
 
-        return discover_commands(self.workspace.roots)
+        return commands_with_plugins(self.workspace.roots)
 
     def prompts(self) -> UserPrompts | None:
         return self.ports.prompts()
