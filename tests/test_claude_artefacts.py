@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from agentls.agent.plugins import commands_with_plugins
 from agentls.agent.prompt_commands import discover_commands
 from agentls.agent.skills import discover_skills
 from agentls.agent.subagents import AgentCatalog, parse_agent_file
@@ -164,6 +165,6 @@ def test_wshobsons_marketplace_offers_every_agent_skill_and_command(
     command_files = [
         f for p in plugins.plugins for d in p.folders("commands") for f in d.rglob("*.md")
     ]
-    commands = discover_commands([ws], home=home)
+    commands = commands_with_plugins([ws], home=home)
     assert commands.problems == []
     assert len(commands.commands) == len(command_files)

@@ -16,9 +16,8 @@ from agentls.agent.events import AgentEvent, Notice
 from agentls.agent.hook_commands import CommandHooks
 from agentls.agent.permissions import ApprovalChoice, ApprovalRequest
 from agentls.agent.pipeline import Pipeline, ToolCall
-from agentls.agent.plugins import load_plugins
+from agentls.agent.plugins import commands_with_plugins, load_plugins
 from agentls.agent.policy import RulePolicy
-from agentls.agent.prompt_commands import discover_commands
 from agentls.agent.registry import ToolPool
 from agentls.agent.settings_files import load_safety
 from agentls.agent.skills import discover_skills
@@ -83,7 +82,7 @@ def test_the_marketplace_offers_every_agent_skill_and_command(
     assert skills.problems == []
     assert len(skills.skills) == 10
     assert skills.find("plugin-dev:Agent Development") is not None
-    commands = discover_commands([ws], home=home)
+    commands = commands_with_plugins([ws], home=home)
     files = list((anthropic / "plugins").glob("*/commands/*.md"))
     assert commands.problems == []
     assert len(commands.commands) == len(files) == 15

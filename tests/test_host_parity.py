@@ -78,8 +78,13 @@ def _script(api: ScriptedMessagesServer) -> None:
 
 def _offered(api: ScriptedMessagesServer, first: int) -> dict[str, Any]:
     """What the host sent the model in this run (tools, skills) and whether `web_fetch`
-    reached the scripted server (a GET of `/v1/models` from 127.0.0.1)."""
-    fetched = [r for r in api.requests[first:] if r.method == "GET"]
+    reached the scripted server (a GET of `/v1/models` from 127.0.0.1, told by web_fetch's
+    user agent from the ACP host's own model listing for its model selector)."""
+    fetched = [
+        r
+        for r in api.requests[first:]
+        if r.method == "GET" and r.headers.get("user-agent", "").startswith("agentls-web-fetch")
+    ]
     requests = [r for r in api.requests[first:] if r.route == "/v1/messages"]
     assert len(requests) == 2, [r.json for r in requests]
     opening, answer = requests[0].json, requests[1].json

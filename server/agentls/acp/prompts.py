@@ -36,6 +36,7 @@ class AskingWorkspace(Protocol):
 
     async def unless_cancelled(self, session_id: str, waiting: Awaitable[T]) -> T | None: ...
 
+
 PLAN_OPTIONS = [
     PermissionOption(option_id="review", name=PLAN_CHOICES["review"], kind="allow_once"),
     PermissionOption(option_id="auto", name=PLAN_CHOICES["auto"], kind="allow_always"),

@@ -233,7 +233,7 @@ def _command(
         at,
         _pass_credentials(hook.pass_credentials, at, config),
         condition or None,
-        hook.async_,
+        hook.async_ or hook.async_rewake,
         root,
     )
 

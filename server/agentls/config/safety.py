@@ -77,6 +77,13 @@ class HookCommandSettings(SettingsModel):
     async_: bool = Field(default=False, alias="async")
     """Run in the background: the call goes on at once and the hook's output is not
     read."""
+    async_rewake: bool = Field(default=False, alias="asyncRewake")
+    """Claude Code runs such a hook in the background and wakes the agent with what it
+    reports; agentls runs it in the background like `async` (its output is not read)."""
+    rewake_message: str | None = None
+    """With `asyncRewake`: Claude Code's text before the hook's report (not used here)."""
+    rewake_summary: str | None = None
+    """With `asyncRewake`: Claude Code's one-line summary of the report (not used here)."""
     status_message: str | None = None
     """Shown while the hook runs."""
 
