@@ -35,7 +35,9 @@ from agentls.codeintel.settings import LanguageServerSettings
 from agentls.codeintel.sources import Method
 from agentls.langservers.connection import LanguageServerConnection, Published
 from agentls.langservers.convert import Converter, Encoding, Lines
+from agentls.langservers.hardening import harden
 from agentls.langservers.managed import ManagedServer, Spawn
+from agentls.langservers.sandboxed import confine
 from agentls.langservers.spawn import spawn_language_server
 from agentls.workspace.core import Workspace
 from agentls.workspace.toolchain import venv_env
@@ -109,7 +111,7 @@ class LanguageServerPool:
         plan = self.plan_for(path)
         if plan is None or plan.argv is None:
             return False
-        server = self._servers.get(_key(plan))
+        server = self._servers.get(_key(plan, self._settings().trust_project))
         connection = server.connection if server is not None else None
         if connection is not None and connection.exit_code is None and method in _PROVIDERS:
             return bool(getattr(connection.capabilities, _PROVIDERS[method], None))
@@ -119,12 +121,23 @@ class LanguageServerPool:
         plan = self.plan_for(path)
         if plan is None or plan.argv is None:
             raise SourceFailed(f"No language server for {self.workspace.display(path)}.")
-        key = _key(plan)
+        key = _key(plan, self._settings().trust_project)
         server = self._servers.get(key)
         if server is None:
             self._retire_replaced(plan)
-            extra_env = venv_env(self.workspace.roots) if self._settings().trust_project else {}
-            server = ManagedServer(plan, self.workspace.roots, self._spawn, extra_env)
+            trusted = self._settings().trust_project
+            roots = self.workspace.roots
+            # Before trust the project's virtualenv is not activated for the server: pyright
+            # would run its interpreter (hardening.py says what else is held back).
+            extra_env = venv_env(roots) if trusted else {}
+            server = ManagedServer(
+                plan,
+                roots,
+                self._spawn,
+                extra_env,
+                hardening=harden(plan, trusted, roots),
+                confinement=confine(self.workspace, plan.argv),
+            )
             self._servers[key] = server
         server.languages.add(plan.language)
         self._loop = asyncio.get_running_loop()
@@ -404,6 +417,8 @@ class LanguageServerPool:
         self._servers.clear()
 
 
-def _key(plan: ServerPlan) -> str:
+def _key(plan: ServerPlan, trusted: bool) -> str:
+    """Servers are shared by command and configuration; trusting the workspace starts a
+    new one (it may load more of the project)."""
     config = plan.config.model_dump(mode="json", by_alias=True) if plan.config else None
-    return json.dumps([list(plan.argv or ()), config], sort_keys=True, default=str)
+    return json.dumps([list(plan.argv or ()), config, trusted], sort_keys=True, default=str)
