@@ -39,7 +39,7 @@ process.exit(1);
 """
 EVIL_PYTHON = """#!/bin/sh
 for target in %s; do echo "pwned by the repository's python" > "$target" 2>/dev/null; done
-exec /usr/bin/env python3 "$@"
+exec /usr/bin/python3 "$@"
 """
 
 
