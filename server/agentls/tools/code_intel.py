@@ -18,6 +18,7 @@ from agentls.agent.tool import Tool, ToolInput
 from agentls.codeintel.languages import language_of
 from agentls.codeintel.model import SEVERITY_RANK, Answer, Diagnostic, Document, Location
 from agentls.codeintel.service import Checked, code_intel_for
+from agentls.codeintel.unconfirmed import may_be_incomplete, unconfirmed_matches
 from agentls.codeintel.views import document_of, overlay_of
 from agentls.errors import ToolError
 from agentls.index import language_for
@@ -144,6 +145,9 @@ ignores unrelated symbols that share the name, and comments and strings.
   exist. `include_declaration: false` leaves out the definition itself.
 - The result says its source. With `index (by name, unresolved)` no language server covers
   the file and every identifier with that name is listed.
+- In dynamic languages (Python, JavaScript, Ruby, PHP) a server confirms only the calls it
+  can type. The result then also lists the occurrences of the name it did not confirm,
+  labelled unconfirmed, with their count: check them before changing a signature.
 
 Example: {{"path": "app/models.py", "line": 10, "symbol": "save"}}
 """
@@ -159,29 +163,71 @@ Example: {{"path": "app/models.py", "line": 10, "symbol": "save"}}
         )
         found = dedupe(answer.value)
         limit = input.max_results or DEFAULT_REFERENCES
-        shown = _first_by_file(found, limit, query.document.path)
-        groups = group_by_file(shown, query.document.path)
-        files = len({loc.path for loc in found})
-        if not found:
-            return _with_notes([f"No references to {what(query)} {source_line(answer)}."], answer)
-        noun = "reference" if len(found) == 1 else "references"
-        in_files = "1 file" if files == 1 else f"{files} files"
-        parts = [f"{len(found)} {noun} to {what(query)} in {in_files} {source_line(answer)}:"]
-        reader = LineReader(ctx, query.overlay)
-        for group in groups:
-            parts.append(reader.display(group[0].path))
-            for loc in group:
-                text = reader.line(loc.path, loc.span.start.line)
-                shown_text = text if text is not None else "(text not shown)"
-                at = f"{loc.span.start.line + 1}:{loc.span.start.character + 1}"
-                parts.append(f"  {at:<9} {shown_text}")
-        if len(found) > len(shown):
-            more = len(found) - len(shown)
-            parts.append(
-                f"[{more} more references not shown; raise max_results (up to "
-                f"{MAX_REFERENCES}) to see them]"
+        extra = None
+        if may_be_incomplete(query.document, answer.source):
+            extra = await unconfirmed_matches(
+                ctx.workspace, query.document, query.target.pos, query.overlay, found
             )
+        reader = LineReader(ctx, query.overlay)
+        parts = _confirmed_part(query, answer, found, limit, reader, extra is not None)
+        if extra is not None and extra.locations:
+            parts.append(f"\n{extra.describe()}. Check each before relying on the list:")
+            room = max(limit - min(limit, len(found)), min(limit, 50))
+            parts.extend(
+                _listing(
+                    _first_by_file(extra.locations, room, query.document.path),
+                    query.document.path,
+                    reader,
+                )
+            )
+            if len(extra.locations) > room:
+                parts.append(
+                    f"[{len(extra.locations) - room} more unconfirmed matches not "
+                    "shown; raise max_results to see them]"
+                )
+        elif extra is not None:
+            parts.append("No other identifier of that name: the answer is complete by name too.")
         return _with_notes(parts, answer)
+
+
+def _confirmed_part(
+    query: Query,
+    answer: Answer[list[Location]],
+    found: list[Location],
+    limit: int,
+    reader: LineReader,
+    labelled: bool,
+) -> list[str]:
+    """The source's own answer: counted, grouped by file, capped at `limit`."""
+    if not found:
+        return [f"No references to {what(query)} {source_line(answer)}."]
+    shown = _first_by_file(found, limit, query.document.path)
+    files = len({loc.path for loc in found})
+    noun = "reference" if len(found) == 1 else "references"
+    if labelled:
+        noun = f"confirmed {noun}"
+    in_files = "1 file" if files == 1 else f"{files} files"
+    parts = [f"{len(found)} {noun} to {what(query)} in {in_files} {source_line(answer)}:"]
+    parts.extend(_listing(shown, query.document.path, reader))
+    if len(found) > len(shown):
+        more = len(found) - len(shown)
+        parts.append(
+            f"[{more} more references not shown; raise max_results (up to "
+            f"{MAX_REFERENCES}) to see them]"
+        )
+    return parts
+
+
+def _listing(shown: list[Location], first: Path, reader: LineReader) -> list[str]:
+    parts: list[str] = []
+    for group in group_by_file(shown, first):
+        parts.append(reader.display(group[0].path))
+        for loc in group:
+            text = reader.line(loc.path, loc.span.start.line)
+            shown_text = text if text is not None else "(text not shown)"
+            at = f"{loc.span.start.line + 1}:{loc.span.start.character + 1}"
+            parts.append(f"  {at:<9} {shown_text}")
+    return parts
 
 
 def _first_by_file(found: list[Location], limit: int, first: Path) -> list[Location]:
