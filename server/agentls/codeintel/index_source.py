@@ -86,6 +86,12 @@ class IndexSource:
         text = f"Definitions named `{name}`:\n" + "\n".join(lines) + more
         return Answer(text, LABEL, _unresolved_note(name, len(symbols)))
 
+    async def locations(
+        self, method: Method, doc: Document, pos: Pos, overlay: Overlay
+    ) -> Answer[list[Location]] | None:
+        """By name the index cannot tell implementations or types apart: no answer."""
+        return None
+
     async def diagnostics(
         self, docs: Sequence[Document], overlay: Overlay
     ) -> Answer[list[Diagnostic]] | None:

@@ -56,6 +56,12 @@ _PROVIDERS: dict[Method, str] = {
     "textDocument/references": "references_provider",
     "textDocument/hover": "hover_provider",
     "textDocument/rename": "rename_provider",
+    "textDocument/implementation": "implementation_provider",
+    "textDocument/typeDefinition": "type_definition_provider",
+}
+_LOCATION_PARAMS = {
+    "textDocument/implementation": types.ImplementationParams,
+    "textDocument/typeDefinition": types.TypeDefinitionParams,
 }
 
 
@@ -181,6 +187,21 @@ class LanguageServerPool:
             return Answer(conv.locations(result), self._label(server))
 
         return await self._query(doc, overlay, "textDocument/references", ask)
+
+    async def locations(
+        self, method: Method, doc: Document, pos: Pos, overlay: Overlay
+    ) -> Answer[list[Location]] | None:
+        params_type = _LOCATION_PARAMS[method]
+
+        async def ask(server: ManagedServer, conv: Converter) -> Answer[list[Location]]:
+            params = params_type(
+                text_document=types.TextDocumentIdentifier(uri=doc.path.as_uri()),
+                position=conv.position(doc.path, pos),
+            )
+            result = await server.request(method, params, method.rsplit("/", 1)[-1])
+            return Answer(conv.locations(result), self._label(server))
+
+        return await self._query(doc, overlay, method, ask)
 
     async def hover(self, doc: Document, pos: Pos, overlay: Overlay) -> Answer[str] | None:
         async def ask(server: ManagedServer, conv: Converter) -> Answer[str]:

@@ -18,6 +18,7 @@ from agentls.agent.tool import Tool, ToolInput
 from agentls.codeintel.languages import language_of
 from agentls.codeintel.model import SEVERITY_RANK, Answer, Diagnostic, Document, Location
 from agentls.codeintel.service import Checked, code_intel_for
+from agentls.codeintel.sources import IMPLEMENTATION, TYPE_DEFINITION
 from agentls.codeintel.unconfirmed import may_be_incomplete, unconfirmed_matches
 from agentls.codeintel.views import document_of, overlay_of
 from agentls.errors import ToolError
@@ -96,23 +97,85 @@ Example: {"path": "app/views.py", "line": 42, "symbol": "save"}
         answer = await code_intel_for(ctx.workspace).definition(
             query.document, query.target.pos, query.overlay
         )
-        reader = LineReader(ctx, query.overlay)
-        found = dedupe(answer.value)
-        head = f"Definition of {what(query)} {source_line(answer)}:"
-        if not found:
-            parts = [f"No definition found for {what(query)} {source_line(answer)}."]
-        else:
-            if len(found) > 1:
-                head = f"{len(found)} definitions of {what(query)} {source_line(answer)}:"
-            parts = [head]
-            for group in group_by_file(found[:MAX_DEFINITIONS], query.document.path):
-                for loc in group:
-                    where = f"{reader.display(loc.path)}:{loc.span.start.line + 1}"
-                    parts.append(f"\n{where}:{loc.span.start.character + 1}")
-                    parts.append(context_snippet(reader, loc))
-            if len(found) > MAX_DEFINITIONS:
-                parts.append(f"[{len(found) - MAX_DEFINITIONS} more definitions not shown]")
-        return _with_notes(parts, answer)
+        return _with_notes(_located(ctx, query, answer, "definition"), answer)
+
+
+def _located(
+    ctx: ToolContext, query: Query, answer: Answer[list[Location]], noun: str
+) -> list[str]:
+    """Locations with a few lines of context each (definitions, implementations, types)."""
+    reader = LineReader(ctx, query.overlay)
+    found = dedupe(answer.value)
+    if not found:
+        return [f"No {noun} found for {what(query)} {source_line(answer)}."]
+    head = f"{noun.capitalize()} of {what(query)} {source_line(answer)}:"
+    if len(found) > 1:
+        head = f"{len(found)} {noun}s of {what(query)} {source_line(answer)}:"
+    parts = [head]
+    for group in group_by_file(found[:MAX_DEFINITIONS], query.document.path):
+        for loc in group:
+            where = f"{reader.display(loc.path)}:{loc.span.start.line + 1}"
+            parts.append(f"\n{where}:{loc.span.start.character + 1}")
+            parts.append(context_snippet(reader, loc))
+    if len(found) > MAX_DEFINITIONS:
+        parts.append(f"[{len(found) - MAX_DEFINITIONS} more {noun}s not shown]")
+    return parts
+
+
+class FindImplementations(_PositionQuery[PositionInput]):
+    name = "find_implementations"
+    input_model = PositionInput
+    search_hint = "implementations implementers subclasses overrides interface abstract method"
+    usage = (
+        """
+Find the implementations of the interface, abstract method or class at a position (the
+classes that implement it, the methods that override it), resolved by a real language
+server, with a few lines of context each.
+"""
+        + _POSITION_HELP
+        + """
+- Not every server answers it (pyright does not): the error then says so; use
+  find_references or search_symbols instead.
+
+Example: {"path": "src/shapes.ts", "line": 3, "symbol": "Shape"}
+"""
+    )
+
+    def summary(self, input: PositionInput) -> str:
+        return f"Finding implementations of {input.symbol or 'a symbol'} in {input.path}"
+
+    async def call(self, input: PositionInput, ctx: ToolContext) -> str:
+        query = prepare(ctx, input)
+        answer = await code_intel_for(ctx.workspace).locations(
+            IMPLEMENTATION, query.document, query.target.pos, query.overlay
+        )
+        return _with_notes(_located(ctx, query, answer, "implementation"), answer)
+
+
+class TypeDefinition(_PositionQuery[PositionInput]):
+    name = "type_definition"
+    input_model = PositionInput
+    search_hint = "type definition declared type of variable class of value"
+    usage = (
+        """
+Find where the type of the symbol at a position is defined (the class of a variable, the
+interface of a parameter), resolved by a real language server, with context.
+"""
+        + _POSITION_HELP
+        + """
+Example: {"path": "app/views.py", "line": 42, "symbol": "order"}
+"""
+    )
+
+    def summary(self, input: PositionInput) -> str:
+        return f"Finding the type of {input.symbol or 'a symbol'} in {input.path}"
+
+    async def call(self, input: PositionInput, ctx: ToolContext) -> str:
+        query = prepare(ctx, input)
+        answer = await code_intel_for(ctx.workspace).locations(
+            TYPE_DEFINITION, query.document, query.target.pos, query.overlay
+        )
+        return _with_notes(_located(ctx, query, answer, "type definition"), answer)
 
 
 class FindReferencesInput(PositionInput):
