@@ -114,7 +114,7 @@ async def test_a_trusted_workspace_typescript_runs_sandboxed(tmp_path: Path) -> 
     env = ts_env(tmp_path)
     trust_workspace(root, env)
     async with editor_session("neovim", root, env) as ed:
-        content, is_error = await tool(ed, "hover", tool_input("src/a.ts", 3, "greet"))
+        content, _ = await tool(ed, "hover", tool_input("src/a.ts", 3, "greet"))
         # The workspace's (fake) TypeScript was loaded, trust widened that: it answers nothing.
         assert "(source: language server (typescript-language-server))" not in content
         status = await command(ed, "agentls.status", {})
