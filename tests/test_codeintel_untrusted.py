@@ -171,6 +171,7 @@ async def test_a_trusted_virtualenv_interpreter_runs_sandboxed(tmp_path: Path) -
         status = await command(ed, "agentls.status", {})
     python = next(e for e in status["code_intel"] if e.get("language") == "python")
     assert python.get("sandbox") == "bwrap (project read-only, network off)", python
+    assert python["rss_mb"] > 10  # the whole tree in the sandbox: basedpyright's node
     assert not outside.exists()
     assert not ran.exists()
     assert not (root / "inside-pwned").exists()

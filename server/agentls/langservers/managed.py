@@ -243,6 +243,9 @@ class ManagedServer:
         }
         if running and connection is not None:
             entry["pid"] = connection.spawned.pid
+            rss = _tree_rss(connection.spawned.pid)
+            if rss is not None:
+                entry["rss_mb"] = round(rss / 2**20, 1)
         entry["sandbox"] = self.confinement.describe()
         if self.hardening.notes:
             entry["restricted"] = list(self.hardening.notes)
@@ -256,3 +259,22 @@ class ManagedServer:
         elif self.state == "idle":
             entry["reason"] = "starts on first use"
         return entry
+
+
+def _tree_rss(pid: int) -> int | None:
+    """Resident memory of the server and every process it started (tsserver, the sandbox's
+    processes), in bytes; None when it cannot be read."""
+    import psutil
+
+    try:
+        leader = psutil.Process(pid)
+        processes = [leader, *leader.children(recursive=True)]
+    except psutil.Error:
+        return None
+    total = 0
+    for process in processes:
+        try:
+            total += process.memory_info().rss
+        except psutil.Error:
+            continue
+    return total
