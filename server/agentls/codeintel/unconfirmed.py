@@ -29,6 +29,7 @@ __all__ = ["DYNAMIC_LANGUAGES", "Unconfirmed", "may_be_incomplete", "unconfirmed
 DYNAMIC_LANGUAGES = frozenset({"python", "javascript", "jsx", "ruby", "php"})
 """Languages whose servers' references are often incomplete (calls through untyped values)."""
 _DEF = re.compile(r"^\s+(?:async\s+)?(?:def|function)\s+(\w+)")
+_DEF_ANY = re.compile(r"^\s*(?:async\s+)?(?:def|function|class)\s+(\w+)")
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,11 @@ async def unconfirmed_matches(
     pos: Pos,
     overlay: Overlay,
     confirmed: Iterable[Location],
+    *,
+    definitions: bool = True,
 ) -> Unconfirmed:
-    """The name's occurrences (same language group) not at a confirmed location's start."""
+    """The name's occurrences (same language group) not at a confirmed location's start;
+    `definitions=False` leaves out `def name` lines (references without declarations)."""
     name = name_at(doc.text, pos)
     lines = split_lines(doc.text)
     method = _is_method(lines[pos.line], pos.character, name)
@@ -76,13 +80,15 @@ async def unconfirmed_matches(
     for loc in found:
         if (loc.path, loc.span.start.line) in seen:
             continue
-        if method:
+        if method or not definitions:
             file_lines = texts.get(loc.path)
             if file_lines is None:
                 data = scanner.content(loc.path, overlay) or b""
                 file_lines = split_lines(data.decode("utf-8", "replace"))
                 texts[loc.path] = file_lines
-            if not _attribute_or_def(file_lines, loc, name):
+            if not definitions and _is_def(file_lines, loc, name):
+                continue
+            if method and not _attribute_or_def(file_lines, loc, name):
                 continue
         kept.append(loc)
     return Unconfirmed(name, kept, method)
@@ -104,4 +110,11 @@ def _attribute_or_def(lines: list[str], loc: Location, name: str) -> bool:
     if before.endswith("."):
         return True
     match = _DEF.match(line)
+    return match is not None and match.group(1) == name
+
+
+def _is_def(lines: list[str], loc: Location, name: str) -> bool:
+    if loc.span.start.line >= len(lines):
+        return False
+    match = _DEF_ANY.match(lines[loc.span.start.line])
     return match is not None and match.group(1) == name

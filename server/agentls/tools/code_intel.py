@@ -229,7 +229,12 @@ Example: {{"path": "app/models.py", "line": 10, "symbol": "save"}}
         extra = None
         if may_be_incomplete(query.document, answer.source):
             extra = await unconfirmed_matches(
-                ctx.workspace, query.document, query.target.pos, query.overlay, found
+                ctx.workspace,
+                query.document,
+                query.target.pos,
+                query.overlay,
+                found,
+                definitions=input.include_declaration,
             )
         reader = LineReader(ctx, query.overlay)
         parts = _confirmed_part(query, answer, found, limit, reader, extra is not None)
