@@ -259,7 +259,9 @@ class AcpWorkspace:
             return LanguageServerSettings.merge(
                 editor.language_servers,
                 self.config.project.settings.language_servers,
-                trust_project=editor.trust_project_settings,
+                # The workspace's trust (agentls.acp.trust), not just the switch: before it
+                # the servers load nothing of the repository (langservers.hardening).
+                trust_project=editor.trust_project_settings and self.config.project_trusted,
             )
 
         return [LanguageServerPool(workspace, settings)]
