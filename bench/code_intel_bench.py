@@ -401,6 +401,16 @@ class BareClient:
 
 
 async def agentls_references(conn: ServerConnection, target: Target) -> set[tuple[str, int]]:
+    """The confirmed references (the server's answer); with the unconfirmed matches by name
+    in `target.results["agentls+unconfirmed"]`."""
+    confirmed, unconfirmed = await agentls_split(conn, target)
+    target.results["agentls+unconfirmed"] = confirmed | unconfirmed
+    return confirmed
+
+
+async def agentls_split(
+    conn: ServerConnection, target: Target
+) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
     query = {"path": target.rel, "line": target.line, "symbol": target.name}
     result = await conn.command(
         "agentls.tool", {"name": "find_references", "input": {**query, "max_results": 1000}}
@@ -411,7 +421,8 @@ async def agentls_references(conn: ServerConnection, target: Target) -> set[tupl
     if "source: language server (basedpyright)" not in content:
         notes = [line for line in content.splitlines() if line.startswith("Note:")]
         raise RuntimeError(f"not answered by basedpyright: {content[:200]} … {notes}")
-    return parse_references(content)
+    confirmed, _, unconfirmed = content.partition("unconfirmed match")
+    return parse_references(confirmed), parse_references(unconfirmed)
 
 
 async def timed(coro: Any) -> tuple[float, Any]:
@@ -496,6 +507,7 @@ def main() -> None:
     rows = []
     for kind, label in (
         ("agentls", "find_references (basedpyright)"),
+        ("agentls+unconfirmed", "find_references + unconfirmed"),
         ("index", "index fallback (by name)"),
         ("grep", "grep \\bname\\b"),
     ):

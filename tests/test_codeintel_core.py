@@ -180,3 +180,4 @@ def test_doctor_lists_the_language_servers(tmp_path: Path) -> None:
     assert "python:" in by_name["basedpyright"]["detail"]
     go = next(c for c in checks if c["detail"].startswith("go:"))
     assert "`no-such-gopls` (from languageServers (.agentls.toml)) was not found" in go["detail"]
+    assert "workspace read-only, network off" in by_name["sandbox"]["detail"]

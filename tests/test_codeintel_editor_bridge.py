@@ -263,8 +263,16 @@ async def test_the_editor_answers_rename_as_a_staged_change(
             "rename_symbol",
             {**tool_input("shop/models.py", 2, "total"), "new_name": "grand_total"},
         )
+        assert is_error, content  # the editor's rename leaves the calls: refused (issue 31)
+        assert "shop/checkout.py:5" in content
+        content, is_error = await tool(
+            editor,
+            "rename_symbol",
+            {**tool_input("shop/models.py", 2, "total"), "new_name": "grand_total", "force": True},
+        )
         assert not is_error, content
         assert "1 change in 1 file (source: editor (pyright)" in content
+        assert "Left unchanged (force)" in content
         result = await command(editor, "agentls.accept", {"session": "tool"})
         assert result["applied"] is True
         assert "def grand_total(self" in editor.text(editor.root / "shop" / "models.py")

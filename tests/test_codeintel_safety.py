@@ -24,6 +24,9 @@ from tests.lsp_support import FakeEditor, command, editor_session, server_env
 from tests.trust_support import trust_workspace
 
 HERE = Path(__file__).resolve().parent / "codeintel"
+NO_SANDBOX = {"sandbox": {"enabled": False}}
+"""For the servers below that report by writing a file outside the workspace, which the
+language-server sandbox would keep in its private /tmp (tests/test_codeintel_untrusted.py)."""
 
 
 async def tool(
@@ -56,7 +59,8 @@ async def test_a_server_crashing_mid_query_gives_a_clear_error_then_restarts(
     root = shop(tmp_path)
     marker = tmp_path / "crashed"
     options = {
-        "languageServers": {"python": {"command": python_server("crash_proxy.py", str(marker))}}
+        "languageServers": {"python": {"command": python_server("crash_proxy.py", str(marker))}},
+        **NO_SANDBOX,
     }
     env = server_env(None, tmp_path / "transcripts")
     async with editor_session("neovim", root, env, initialization_options=options) as editor:
@@ -91,7 +95,10 @@ async def test_a_server_crashing_mid_query_gives_a_clear_error_then_restarts(
 async def test_servers_do_not_inherit_the_agents_credentials(tmp_path: Path) -> None:
     root = shop(tmp_path)
     dump = tmp_path / "env.json"
-    options = {"languageServers": {"python": {"command": python_server("env_dump.py", str(dump))}}}
+    options = {
+        "languageServers": {"python": {"command": python_server("env_dump.py", str(dump))}},
+        **NO_SANDBOX,
+    }
     env = server_env(
         None,
         tmp_path / "transcripts",
@@ -138,7 +145,7 @@ async def test_a_trusted_projects_server_command_is_used(tmp_path: Path) -> None
     _project_server(root, marker)
     env = server_env(None, tmp_path / "transcripts")
     trust_workspace(root, env)
-    async with editor_session("neovim", root, env) as editor:
+    async with editor_session("neovim", root, env, initialization_options=NO_SANDBOX) as editor:
         content, is_error = await tool(editor, "hover", tool_input("shop/checkout.py", 5, "total"))
         assert not is_error, content
     assert marker.exists()  # the project setting applies once the workspace is trusted

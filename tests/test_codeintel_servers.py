@@ -56,7 +56,8 @@ async def test_references_resolve_a_method_called_from_three_files(shop: FakeEdi
     assert f"(source: {PYRIGHT})" in content
     assert reference_lines(content) == CART_TOTAL_REFERENCES  # alias import included
     assert "unrelated.py" not in content  # the function `total` of the same name is not
-    assert "4 references to `total` at shop/checkout.py:5 in 4 files" in content
+    assert "4 confirmed references to `total` at shop/checkout.py:5 in 4 files" in content
+    assert "No other identifier of that name" in content  # nothing unconfirmed by name
 
     content, _ = await tool(
         shop,

@@ -187,6 +187,8 @@ _KINDS: Mapping[str, ToolKind] = {
     "hover": "read",
     "diagnostics": "read",
     "go_to_definition": "search",
+    "find_implementations": "search",
+    "type_definition": "search",
     "find_references": "search",
     "grep": "search",
     "list_files": "search",

@@ -54,6 +54,8 @@ SECRET_GUARDED_TOOLS: frozenset[str] = frozenset(
         "search_symbols",
         "go_to_definition",
         "find_references",
+        "find_implementations",
+        "type_definition",
         "hover",
         "diagnostics",
         "rename_symbol",

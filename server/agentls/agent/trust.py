@@ -422,10 +422,20 @@ def _project_programs(roots: tuple[Path, ...]) -> tuple[HeldBack, ...]:
         program = os.path.realpath(plan.argv[0])
         if any(program.startswith(r.rstrip(os.sep) + os.sep) for r in real_roots):
             found.setdefault((plan.origin, plan.name), []).append(plan.language)
-    return tuple(
+    programs = [
         HeldBack(origin, "language server", f"{name} ({', '.join(languages)})")
         for (origin, name), languages in found.items()
-    )
+    ]
+    # What the servers that would start load or run from the repository once trusted
+    # (before trust they start without it: agentls.langservers.hardening).
+    from agentls.codeintel.project_code import project_code_in
+
+    available = {plan.name for plan in plans if plan.argv}
+    loaded = [
+        HeldBack(path, "language server code", f"{server} would load {what}")
+        for server, path, what in project_code_in(roots, available)
+    ]
+    return tuple(programs + loaded)
 
 
 def _digest(sources: Sequence[TrustSource]) -> str:

@@ -86,6 +86,12 @@ class IndexSource:
         text = f"Definitions named `{name}`:\n" + "\n".join(lines) + more
         return Answer(text, LABEL, _unresolved_note(name, len(symbols)))
 
+    async def locations(
+        self, method: Method, doc: Document, pos: Pos, overlay: Overlay
+    ) -> Answer[list[Location]] | None:
+        """By name the index cannot tell implementations or types apart: no answer."""
+        return None
+
     async def diagnostics(
         self, docs: Sequence[Document], overlay: Overlay
     ) -> Answer[list[Diagnostic]] | None:
@@ -139,6 +145,14 @@ class IndexSource:
         group = _group(path)
         return [s for s in result.symbols if s.name == name and _group(s.path) == group]
 
+    def scan(self, origin: Path, name: str, overlay: Overlay) -> list[Location]:
+        """Identifier occurrences of `name` (for `unconfirmed.py` too)."""
+        return self._scan(origin, name, overlay)
+
+    def content(self, path: Path, overlay: Overlay) -> bytes | None:
+        """A file's bytes as the agent sees it (None: unreadable or too large)."""
+        return self._content(path, overlay)
+
     def _scan(self, origin: Path, name: str, overlay: Overlay) -> list[Location]:
         """Identifier occurrences of `name` in every file of `origin`'s language group."""
         group = _group(origin)
@@ -185,6 +199,11 @@ class IndexSource:
 def _group(path: Path) -> str | None:
     language = language_of(path)
     return language.group if language is not None else None
+
+
+def name_at(text: str, pos: Pos) -> str:
+    """The identifier at `pos` (a `SourceFailed` when there is none)."""
+    return _name_at(text, pos)
 
 
 def _name_at(text: str, pos: Pos) -> str:

@@ -32,4 +32,20 @@ def language_server_lines(workspace: Path, settings: LanguageServerSettings) -> 
             lines.append((name, "ok", f"{languages}: {plan.argv[0]} ({plan.origin})"))
         else:
             lines.append((name, "info", f"{languages}: {plan.problem}"))
+    lines.append(_sandbox_line())
     return lines
+
+
+def _sandbox_line() -> Verdict:
+    """Whether the servers above would run in the sandbox (`agentls.langservers.sandboxed`)."""
+    from agentls.sandbox.availability import probe
+
+    found = probe()
+    if found.backend == "bwrap":
+        return (
+            "sandbox",
+            "ok",
+            "headless servers run in bubblewrap: workspace read-only, network off "
+            "(unless `sandbox.enabled` is false)",
+        )
+    return ("sandbox", "info", f"headless servers run unsandboxed: {found.reason or found.backend}")

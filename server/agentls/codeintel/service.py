@@ -94,6 +94,14 @@ class CodeIntel:
 
         return await self._ask(doc, overlay, REFERENCES, ask, _empty_list)
 
+    async def locations(
+        self, method: Method, doc: Document, pos: Pos, overlay: Overlay
+    ) -> Answer[list[Location]]:
+        """Implementations or the type's definition (`LOCATION_METHODS`)."""
+        return await self._ask(
+            doc, overlay, method, lambda s: s.locations(method, doc, pos, overlay), _empty_list
+        )
+
     async def hover(self, doc: Document, pos: Pos, overlay: Overlay) -> Answer[str]:
         return await self._ask(
             doc, overlay, HOVER, lambda s: s.hover(doc, pos, overlay), lambda v: not v.strip()

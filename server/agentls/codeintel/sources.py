@@ -32,6 +32,8 @@ Method = Literal[
     "textDocument/references",
     "textDocument/hover",
     "textDocument/rename",
+    "textDocument/implementation",
+    "textDocument/typeDefinition",
     "agentls/diagnostics",
 ]
 DEFINITION: Method = "textDocument/definition"
@@ -39,9 +41,22 @@ REFERENCES: Method = "textDocument/references"
 HOVER: Method = "textDocument/hover"
 RENAME: Method = "textDocument/rename"
 DIAGNOSTICS: Method = "agentls/diagnostics"
+IMPLEMENTATION: Method = "textDocument/implementation"
+TYPE_DEFINITION: Method = "textDocument/typeDefinition"
+LOCATION_METHODS: frozenset[Method] = frozenset({IMPLEMENTATION, TYPE_DEFINITION})
+"""Position queries answered with locations through `CodeSource.locations`."""
 
 EDITOR_METHODS: frozenset[str] = frozenset(
-    {DEFINITION, REFERENCES, HOVER, RENAME, DIAGNOSTICS, "workspace/symbol"}
+    {
+        DEFINITION,
+        REFERENCES,
+        HOVER,
+        RENAME,
+        DIAGNOSTICS,
+        IMPLEMENTATION,
+        TYPE_DEFINITION,
+        "workspace/symbol",
+    }
 )
 """What a client may announce in `editorQueries` (the methods of `agentls/editorQuery`)."""
 
@@ -68,6 +83,12 @@ class CodeSource(Protocol):
     ) -> Answer[list[Location]] | None: ...
 
     async def hover(self, doc: Document, pos: Pos, overlay: Overlay) -> Answer[str] | None: ...
+
+    async def locations(
+        self, method: Method, doc: Document, pos: Pos, overlay: Overlay
+    ) -> Answer[list[Location]] | None:
+        """`textDocument/implementation` or `textDocument/typeDefinition` (LOCATION_METHODS)."""
+        ...
 
     async def diagnostics(
         self, docs: Sequence[Document], overlay: Overlay

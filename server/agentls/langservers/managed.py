@@ -27,6 +27,8 @@ from agentls.langservers.connection import (
     ServerGone,
     close_connection,
 )
+from agentls.langservers.hardening import Hardening, merge_options
+from agentls.langservers.sandboxed import Confinement
 from agentls.langservers.spawn import SpawnedServer
 
 log = logging.getLogger(__name__)
@@ -50,8 +52,15 @@ class ManagedServer:
         roots: Sequence[Path],
         spawn: Spawn,
         extra_env: Mapping[str, str],
+        *,
+        hardening: Hardening | None = None,
+        confinement: Confinement | None = None,
     ) -> None:
         self.plan = plan
+        self.hardening = hardening or Hardening()
+        """What the server may not load (before trust: the repository's code)."""
+        self.confinement = confinement or Confinement(why_not="not requested")
+        """The sandbox it runs in."""
         self.languages: set[str] = {plan.language}
         self.roots = list(roots)
         self._spawn = spawn
@@ -101,12 +110,17 @@ class ManagedServer:
             raise SourceFailed(f"The language server {self.name} could not start: {exc}") from exc
 
     async def _start(self) -> LanguageServerConnection:
-        argv = self.plan.argv
-        assert argv is not None
+        assert self.plan.argv is not None
+        if self.hardening.problem:
+            self.state = "refused"
+            self.last_error = self.hardening.problem
+            raise SourceFailed(f"The language server {self.name}: {self.hardening.problem}.")
+        argv = (*self.confinement.prefix, *self.plan.argv)
+        env = {**self._extra_env, **self.hardening.env, **self.confinement.env}
         self.state = "starting"
         cwd = self.roots[0] if self.roots else Path.cwd()
         try:
-            spawned = await self._spawn(argv, cwd=cwd, extra_env=self._extra_env)
+            spawned = await self._spawn(argv, cwd=cwd, extra_env=env)
         except OSError as exc:
             self._failed(f"cannot run {argv[0]}: {exc.strerror or exc}")
             raise SourceFailed(
@@ -128,9 +142,11 @@ class ManagedServer:
             connection.ready_log = re.compile(self.plan.ready_log)
         self.connection = connection
         try:
-            await connection.initialize(
-                config.initialization_options if config is not None else None, START_TIMEOUT
+            options = merge_options(
+                self.hardening.initialization_options,
+                config.initialization_options if config is not None else None,
             )
+            await connection.initialize(options, START_TIMEOUT)
         except (ServerGone, RequestTimeout, ServerError) as exc:
             self._failed(f"initialize failed: {exc}")
             await close_connection(connection)
@@ -227,6 +243,12 @@ class ManagedServer:
         }
         if running and connection is not None:
             entry["pid"] = connection.spawned.pid
+            rss = _tree_rss(connection.spawned.pid)
+            if rss is not None:
+                entry["rss_mb"] = round(rss / 2**20, 1)
+        entry["sandbox"] = self.confinement.describe()
+        if self.hardening.notes:
+            entry["restricted"] = list(self.hardening.notes)
         if self.state == "crashed":
             wait = self.restart_at - time.monotonic()
             entry["reason"] = self.last_error + (
@@ -237,3 +259,22 @@ class ManagedServer:
         elif self.state == "idle":
             entry["reason"] = "starts on first use"
         return entry
+
+
+def _tree_rss(pid: int) -> int | None:
+    """Resident memory of the server and every process it started (tsserver, the sandbox's
+    processes), in bytes; None when it cannot be read."""
+    import psutil
+
+    try:
+        leader = psutil.Process(pid)
+        processes = [leader, *leader.children(recursive=True)]
+    except psutil.Error:
+        return None
+    total = 0
+    for process in processes:
+        try:
+            total += process.memory_info().rss
+        except psutil.Error:
+            continue
+    return total

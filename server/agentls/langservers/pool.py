@@ -35,7 +35,9 @@ from agentls.codeintel.settings import LanguageServerSettings
 from agentls.codeintel.sources import Method
 from agentls.langservers.connection import LanguageServerConnection, Published
 from agentls.langservers.convert import Converter, Encoding, Lines
+from agentls.langservers.hardening import harden
 from agentls.langservers.managed import ManagedServer, Spawn
+from agentls.langservers.sandboxed import confine
 from agentls.langservers.spawn import spawn_language_server
 from agentls.workspace.core import Workspace
 from agentls.workspace.toolchain import venv_env
@@ -54,6 +56,12 @@ _PROVIDERS: dict[Method, str] = {
     "textDocument/references": "references_provider",
     "textDocument/hover": "hover_provider",
     "textDocument/rename": "rename_provider",
+    "textDocument/implementation": "implementation_provider",
+    "textDocument/typeDefinition": "type_definition_provider",
+}
+_LOCATION_PARAMS = {
+    "textDocument/implementation": types.ImplementationParams,
+    "textDocument/typeDefinition": types.TypeDefinitionParams,
 }
 
 
@@ -109,7 +117,7 @@ class LanguageServerPool:
         plan = self.plan_for(path)
         if plan is None or plan.argv is None:
             return False
-        server = self._servers.get(_key(plan))
+        server = self._servers.get(_key(plan, self._settings().trust_project))
         connection = server.connection if server is not None else None
         if connection is not None and connection.exit_code is None and method in _PROVIDERS:
             return bool(getattr(connection.capabilities, _PROVIDERS[method], None))
@@ -119,12 +127,23 @@ class LanguageServerPool:
         plan = self.plan_for(path)
         if plan is None or plan.argv is None:
             raise SourceFailed(f"No language server for {self.workspace.display(path)}.")
-        key = _key(plan)
+        key = _key(plan, self._settings().trust_project)
         server = self._servers.get(key)
         if server is None:
             self._retire_replaced(plan)
-            extra_env = venv_env(self.workspace.roots) if self._settings().trust_project else {}
-            server = ManagedServer(plan, self.workspace.roots, self._spawn, extra_env)
+            trusted = self._settings().trust_project
+            roots = self.workspace.roots
+            # Before trust the project's virtualenv is not activated for the server: pyright
+            # would run its interpreter (hardening.py says what else is held back).
+            extra_env = venv_env(roots) if trusted else {}
+            server = ManagedServer(
+                plan,
+                roots,
+                self._spawn,
+                extra_env,
+                hardening=harden(plan, trusted, roots),
+                confinement=confine(self.workspace, plan.argv),
+            )
             self._servers[key] = server
         server.languages.add(plan.language)
         self._loop = asyncio.get_running_loop()
@@ -168,6 +187,21 @@ class LanguageServerPool:
             return Answer(conv.locations(result), self._label(server))
 
         return await self._query(doc, overlay, "textDocument/references", ask)
+
+    async def locations(
+        self, method: Method, doc: Document, pos: Pos, overlay: Overlay
+    ) -> Answer[list[Location]] | None:
+        params_type = _LOCATION_PARAMS[method]
+
+        async def ask(server: ManagedServer, conv: Converter) -> Answer[list[Location]]:
+            params = params_type(
+                text_document=types.TextDocumentIdentifier(uri=doc.path.as_uri()),
+                position=conv.position(doc.path, pos),
+            )
+            result = await server.request(method, params, method.rsplit("/", 1)[-1])
+            return Answer(conv.locations(result), self._label(server))
+
+        return await self._query(doc, overlay, method, ask)
 
     async def hover(self, doc: Document, pos: Pos, overlay: Overlay) -> Answer[str] | None:
         async def ask(server: ManagedServer, conv: Converter) -> Answer[str]:
@@ -404,6 +438,8 @@ class LanguageServerPool:
         self._servers.clear()
 
 
-def _key(plan: ServerPlan) -> str:
+def _key(plan: ServerPlan, trusted: bool) -> str:
+    """Servers are shared by command and configuration; trusting the workspace starts a
+    new one (it may load more of the project)."""
     config = plan.config.model_dump(mode="json", by_alias=True) if plan.config else None
-    return json.dumps([list(plan.argv or ()), config], sort_keys=True, default=str)
+    return json.dumps([list(plan.argv or ()), config, trusted], sort_keys=True, default=str)

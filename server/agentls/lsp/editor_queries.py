@@ -102,6 +102,16 @@ class EditorQuerySource:
         raw, source = await self._ask(types.TEXT_DOCUMENT_REFERENCES, params)
         return Answer(converter.locations(_structure_locations(raw)), source)
 
+    async def locations(
+        self, method: Method, doc: Document, pos: Pos, overlay: Overlay
+    ) -> Answer[list[Location]] | None:
+        converter = self._converter(overlay, doc)
+        params = types.TextDocumentPositionParams(
+            text_document=self._document(doc.path), position=converter.position(doc.path, pos)
+        )
+        raw, source = await self._ask(method, params)
+        return Answer(converter.locations(_structure_locations(raw)), source)
+
     async def hover(self, doc: Document, pos: Pos, overlay: Overlay) -> Answer[str] | None:
         converter = self._converter(overlay, doc)
         params = types.HoverParams(

@@ -12,7 +12,14 @@ from agentls.agent.tool import Tool
 from agentls.config.web import WebFetchSettings, WebSearchSettings
 from agentls.tools.ask_user import AskUserQuestion
 from agentls.tools.background import BashOutput, KillShell
-from agentls.tools.code_intel import Diagnostics, FindReferences, GoToDefinition, Hover
+from agentls.tools.code_intel import (
+    Diagnostics,
+    FindImplementations,
+    FindReferences,
+    GoToDefinition,
+    Hover,
+    TypeDefinition,
+)
 from agentls.tools.code_intel_rename import RenameSymbol
 from agentls.tools.delete_file import DeleteFile
 from agentls.tools.edit_file import EditFile
@@ -41,6 +48,7 @@ __all__ = [
     "EditFile",
     "EnterPlanMode",
     "ExitPlanMode",
+    "FindImplementations",
     "FindReferences",
     "GoToDefinition",
     "Grep",
@@ -59,6 +67,7 @@ __all__ = [
     "Task",
     "TestConfig",
     "TodoWrite",
+    "TypeDefinition",
     "WebFetch",
     "WebSearch",
     "WriteFile",
@@ -90,6 +99,8 @@ def builtin_tools(
         DocumentSymbols(),
         GoToDefinition(),
         FindReferences(),
+        FindImplementations(),
+        TypeDefinition(),
         Hover(),
         Diagnostics(),
         RenameSymbol(),

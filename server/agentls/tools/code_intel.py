@@ -18,6 +18,8 @@ from agentls.agent.tool import Tool, ToolInput
 from agentls.codeintel.languages import language_of
 from agentls.codeintel.model import SEVERITY_RANK, Answer, Diagnostic, Document, Location
 from agentls.codeintel.service import Checked, code_intel_for
+from agentls.codeintel.sources import IMPLEMENTATION, TYPE_DEFINITION
+from agentls.codeintel.unconfirmed import may_be_incomplete, unconfirmed_matches
 from agentls.codeintel.views import document_of, overlay_of
 from agentls.errors import ToolError
 from agentls.index import language_for
@@ -96,23 +98,85 @@ Example: {"path": "app/views.py", "line": 42, "symbol": "save"}
         answer = await code_intel_for(ctx.workspace).definition(
             query.document, query.target.pos, query.overlay
         )
-        reader = LineReader(ctx, query.overlay)
-        found = dedupe(answer.value)
-        head = f"Definition of {what(query)} {source_line(answer)}:"
-        if not found:
-            parts = [f"No definition found for {what(query)} {source_line(answer)}."]
-        else:
-            if len(found) > 1:
-                head = f"{len(found)} definitions of {what(query)} {source_line(answer)}:"
-            parts = [head]
-            for group in group_by_file(found[:MAX_DEFINITIONS], query.document.path):
-                for loc in group:
-                    where = f"{reader.display(loc.path)}:{loc.span.start.line + 1}"
-                    parts.append(f"\n{where}:{loc.span.start.character + 1}")
-                    parts.append(context_snippet(reader, loc))
-            if len(found) > MAX_DEFINITIONS:
-                parts.append(f"[{len(found) - MAX_DEFINITIONS} more definitions not shown]")
-        return _with_notes(parts, answer)
+        return _with_notes(_located(ctx, query, answer, "definition"), answer)
+
+
+def _located(
+    ctx: ToolContext, query: Query, answer: Answer[list[Location]], noun: str
+) -> list[str]:
+    """Locations with a few lines of context each (definitions, implementations, types)."""
+    reader = LineReader(ctx, query.overlay)
+    found = dedupe(answer.value)
+    if not found:
+        return [f"No {noun} found for {what(query)} {source_line(answer)}."]
+    head = f"{noun.capitalize()} of {what(query)} {source_line(answer)}:"
+    if len(found) > 1:
+        head = f"{len(found)} {noun}s of {what(query)} {source_line(answer)}:"
+    parts = [head]
+    for group in group_by_file(found[:MAX_DEFINITIONS], query.document.path):
+        for loc in group:
+            where = f"{reader.display(loc.path)}:{loc.span.start.line + 1}"
+            parts.append(f"\n{where}:{loc.span.start.character + 1}")
+            parts.append(context_snippet(reader, loc))
+    if len(found) > MAX_DEFINITIONS:
+        parts.append(f"[{len(found) - MAX_DEFINITIONS} more {noun}s not shown]")
+    return parts
+
+
+class FindImplementations(_PositionQuery[PositionInput]):
+    name = "find_implementations"
+    input_model = PositionInput
+    search_hint = "implementations implementers subclasses overrides interface abstract method"
+    usage = (
+        """
+Find the implementations of the interface, abstract method or class at a position (the
+classes that implement it, the methods that override it), resolved by a real language
+server, with a few lines of context each.
+"""
+        + _POSITION_HELP
+        + """
+- Not every server answers it (pyright does not): the error then says so; use
+  find_references or search_symbols instead.
+
+Example: {"path": "src/shapes.ts", "line": 3, "symbol": "Shape"}
+"""
+    )
+
+    def summary(self, input: PositionInput) -> str:
+        return f"Finding implementations of {input.symbol or 'a symbol'} in {input.path}"
+
+    async def call(self, input: PositionInput, ctx: ToolContext) -> str:
+        query = prepare(ctx, input)
+        answer = await code_intel_for(ctx.workspace).locations(
+            IMPLEMENTATION, query.document, query.target.pos, query.overlay
+        )
+        return _with_notes(_located(ctx, query, answer, "implementation"), answer)
+
+
+class TypeDefinition(_PositionQuery[PositionInput]):
+    name = "type_definition"
+    input_model = PositionInput
+    search_hint = "type definition declared type of variable class of value"
+    usage = (
+        """
+Find where the type of the symbol at a position is defined (the class of a variable, the
+interface of a parameter), resolved by a real language server, with context.
+"""
+        + _POSITION_HELP
+        + """
+Example: {"path": "app/views.py", "line": 42, "symbol": "order"}
+"""
+    )
+
+    def summary(self, input: PositionInput) -> str:
+        return f"Finding the type of {input.symbol or 'a symbol'} in {input.path}"
+
+    async def call(self, input: PositionInput, ctx: ToolContext) -> str:
+        query = prepare(ctx, input)
+        answer = await code_intel_for(ctx.workspace).locations(
+            TYPE_DEFINITION, query.document, query.target.pos, query.overlay
+        )
+        return _with_notes(_located(ctx, query, answer, "type definition"), answer)
 
 
 class FindReferencesInput(PositionInput):
@@ -145,6 +209,9 @@ ignores unrelated symbols that share the name, and comments and strings.
   exist. `include_declaration: false` leaves out the definition itself.
 - The result says its source. With `index (by name, unresolved)` no language server covers
   the file and every identifier with that name is listed.
+- In dynamic languages (Python, JavaScript, Ruby, PHP) a server confirms only the calls it
+  can type. The result then also lists the occurrences of the name it did not confirm,
+  labelled unconfirmed, with their count: check them before changing a signature.
 
 Example: {{"path": "app/models.py", "line": 10, "symbol": "save"}}
 """
@@ -160,29 +227,76 @@ Example: {{"path": "app/models.py", "line": 10, "symbol": "save"}}
         )
         found = dedupe(answer.value)
         limit = input.max_results or DEFAULT_REFERENCES
-        shown = _first_by_file(found, limit, query.document.path)
-        groups = group_by_file(shown, query.document.path)
-        files = len({loc.path for loc in found})
-        if not found:
-            return _with_notes([f"No references to {what(query)} {source_line(answer)}."], answer)
-        noun = "reference" if len(found) == 1 else "references"
-        in_files = "1 file" if files == 1 else f"{files} files"
-        parts = [f"{len(found)} {noun} to {what(query)} in {in_files} {source_line(answer)}:"]
-        reader = LineReader(ctx, query.overlay)
-        for group in groups:
-            parts.append(reader.display(group[0].path))
-            for loc in group:
-                text = reader.line(loc.path, loc.span.start.line)
-                shown_text = text if text is not None else "(text not shown)"
-                at = f"{loc.span.start.line + 1}:{loc.span.start.character + 1}"
-                parts.append(f"  {at:<9} {shown_text}")
-        if len(found) > len(shown):
-            more = len(found) - len(shown)
-            parts.append(
-                f"[{more} more references not shown; raise max_results (up to "
-                f"{MAX_REFERENCES}) to see them]"
+        extra = None
+        if may_be_incomplete(query.document, answer.source):
+            extra = await unconfirmed_matches(
+                ctx.workspace,
+                query.document,
+                query.target.pos,
+                query.overlay,
+                found,
+                definitions=input.include_declaration,
             )
+        reader = LineReader(ctx, query.overlay)
+        parts = _confirmed_part(query, answer, found, limit, reader, extra is not None)
+        if extra is not None and extra.locations:
+            parts.append(f"\n{extra.describe()}. Check each before relying on the list:")
+            room = max(limit - min(limit, len(found)), min(limit, 50))
+            parts.extend(
+                _listing(
+                    _first_by_file(extra.locations, room, query.document.path),
+                    query.document.path,
+                    reader,
+                )
+            )
+            if len(extra.locations) > room:
+                parts.append(
+                    f"[{len(extra.locations) - room} more unconfirmed matches not "
+                    "shown; raise max_results to see them]"
+                )
+        elif extra is not None:
+            parts.append("No other identifier of that name: the answer is complete by name too.")
         return _with_notes(parts, answer)
+
+
+def _confirmed_part(
+    query: Query,
+    answer: Answer[list[Location]],
+    found: list[Location],
+    limit: int,
+    reader: LineReader,
+    labelled: bool,
+) -> list[str]:
+    """The source's own answer: counted, grouped by file, capped at `limit`."""
+    if not found:
+        return [f"No references to {what(query)} {source_line(answer)}."]
+    shown = _first_by_file(found, limit, query.document.path)
+    files = len({loc.path for loc in found})
+    noun = "reference" if len(found) == 1 else "references"
+    if labelled:
+        noun = f"confirmed {noun}"
+    in_files = "1 file" if files == 1 else f"{files} files"
+    parts = [f"{len(found)} {noun} to {what(query)} in {in_files} {source_line(answer)}:"]
+    parts.extend(_listing(shown, query.document.path, reader))
+    if len(found) > len(shown):
+        more = len(found) - len(shown)
+        parts.append(
+            f"[{more} more references not shown; raise max_results (up to "
+            f"{MAX_REFERENCES}) to see them]"
+        )
+    return parts
+
+
+def _listing(shown: list[Location], first: Path, reader: LineReader) -> list[str]:
+    parts: list[str] = []
+    for group in group_by_file(shown, first):
+        parts.append(reader.display(group[0].path))
+        for loc in group:
+            text = reader.line(loc.path, loc.span.start.line)
+            shown_text = text if text is not None else "(text not shown)"
+            at = f"{loc.span.start.line + 1}:{loc.span.start.character + 1}"
+            parts.append(f"  {at:<9} {shown_text}")
+    return parts
 
 
 def _first_by_file(found: list[Location], limit: int, first: Path) -> list[Location]:

@@ -18,11 +18,20 @@ from pydantic import Field, PrivateAttr, computed_field
 
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import Tool
-from agentls.codeintel.model import FileEdit, RenameResult
+from agentls.codeintel.model import FileEdit, Location, RenameResult
 from agentls.codeintel.service import code_intel_for
+from agentls.codeintel.unconfirmed import may_be_incomplete, unconfirmed_matches
 from agentls.codeintel.views import apply_changes
 from agentls.errors import ToolError
-from agentls.tools._code_intel import PositionInput, notes_block, position_problem, prepare, what
+from agentls.tools._code_intel import (
+    LineReader,
+    PositionInput,
+    Query,
+    notes_block,
+    position_problem,
+    prepare,
+    what,
+)
 from agentls.tools._files import write_problem
 from agentls.workspace.secrets import secrets_for
 
@@ -40,6 +49,11 @@ class _Staged:
 
 class RenameSymbolInput(PositionInput):
     new_name: str = Field(description="The new name (an identifier).")
+    force: bool = Field(
+        default=False,
+        description="Stage the rename even though occurrences of the old name that the "
+        "language server did not confirm stay unchanged (listed in the refusal).",
+    )
     _plan: list[_Staged] | None = PrivateAttr(default=None)
     _summary: tuple[str, str, tuple[str, ...]] = PrivateAttr(default=("", "", ()))
 
@@ -67,6 +81,10 @@ session like edit_file (the user reviews it as one edit); files on disk are not 
   unrelated symbols with the same name, comments and strings.
 - Refused when no language server covers the file (a rename by name could change unrelated
   code) and when it would touch files outside the workspace.
+- In dynamic languages (Python, JavaScript, Ruby, PHP) the server renames only the uses it
+  can resolve. When other uses of the old name (`.name` for a method, or an override's
+  `def name`) would stay unchanged, nothing is staged and they are listed: rename them with
+  edit_file too, or pass `force: true` to stage the server's rename anyway.
 
 Example: {"path": "app/models.py", "line": 10, "symbol": "save", "new_name": "store"}
 """
@@ -130,9 +148,44 @@ Example: {"path": "app/models.py", "line": 10, "symbol": "save", "new_name": "st
         notes = list(answer.notes)
         if answer.value.skipped:
             notes.append("Not staged: " + "; ".join(answer.value.skipped))
+        if may_be_incomplete(query.document, answer.source):
+            notes.extend(await _left_unchanged(ctx, query, answer.value, input.force))
         input._plan = _plan(ctx, answer.value)
         input._summary = (what(query), answer.source, tuple(notes))
         return input._plan
+
+
+MAX_LISTED = 40
+
+
+async def _left_unchanged(
+    ctx: ToolContext, query: Query, result: RenameResult, force: bool
+) -> list[str]:
+    """Occurrences of the old name the rename does not change: a refusal listing them, or
+    with `force`, a note listing them."""
+    changed = [Location(edit.path, change.span) for edit in result.edits for change in edit.changes]
+    left = await unconfirmed_matches(
+        ctx.workspace, query.document, query.target.pos, query.overlay, changed
+    )
+    if not left.locations:
+        return []
+    reader = LineReader(ctx, query.overlay)
+    lines = []
+    for loc in left.locations[:MAX_LISTED]:
+        text = (reader.line(loc.path, loc.span.start.line) or "").strip()
+        lines.append(f"  {reader.display(loc.path)}:{loc.span.start.line + 1}  {text}")
+    if len(left.locations) > MAX_LISTED:
+        lines.append(f"  [{len(left.locations) - MAX_LISTED} more]")
+    listing = "\n".join(lines)
+    count = len(left.locations)
+    if not force:
+        raise ToolError(
+            f"Not staged: the language server's rename would leave {count} occurrence"
+            f"{'s' if count != 1 else ''} of `{left.name}` unchanged ({left.describe()}):\n"
+            f"{listing}\nRenaming only part of them breaks the code. Rename them too (edit_file), "
+            "or call rename_symbol again with `force: true` to stage the server's rename anyway."
+        )
+    return [f"Left unchanged (force): {left.describe()}:\n{listing}"]
 
 
 def _plan(ctx: ToolContext, result: RenameResult) -> list[_Staged]:
