@@ -286,6 +286,12 @@ class Conversation:
         self.todos_dirty = True
         self.transcript.write("todos", todos=todo_list.todo_payloads(self.todos))
 
+    def tell_model(self, note: str) -> None:
+        """Queue a note for the session's next request (e.g. the user rejected a hunk, and
+        why); saved with the state, so it survives a restart and reaches a CLI `resume`."""
+        self.reminders.append(text_block(note))
+        self.on_change()
+
     def staged_paths(self) -> list[str]:
         return [str(p) for p in self.changes.changed_paths()]
 
@@ -399,6 +405,7 @@ class Conversation:
             staged_paths=self.staged_paths(),
             staged=staged.snapshot(self.changes),
             todos=todo_list.todo_payloads(self.todos),
+            reminders=[block["text"] for block in self.reminders],
             compactions=self.context.compactions,
             stub_boundary=self.context.stub_boundary,
             token_ratio=self.context.estimator.ratio,
@@ -422,6 +429,7 @@ class Conversation:
         self.context.last_input_tokens = state.last_input_tokens
         self.status = state.status
         self.todos = todo_list.parse_todos(state.todos)
+        self.reminders.extend(text_block(note) for note in state.reminders)
         if state.staged is not None:
             staged.restore(state.staged, into=self.changes)
         elif state.staged_paths:
@@ -452,6 +460,7 @@ class Conversation:
             "created": self.created,
             "first_prompt": self.first_prompt,
             "staged": self.staged_paths(),
+            "hunks": staged.hunk_payloads(self.changes),
             "todos": todo_list.todo_payloads(self.todos),
             "transcript": self.transcript.path.as_uri(),
             "state_file": None,

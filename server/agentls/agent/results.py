@@ -113,9 +113,17 @@ class AcceptPayload(EditPayload):
     session: str
 
 
+class HunksAcceptPayload(AcceptPayload):
+    """`agentls.accept {hunks}`: the accept's result and the hunk ids accepted."""
+
+    hunks: list[int]
+
+
 class RejectPayload(TypedDict):
     session: str
     files: list[str]
+    hunks: NotRequired[list[int]]
+    """With `hunks`: the ids rejected (the files listed are those they were in)."""
 
 
 class ToolCallPayload(TypedDict):
@@ -147,11 +155,31 @@ class StagedFilePayload(TypedDict):
     """What the editor has now."""
 
 
+class HunkPayload(TypedDict):
+    """One hunk of a session's staged diff (`agentls.status`, `agentls.sessions`,
+    `agentls.staged`): its `id` is what `agentls.accept`/`agentls.reject` take in `hunks`."""
+
+    id: int
+    path: str
+    index: int
+    """Its number within the file, from 1."""
+    kind: str
+    where: str
+    """`lines 3-4`, `after line 7`, `new file`..."""
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    diff: str
+    """Unified-diff text of the hunk (header, `-` and `+` lines)."""
+
+
 class StagedPayload(TypedDict):
     """`agentls.staged`: a session's staged files with the texts a diff view needs."""
 
     session: str
     files: list[StagedFilePayload]
+    hunks: NotRequired[list[HunkPayload]]
 
 
 ToolsPayload = list[ToolUnionParam]
@@ -180,6 +208,8 @@ class SessionStatusPayload(TypedDict):
     created: float
     first_prompt: str
     staged: list[str]
+    hunks: list[HunkPayload]
+    """The staged diff, hunk by hunk (ids for `agentls.accept`/`agentls.reject`)."""
     todos: list[TodoPayload]
     """The agent's todo list (`todo_write`), in order."""
     transcript: str
@@ -244,6 +274,8 @@ class SessionSummaryPayload(TypedDict):
     state_file: str
     staged: NotRequired[list[str]]
     """Paths with staged (saved, undelivered) edits."""
+    hunks: NotRequired[list[HunkPayload]]
+    """Those edits hunk by hunk (ids for `agentls.accept`/`agentls.reject`)."""
 
 
 class SessionsPayload(TypedDict):

@@ -17,8 +17,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from agentls.agent.results import HunkPayload
 from agentls.workspace import ChangeSet
 from agentls.workspace.changes import Change
+from agentls.workspace.hunks import Hunk, file_hunks
 
 
 class StagedChange(BaseModel):
@@ -96,3 +98,56 @@ def stale_changes(
         elif change.original_text is not None and now != change.original_text:
             stale.append(StaleChange(source, "the file changed since the edit was staged"))
     return stale
+
+
+def hunk_payloads(changes: ChangeSet) -> list[HunkPayload]:
+    """The staged diff hunk by hunk, with the ids `agentls.accept`/`reject` take."""
+    return [_hunk(h) for f in file_hunks(changes.entries()) for h in f.hunks]
+
+
+def _hunk(hunk: Hunk) -> HunkPayload:
+    return {
+        "id": hunk.id,
+        "path": str(hunk.path),
+        "index": hunk.index,
+        "kind": hunk.kind,
+        "where": hunk.where(),
+        "old_start": hunk.old_start,
+        "old_lines": len(hunk.old_lines),
+        "new_start": hunk.new_start,
+        "new_lines": len(hunk.new_lines),
+        "diff": hunk.diff(),
+    }
+
+
+def review_note(
+    action: Literal["accepted", "rejected"],
+    hunks: Iterable[Hunk],
+    reason: str | None,
+    relative: Callable[[Path], str],
+) -> str:
+    """What the model is told with its next request about the user's review of its edits:
+    "the user rejected hunk 2 of b.py (lines 3-4): <reason>"."""
+    parts = [f"hunk {h.index} of {relative(h.path)} ({h.where()})" for h in hunks]
+    said = f": {reason.strip()}" if reason and reason.strip() else " (no reason given)"
+    return (
+        f"<system-reminder>The user {action} {', '.join(parts)}{said}. "
+        + (
+            "Rejected hunks are no longer staged; the files do not contain them."
+            if action == "rejected"
+            else "Accepted hunks are written to the files."
+        )
+        + "</system-reminder>"
+    )
+
+
+def file_note(
+    action: Literal["accepted", "rejected"],
+    paths: Iterable[Path],
+    reason: str,
+    relative: Callable[[Path], str],
+) -> str:
+    """The same note for whole files accepted or rejected with a reason."""
+    listed = ", ".join(relative(p) for p in paths) or "the staged changes"
+    said = reason.strip()
+    return f"<system-reminder>The user {action} the change to {listed}: {said}</system-reminder>"

@@ -55,6 +55,8 @@ class SessionState(BaseModel):
     """The staged changeset itself (None in files written before it was saved)."""
     todos: list[Any] = Field(default_factory=list)
     """The todo list (`todo_write`), as `{content, status, active_form}` entries."""
+    reminders: list[str] = Field(default_factory=list)
+    """Notes waiting for the session's next request (e.g. hunks the user rejected, why)."""
     compactions: int = 0
     stub_boundary: int = 0
     token_ratio: float = 1.0

@@ -219,6 +219,18 @@ class ChangeSet:
             self._emit(ChangeEvent("discard", path))
         return restored
 
+    def rebase(self, path: Path, original_text: str) -> None:
+        """Record that `path` now holds `original_text` outside the session (some of the
+        change's hunks were applied): the rest stays staged on top of it; a change with
+        nothing left drops out. Only for a staged modification of an existing file."""
+        entry = self._live.get(path)
+        base = self._bases.get(path)
+        if entry is None or base is None or entry.origin != path:
+            raise ValueError(f"{path} has no staged modification to rebase")
+        base.original_text = original_text
+        base.version = None
+        self._settle(ChangeEvent("write", path))
+
     # -- reading ------------------------------------------------------------------------
 
     def text(self, path: Path) -> StagedText | None:
