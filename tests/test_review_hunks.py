@@ -135,3 +135,36 @@ async def test_unknown_hunks_are_refused_and_nothing_is_lost(
     assert len(left) == 2
     await command(editor, "agentls.reject", {"session": session})
     assert editor.text(editor.root / "d.py") == ORIGINAL
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def vscode(
+    api: ScriptedMessagesServer, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[FakeEditor]:
+    root = tmp_path_factory.mktemp("ws")
+    env = server_env(api.base_url, tmp_path_factory.mktemp("transcripts"))
+    async with editor_session("visual-studio-code", root, env) as fake:
+        yield fake
+
+
+async def test_refactor_preview_lists_hunks_and_an_unticked_one_stays_staged(
+    vscode: FakeEditor, api: ScriptedMessagesServer
+) -> None:
+    path = vscode.root / "e.py"
+    path.write_text(ORIGINAL)
+    vscode.open(path)
+    vscode.unticked_labels = {"Hunk 2 of e.py (line 10)"}
+    api.extend(tool_turn(("write_file", {"path": "e.py", "content": CHANGED})), text_turn("ok"))
+    result = await command(vscode, "agentls.run", {"prompt": "both", "wait": True})
+    notes = vscode.edits[-1].change_annotations or {}
+    assert sorted(n.label for n in notes.values()) == [
+        "Hunk 1 of e.py (line 2)",
+        "Hunk 2 of e.py (line 10)",
+    ]
+    assert all(n.needs_confirmation for n in notes.values())
+    assert result["edit"]["applied"] is True, result["edit"]
+    assert vscode.text(path) == ORIGINAL.replace("line2 = 2", "line2 = 'two'")
+    status = await command(vscode, "agentls.status", {})
+    left = _session_status(status, result["session"])["hunks"]
+    assert [h["where"] for h in left] == ["line 10"], "the unticked hunk stays staged"
+    await command(vscode, "agentls.reject", {"session": result["session"]})

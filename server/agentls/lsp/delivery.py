@@ -227,6 +227,10 @@ async def _apply_text(
         left_out += [(uri, reason) for uri in plan.files]
         return EditOutcome(plan.files, False, reason, conflicts, left_out)
     unchanged = await _unconfirmed(ls, plan.expected, before)
+    unchanged, partly = _partly_applied(ls, changes, plan, unchanged)
+    problems += [
+        f"{uri}: some hunks applied, the hunks left unticked stay staged" for uri in partly
+    ]
     if unchanged:
         # e.g. entries unchecked in VS Code's preview, or Neovim 0.7 skipping a stale
         # versioned edit while answering applied: true — keep those changes staged
@@ -239,15 +243,41 @@ async def _apply_text(
     done = [
         change
         for change, uris in zip(plan.included, plan.uris_of, strict=True)
-        if not set(uris) & set(unchanged)
+        if not set(uris) & {*unchanged, *partly}
     ]
     changes.discard(_touched(done))
     files = already + [
-        u for u, change in zip(plan.files, plan.included, strict=True) if change in done
+        u
+        for u, change in zip(plan.files, plan.included, strict=True)
+        if change in done or u in partly
     ]
     if not files:
         return EditOutcome(plan.files, False, "; ".join(problems), conflicts, left_out)
     return EditOutcome(files, True, "; ".join(problems) or None, conflicts, left_out)
+
+
+def _partly_applied(
+    ls: AgentLanguageServer, changes: ChangeSet, plan: EditPlan, unchanged: list[str]
+) -> tuple[list[str], list[str]]:
+    """Of the documents that do not show the whole edit, those that show some of its hunks
+    (unticked in a preview that lists hunks): what they show becomes the staged change's
+    base, the unticked hunks stay staged. Returns the rest, and the partly applied URIs."""
+    from agentls.workspace.hunks import applied_part
+
+    rest: list[str] = []
+    partly: list[str] = []
+    for uri in unchanged:
+        doc = ls.open_document(uri)
+        change = next(
+            (c for c, uris in zip(plan.included, plan.uris_of, strict=True) if uri in uris),
+            None,
+        )
+        if doc is None or change is None or not applied_part(change, doc.source):
+            rest.append(uri)
+            continue
+        changes.rebase(change.path, doc.source)
+        partly.append(uri)
+    return rest, partly
 
 
 def escape_reason(ls: AgentLanguageServer, path: Path) -> str | None:

@@ -17,8 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentls.workspace.changes import Change, ChangeKind
+from agentls.workspace.merge import lines_with_endings, match_line_endings
 
-__all__ = ["FileHunks", "Hunk", "HunkSelection", "file_hunks", "select", "text_with"]
+__all__ = [
+    "FileHunks",
+    "Hunk",
+    "HunkSelection",
+    "applied_part",
+    "file_hunks",
+    "select",
+    "text_with",
+]
 
 
 @dataclass(frozen=True)
@@ -72,11 +81,22 @@ class FileHunks:
 
 
 def _lines(text: str | None) -> list[str]:
-    return [] if text is None else text.splitlines(keepends=True)
+    """Lines as LSP (and delivery's `line_hunks`) count them, so hunk N here is edit N of
+    the delivered WorkspaceEdit."""
+    return [] if text is None else lines_with_endings(text)
+
+
+def _sides(change: Change) -> tuple[list[str], list[str]]:
+    """Original and new lines; the new text in the original's line endings, as delivery
+    writes it (a CRLF file the agent wrote LF lines into is not one hunk per line)."""
+    new = change.new_text
+    if new is not None:
+        new = match_line_endings(change.original_text, new)
+    return _lines(change.original_text), _lines(new)
 
 
 def _opcodes(change: Change) -> list[tuple[str, int, int, int, int]]:
-    a, b = _lines(change.original_text), _lines(change.new_text)
+    a, b = _sides(change)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     return [op for op in matcher.get_opcodes() if op[0] != "equal"]
 
@@ -100,7 +120,7 @@ def _file(change: Change, first_id: int) -> FileHunks:
             tuple(_lines(change.new_text)),
         )
         return FileHunks(change, (hunk,), False)
-    a, b = _lines(change.original_text), _lines(change.new_text)
+    a, b = _sides(change)
     hunks = []
     for index, (_, i1, i2, j1, j2) in enumerate(_opcodes(change), start=1):
         old_start = i1 + 1 if i2 > i1 else i1
@@ -134,7 +154,7 @@ def file_hunks(changes: Sequence[Change]) -> list[FileHunks]:
 def text_with(change: Change, indices: Iterable[int]) -> str:
     """A modified file's text with only the hunks numbered `indices` (1-based) applied."""
     wanted = set(indices)
-    a, b = _lines(change.original_text), _lines(change.new_text)
+    a, b = _sides(change)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     out: list[str] = []
     index = 0
@@ -184,3 +204,27 @@ def select(changes: Sequence[Change], ids: Iterable[int]) -> HunkSelection:
         else:
             partial.append((entry, picked))
     return HunkSelection(whole, partial)
+
+
+def applied_part(change: Change, text: str) -> bool:
+    """Whether `text` is the change's original with some, not all, of its hunks applied
+    (what an editor leaves when the user unticks hunks in its preview)."""
+    if not _splits(change) or text in (change.original_text, change.new_text):
+        return False
+    assert change.original_text is not None
+    mine = {(i1, i2, tuple(b[j1:j2])) for (_, i1, i2, j1, j2), b in _with_new(change)}
+    matcher = difflib.SequenceMatcher(
+        None, _lines(change.original_text), _lines(text), autojunk=False
+    )
+    theirs = _lines(text)
+    done = [
+        (i1, i2, tuple(theirs[j1:j2]))
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    ]
+    return bool(done) and all(h in mine for h in done)
+
+
+def _with_new(change: Change) -> list[tuple[tuple[str, int, int, int, int], list[str]]]:
+    _, b = _sides(change)
+    return [(op, b) for op in _opcodes(change)]
