@@ -31,15 +31,21 @@ def cli_env(api_url: str | None, state: Path, **extra: str) -> dict[str, str]:
 
 
 def run_cli(
-    *args: str, env: dict[str, str], cwd: Path | None = None, timeout: float = CLI_TIMEOUT
+    *args: str,
+    env: dict[str, str],
+    cwd: Path | None = None,
+    timeout: float = CLI_TIMEOUT,
+    input: str | None = None,
 ) -> CliResult:
+    """`input`: what the user types (stdin); none: stdin is closed."""
     proc = subprocess.run(
         [sys.executable, "-m", "agentls", *args],
         env=env,
         cwd=cwd,
         capture_output=True,
         timeout=timeout,
-        stdin=subprocess.DEVNULL,
+        input=None if input is None else input.encode(),
+        stdin=subprocess.DEVNULL if input is None else None,
     )
     # bytes, decoded without newline translation: CRLF in a diff must survive
     return CliResult(

@@ -172,7 +172,11 @@ def _apply(args: argparse.Namespace) -> int:
     from agentls.headless.apply import apply_session
 
     workspace = Path(args.workspace) if args.workspace else None
-    return asyncio.run(apply_session(session or args.session, workspace, as_json=args.json))
+    return asyncio.run(
+        apply_session(
+            session or args.session, workspace, as_json=args.json, interactive=args.interactive
+        )
+    )
 
 
 def _trust(args: argparse.Namespace) -> int:
@@ -302,6 +306,13 @@ def add_commands(commands: Any) -> None:
         help="the project folder (default: the session's own workspace)",
     )
     apply.add_argument("--json", action="store_true", help="print the result as JSON")
+    apply.add_argument(
+        "--interactive",
+        "-i",
+        action="store_true",
+        help="ask hunk by hunk, like `git add -p`: y apply, n leave staged, r reject (with a "
+        "reason the model is told), a/d the rest, q quit",
+    )
     apply.set_defaults(handler=_apply)
 
     sessions = commands.add_parser(
