@@ -69,3 +69,12 @@ def test_the_note_names_hunk_file_lines_and_reason(tmp_path: Path) -> None:
     assert "The user rejected hunk 2 of b.py (line 10): callers use line10." in note
     bare = review_note("rejected", [hunks[0]], None, lambda p: p.name)
     assert "hunk 1 of b.py (line 2) (no reason given)" in bare
+
+
+def test_acp_parse_reads_numbers_then_the_reason() -> None:
+    from agentls.acp.hunks import parse
+
+    assert parse(" 2, 3 too risky") == ([2, 3], "too risky")
+    assert parse(" 1") == ([1], None)
+    assert parse("") == ([], None)
+    assert parse(" all of them") == ([], None)

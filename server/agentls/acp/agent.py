@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.interfaces import Client
@@ -56,6 +56,7 @@ from acp.schema import (
 )
 
 from agentls import __version__
+from agentls.acp import hunk_commands, hunks
 from agentls.acp.client import ClientLink
 from agentls.acp.delivery import write_changes
 from agentls.acp.mapping import (
@@ -73,11 +74,20 @@ from agentls.agent.permissions import PERMISSION_MODES, PermissionMode
 from agentls.errors import SessionBusy
 from agentls.host import CORE_MODULES, UnknownSession
 
+if TYPE_CHECKING:
+    from agentls.agent.session import AgentSession
+
 log = logging.getLogger(__name__)
 
 COMMANDS = [
-    AvailableCommand(name="accept", description="Write the edits this session has staged"),
-    AvailableCommand(name="reject", description="Discard the edits this session has staged"),
+    AvailableCommand(
+        name="accept",
+        description="Write the edits this session has staged (or hunks: /accept 1 3)",
+    ),
+    AvailableCommand(
+        name="reject",
+        description="Discard the staged edits (or hunks, saying why: /reject 2 too risky)",
+    ),
 ]
 
 
@@ -267,7 +277,7 @@ class AgentlsAcpAgent:
         self._announce(session)
         command = request.request.split(maxsplit=1)[0] if request.request.startswith("/") else ""
         if command in ("/accept", "/reject"):
-            await self._staged_command(session, command)
+            await self._staged_command(session, command, request.request[len(command) :])
             return PromptResponse(stop_reason="end_turn")
         if not await workspace.trust.settle(session):  # the trust question: the run waits
             await self.link.flush()
@@ -340,7 +350,8 @@ class AgentlsAcpAgent:
         if workspace.problems:
             link.send(session.id, _message(_problems(workspace)))
 
-    async def _staged_command(self, session: AcpSession, command: str) -> None:
+    async def _staged_command(self, session: AcpSession, command: str, argument: str) -> None:
+        """`/accept`, `/reject`: the whole staged set, or with numbers, those hunks."""
         core = session.workspace.host.sessions.get(session.id)
         if core is None:  # not prompted yet
             self.link.send(session.id, _message("No edits are staged in this session."))
@@ -349,8 +360,13 @@ class AgentlsAcpAgent:
         if core.running:
             raise RequestError(-32603, f"session {session.id} is running; cancel it or wait", {})
         changes = core.changes
+        ids, reason = hunks.parse(argument)
         if changes.is_empty():
             self.link.send(session.id, _message("No edits are staged in this session."))
+        elif ids:
+            self.link.send(
+                session.id, _message(await self._hunks(session, core, command, ids, reason))
+            )
         elif command == "/reject":
             paths = changes.discard()
             self.link.send(
@@ -367,6 +383,21 @@ class AgentlsAcpAgent:
                 text += f" {outcome.reason}"
             self.link.send(session.id, _message(text))
         await self.link.flush()
+
+    async def _hunks(
+        self,
+        session: AcpSession,
+        core: AgentSession,
+        command: str,
+        ids: list[int],
+        reason: str | None,
+    ) -> str:
+        try:
+            if command == "/reject":
+                return hunk_commands.reject(session.workspace, core, ids, reason)
+            return await hunk_commands.accept(session.workspace, core, ids, reason)
+        except ValueError as exc:  # no such hunk: say so, change nothing
+            return str(exc)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)

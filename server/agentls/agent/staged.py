@@ -151,3 +151,16 @@ def file_note(
     listed = ", ".join(relative(p) for p in paths) or "the staged changes"
     said = reason.strip()
     return f"<system-reminder>The user {action} the change to {listed}: {said}</system-reminder>"
+
+
+def relative_to(roots: Iterable[Path]) -> Callable[[Path], str]:
+    """A path as the user knows it: relative to the workspace root that holds it."""
+    folders = list(roots)
+
+    def relative(path: Path) -> str:
+        for root in folders:
+            if path.is_relative_to(root):
+                return path.relative_to(root).as_posix()
+        return str(path)
+
+    return relative

@@ -16,11 +16,11 @@ b.py (lines 3-4): <reason>"), so a continued session does not redo what the user
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from agentls.agent.staged import file_note, review_note
+from agentls.agent.staged import file_note, relative_to, review_note
 from agentls.host import EditOutcome
 from agentls.lsp.delivery import (
     _apply_now,
@@ -31,7 +31,7 @@ from agentls.lsp.delivery import (
     uri_of,
 )
 from agentls.workspace.changes import ChangeSet
-from agentls.workspace.hunks import FileHunks, Hunk, select, text_with
+from agentls.workspace.hunks import FileHunks, Hunk, drop, part, select
 
 if TYPE_CHECKING:
     from agentls.agent.results import HunksAcceptPayload, RejectPayload
@@ -82,13 +82,9 @@ async def _accept_part(
         current = next((c for c in changes.entries() if c.path == path), None)
         if current != entry.change:
             return EditOutcome([uri], False, CHANGED, left_out=[(uri, CHANGED)])
-        partial = text_with(entry.change, [h.index for h in picked])
-        part = ChangeSet()
-        part.stage_write(
-            path, partial, entry.change.original_text, entry.change.base_version, existed=True
-        )
-        outcome = await _apply_now(ls, part, part.entries(), label, confirm=False)
-        if part.is_empty():  # the editor applied it (or already showed it)
+        only, partial = part(entry, picked)
+        outcome = await _apply_now(ls, only, only.entries(), label, confirm=False)
+        if only.is_empty():  # the editor applied it (or already showed it)
             changes.rebase(path, partial)
     return outcome
 
@@ -99,24 +95,11 @@ def reject_hunks(
     """Drop the hunks `ids` from a session's staged diff and tell the model why."""
     changes = ls.host.changes_of(session_id)
     selection = select(changes.entries(), ids)
-    touched: list[Path] = []
-    if selection.whole:
-        touched += changes.discard([p for e in selection.whole for p in _paths(e)])
-    for entry, picked in selection.partial:
-        change = entry.change
-        keep = [h.index for h in entry.hunks if h not in picked]
-        changes.stage_write(
-            change.path,
-            text_with(change, keep),
-            change.original_text,
-            change.base_version,
-            existed=True,
-        )
-        touched.append(change.path)
+    touched = drop(changes, selection)
     tell(ls, session_id, review_note("rejected", selection.hunks, reason, _relative(ls)))
     result: RejectPayload = {
         "session": session_id,
-        "files": [uri_of(ls, p) for p in dict.fromkeys(touched)],
+        "files": [uri_of(ls, p) for p in touched],
         "hunks": [h.id for h in selection.hunks],
     }
     announce(ls, session_id, "reject", result)
@@ -149,23 +132,5 @@ def tell(ls: AgentLanguageServer, session_id: str, note: str) -> None:
     ls.host.session(session_id).tell_model(note)
 
 
-def _paths(entry: FileHunks) -> list[Path]:
-    change = entry.change
-    return [change.path] if change.old_path is None else [change.old_path, change.path]
-
-
-def _relative(ls: AgentLanguageServer) -> _Relative:
-    return _Relative(ls.host.workspace.roots)
-
-
-class _Relative:
-    """A path as the user knows it: relative to the workspace root that holds it."""
-
-    def __init__(self, roots: Iterable[Path]) -> None:
-        self.roots = list(roots)
-
-    def __call__(self, path: Path) -> str:
-        for root in self.roots:
-            if path.is_relative_to(root):
-                return path.relative_to(root).as_posix()
-        return str(path)
+def _relative(ls: AgentLanguageServer) -> Callable[[Path], str]:
+    return relative_to(ls.host.workspace.roots)

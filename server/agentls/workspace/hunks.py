@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentls.workspace.changes import Change, ChangeKind
+from agentls.workspace.changes import Change, ChangeKind, ChangeSet
 from agentls.workspace.merge import lines_with_endings, match_line_endings
 
 __all__ = [
@@ -24,7 +24,9 @@ __all__ = [
     "Hunk",
     "HunkSelection",
     "applied_part",
+    "drop",
     "file_hunks",
+    "part",
     "select",
     "text_with",
 ]
@@ -228,3 +230,38 @@ def applied_part(change: Change, text: str) -> bool:
 def _with_new(change: Change) -> list[tuple[tuple[str, int, int, int, int], list[str]]]:
     _, b = _sides(change)
     return [(op, b) for op in _opcodes(change)]
+
+
+def drop(changes: ChangeSet, selection: HunkSelection) -> list[Path]:
+    """Unstage the selected hunks (whole files discarded, others restaged without them);
+    returns the paths touched."""
+    touched: list[Path] = []
+    if selection.whole:
+        touched += changes.discard([p for e in selection.whole for p in _paths(e.change)])
+    for entry, picked in selection.partial:
+        change = entry.change
+        keep = [h.index for h in entry.hunks if h not in picked]
+        changes.stage_write(
+            change.path,
+            text_with(change, keep),
+            change.original_text,
+            change.base_version,
+            existed=True,
+        )
+        touched.append(change.path)
+    return list(dict.fromkeys(touched))
+
+
+def part(entry: FileHunks, picked: Sequence[Hunk]) -> tuple[ChangeSet, str]:
+    """A changeset holding only the picked hunks of one modified file (to deliver them),
+    and the text the file has once they are applied (`ChangeSet.rebase` the real one to it
+    when delivered)."""
+    change = entry.change
+    partial = text_with(change, [h.index for h in picked])
+    only = ChangeSet()
+    only.stage_write(change.path, partial, change.original_text, change.base_version, existed=True)
+    return only, partial
+
+
+def _paths(change: Change) -> list[Path]:
+    return [change.path] if change.old_path is None else [change.old_path, change.path]
