@@ -245,6 +245,9 @@ class AcpWorkspace:
         if self.safety is not None:
             run_command = RunCommand.from_settings(self.safety.run_command, self.safety.redactor)
         lint, tests = check_entries(self.config)
+        from agentls.tools.after_edit import set_checks
+
+        set_checks(self.host.workspace, self.config.current.checks)
         return builtin_tools(
             lint=LintConfig(entries=lint), tests=TestConfig(entries=tests), run_command=run_command
         )

@@ -121,6 +121,9 @@ def session_tools(ls: AgentLanguageServer) -> list[Any]:
     if ls.safety is not None:
         run_command = RunCommand.from_settings(ls.safety.run_command, ls.safety.redactor)
     lint, tests = check_entries(ls.config)
+    from agentls.tools.after_edit import set_checks
+
+    set_checks(ls.host.workspace, ls.config.current.checks)
     return builtin_tools(
         lint=LintConfig(entries=lint),
         tests=TestConfig(entries=tests),
