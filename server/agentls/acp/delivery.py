@@ -139,6 +139,7 @@ async def write_changes(
         uri = change.path.as_uri()
         problem = await _write_one(workspace, session_id, change)
         if problem is None:
+            changes.record_applied([change])
             written.append(uri)
             done.extend(p for p in (change.path, change.old_path) if p is not None)
             continue

@@ -47,6 +47,7 @@ async def _accept_part(
     only, partial = part(entry, picked)
     outcome = await write_changes(workspace, session.id, only, only.entries())
     if only.is_empty():  # written: the rest of the file stays staged on top of it
+        session.changes.record_applied(only.applied)
         session.changes.rebase(entry.change.path, partial)
     return outcome
 

@@ -210,10 +210,33 @@ class SessionStatusPayload(TypedDict):
     staged: list[str]
     hunks: list[HunkPayload]
     """The staged diff, hunk by hunk (ids for `agentls.accept`/`agentls.reject`)."""
+    history: list[TurnPayload]
+    """The session's turns with their prompts and files (for `agentls.rewind`)."""
     todos: list[TodoPayload]
     """The agent's todo list (`todo_write`), in order."""
     transcript: str
     state_file: str | None
+
+
+class TurnPayload(TypedDict):
+    """One turn (a prompt and its run) in `agentls.status`: what `agentls.rewind` takes."""
+
+    turn: int
+    prompt: str
+    files: list[str]
+    """Files this turn changed (staged or applied)."""
+
+
+class RewindPayload(TypedDict):
+    """`agentls.rewind`: what the session went back to."""
+
+    session: str
+    turn: int
+    dropped: list[TurnPayload]
+    """The later turns, now gone from the history."""
+    staged: list[str]
+    reverted: list[str]
+    """Files whose applied changes are reversed (staged, delivered like any edit)."""
 
 
 class StartingSessionPayload(TypedDict):

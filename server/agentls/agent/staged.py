@@ -38,7 +38,11 @@ class StagedChange(BaseModel):
 
 
 def snapshot(changes: ChangeSet) -> list[StagedChange]:
-    return [_entry(change) for change in changes.entries()]
+    return snapshot_entries(changes.entries())
+
+
+def snapshot_entries(entries: Iterable[Change]) -> list[StagedChange]:
+    return [_entry(change) for change in entries]
 
 
 def _entry(change: Change) -> StagedChange:

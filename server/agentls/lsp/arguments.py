@@ -53,6 +53,11 @@ class EditArgs(_Args):
     """Why: it reaches the model with the session's next request."""
 
 
+class RewindArgs(_Args):
+    session: str
+    turn: int = Field(ge=1)
+
+
 class ToolArgs(_Args):
     name: str = Field(min_length=1)
     input: dict[str, Any] = Field(default_factory=dict)

@@ -22,6 +22,7 @@ import logging
 import os
 import weakref
 from collections.abc import AsyncIterator, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -245,6 +246,7 @@ async def _apply_text(
         for change, uris in zip(plan.included, plan.uris_of, strict=True)
         if not set(uris) & {*unchanged, *partly}
     ]
+    changes.record_applied(done)
     changes.discard(_touched(done))
     files = already + [
         u
@@ -275,6 +277,7 @@ def _partly_applied(
         if doc is None or change is None or not applied_part(change, doc.source):
             rest.append(uri)
             continue
+        changes.record_applied([replace(change, new_text=doc.source)])
         changes.rebase(change.path, doc.source)
         partly.append(uri)
     return rest, partly
@@ -324,6 +327,7 @@ def _already_applied(
                 applied.append(change)
                 continue
         remaining.append(change)
+    changes.record_applied(applied)
     changes.discard(_touched(applied))
     return remaining, [uri_of(ls, c.path) for c in applied]
 

@@ -85,6 +85,7 @@ async def _accept_part(
         only, partial = part(entry, picked)
         outcome = await _apply_now(ls, only, only.entries(), label, confirm=False)
         if only.is_empty():  # the editor applied it (or already showed it)
+            changes.record_applied(only.applied)
             changes.rebase(path, partial)
     return outcome
 
