@@ -99,3 +99,35 @@ async def test_an_unknown_hunk_number_is_said_and_changes_nothing(
     assert "no staged hunk 9" in client.editor.text(session)
     await prompt(client, session, "/accept")
     assert (root / "b.py").read_text() == CHANGED
+
+
+async def test_rewind_slash_command_lists_turns_and_goes_back(
+    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    root = write_project(tmp_path / "proj", {"b.py": ORIGINAL})
+    session = await new_session(client, root)
+    client.editor.answers[:] = ["keep"]
+    api.extend(
+        tool_turn(("write_file", {"path": "one.py", "content": "ONE = 1\n"})), text_turn("1")
+    )
+    await prompt(client, session, "first: make one.py")
+    client.editor.answers[:] = ["keep"]
+    api.extend(
+        tool_turn(("write_file", {"path": "two.py", "content": "TWO = 2\n"})), text_turn("2")
+    )
+    await prompt(client, session, "second: make two.py")
+    await prompt(client, session, "/rewind")
+    shown = client.editor.text(session)
+    assert "1. first: make one.py — one.py" in shown
+    assert "2. second: make two.py — two.py" in shown
+    await prompt(client, session, "/rewind 1")
+    assert "Dropped turn 2: second: make two.py" in client.editor.text(session)
+    api.extend(text_turn("ok"))
+    client.editor.answers[:] = ["keep"]
+    await prompt(client, session, "go on")
+    sent = json.dumps(api.message_requests[-1].json["messages"])
+    assert "first: make one.py" in sent
+    assert "second: make two.py" not in sent
+    await prompt(client, session, "/accept")
+    assert (root / "one.py").exists()
+    assert not (root / "two.py").exists()

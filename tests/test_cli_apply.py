@@ -153,3 +153,26 @@ def test_interactive_apply_at_end_of_input_leaves_everything_staged(
     assert quit_early.code == 0, quit_early.stderr
     assert (root / "values.py").read_text() == VALUES
     assert json.loads(run_cli("sessions", "-w", str(root), "--json", env=env).stdout)[0]["hunks"]
+
+
+def test_rewind_lists_turns_and_goes_back_to_one(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    root = write_tree(tmp_path / "ws", {"values.py": VALUES})
+    env = cli_env(api.base_url, tmp_path / "state")
+    session = _dry_run(api, root, env, _edit("v1 = 1\n", "v1 = 100\n"))
+    api.extend(tool_turn(_edit("v2 = 2\n", "v2 = 200\n")), text_turn("done"))
+    again = run_cli("resume", session, "now v2", "-w", str(root), "--json", env=env)
+    assert again.code == 0, again.stderr
+    listed = run_cli("rewind", session, env=env)
+    assert listed.code == 0, listed.stderr
+    assert "1. change it" in listed.stdout
+    assert "2. now v2" in listed.stdout
+    back = run_cli("rewind", session, "--turn", "1", env=env)
+    assert back.code == 0, back.stderr
+    assert "dropped: turn 2: now v2" in back.stdout
+    applied = run_cli("apply", session, env=env)
+    assert applied.code == 0, applied.stdout + applied.stderr
+    text = (root / "values.py").read_text()
+    assert "v1 = 100" in text
+    assert "v2 = 2\n" in text

@@ -85,6 +85,10 @@ COMMANDS = [
         description="Write the edits this session has staged (or hunks: /accept 1 3)",
     ),
     AvailableCommand(
+        name="rewind",
+        description="List the turns, or go back to the end of one (/rewind 2)",
+    ),
+    AvailableCommand(
         name="reject",
         description="Discard the staged edits (or hunks, saying why: /reject 2 too risky)",
     ),
@@ -278,6 +282,11 @@ class AgentlsAcpAgent:
         command = request.request.split(maxsplit=1)[0] if request.request.startswith("/") else ""
         if command in ("/accept", "/reject"):
             await self._staged_command(session, command, request.request[len(command) :])
+            return PromptResponse(stop_reason="end_turn")
+        if command == "/rewind":
+            text = hunk_commands.rewind(session.workspace, session.id, request.request[7:])
+            self.link.send(session.id, _message(text))
+            await self.link.flush()
             return PromptResponse(stop_reason="end_turn")
         if not await workspace.trust.settle(session):  # the trust question: the run waits
             await self.link.flush()

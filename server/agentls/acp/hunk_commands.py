@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from agentls.acp.delivery import write_changes
 from agentls.agent.staged import relative_to, review_note
+from agentls.errors import SessionBusy
 from agentls.host import EditOutcome
 from agentls.workspace.hunks import FileHunks, Hunk, drop, part, select
 
@@ -67,3 +68,34 @@ def reject(
 def _names(hunks: list[Hunk], roots: list[Path]) -> str:
     relative = relative_to(roots)
     return ", ".join(f"hunk {h.id} ({relative(h.path)}, {h.where()})" for h in hunks)
+
+
+def rewind(workspace: AcpWorkspace, session_id: str, argument: str) -> str:
+    """`/rewind`: the turns with their prompts and files; `/rewind N`: back to the end of
+    turn N (the reverse of changes written since is staged: `/accept` writes it)."""
+    core = workspace.host.sessions.get(session_id)
+    if core is None:
+        return "This session has no turns yet."
+    relative = relative_to(workspace.host.workspace.roots)
+    text = argument.strip()
+    if not text:
+        turns = core.turn_list()
+        if not turns:
+            return "This session has no turns yet."
+        lines = []
+        for t in turns:
+            files = ", ".join(relative(Path(f)) for f in t["files"]) or "no files"
+            lines.append(f"{t['turn']}. {t['prompt']} — {files}")
+        return "\n".join(lines)
+    if not text.isdigit():
+        return "Give the turn to go back to: /rewind 2 (/rewind alone lists the turns)."
+    try:
+        result = core.rewind(int(text))
+    except (ValueError, SessionBusy) as exc:
+        return str(exc)
+    lines = [f"Back at the end of turn {result['turn']}."]
+    lines += [f"Dropped turn {d['turn']}: {d['prompt']}" for d in result["dropped"]]
+    if result["reverted"]:
+        names = ", ".join(relative(Path(p)) for p in result["reverted"])
+        lines.append(f"Changes written since are staged in reverse ({names}): /accept writes them.")
+    return "\n".join(lines)
