@@ -36,7 +36,7 @@ from acp.schema import (
 )
 
 from agentls.acp.approvals import ask_client
-from agentls.acp.hunks import hunk_hint, review_content
+from agentls.acp.hunks import checks_content, hunk_hint, review_content
 from agentls.errors import WorkspaceError
 from agentls.host import EditOutcome
 from agentls.workspace.changes import Change, ChangeSet
@@ -87,6 +87,9 @@ async def _review(
     call_id = f"review-{uuid.uuid4().hex[:12]}"
     title = f"Apply the changes to {len(entries)} file(s)? ({summary}){hunk_hint(entries)}"
     diffs = review_content(entries, workspace.host.workspace.roots)
+    handle = workspace.host.runs.get(session_id)
+    if handle is not None and handle.checks:
+        diffs.insert(0, checks_content(handle.checks, workspace.host.workspace.roots))
     locations = [ToolCallLocation(path=str(c.path)) for c in entries]
     link = workspace.link
     link.send(

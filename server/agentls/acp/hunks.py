@@ -10,6 +10,7 @@ from pathlib import Path
 
 from acp.schema import ContentToolCallContent, FileEditToolCallContent, TextContentBlock
 
+from agentls.agent.results import FileCheckPayload
 from agentls.agent.staged import relative_to
 from agentls.workspace.changes import Change
 from agentls.workspace.hunks import file_hunks
@@ -64,6 +65,13 @@ def review_content(entries: list[Change], roots: list[Path]) -> list[ReviewConte
 
 def _label(text: str) -> ContentToolCallContent:
     return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
+
+
+def checks_content(checks: list[FileCheckPayload], roots: list[Path]) -> ContentToolCallContent:
+    """The checks before review, one line per file ("b.py: 1 new error: b.py:3 …")."""
+    relative = relative_to(roots)
+    lines = [f"{relative(Path(c['path']))}: {c['summary']}" for c in checks]
+    return _label("Checks before review:\n" + "\n".join(lines))
 
 
 def hunk_hint(entries: list[Change]) -> str:

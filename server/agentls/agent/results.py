@@ -64,6 +64,22 @@ class EditPayload(TypedDict):
     """Each file that was not applied (it stays staged), with the reason."""
 
 
+class FileCheckPayload(TypedDict):
+    """One staged file checked before review (`checks.beforeReview`)."""
+
+    path: str
+    checked: bool
+    """False: not checked (`summary` says why: not ready in time, a failure)."""
+    new_errors: int
+    new_warnings: int
+    resolved: int
+    problems: list[str]
+    """The new problems, `file:line severity: message (code)`."""
+    summary: str
+    """E.g. "0 new errors", "1 new error: b.py:3 Argument of type…"."""
+    source: str
+
+
 class RunPayload(TypedDict):
     """`agentls.run {wait: true}` / `agentls.ask` result, and the CLI's `--json` output."""
 
@@ -74,6 +90,8 @@ class RunPayload(TypedDict):
     usage: UsagePayload | UsageDict | dict[str, int]
     """The run's tokens and cost (`UsagePayload`); empty when the run never started."""
     edit: NotRequired[EditPayload | None]
+    checks: NotRequired[list[FileCheckPayload]]
+    """The staged files checked before review (`checks.beforeReview`)."""
     turns: NotRequired[int]
     transcript: NotRequired[str]
     error: NotRequired[str]

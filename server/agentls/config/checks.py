@@ -183,3 +183,9 @@ class ChecksSettings(SettingsModel):
     after_edit_seconds: float = Field(default=3.0, gt=0, le=60)
     """Longest wait for one source's answer after an edit; a late source is named as "not
     ready in time" and the edit goes on."""
+    before_review: bool = True
+    """When a run ends with staged edits, check each staged file (new diagnostics against
+    the file before the session) and show the result per file where the edits are reviewed
+    (the run result's `checks`, the CLI, ACP's review question)."""
+    before_review_seconds: float = Field(default=20.0, gt=0, le=300)
+    """Longest wait for one file's check before review ("not ready in time" past it)."""

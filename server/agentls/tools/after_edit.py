@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentls.agent.context import ToolContext
+from agentls.agent.results import FileCheckPayload
 from agentls.codeintel.model import Answer, Diagnostic, Document, Overlay
 from agentls.codeintel.service import NoSource, code_intel_for
 from agentls.codeintel.views import document_of, overlay_of
@@ -64,34 +65,66 @@ def _key(diagnostic: Diagnostic) -> Key:
     return (diagnostic.severity, diagnostic.message, diagnostic.code)
 
 
+@dataclass(frozen=True)
+class FileProblems:
+    """One staged file checked against its baseline."""
+
+    path: Path
+    new: list[Diagnostic]
+    resolved: int
+    source: str
+    unchecked: str = ""
+    """Why it could not be checked ("not ready in time", a failure); "" when checked."""
+
+
+async def file_problems(
+    workspace: Workspace, changes: ChangeSet, path: Path, seconds: float
+) -> FileProblems | None:
+    """The problems the staged change to `path` introduced; None when there is nothing to
+    check (not staged, deleted, not text, no source covers it)."""
+    change = next((c for c in changes.entries() if c.path == path), None)
+    if change is None or change.kind == "delete":
+        return None
+    try:
+        after = document_of(workspace, path, changes)
+    except (WorkspaceError, ToolError):
+        return None
+    overlay = overlay_of(workspace, changes)
+    base = change.original_text if change.kind != "create" else None
+    baseline = await _baseline(workspace, changes, after, base, overlay, seconds)
+    if isinstance(baseline, str):
+        return FileProblems(path, [], 0, "", baseline) if baseline else None
+    found = await _check(workspace, changes, after, overlay, seconds)
+    if isinstance(found, str):
+        return FileProblems(path, [], 0, "", found) if found else None
+    return _compare(path, found, baseline)
+
+
 async def problems_note(ctx: ToolContext, path: Path) -> str:
     """The lines to add to a write tool's result: new problems, resolved count, or which
     source was not ready in time; "" when the edit introduced nothing (or checks are off)."""
     settings = checks_of(ctx.workspace)
-    change = next((c for c in ctx.changes.entries() if c.path == path), None)
-    if settings.after_edit == "off" or change is None or change.kind == "delete":
+    if settings.after_edit == "off":
         return ""
-    try:
-        after = document_of(ctx.workspace, path, ctx.changes)
-    except (WorkspaceError, ToolError):
+    found = await file_problems(ctx.workspace, ctx.changes, path, settings.after_edit_seconds)
+    if found is None:
         return ""
-    overlay = overlay_of(ctx.workspace, ctx.changes)
-    base = change.original_text if change.kind != "create" else None
-    baseline = await _baseline(ctx, after, base, overlay, settings.after_edit_seconds)
-    if isinstance(baseline, str):
-        return baseline
-    found = await _check(ctx, after, overlay, settings.after_edit_seconds)
-    if isinstance(found, str):
-        return found
-    return _report(ctx, found, baseline)
+    if found.unchecked:
+        return found.unchecked
+    return _report(ctx.workspace, found)
 
 
 async def _baseline(
-    ctx: ToolContext, after: Document, base: str | None, overlay: Overlay, seconds: float
+    workspace: Workspace,
+    changes: ChangeSet,
+    after: Document,
+    base: str | None,
+    overlay: Overlay,
+    seconds: float,
 ) -> Counter[Key] | str:
     """The file's problems before the session changed it (`base`: its text then; None: it
     did not exist), checked once per session and base text."""
-    known = _BASELINES.setdefault(ctx.changes, _Baselines({})).keys
+    known = _BASELINES.setdefault(changes, _Baselines({})).keys
     key = (after.path, base)
     if key in known:
         return known[key]
@@ -102,7 +135,7 @@ async def _baseline(
     then = Overlay(
         {**overlay.texts, after.path: base}, overlay.staged - {after.path}, overlay.deleted
     )
-    found = await _check(ctx, doc, then, seconds)
+    found = await _check(workspace, changes, doc, then, seconds)
     if isinstance(found, str):
         return found
     known[key] = Counter(_key(d) for d in found.value if d.severity in REPORTED)
@@ -122,16 +155,16 @@ def _settled(pending: set[asyncio.Future[object]], task: asyncio.Future[object])
 
 
 async def _check(
-    ctx: ToolContext, doc: Document, overlay: Overlay, seconds: float
+    workspace: Workspace, changes: ChangeSet, doc: Document, overlay: Overlay, seconds: float
 ) -> Answer[list[Diagnostic]] | str:
     """One file's diagnostics from the first source that covers it, within `seconds`."""
-    intel = code_intel_for(ctx.workspace)
+    intel = code_intel_for(workspace)
     task: asyncio.Future[object] = asyncio.ensure_future(intel.diagnostics([doc], overlay))
     try:
         checked = await asyncio.wait_for(asyncio.shield(task), seconds)
     except TimeoutError:
         # let it finish (a cold language server keeps starting for the next edit)
-        pending = _PENDING.setdefault(ctx.changes, set())
+        pending = _PENDING.setdefault(changes, set())
         pending.add(task)
         task.add_done_callback(lambda t: _settled(pending, t))
         return f"Problems check: not ready in time ({seconds:g} s); the edit is staged unchecked."
@@ -144,7 +177,7 @@ async def _check(
     return checked[0].answer  # type: ignore[no-any-return]
 
 
-def _report(ctx: ToolContext, answer: Answer[list[Diagnostic]], baseline: Counter[Key]) -> str:
+def _compare(path: Path, answer: Answer[list[Diagnostic]], baseline: Counter[Key]) -> FileProblems:
     left = Counter(baseline)
     new: list[Diagnostic] = []
     for diagnostic in sorted(answer.value, key=lambda d: d.span.start):
@@ -155,13 +188,17 @@ def _report(ctx: ToolContext, answer: Answer[list[Diagnostic]], baseline: Counte
             left[key] -= 1
         else:
             new.append(diagnostic)
-    resolved = sum(left.values())
+    return FileProblems(path, new, sum(left.values()), answer.source)
+
+
+def _report(workspace: Workspace, found: FileProblems) -> str:
+    new, resolved = found.new, found.resolved
     if not new and not resolved:
         return ""
     lines = []
     if new:
         count = f"{len(new)} new problem{'s' if len(new) != 1 else ''}"
-        listed = [_line(ctx, d) for d in new[:MAX_LISTED]]
+        listed = [_line(workspace, d) for d in new[:MAX_LISTED]]
         more = [f"… and {len(new) - MAX_LISTED} more"] if len(new) > MAX_LISTED else []
         if len(listed) == 1:
             lines.append(f"{count}: {listed[0]}")
@@ -169,12 +206,49 @@ def _report(ctx: ToolContext, answer: Answer[list[Diagnostic]], baseline: Counte
             lines += [f"{count}:", *(f"- {item}" for item in listed + more)]
     if resolved:
         lines.append(f"{resolved} problem{'s' if resolved != 1 else ''} resolved.")
-    lines.append(f"(checked by {answer.source})")
+    lines.append(f"(checked by {found.source})")
     return "\n".join(lines)
 
 
-def _line(ctx: ToolContext, diagnostic: Diagnostic) -> str:
-    where = f"{ctx.workspace.display(diagnostic.path)}:{diagnostic.span.start.line + 1}"
+def _line(workspace: Workspace, diagnostic: Diagnostic) -> str:
+    where = f"{workspace.display(diagnostic.path)}:{diagnostic.span.start.line + 1}"
     code = f" ({diagnostic.code})" if diagnostic.code else ""
     message = " ".join(diagnostic.message.split())
     return f"{where} {diagnostic.severity}: {message}{code}"
+
+
+async def changeset_checks(workspace: Workspace, changes: ChangeSet) -> list[FileCheckPayload]:
+    """Each staged file checked against its baseline (`checks.beforeReview`), in staging
+    order; files no source covers are left out."""
+    settings = checks_of(workspace)
+    if not settings.before_review:
+        return []
+    results: list[FileCheckPayload] = []
+    for path in changes.changed_paths():
+        found = await file_problems(workspace, changes, path, settings.before_review_seconds)
+        if found is not None:
+            results.append(_payload(workspace, found))
+    return results
+
+
+def _payload(workspace: Workspace, found: FileProblems) -> FileCheckPayload:
+    errors = [d for d in found.new if d.severity == "error"]
+    warnings = [d for d in found.new if d.severity == "warning"]
+    problems = [_line(workspace, d) for d in found.new]
+    if found.unchecked:
+        summary = found.unchecked
+    elif errors:
+        first = _line(workspace, errors[0])
+        summary = f"{len(errors)} new error{'s' if len(errors) != 1 else ''}: {first}"
+    else:
+        summary = "0 new errors" + (f", {len(warnings)} new warning(s)" if warnings else "")
+    return {
+        "path": str(found.path),
+        "checked": not found.unchecked,
+        "new_errors": len(errors),
+        "new_warnings": len(warnings),
+        "resolved": found.resolved,
+        "problems": problems,
+        "summary": summary,
+        "source": found.source,
+    }
