@@ -34,3 +34,5 @@ def test_agentls_diff_rejects_and_accepts_the_hunk_under_the_cursor(version: str
         "The user rejected hunk 2 of hello.py (line 5): keep the call, it is public"
         in result["last_message"]
     )
+    # :AgentlsRewind lists the turns with their prompts and files
+    assert result["turns_shown"] == ["1. Rename greet — hello.py", "2. go on — no files"]

@@ -551,6 +551,7 @@ class AgentHost:
                     mode=handle.mode,
                     attachments=handle.attachments,
                     command=handle.command,
+                    title=handle.request,
                 )
             outcome = await self._deliver_at_end(session, handle, result)
             payload = result.to_dict()

@@ -50,7 +50,35 @@ return function(h)
     return log.sessions[session] and log.sessions[session].running == false
       and (log.sessions[session].text or ""):find("Understood", 1, true) ~= nil
   end)
+  -- :AgentlsRewind without a turn: the turns, picked with vim.ui.select (turn 1 here)
+  local shown = nil
+  vim.ui.select = function(items, opts, on_choice)
+    shown = {}
+    for _, item in ipairs(items) do
+      table.insert(shown, opts.format_item(item))
+    end
+    vim.defer_fn(function()
+      on_choice(items[1])
+    end, 10)
+  end
+  -- the second run's text can arrive before its end: wait until both turns are listed
+  local rewind = require("agentls.rewind")
+  local listed = 0
+  h.wait_for("two turns listed", 20000, function()
+    rewind.turns(session, function(turns)
+      listed = #turns
+    end)
+    vim.wait(200, function()
+      return listed == 2
+    end, 20)
+    return listed == 2
+  end)
+  vim.cmd("AgentlsRewind")
+  h.wait_for("rewound", 10000, function()
+    return h.notified("is back at the end of turn 1")
+  end)
   return {
+    turns_shown = shown,
     session = session,
     hunks_before = hunks_before,
     under_cursor = under_cursor and { index = under_cursor.index, where = under_cursor.where } or vim.NIL,

@@ -134,6 +134,8 @@ class Conversation:
         self.context = cx.ContextState()
         self.checkpoints: list[rewind.Checkpoint] = []
         """The end of each turn (prompt and run), for `rewind`."""
+        self.turn_title = ""
+        """The current turn's prompt as the user typed it (without the host's context)."""
         self.reminders: list[TextBlockParam] = []
         """Notes for the model, sent with the next prompt (e.g. after a restart)."""
         self.todos: list[TodoItem] = []
@@ -232,7 +234,7 @@ class Conversation:
 
     # --- runs, turns and status -----------------------------------------------------------
 
-    def begin_run(self, prompt: str) -> asyncio.Event:
+    def begin_run(self, prompt: str, title: str = "") -> asyncio.Event:
         """Mark a run as started (`SessionBusy` if one is); returns its cancel event."""
         if self._cancel is not None or self.context.compacting:
             raise SessionBusy(f"session {self.id} is already running; cancel it or wait")
@@ -241,6 +243,7 @@ class Conversation:
         if not self.first_prompt:
             self.first_prompt = prompt
         self.last_prompt = prompt
+        self.turn_title = title or prompt
         self.runs += 1
         self.accounting.start_run()
         self.set_status("running")
@@ -252,7 +255,7 @@ class Conversation:
         tally = self.accounting.end_run()
         previous = self.checkpoints[-1] if self.checkpoints else None
         turn = len(self.checkpoints) + 1
-        self.checkpoints.append(self._checkpoint(turn, self.last_prompt, previous))
+        self.checkpoints.append(self._checkpoint(turn, self.turn_title, previous))
         self.set_status(status)
         return tally
 
