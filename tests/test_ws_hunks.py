@@ -78,3 +78,23 @@ def test_acp_parse_reads_numbers_then_the_reason() -> None:
     assert parse(" 1") == ([1], None)
     assert parse("") == ([], None)
     assert parse(" all of them") == ([], None)
+
+
+def test_rewind_reverses_applied_changes_one_by_one_after_a_reload(tmp_path: Path) -> None:
+    """Two applied changes to one file, saved and loaded: rewinding past the second only
+    stages its own reverse (B ← C), not the pair merged (A ← C)."""
+    from agentls.agent.rewind import reverse
+    from agentls.agent.staged import change_of, snapshot_entries
+    from agentls.workspace.changes import Change
+
+    path = tmp_path / "v.py"
+    applied = [
+        Change("modify", path, None, "A\n", "B\n"),
+        Change("modify", path, None, "B\n", "C\n"),
+    ]
+    loaded = [change_of(e) for e in snapshot_entries(applied)]
+    assert loaded == applied
+    into = ChangeSet()
+    reverse(loaded[1:], into)
+    (change,) = into.entries()
+    assert (change.original_text, change.new_text) == ("C\n", "B\n")

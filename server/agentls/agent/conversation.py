@@ -505,7 +505,7 @@ class Conversation:
         self.todos = todo_list.parse_todos(state.todos)
         self.reminders.extend(text_block(note) for note in state.reminders)
         self.checkpoints = list(state.checkpoints)
-        self.changes.applied = staged.restore(state.applied).entries() if state.applied else []
+        self.changes.applied = [staged.change_of(entry) for entry in state.applied]
         if state.staged is not None:
             staged.restore(state.staged, into=self.changes)
         elif state.staged_paths:

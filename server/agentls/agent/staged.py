@@ -55,6 +55,17 @@ def _entry(change: Change) -> StagedChange:
     )
 
 
+def change_of(entry: StagedChange) -> Change:
+    """One saved change as it was (not merged with others, as `restore` does)."""
+    return Change(
+        kind=entry.kind,
+        path=Path(entry.path),
+        old_path=None if entry.old_path is None else Path(entry.old_path),
+        original_text=entry.original_text,
+        new_text=entry.new_text,
+    )
+
+
 def restore(entries: Iterable[StagedChange], into: ChangeSet | None = None) -> ChangeSet:
     """Stage `entries` again, in their order (the order they were first staged in)."""
     changes = into if into is not None else ChangeSet()
