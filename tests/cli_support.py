@@ -42,15 +42,18 @@ def run_cli(
     cwd: Path | None = None,
     timeout: float = CLI_TIMEOUT,
     python: Sequence[str] = (),
+    input: str | None = None,
 ) -> CliResult:
-    """`python` options go before `-m agentls` (e.g. `-X importtime`)."""
+    """`python` options go before `-m agentls` (e.g. `-X importtime`); `input`: what the
+    user types (stdin); none: stdin is closed."""
     proc = subprocess.run(
         [sys.executable, *python, "-m", "agentls", *args],
         env=env,
         cwd=cwd,
         capture_output=True,
         timeout=timeout,
-        stdin=subprocess.DEVNULL,
+        input=None if input is None else input.encode(),
+        stdin=subprocess.DEVNULL if input is None else None,
     )
     # bytes, decoded without newline translation: CRLF in a diff must survive
     return CliResult(

@@ -48,6 +48,9 @@ class FakeEditor:
     """Return a failure reason to refuse an edit (like a user cancelling a preview)."""
     unchecked: set[str] = field(default_factory=set)
     """URIs whose text edits the user unchecks in the preview (applied: true anyway)."""
+    unticked_labels: set[str] = field(default_factory=set)
+    """Change-annotation labels (e.g. "Hunk 2 of b.py (line 10)") the user unticks in the
+    preview: their text edits are left out (VS Code's Refactor Preview)."""
     choices: list[str | None] = field(default_factory=list)
     prompts: list[types.ShowMessageRequestParams] = field(default_factory=list)
     applied_event: asyncio.Event = field(default_factory=asyncio.Event)
@@ -127,7 +130,15 @@ class FakeEditor:
                     )
         if self.skip_edits:
             return types.ApplyWorkspaceEditResult(applied=True)
+        unticked = {
+            key
+            for key, note in (edit.change_annotations or {}).items()
+            if note.label in self.unticked_labels
+        }
         for op in edit.document_changes or []:
+            if isinstance(op, types.TextDocumentEdit) and unticked:
+                kept = [e for e in op.edits if getattr(e, "annotation_id", None) not in unticked]
+                op = types.TextDocumentEdit(text_document=op.text_document, edits=kept)
             self._apply_op(op)
         for uri, edits in (edit.changes or {}).items():
             self._edit(uri, list(edits))

@@ -116,3 +116,63 @@ def test_apply_of_an_unknown_session_is_a_clear_error(tmp_path: Path) -> None:
     assert result.code == 2
     assert "no saved session" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_interactive_apply_asks_per_hunk_and_the_reason_reaches_the_model(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    root = write_tree(tmp_path / "ws", {"values.py": VALUES})
+    env = cli_env(api.base_url, tmp_path / "state")
+    changed = VALUES.replace("v2 = 2", "v2 = 'two'").replace("v10 = 10", "ten = 10")
+    session = _dry_run(api, root, env, ("write_file", {"path": "values.py", "content": changed}))
+    # hunk 1: apply; hunk 2: reject, with a reason
+    applied = run_cli("apply", session, "--interactive", env=env, input="y\nr\ncallers use v10\n")
+    assert applied.code == 0, applied.stdout + applied.stderr
+    assert "Apply this hunk [y,n,r,a,d,q,?]" in applied.stdout
+    assert "+ten = 10" in applied.stdout
+    assert "rejected: hunk 2 of" in applied.stdout
+    assert "callers use v10" in applied.stdout
+    assert (root / "values.py").read_text() == VALUES.replace("v2 = 2", "v2 = 'two'")
+    again = run_cli("apply", session, env=env)
+    assert "Nothing staged" in again.stdout, "the rejected hunk is no longer staged"
+
+    api.extend(text_turn("ok"))
+    resumed = run_cli("resume", session, "go on", "-w", str(root), "--json", env=env)
+    assert resumed.code == 0, resumed.stderr
+    last = json.dumps(api.message_requests[-1].json["messages"][-1])
+    assert "The user rejected hunk 2 of values.py (line 10): callers use v10" in last
+
+
+def test_interactive_apply_at_end_of_input_leaves_everything_staged(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    root = write_tree(tmp_path / "ws", {"values.py": VALUES})
+    env = cli_env(api.base_url, tmp_path / "state")
+    session = _dry_run(api, root, env, _edit("v10 = 10\n", "v10 = 100\n"))
+    quit_early = run_cli("apply", session, "-i", env=env, input="")
+    assert quit_early.code == 0, quit_early.stderr
+    assert (root / "values.py").read_text() == VALUES
+    assert json.loads(run_cli("sessions", "-w", str(root), "--json", env=env).stdout)[0]["hunks"]
+
+
+def test_rewind_lists_turns_and_goes_back_to_one(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    root = write_tree(tmp_path / "ws", {"values.py": VALUES})
+    env = cli_env(api.base_url, tmp_path / "state")
+    session = _dry_run(api, root, env, _edit("v1 = 1\n", "v1 = 100\n"))
+    api.extend(tool_turn(_edit("v2 = 2\n", "v2 = 200\n")), text_turn("done"))
+    again = run_cli("resume", session, "now v2", "-w", str(root), "--json", env=env)
+    assert again.code == 0, again.stderr
+    listed = run_cli("rewind", session, env=env)
+    assert listed.code == 0, listed.stderr
+    assert "1. change it" in listed.stdout
+    assert "2. now v2" in listed.stdout
+    back = run_cli("rewind", session, "--turn", "1", env=env)
+    assert back.code == 0, back.stderr
+    assert "dropped: turn 2: now v2" in back.stdout
+    applied = run_cli("apply", session, env=env)
+    assert applied.code == 0, applied.stdout + applied.stderr
+    text = (root / "values.py").read_text()
+    assert "v1 = 100" in text
+    assert "v2 = 2\n" in text

@@ -189,6 +189,8 @@ async def test_diagnostics_see_a_staged_type_error_without_touching_disk(
         },
     )
     assert not is_error, content
+    # checks.afterEdit (issue 30): the edit's result names the problem it introduced
+    assert "1 new problem: shop/checkout.py:5 error: Argument of type" in content, content
     content, is_error = await tool(editor, "diagnostics", {"severity": "error"})
     assert not is_error, content
     assert content.startswith(

@@ -159,3 +159,16 @@ def test_accept_right_after_typing_and_a_conflict_are_reported_truly(tmp_path: P
     assert buffer[1] == '    return "Hey, " + name'  # the user's line is kept
     assert '+    return "Hi, " + name' in result["diff"]  # agentls-diff: the agent's version
     assert {"[Show diff]", "[Accept staged]", "[Reject]"} <= set(result["buttons"])
+
+
+def test_agentls_diff_accepts_and_rejects_the_hunk_at_point(tmp_path: Path) -> None:
+    """Issue 30: in *agentls-diff*, R rejects the hunk at point (with a reason), A accepts."""
+    scenario = ROOT / "editor-clients" / "neovim" / "test" / "scenario-hunks.json"
+    result = _e2e(tmp_path, scenario, "hunks")
+    assert "--- hunk 1: hello.py (line 1)" in result["hunks"]
+    assert "--- hunk 2: hello.py (line 5)" in result["hunks"]
+    assert '+print(welcome("world"))' in result["hunks"]
+    assert "--- hunk 2:" not in result["after_reject"]
+    assert result["disk"] == (
+        'def welcome(name):\n    return "Hello, " + name\n\n\nprint(greet("world"))\n'
+    )

@@ -16,7 +16,8 @@
 ;;   M-x agentls-cancel      cancel the running run(s)
 ;;   M-x agentls-accept      apply a session's staged edits (C-u: this file only)
 ;;   M-x agentls-reject      discard a session's staged edits (C-u: this file only)
-;;   M-x agentls-diff        the staged edits of the last session as a diff
+;;   M-x agentls-diff        the staged edits of the last session as a diff; in it,
+;;                           A / R accept / reject the hunk at point (R asks why)
 ;;   M-x agentls-transcript  the live log (C-u: the last run's transcript file)
 ;;   M-x agentls-status      sessions, model, endpoint, index
 ;;
@@ -333,6 +334,10 @@ With a prefix argument (FILE), open the last run's transcript file."
 
 ;;;; Reviewing staged edits
 
+(defvar-local agentls--diff-session nil "The session *agentls-diff* shows.")
+(defvar-local agentls--diff-origin nil
+  "The buffer whose agentls server *agentls-diff* came from (commands go there).")
+
 ;;;###autoload
 (defun agentls-diff (&optional session)
   "Show the staged edits of SESSION (default: the last one) as a diff.
@@ -341,20 +346,31 @@ Each staged file: what the editor has now against the agent's version."
   (let ((session (or session agentls-last-session)))
     (unless session
       (user-error "agentls: no session yet; start one with M-x agentls-run"))
-    (agentls--execute
-     "agentls.staged" (list :session session)
-     (lambda (result)
-       (let ((files (append (plist-get result :files) nil)))
-         (if (null files)
-             (message "agentls: nothing staged in session %s" session)
-           (agentls--show-diff session files)))))))
+    (let ((origin (current-buffer)))
+      (agentls--execute
+       "agentls.staged" (list :session session)
+       (lambda (result)
+         (let ((files (append (plist-get result :files) nil)))
+           (if (null files)
+               (progn
+                 (when (get-buffer "*agentls-diff*")
+                   (with-current-buffer "*agentls-diff*"
+                     (let ((inhibit-read-only t))
+                       (erase-buffer)
+                       (insert (format "agentls: nothing staged in session %s\n" session)))))
+                 (message "agentls: nothing staged in session %s" session))
+             (agentls--show-diff session files (append (plist-get result :hunks) nil)
+                                 origin))))))))
 
 (defun agentls--text (value)
   "VALUE as text (JSON null and false are empty)."
   (if (stringp value) value ""))
 
-(defun agentls--show-diff (session files)
-  "Render the staged FILES of SESSION as unified diffs in *agentls-diff*."
+(defun agentls--show-diff (session files &optional hunks origin)
+  "Render the staged FILES of SESSION as unified diffs in *agentls-diff*.
+Then each of its HUNKS, which \\[agentls-accept-hunk] and \\[agentls-reject-hunk]
+decide at point (in `agentls-diff-hunk-mode'); ORIGIN is the buffer whose
+server the commands go to."
   (let ((out (get-buffer-create "*agentls-diff*")))
     (with-current-buffer out
       (let ((inhibit-read-only t))
@@ -376,10 +392,68 @@ Each staged file: what the editor has now against the agent's version."
                     (kill-buffer diff-buffer))
                   (insert "\n"))
               (kill-buffer old)
-              (kill-buffer new)))))
+              (kill-buffer new))))
+        (agentls--insert-hunks hunks))
       (diff-mode)
+      (setq agentls--diff-session session
+            agentls--diff-origin (or origin agentls--diff-origin))
+      (agentls-diff-hunk-mode 1)
       (goto-char (point-min)))
     (display-buffer out)))
+
+(defvar agentls-diff-hunk-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map "A" #'agentls-accept-hunk)
+    (define-key map "R" #'agentls-reject-hunk)
+    map)
+  "Keys of `agentls-diff-hunk-mode'.")
+
+(define-minor-mode agentls-diff-hunk-mode
+  "In *agentls-diff*: A accepts, R rejects (asking why) the hunk at point."
+  :keymap agentls-diff-hunk-mode-map)
+
+(defun agentls--insert-hunks (hunks)
+  "Insert HUNKS (the staged diff's, from agentls.staged), each marked with its id."
+  (when hunks
+    (insert "=== hunks: A accepts, R rejects the hunk at point (R asks why; the agent is told)\n")
+    (dolist (hunk hunks)
+      (let ((start (point)))
+        (insert (format "--- hunk %d: %s (%s)\n" (plist-get hunk :id)
+                        (file-relative-name (plist-get hunk :path))
+                        (plist-get hunk :where)))
+        (insert (plist-get hunk :diff) "\n")
+        (put-text-property start (point) 'agentls-hunk (plist-get hunk :id))))))
+
+(defun agentls--hunk-at-point ()
+  "The id of the staged hunk at point in *agentls-diff*."
+  (or (get-text-property (point) 'agentls-hunk)
+      (user-error "agentls: no hunk at point (the hunks follow \"=== hunks\")")))
+
+(defun agentls-accept-hunk ()
+  "Apply the staged hunk at point; the rest stays staged."
+  (interactive)
+  (agentls--hunk-command "agentls.accept" nil))
+
+(defun agentls-reject-hunk (reason)
+  "Drop the staged hunk at point; REASON (may be empty) reaches the agent."
+  (interactive (list (read-string "Reject this hunk — why (the agent is told)? ")))
+  (agentls--hunk-command "agentls.reject" reason))
+
+(defun agentls--hunk-command (command reason)
+  "Run COMMAND on the hunk at point, with REASON; then show the diff again."
+  (let ((id (agentls--hunk-at-point))
+        (session agentls--diff-session)
+        (origin agentls--diff-origin))
+    (unless (buffer-live-p origin)
+      (user-error "agentls: the buffer this diff came from is gone; run M-x agentls-diff again"))
+    (with-current-buffer origin
+      (agentls--execute
+       command
+       (append (list :session session :hunks (vector id))
+               (when (and reason (not (string-empty-p reason))) (list :reason reason)))
+       (lambda (_result)
+         (when (buffer-live-p origin)
+           (with-current-buffer origin (agentls-diff session))))))))
 
 ;;;; What became of the edits
 

@@ -42,6 +42,7 @@ from agentls.agent.registry import (
 from agentls.agent.results import (
     CompactionPayload,
     EditPayload,
+    FileCheckPayload,
     HostStatusPayload,
     RunPayload,
     SessionStatusPayload,
@@ -159,6 +160,8 @@ class RunHandle:
     """Content sent with the prompt besides its text (e.g. images an ACP client attached)."""
     command: CommandRun | None = None
     """The custom command the prompt expanded (`/name args`), if any."""
+    checks: list[FileCheckPayload] | None = None
+    """The staged files checked before review (`checks.beforeReview`), once the run ended."""
 
     @property
     def title(self) -> str:
@@ -573,10 +576,13 @@ class AgentHost:
                     mode=handle.mode,
                     attachments=handle.attachments,
                     command=handle.command,
+                    title=handle.request,
                 )
             outcome = await self._deliver_at_end(session, handle, result)
             payload = result.to_dict()
             payload["edit"] = outcome.to_dict() if outcome else None
+            if handle.checks:
+                payload["checks"] = handle.checks
         except Exception as exc:
             log.exception("run of session %s failed", handle.session_id)
             if session is not None:
@@ -625,6 +631,9 @@ class AgentHost:
             files = [p.as_uri() for p in session.changes.changed_paths()]
             reason = "the run was cancelled; its edits stay staged"
             return EditOutcome(files, None, reason, left_out=[(f, reason) for f in files])
+        from agentls.tools.after_edit import changeset_checks
+
+        handle.checks = await changeset_checks(self.workspace, session.changes)
         return await self.port.deliver(session.id, session.changes, mode, handle.title, final=True)
 
     async def deliver_now(

@@ -161,8 +161,62 @@ then a same-line conflict, reported with its reason, reviewed with `agentls-diff
                          (push (button-label (button-at (point))) found))
                        (vconcat (nreverse found)))))))
 
+(defun e2e-hunks ()
+  "Per-hunk review in *agentls-diff*: a run renames greet (two hunks, lines 1 and 5);
+R on hunk 2 rejects it with a reason, A on hunk 1 accepts it."
+  (let* ((workspace (file-name-as-directory (getenv "AGENTLS_E2E_WORKSPACE")))
+         (file (expand-file-name "hello.py" workspace))
+         (json-array-type 'list)
+         (command (json-read-from-string (getenv "AGENTLS_E2E_CMD")))
+         hunks-text after-reject)
+    (setq agentls-server-command command
+          agentls-major-modes '(python-mode)
+          agentls-settings '(:mode "review")
+          eglot-confirm-server-initiated-edits nil)
+    (agentls-setup)
+    (add-hook 'project-find-functions (lambda (_dir) (cons 'transient workspace)))
+    (find-file file)
+    (python-mode)
+    (eglot '(python-mode) (project-current) 'agentls-server command "python")
+    (e2e-wait "eglot connected" 60 (lambda () (eglot-current-server)))
+    (let ((session (e2e-run-and-wait "Rename greet")))
+      (with-current-buffer (find-buffer-visiting file) (agentls-diff session))
+      (e2e-wait "diff shown" 20
+                (lambda () (and (get-buffer "*agentls-diff*")
+                                (with-current-buffer "*agentls-diff*"
+                                  (save-excursion (goto-char (point-min))
+                                                  (search-forward "--- hunk 2:" nil t))))))
+      (with-current-buffer "*agentls-diff*"
+        (setq hunks-text (buffer-string))
+        (goto-char (point-min))
+        (search-forward "--- hunk 2:")
+        (agentls-reject-hunk "keep the call, it is public"))
+      (e2e-wait "one hunk left" 20
+                (lambda () (with-current-buffer "*agentls-diff*"
+                             (save-excursion
+                               (goto-char (point-min))
+                               (and (search-forward "--- hunk 1:" nil t)
+                                    (not (search-forward "--- hunk 2:" nil t)))))))
+      (with-current-buffer "*agentls-diff*"
+        (setq after-reject (buffer-string))
+        (goto-char (point-min))
+        (search-forward "--- hunk 1:")
+        (call-interactively (key-binding "A")))
+      (e2e-wait "hunk 1 in the buffer" 20
+                (lambda () (with-current-buffer (find-buffer-visiting file)
+                             (save-excursion (goto-char (point-min))
+                                             (looking-at "def welcome(name):")))))
+      (with-current-buffer (find-buffer-visiting file) (save-buffer))
+      (list :session session
+            :hunks hunks-text
+            :after_reject after-reject
+            :buffer (with-current-buffer (find-buffer-visiting file) (buffer-string))))))
+
 (condition-case err
-    (apply #'e2e-finish t (if (equal (getenv "AGENTLS_E2E_CASE") "typing") (e2e-typing) (e2e-run)))
+    (apply #'e2e-finish t (pcase (getenv "AGENTLS_E2E_CASE")
+                            ("typing" (e2e-typing))
+                            ("hunks" (e2e-hunks))
+                            (_ (e2e-run))))
   (error (e2e-finish nil :error (error-message-string err)
                      :log (with-current-buffer (get-buffer-create agentls-log-buffer)
                             (buffer-string)))))

@@ -24,7 +24,10 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 PLUGIN = HERE.parent
-CASES = ("unit", "edit", "ask", "cancel", "resource", "review", "stale", "enable", "plan", "venv")
+CASES = (
+    *("unit", "edit", "ask", "cancel", "resource", "review", "stale", "enable", "plan"),
+    *("venv", "hunks"),
+)
 CASE_TIMEOUT = 150
 
 
@@ -133,6 +136,7 @@ def run_case(case: str, nvim: str, keep: bool) -> dict[str, Any]:
     result["prompts"] = first_prompts(tmp / "requests.jsonl")
     result["tools"] = first_tools(tmp / "requests.jsonl")
     result["tool_results"] = tool_results(tmp / "requests.jsonl")
+    result["last_message"] = last_message(tmp / "requests.jsonl")
     result["tmp"] = str(tmp)
     if not result.get("ok"):
         log_file = tmp / "server.log"
@@ -167,6 +171,15 @@ def first_prompts(record: Path) -> list[str]:
                 content = "".join(b.get("text", "") for b in content if isinstance(b, dict))
             prompts.append(content)
     return prompts
+
+
+def last_message(record: Path) -> str:
+    """The last message of the last recorded model request, as JSON text."""
+    if not record.exists():
+        return ""
+    lines = record.read_text().splitlines()
+    messages = json.loads(lines[-1]).get("json", {}).get("messages", []) if lines else []
+    return json.dumps(messages[-1]) if messages else ""
 
 
 def first_tools(record: Path) -> list[str]:

@@ -74,6 +74,7 @@ from acp.schema import (
 )
 
 from agentls import __version__
+from agentls.acp import hunk_commands, hunks
 from agentls.acp.client import ClientLink
 from agentls.acp.commands import STAGED_COMMANDS, available_commands, expand
 from agentls.acp.delivery import write_changes
@@ -100,6 +101,7 @@ from agentls.errors import SessionBusy
 from agentls.host import CORE_MODULES, UnknownSession
 
 if TYPE_CHECKING:
+    from agentls.agent.session import AgentSession
     from agentls.agent.settings import AgentSettings
     from agentls.agent.state import SessionState
 
@@ -507,7 +509,12 @@ class AgentlsAcpAgent:
         await self._announce(session)
         command = request.request.split(maxsplit=1)[0] if request.request.startswith("/") else ""
         if command in STAGED_COMMANDS:
-            await self._staged_command(session, command)
+            await self._staged_command(session, command, request.request[len(command) :])
+            return PromptResponse(stop_reason="end_turn")
+        if command == "/rewind":
+            text = hunk_commands.rewind(session.workspace, session.id, request.request[7:])
+            self.link.send(session.id, _message(text))
+            await self.link.flush()
             return PromptResponse(stop_reason="end_turn")
         if not await workspace.trust.settle(session):  # the trust question: the run waits
             await self.link.flush()
@@ -522,7 +529,7 @@ class AgentlsAcpAgent:
             await self._start_core(session)
         workspace.active_session = session_id
         roots = list(workspace.host.workspace.roots)
-        trusted = workspace.config.current.trust_project_settings
+        trusted = workspace.config.project_trusted  # the workspace-trust decision, as in LSP
         expanded = expand(request.request, request.prompt, roots, trusted=trusted)
         try:
             handle = workspace.host.start_run(
@@ -592,7 +599,8 @@ class AgentlsAcpAgent:
         if workspace.problems:
             link.send(session.id, _message(_problems(workspace)))
 
-    async def _staged_command(self, session: AcpSession, command: str) -> None:
+    async def _staged_command(self, session: AcpSession, command: str, argument: str) -> None:
+        """`/accept`, `/reject`: the whole staged set, or with numbers, those hunks."""
         core = session.workspace.host.sessions.get(session.id)
         if core is None:  # not prompted yet
             self.link.send(session.id, _message("No edits are staged in this session."))
@@ -601,8 +609,13 @@ class AgentlsAcpAgent:
         if core.running:
             raise RequestError(-32603, f"session {session.id} is running; cancel it or wait", {})
         changes = core.changes
+        ids, reason = hunks.parse(argument)
         if changes.is_empty():
             self.link.send(session.id, _message("No edits are staged in this session."))
+        elif ids:
+            self.link.send(
+                session.id, _message(await self._hunks(session, core, command, ids, reason))
+            )
         elif command == "/reject":
             paths = changes.discard()
             self.link.send(
@@ -619,6 +632,21 @@ class AgentlsAcpAgent:
                 text += f" {outcome.reason}"
             self.link.send(session.id, _message(text))
         await self.link.flush()
+
+    async def _hunks(
+        self,
+        session: AcpSession,
+        core: AgentSession,
+        command: str,
+        ids: list[int],
+        reason: str | None,
+    ) -> str:
+        try:
+            if command == "/reject":
+                return hunk_commands.reject(session.workspace, core, ids, reason)
+            return await hunk_commands.accept(session.workspace, core, ids, reason)
+        except ValueError as exc:  # no such hunk: say so, change nothing
+            return str(exc)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)

@@ -1,6 +1,7 @@
 """The slash commands an ACP client offers (`available_commands_update`) and what they run.
 
-- `/accept`, `/reject`: the session's staged edits (handled by the agent itself);
+- `/accept`, `/reject` (whole or by hunk), `/rewind`: the session's staged edits and turns
+  (handled by the agent itself, `docs/review.md`);
 - custom commands (`.claude/commands/*.md`, `.agentls/commands/*.md`, the user's): expanded
   by the core (`agentls.agent.prompt_commands`), `allowed-tools` only where their source
   is trusted, as in the LSP host;
@@ -30,8 +31,18 @@ if TYPE_CHECKING:
 
 STAGED_COMMANDS = ("/accept", "/reject")
 BUILTIN = [
-    AvailableCommand(name="accept", description="Write the edits this session has staged"),
-    AvailableCommand(name="reject", description="Discard the edits this session has staged"),
+    AvailableCommand(
+        name="accept",
+        description="Write the edits this session has staged (or hunks: /accept 1 3)",
+    ),
+    AvailableCommand(
+        name="rewind",
+        description="List the turns, or go back to the end of one (/rewind 2)",
+    ),
+    AvailableCommand(
+        name="reject",
+        description="Discard the staged edits (or hunks, saying why: /reject 2 too risky)",
+    ),
 ]
 _INVOCATION = re.compile(r"^/([A-Za-z0-9][A-Za-z0-9_.:-]*)(?:\s+(.*))?$", re.DOTALL)
 

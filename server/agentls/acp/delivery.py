@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from acp.schema import (
-    FileEditToolCallContent,
     PermissionOption,
     ToolCallLocation,
     ToolCallProgress,
@@ -37,6 +36,7 @@ from acp.schema import (
 )
 
 from agentls.acp.approvals import ask_client, text_content
+from agentls.acp.hunks import checks_content, hunk_hint, review_content
 from agentls.errors import WorkspaceError
 from agentls.host import EditOutcome
 from agentls.runtime.delivery import delivery_for
@@ -84,8 +84,11 @@ async def _review(
     entries = changes.entries()
     files = [c.path.as_uri() for c in entries]
     call_id = f"review-{uuid.uuid4().hex[:12]}"
-    title = f"Apply the changes to {len(entries)} file(s)? ({summary})"
-    diffs = [diff_of(c) for c in entries]
+    title = f"Apply the changes to {len(entries)} file(s)? ({summary}){hunk_hint(entries)}"
+    diffs = review_content(entries, workspace.host.workspace.roots)
+    handle = workspace.host.runs.get(session_id)
+    if handle is not None and handle.checks:
+        diffs.insert(0, checks_content(handle.checks, workspace.host.workspace.roots))
     locations = [ToolCallLocation(path=str(c.path)) for c in entries]
     link = workspace.link
     link.send(
@@ -133,16 +136,6 @@ async def _review(
     return outcome
 
 
-def diff_of(change: Change) -> FileEditToolCallContent:
-    """A staged change as ACP diff content (a deletion's new text is empty)."""
-    new = change.new_text
-    if new is None and change.kind == "rename":
-        new = change.original_text
-    return FileEditToolCallContent(
-        type="diff", path=str(change.path), old_text=change.original_text, new_text=new or ""
-    )
-
-
 async def write_changes(
     workspace: AcpWorkspace, session_id: str, changes: ChangeSet, entries: list[Change]
 ) -> EditOutcome:
@@ -155,6 +148,7 @@ async def write_changes(
         uri = change.path.as_uri()
         problem = await _write_one(workspace, session_id, change)
         if problem is None:
+            changes.record_applied([change])
             written.append(uri)
             done.extend(p for p in (change.path, change.old_path) if p is not None)
             continue

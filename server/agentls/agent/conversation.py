@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import cast
 
 from agentls.agent import compaction as cx
-from agentls.agent import journal, staged
+from agentls.agent import journal, rewind, staged
 from agentls.agent import todos as todo_list
 from agentls.agent.accounting import Accounting, Tally
 from agentls.agent.context import EditSink, KeepStaged, RunMode, ToolContext
@@ -53,7 +53,7 @@ from agentls.agent.registry import (
     load_sources,
     source_instructions,
 )
-from agentls.agent.results import SessionStatusPayload
+from agentls.agent.results import RewindPayload, SessionStatusPayload, TurnPayload
 from agentls.agent.settings import AgentSettings
 from agentls.agent.state import SessionState
 from agentls.agent.todos import TodoItem
@@ -134,6 +134,10 @@ class Conversation:
         """Deferred tools loaded by `tool_search`; kept across compactions (the history
         that proved them may be summarised away)."""
         self.context = cx.ContextState()
+        self.checkpoints: list[rewind.Checkpoint] = []
+        """The end of each turn (prompt and run), for `rewind`."""
+        self.turn_title = ""
+        """The current turn's prompt as the user typed it (without the host's context)."""
         self.reminders: list[TextBlockParam] = []
         """Notes for the model, sent with the next prompt (e.g. after a restart)."""
         self.todos: list[TodoItem] = []
@@ -232,14 +236,16 @@ class Conversation:
 
     # --- runs, turns and status -----------------------------------------------------------
 
-    def begin_run(self, prompt: str) -> asyncio.Event:
+    def begin_run(self, prompt: str, title: str = "") -> asyncio.Event:
         """Mark a run as started (`SessionBusy` if one is); returns its cancel event."""
         if self._cancel is not None or self.context.compacting:
             raise SessionBusy(f"session {self.id} is already running; cancel it or wait")
+        self._refresh_checkpoint()  # the last turn ends here: with the user's review
         self._cancel = asyncio.Event()
         if not self.first_prompt:
             self.first_prompt = prompt
         self.last_prompt = prompt
+        self.turn_title = title or prompt
         self.runs += 1
         self.accounting.start_run()
         self.set_status("running")
@@ -249,8 +255,74 @@ class Conversation:
         """Mark the run as over; returns its tally."""
         self._cancel = None
         tally = self.accounting.end_run()
+        previous = self.checkpoints[-1] if self.checkpoints else None
+        turn = len(self.checkpoints) + 1
+        self.checkpoints.append(self._checkpoint(turn, self.turn_title, previous))
         self.set_status(status)
         return tally
+
+    def _checkpoint(
+        self, turn: int, prompt: str, previous: rewind.Checkpoint | None
+    ) -> rewind.Checkpoint:
+        return rewind.checkpoint(
+            turn, prompt, len(self.messages), self.context.compactions, self.changes, previous
+        )
+
+    def _refresh_checkpoint(self) -> None:
+        """The last turn's checkpoint with what happened since its run ended (the user
+        accepted or rejected its edits)."""
+        if self.checkpoints and self.checkpoints[-1].messages == len(self.messages):
+            last = self.checkpoints[-1]
+            previous = self.checkpoints[-2] if len(self.checkpoints) > 1 else None
+            self.checkpoints[-1] = self._checkpoint(last.turn, last.prompt, previous)
+
+    def turn_list(self) -> list[TurnPayload]:
+        self._refresh_checkpoint()
+        return [{"turn": c.turn, "prompt": c.prompt, "files": c.files} for c in self.checkpoints]
+
+    def rewind(self, turn: int) -> RewindPayload:
+        """Back to the end of `turn`: later prompts leave the history, the staged changeset
+        is that turn's, and changes applied since are staged in reverse (see
+        `agentls.agent.rewind`). `RewindError` for a turn that cannot be rewound to."""
+        if self.running or self.context.compacting:
+            raise SessionBusy(f"session {self.id} is running; cancel it or wait")
+        self._refresh_checkpoint()
+        if not 1 <= turn <= len(self.checkpoints):
+            raise rewind.RewindError(
+                f"session {self.id} has no turn {turn} (it has {len(self.checkpoints)})"
+            )
+        point = self.checkpoints[turn - 1]
+        if point.compactions != self.context.compactions:
+            raise rewind.RewindError(
+                f"the session was compacted after turn {turn}: its history before the "
+                "summary is gone, so it cannot be rewound that far"
+            )
+        dropped = [
+            TurnPayload(turn=c.turn, prompt=c.prompt, files=c.files)
+            for c in self.checkpoints[turn:]
+        ]
+        undo = self.changes.applied[point.applied :]
+        self.messages = self.messages[: point.messages]
+        self.changes.discard()
+        staged.restore(point.staged, into=self.changes)
+        reverted = rewind.reverse(undo, self.changes)
+        self.changes.applied = self.changes.applied[: point.applied]
+        self.checkpoints = self.checkpoints[:turn]
+        self.last_prompt = point.prompt
+        self.transcript.write(
+            "rewind",
+            turn=turn,
+            dropped=[d["prompt"] for d in dropped],
+            reverted=[str(p) for p in reverted],
+        )
+        self.on_change()
+        return {
+            "session": self.id,
+            "turn": turn,
+            "dropped": dropped,
+            "staged": self.staged_paths(),
+            "reverted": [str(p) for p in reverted],
+        }
 
     def begin_turn(self) -> None:
         self.turns += 1
@@ -287,6 +359,12 @@ class Conversation:
         self.todos = list(todos)
         self.todos_dirty = True
         self.transcript.write("todos", todos=todo_list.todo_payloads(self.todos))
+
+    def tell_model(self, note: str) -> None:
+        """Queue a note for the session's next request (e.g. the user rejected a hunk, and
+        why); saved with the state, so it survives a restart and reaches a CLI `resume`."""
+        self.reminders.append(text_block(note))
+        self.on_change()
 
     def staged_paths(self) -> list[str]:
         return [str(p) for p in self.changes.changed_paths()]
@@ -401,6 +479,9 @@ class Conversation:
             staged_paths=self.staged_paths(),
             staged=staged.snapshot(self.changes),
             todos=todo_list.todo_payloads(self.todos),
+            reminders=[block["text"] for block in self.reminders],
+            checkpoints=list(self.checkpoints),
+            applied=staged.snapshot_entries(self.changes.applied),
             compactions=self.context.compactions,
             stub_boundary=self.context.stub_boundary,
             token_ratio=self.context.estimator.ratio,
@@ -424,6 +505,9 @@ class Conversation:
         self.context.last_input_tokens = state.last_input_tokens
         self.status = state.status
         self.todos = todo_list.parse_todos(state.todos)
+        self.reminders.extend(text_block(note) for note in state.reminders)
+        self.checkpoints = list(state.checkpoints)
+        self.changes.applied = [staged.change_of(entry) for entry in state.applied]
         if state.staged is not None:
             staged.restore(state.staged, into=self.changes)
         elif state.staged_paths:
@@ -454,6 +538,8 @@ class Conversation:
             "created": self.created,
             "first_prompt": self.first_prompt,
             "staged": self.staged_paths(),
+            "hunks": staged.hunk_payloads(self.changes),
+            "history": self.turn_list(),
             "todos": todo_list.todo_payloads(self.todos),
             "transcript": self.transcript.path.as_uri(),
             "state_file": None,

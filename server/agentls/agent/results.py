@@ -64,6 +64,22 @@ class EditPayload(TypedDict):
     """Each file that was not applied (it stays staged), with the reason."""
 
 
+class FileCheckPayload(TypedDict):
+    """One staged file checked before review (`checks.beforeReview`)."""
+
+    path: str
+    checked: bool
+    """False: not checked (`summary` says why: not ready in time, a failure)."""
+    new_errors: int
+    new_warnings: int
+    resolved: int
+    problems: list[str]
+    """The new problems, `file:line severity: message (code)`."""
+    summary: str
+    """E.g. "0 new errors", "1 new error: b.py:3 Argument of type…"."""
+    source: str
+
+
 class RunPayload(TypedDict):
     """`agentls.run {wait: true}` / `agentls.ask` result, and the CLI's `--json` output."""
 
@@ -74,6 +90,8 @@ class RunPayload(TypedDict):
     usage: UsagePayload | UsageDict | dict[str, int]
     """The run's tokens and cost (`UsagePayload`); empty when the run never started."""
     edit: NotRequired[EditPayload | None]
+    checks: NotRequired[list[FileCheckPayload]]
+    """The staged files checked before review (`checks.beforeReview`)."""
     turns: NotRequired[int]
     transcript: NotRequired[str]
     error: NotRequired[str]
@@ -113,9 +131,17 @@ class AcceptPayload(EditPayload):
     session: str
 
 
+class HunksAcceptPayload(AcceptPayload):
+    """`agentls.accept {hunks}`: the accept's result and the hunk ids accepted."""
+
+    hunks: list[int]
+
+
 class RejectPayload(TypedDict):
     session: str
     files: list[str]
+    hunks: NotRequired[list[int]]
+    """With `hunks`: the ids rejected (the files listed are those they were in)."""
 
 
 class ToolCallPayload(TypedDict):
@@ -147,11 +173,31 @@ class StagedFilePayload(TypedDict):
     """What the editor has now."""
 
 
+class HunkPayload(TypedDict):
+    """One hunk of a session's staged diff (`agentls.status`, `agentls.sessions`,
+    `agentls.staged`): its `id` is what `agentls.accept`/`agentls.reject` take in `hunks`."""
+
+    id: int
+    path: str
+    index: int
+    """Its number within the file, from 1."""
+    kind: str
+    where: str
+    """`lines 3-4`, `after line 7`, `new file`..."""
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    diff: str
+    """Unified-diff text of the hunk (header, `-` and `+` lines)."""
+
+
 class StagedPayload(TypedDict):
     """`agentls.staged`: a session's staged files with the texts a diff view needs."""
 
     session: str
     files: list[StagedFilePayload]
+    hunks: NotRequired[list[HunkPayload]]
 
 
 ToolsPayload = list[ToolUnionParam]
@@ -180,10 +226,35 @@ class SessionStatusPayload(TypedDict):
     created: float
     first_prompt: str
     staged: list[str]
+    hunks: list[HunkPayload]
+    """The staged diff, hunk by hunk (ids for `agentls.accept`/`agentls.reject`)."""
+    history: list[TurnPayload]
+    """The session's turns with their prompts and files (for `agentls.rewind`)."""
     todos: list[TodoPayload]
     """The agent's todo list (`todo_write`), in order."""
     transcript: str
     state_file: str | None
+
+
+class TurnPayload(TypedDict):
+    """One turn (a prompt and its run) in `agentls.status`: what `agentls.rewind` takes."""
+
+    turn: int
+    prompt: str
+    files: list[str]
+    """Files this turn changed (staged or applied)."""
+
+
+class RewindPayload(TypedDict):
+    """`agentls.rewind`: what the session went back to."""
+
+    session: str
+    turn: int
+    dropped: list[TurnPayload]
+    """The later turns, now gone from the history."""
+    staged: list[str]
+    reverted: list[str]
+    """Files whose applied changes are reversed (staged, delivered like any edit)."""
 
 
 class StartingSessionPayload(TypedDict):
@@ -244,6 +315,8 @@ class SessionSummaryPayload(TypedDict):
     state_file: str
     staged: NotRequired[list[str]]
     """Paths with staged (saved, undelivered) edits."""
+    hunks: NotRequired[list[HunkPayload]]
+    """Those edits hunk by hunk (ids for `agentls.accept`/`agentls.reject`)."""
 
 
 class SessionsPayload(TypedDict):

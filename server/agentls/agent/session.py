@@ -151,10 +151,12 @@ class AgentSession(Conversation):
         mode: RunMode = "review",
         attachments: Sequence[ContentBlockParam] = (),
         command: CommandRun | None = None,
+        title: str = "",
     ) -> RunResult:
         """Run the agent on a prompt (a follow-up if the session already has history);
-        `attachments` go with the prompt's text (e.g. images)."""
-        cancel = self.begin_run(prompt)
+        `attachments` go with the prompt's text (e.g. images); `title`: the prompt as the
+        user typed it (what rewind lists), when the host added context to `prompt`."""
+        cancel = self.begin_run(prompt, title)
         status = "failed"
         try:
             await self.load_tool_sources()

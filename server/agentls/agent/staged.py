@@ -17,8 +17,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from agentls.agent.results import HunkPayload
 from agentls.workspace import ChangeSet
 from agentls.workspace.changes import Change
+from agentls.workspace.hunks import Hunk, file_hunks
 
 
 class StagedChange(BaseModel):
@@ -36,7 +38,11 @@ class StagedChange(BaseModel):
 
 
 def snapshot(changes: ChangeSet) -> list[StagedChange]:
-    return [_entry(change) for change in changes.entries()]
+    return snapshot_entries(changes.entries())
+
+
+def snapshot_entries(entries: Iterable[Change]) -> list[StagedChange]:
+    return [_entry(change) for change in entries]
 
 
 def _entry(change: Change) -> StagedChange:
@@ -46,6 +52,17 @@ def _entry(change: Change) -> StagedChange:
         old_path=None if change.old_path is None else str(change.old_path),
         original_text=change.original_text,
         new_text=change.new_text,
+    )
+
+
+def change_of(entry: StagedChange) -> Change:
+    """One saved change as it was (not merged with others, as `restore` does)."""
+    return Change(
+        kind=entry.kind,
+        path=Path(entry.path),
+        old_path=None if entry.old_path is None else Path(entry.old_path),
+        original_text=entry.original_text,
+        new_text=entry.new_text,
     )
 
 
@@ -96,3 +113,69 @@ def stale_changes(
         elif change.original_text is not None and now != change.original_text:
             stale.append(StaleChange(source, "the file changed since the edit was staged"))
     return stale
+
+
+def hunk_payloads(changes: ChangeSet) -> list[HunkPayload]:
+    """The staged diff hunk by hunk, with the ids `agentls.accept`/`reject` take."""
+    return [_hunk(h) for f in file_hunks(changes.entries()) for h in f.hunks]
+
+
+def _hunk(hunk: Hunk) -> HunkPayload:
+    return {
+        "id": hunk.id,
+        "path": str(hunk.path),
+        "index": hunk.index,
+        "kind": hunk.kind,
+        "where": hunk.where(),
+        "old_start": hunk.old_start,
+        "old_lines": len(hunk.old_lines),
+        "new_start": hunk.new_start,
+        "new_lines": len(hunk.new_lines),
+        "diff": hunk.diff(),
+    }
+
+
+def review_note(
+    action: Literal["accepted", "rejected"],
+    hunks: Iterable[Hunk],
+    reason: str | None,
+    relative: Callable[[Path], str],
+) -> str:
+    """What the model is told with its next request about the user's review of its edits:
+    "the user rejected hunk 2 of b.py (lines 3-4): <reason>"."""
+    parts = [f"hunk {h.index} of {relative(h.path)} ({h.where()})" for h in hunks]
+    said = f": {reason.strip()}" if reason and reason.strip() else " (no reason given)"
+    return (
+        f"<system-reminder>The user {action} {', '.join(parts)}{said}. "
+        + (
+            "Rejected hunks are no longer staged; the files do not contain them."
+            if action == "rejected"
+            else "Accepted hunks are written to the files."
+        )
+        + "</system-reminder>"
+    )
+
+
+def file_note(
+    action: Literal["accepted", "rejected"],
+    paths: Iterable[Path],
+    reason: str,
+    relative: Callable[[Path], str],
+) -> str:
+    """The same note for whole files accepted or rejected with a reason."""
+    listed = ", ".join(relative(p) for p in paths) or "the staged changes"
+    said = reason.strip()
+    return f"<system-reminder>The user {action} the change to {listed}: {said}</system-reminder>"
+
+
+def relative_to(roots: Iterable[Path]) -> Callable[[Path], str]:
+    """A path as the user knows it: relative to the workspace root that holds it."""
+    folders = list(roots)
+
+    def relative(path: Path) -> str:
+        for root in folders:
+            if path.is_relative_to(root):
+                return path.relative_to(root).as_posix()
+        return str(path)
+
+    return relative

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
 
 from agentls.agent.messages import History, parse_history
+from agentls.agent.rewind import Checkpoint
 from agentls.agent.staged import StagedChange
 
 STATE_VERSION = 1
@@ -55,6 +56,12 @@ class SessionState(BaseModel):
     """The staged changeset itself (None in files written before it was saved)."""
     todos: list[Any] = Field(default_factory=list)
     """The todo list (`todo_write`), as `{content, status, active_form}` entries."""
+    checkpoints: list[Checkpoint] = Field(default_factory=list)
+    """The end of each turn, for rewind (`agentls.agent.rewind`)."""
+    applied: list[StagedChange] = Field(default_factory=list)
+    """Changes delivered so far, in order (what a rewind reverses)."""
+    reminders: list[str] = Field(default_factory=list)
+    """Notes waiting for the session's next request (e.g. hunks the user rejected, why)."""
     compactions: int = 0
     stub_boundary: int = 0
     token_ratio: float = 1.0

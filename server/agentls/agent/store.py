@@ -39,7 +39,7 @@ from agentls.agent.usage import Usage
 from agentls.workspace import ChangeSet
 
 if TYPE_CHECKING:
-    from agentls.agent.results import SessionSummaryPayload
+    from agentls.agent.results import HunkPayload, SessionSummaryPayload
 
 __all__ = [
     "STATE_SUFFIX",
@@ -77,6 +77,7 @@ class SessionSummary:
     cost_usd: float | None
     state_file: str
     staged: tuple[str, ...] = ()
+    hunks: tuple[HunkPayload, ...] = ()
 
     def to_dict(self) -> SessionSummaryPayload:
         return {
@@ -93,6 +94,7 @@ class SessionSummary:
             "cost_usd": self.cost_usd,
             "state_file": self.state_file,
             "staged": list(self.staged),
+            "hunks": list(self.hunks),
         }
 
 
@@ -233,6 +235,7 @@ def _summary(state: SessionState, path: Path) -> SessionSummary:
         cost_usd=state.cost_usd,
         state_file=str(path),
         staged=tuple(c.path for c in state.staged) if state.staged else tuple(state.staged_paths),
+        hunks=tuple(staged.hunk_payloads(staged.restore(state.staged))) if state.staged else (),
     )
 
 

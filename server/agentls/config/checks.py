@@ -22,7 +22,7 @@ validated on its own, like every list of the settings tree).
 from __future__ import annotations
 
 from pathlib import PurePosixPath
-from typing import ClassVar, Final
+from typing import ClassVar, Final, Literal
 
 from pydantic import Field, field_validator
 
@@ -36,6 +36,7 @@ __all__ = [
     "REGEX_PREFIX",
     "TEST_FORMATS",
     "CheckEntry",
+    "ChecksSettings",
     "LintEntry",
     "TestEntry",
 ]
@@ -169,3 +170,22 @@ class TestEntry(CheckEntry):
 
     formats: ClassVar[tuple[str, ...]] = TEST_FORMATS
     regex_groups: ClassVar[tuple[str, ...]] = ("message",)
+
+
+class ChecksSettings(SettingsModel):
+    """When agentls checks the agent's edits by itself (docs/review.md)."""
+
+    after_edit: Literal["diagnostics", "lint", "off"] = "diagnostics"
+    """After each write tool's change: report the problems it introduced (new diagnostics
+    with file:line and message, resolved ones as a count) in the tool result, from the
+    editor's language servers, agentls's own, or (`lint`) the configured linter; `off`:
+    never."""
+    after_edit_seconds: float = Field(default=3.0, gt=0, le=60)
+    """Longest wait for one source's answer after an edit; a late source is named as "not
+    ready in time" and the edit goes on."""
+    before_review: bool = True
+    """When a run ends with staged edits, check each staged file (new diagnostics against
+    the file before the session) and show the result per file where the edits are reviewed
+    (the run result's `checks`, the CLI, ACP's review question)."""
+    before_review_seconds: float = Field(default=20.0, gt=0, le=300)
+    """Longest wait for one file's check before review ("not ready in time" past it)."""

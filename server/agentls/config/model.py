@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from agentls.config.base import PermissionMode, RunMode, meta
-from agentls.config.checks import LintEntry, TestEntry
+from agentls.config.checks import ChecksSettings, LintEntry, TestEntry
 from agentls.config.code_intel import LanguageServerConfig
 from agentls.config.loop import LoopSettings
 from agentls.config.mcp import McpSettings
@@ -93,6 +93,10 @@ class AgentlsSettings(LoopSettings):
     tests: list[TestEntry] = Field(default_factory=list, json_schema_extra=meta(restricted=True))
     """Test commands to run instead of the detected runner (docs/lint-and-tests.md); a
     project file's apply once the workspace is trusted (docs/security.md)."""
+
+    checks: ChecksSettings = Field(default_factory=ChecksSettings)
+    """Checks of the agent's edits agentls runs by itself: after each edit, before review
+    (docs/review.md)."""
 
     language_servers: dict[str, LanguageServerConfig] = Field(
         default_factory=dict, json_schema_extra=meta(restricted=True)

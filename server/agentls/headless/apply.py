@@ -36,7 +36,9 @@ async def apply_session(
     *,
     as_json: bool = False,
     env: Mapping[str, str] | None = None,
+    interactive: bool = False,
 ) -> int:
+    """`interactive`: ask hunk by hunk (`agentls.headless.interactive`)."""
     store = SessionStore()
     try:
         state = store.load(session)
@@ -54,11 +56,23 @@ async def apply_session(
     ledger = EditLedger(root, apply=True)
     try:
         async with ServerConnection(root, env=env, ledger=ledger) as conn:
-            result: dict[str, Any] = await conn.command("agentls.accept", {"session": session})
+            result: dict[str, Any]
+            if interactive:
+                result = await _by_hunk(conn, session)
+            else:
+                result = await conn.command("agentls.accept", {"session": session})
     except ServerError as exc:
         sys.stderr.write(f"agentls apply: {exc}\n")
         return 1
     return _report(result, stale, ledger.diff(), as_json, ledger)
+
+
+async def _by_hunk(conn: ServerConnection, session: str) -> dict[str, Any]:
+    from agentls.headless.interactive import ask_line, decide, send
+
+    staged = await conn.command("agentls.staged", {"session": session})
+    decisions = await decide(staged.get("hunks", []), make_console(sys.stdout), ask_line)
+    return await send(conn, session, decisions)
 
 
 def _current_text(path: Path) -> str | None:
@@ -87,6 +101,12 @@ def _report(
         return code
     console = make_console(sys.stdout)
     session = result.get("session")
+    for item in result.get("rejected") or []:
+        said = f": {item['reason']}" if item.get("reason") else ""
+        console.print(
+            f"[yellow]rejected:[/yellow] hunk {item['index']} of {escape(str(item['path']))} "
+            f"({escape(str(item['where']))}){escape(said)}"
+        )
     if not result.get("files") and not left_out:
         console.print(f"Nothing staged in session {escape(str(session))}.")
         return 0

@@ -172,7 +172,28 @@ def _apply(args: argparse.Namespace) -> int:
     from agentls.headless.apply import apply_session
 
     workspace = Path(args.workspace) if args.workspace else None
-    return asyncio.run(apply_session(session or args.session, workspace, as_json=args.json))
+    return asyncio.run(
+        apply_session(
+            session or args.session, workspace, as_json=args.json, interactive=args.interactive
+        )
+    )
+
+
+def _rewind(args: argparse.Namespace) -> int:
+    import asyncio
+
+    try:
+        session = _session_id(args.session)
+    except ValueError as exc:
+        sys.stderr.write(f"agentls: {exc}\n")
+        return 2
+    _quiet_logging()
+    from agentls.headless.rewind import rewind_session
+
+    workspace = Path(args.workspace) if args.workspace else None
+    return asyncio.run(
+        rewind_session(session or args.session, workspace, args.turn, as_json=args.json)
+    )
 
 
 def _trust(args: argparse.Namespace) -> int:
@@ -302,7 +323,29 @@ def add_commands(commands: Any) -> None:
         help="the project folder (default: the session's own workspace)",
     )
     apply.add_argument("--json", action="store_true", help="print the result as JSON")
+    apply.add_argument(
+        "--interactive",
+        "-i",
+        action="store_true",
+        help="ask hunk by hunk, like `git add -p`: y apply, n leave staged, r reject (with a "
+        "reason the model is told), a/d the rest, q quit",
+    )
     apply.set_defaults(handler=_apply)
+
+    rewind = commands.add_parser(
+        "rewind",
+        help="list a session's turns, or roll it back to the end of one (--turn N)",
+        description="Without --turn: each turn's prompt and the files it changed. With it: "
+        "the history goes back to the end of turn N, its staged edits come back, and edits "
+        "applied since are staged in reverse (write them with `agentls apply`).",
+    )
+    rewind.add_argument("session", metavar="ID", help="the session (an id prefix will do)")
+    rewind.add_argument("--turn", type=int, metavar="N", help="the turn to go back to (from 1)")
+    rewind.add_argument(
+        "--workspace", "-w", metavar="DIR", help="the project folder (default: the session's)"
+    )
+    rewind.add_argument("--json", action="store_true", help="print the result as JSON")
+    rewind.set_defaults(handler=_rewind)
 
     sessions = commands.add_parser(
         "sessions", help="list saved sessions (date, workspace, first prompt, status, tokens)"

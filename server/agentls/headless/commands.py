@@ -31,6 +31,7 @@ from agentls.headless.prompts import paused, plan_reviewer, question_prompter
 from agentls.headless.ui import (
     LiveAnswer,
     RunView,
+    checks_table,
     files_table,
     is_interactive,
     make_console,
@@ -374,6 +375,8 @@ def _print_changes(
         if ledger.apply and ledger.refusing:
             state = "not written: cancelled"
         console.print(files_table(changes, ledger.relative, state))
+    if result.get("checks"):
+        console.print(checks_table(list(result.get("checks") or []), ledger.relative))
     edit = result.get("edit")
     if isinstance(edit, dict):
         reason = edit.get("reason")

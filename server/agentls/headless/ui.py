@@ -11,6 +11,7 @@ import asyncio
 import sys
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -269,6 +270,21 @@ def files_table(changes: list[FileChange], relative: Any, state: str) -> Table:
         if change.renamed_from is not None:
             name = f"{relative(change.renamed_from)} → {name}"
         table.add_row(name, change_kind(change), str(added), str(removed))
+    return table
+
+
+def checks_table(checks: list[Any], relative: Any) -> Table:
+    """The staged files checked before review (`checks.beforeReview`): one row per file."""
+    table = Table(title="Checks before review", title_justify="left", show_edge=False)
+    table.add_column("file")
+    table.add_column("result")
+    for check in checks:
+        style = (
+            "red" if check.get("new_errors") else "yellow" if not check.get("checked") else "green"
+        )
+        table.add_row(
+            relative(Path(check["path"])), f"[{style}]{escape(str(check['summary']))}[/{style}]"
+        )
     return table
 
 

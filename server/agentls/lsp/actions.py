@@ -150,14 +150,31 @@ async def cancel(ls: AgentLanguageServer, args: CancelArgs) -> CancelPayload:
 
 async def accept(ls: AgentLanguageServer, args: EditArgs) -> AcceptPayload:
     from agentls.lsp.delivery import accept_staged
+    from agentls.lsp.hunk_review import accept_hunks, note_files
 
-    return await accept_staged(ls, args.session, args.uris)
+    if args.hunks is not None:
+        _hunks_alone(args)
+        return await accept_hunks(ls, args.session, args.hunks, args.reason)
+    result = await accept_staged(ls, args.session, args.uris)
+    note_files(ls, args.session, "accepted", result["files"], args.reason)
+    return result
 
 
 async def reject(ls: AgentLanguageServer, args: EditArgs) -> RejectPayload:
     from agentls.lsp.delivery import reject_staged
+    from agentls.lsp.hunk_review import note_files, reject_hunks
 
-    return reject_staged(ls, args.session, args.uris)
+    if args.hunks is not None:
+        _hunks_alone(args)
+        return reject_hunks(ls, args.session, args.hunks, args.reason)
+    result = reject_staged(ls, args.session, args.uris)
+    note_files(ls, args.session, "rejected", result["files"], args.reason)
+    return result
+
+
+def _hunks_alone(args: EditArgs) -> None:
+    if args.uris is not None:
+        raise ValueError("give either `hunks` or `uris`, not both")
 
 
 async def tool(ls: AgentLanguageServer, args: ToolArgs) -> ToolCallPayload:

@@ -47,6 +47,15 @@ class CancelArgs(_Args):
 class EditArgs(_Args):
     session: str
     uris: list[str] | None = None
+    hunks: list[int] | None = Field(default=None, min_length=1)
+    """Hunk ids of the session's staged diff (`agentls.status`); not with `uris`."""
+    reason: str | None = Field(default=None, max_length=4000)
+    """Why: it reaches the model with the session's next request."""
+
+
+class RewindArgs(_Args):
+    session: str
+    turn: int = Field(ge=1)
 
 
 class ToolArgs(_Args):

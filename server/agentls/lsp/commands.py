@@ -50,6 +50,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "agentls.trust": ("TrustArgs", "trust"),
     "agentls.mcp": ("agentls.lsp.mcp_command:McpArgs", "agentls.lsp.mcp_command:mcp"),
     "agentls.commands": ("StatusArgs", "commands"),  # custom commands (/name), issue 15
+    "agentls.rewind": ("RewindArgs", "agentls.lsp.rewind:rewind"),  # issue 30
 }
 """Command name → (argument model in `arguments`, function in `actions`); a
 `module:name` pair names them in a command module of their own."""

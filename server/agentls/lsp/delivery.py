@@ -22,6 +22,7 @@ import logging
 import os
 import weakref
 from collections.abc import AsyncIterator, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -227,6 +228,10 @@ async def _apply_text(
         left_out += [(uri, reason) for uri in plan.files]
         return EditOutcome(plan.files, False, reason, conflicts, left_out)
     unchanged = await _unconfirmed(ls, plan.expected, before)
+    unchanged, partly = _partly_applied(ls, changes, plan, unchanged)
+    problems += [
+        f"{uri}: some hunks applied, the hunks left unticked stay staged" for uri in partly
+    ]
     if unchanged:
         # e.g. entries unchecked in VS Code's preview, or Neovim 0.7 skipping a stale
         # versioned edit while answering applied: true — keep those changes staged
@@ -239,15 +244,43 @@ async def _apply_text(
     done = [
         change
         for change, uris in zip(plan.included, plan.uris_of, strict=True)
-        if not set(uris) & set(unchanged)
+        if not set(uris) & {*unchanged, *partly}
     ]
+    changes.record_applied(done)
     changes.discard(_touched(done))
     files = already + [
-        u for u, change in zip(plan.files, plan.included, strict=True) if change in done
+        u
+        for u, change in zip(plan.files, plan.included, strict=True)
+        if change in done or u in partly
     ]
     if not files:
         return EditOutcome(plan.files, False, "; ".join(problems), conflicts, left_out)
     return EditOutcome(files, True, "; ".join(problems) or None, conflicts, left_out)
+
+
+def _partly_applied(
+    ls: AgentLanguageServer, changes: ChangeSet, plan: EditPlan, unchanged: list[str]
+) -> tuple[list[str], list[str]]:
+    """Of the documents that do not show the whole edit, those that show some of its hunks
+    (unticked in a preview that lists hunks): what they show becomes the staged change's
+    base, the unticked hunks stay staged. Returns the rest, and the partly applied URIs."""
+    from agentls.workspace.hunks import applied_part
+
+    rest: list[str] = []
+    partly: list[str] = []
+    for uri in unchanged:
+        doc = ls.open_document(uri)
+        change = next(
+            (c for c, uris in zip(plan.included, plan.uris_of, strict=True) if uri in uris),
+            None,
+        )
+        if doc is None or change is None or not applied_part(change, doc.source):
+            rest.append(uri)
+            continue
+        changes.record_applied([replace(change, new_text=doc.source)])
+        changes.rebase(change.path, doc.source)
+        partly.append(uri)
+    return rest, partly
 
 
 def escape_reason(ls: AgentLanguageServer, path: Path) -> str | None:
@@ -294,6 +327,7 @@ def _already_applied(
                 applied.append(change)
                 continue
         remaining.append(change)
+    changes.record_applied(applied)
     changes.discard(_touched(applied))
     return remaining, [uri_of(ls, c.path) for c in applied]
 

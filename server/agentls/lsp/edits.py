@@ -204,7 +204,7 @@ class EditBuilder:
         target = self._target(change, doc)
         if isinstance(target, Problem):
             return target
-        self._text_edit(doc.uri, doc.text, target, doc.version, "Edit")
+        self._text_edit(doc.uri, doc.text, target, doc.version, "Edit", per_hunk=True)
         return None
 
     def _create(self, change: Change) -> Problem | None:
@@ -290,6 +290,22 @@ class EditBuilder:
         )
         return annotation_id
 
+    def _annotate_hunk(self, uri: str, number: int, edit: types.TextEdit) -> str:
+        """An annotation of its own for hunk `number` of `uri`, labelled with where it is."""
+        first, last = edit.range.start.line + 1, edit.range.end.line
+        where = (
+            f"after line {first - 1}"
+            if last < first
+            else (f"line {first}" if first == last else f"lines {first}-{last}")
+        )
+        annotation_id = f"agentls-{len(self._annotations)}"
+        self._annotations[annotation_id] = types.ChangeAnnotation(
+            label=f"Hunk {number} of {_name(uri)} ({where})",
+            needs_confirmation=True,
+            description=self._label,
+        )
+        return annotation_id
+
     def _text_edit(
         self,
         uri: str,
@@ -298,7 +314,11 @@ class EditBuilder:
         version: int | None,
         what: str,
         annotation: str | None = None,
+        *,
+        per_hunk: bool = False,
     ) -> None:
+        """`per_hunk`: one change annotation per hunk (when confirming), so a preview such
+        as VS Code's Refactor Preview lists, and lets the user tick, each hunk."""
         edits = text_edits(uri, current, target, self.codec)
         self._expected[uri] = target
         if not self.features.document_changes:
@@ -306,17 +326,26 @@ class EditBuilder:
             return
         if not edits:
             return
-        annotation = annotation or self._annotate(uri, what)
-        final: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit] = (
-            [
+        final: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit]
+        if per_hunk and annotation is None and self._confirm and len(edits) > 1:
+            final = [
                 types.AnnotatedTextEdit(
-                    range=e.range, new_text=e.new_text, annotation_id=annotation
+                    range=e.range, new_text=e.new_text, annotation_id=self._annotate_hunk(uri, n, e)
                 )
-                for e in edits
+                for n, e in enumerate(edits, start=1)
             ]
-            if annotation
-            else list(edits)
-        )
+        else:
+            annotation = annotation or self._annotate(uri, what)
+            final = (
+                [
+                    types.AnnotatedTextEdit(
+                        range=e.range, new_text=e.new_text, annotation_id=annotation
+                    )
+                    for e in edits
+                ]
+                if annotation
+                else list(edits)
+            )
         self._document_changes.append(
             types.TextDocumentEdit(
                 text_document=types.OptionalVersionedTextDocumentIdentifier(

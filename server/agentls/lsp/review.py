@@ -25,7 +25,13 @@ def staged_files(ls: AgentLanguageServer, session_id: str, uris: list[str] | Non
     where the file does not exist (before a create, after a delete)."""
     changes = ls.host.changes_of(session_id)
     entries = select(changes, paths_of(uris))
-    return {"session": session_id, "files": [_describe(ls, change) for change in entries]}
+    from agentls.agent.staged import hunk_payloads
+
+    return {
+        "session": session_id,
+        "files": [_describe(ls, change) for change in entries],
+        "hunks": hunk_payloads(changes),
+    }
 
 
 def _describe(ls: AgentLanguageServer, change: Change) -> StagedFilePayload:

@@ -81,11 +81,19 @@ def file_state(ctx: ToolContext, path: Path) -> FileState:
     return FileState(True, snap.text, snap.version)
 
 
-async def after_staging(ctx: ToolContext, result: str) -> str:
-    """A write tool's result once its change is staged: handed to the host's edit sink,
-    which delivers it now when the run delivers edits as they happen (auto mode), so the
-    model hears whether the editor applied it before its next call starts."""
-    note = await ctx.edits.staged(ctx)
+async def after_staging(ctx: ToolContext, result: str, checked: Path | None = None) -> str:
+    """A write tool's result once its change is staged: the problems the change introduced
+    (`checked`: the file the tool changed; see `agentls.tools.after_edit`),
+    then handed to the host's edit sink, which delivers it now when the run delivers edits
+    as they happen (auto mode), so the model hears whether the editor applied it before its
+    next call starts."""
+    notes = []
+    if checked is not None:
+        from agentls.tools.after_edit import problems_note
+
+        notes.append(await problems_note(ctx, checked))
+    notes.append(await ctx.edits.staged(ctx))
+    note = "\n\n".join(n for n in notes if n)
     return f"{result}\n\n{note}" if note else result
 
 

@@ -89,7 +89,7 @@ Example: {"path": "src/app.py", "old_string": "def load(path):\\n    return open
             ctx.changes.stage_write(path, input.new_string, None)
             count = len(split_lines(input.new_string))
             return await after_staging(
-                ctx, f"Created {display} ({count} lines; staged in this session)."
+                ctx, f"Created {display} ({count} lines; staged in this session).", path
             )
         snap = ws.load(path, ctx.changes)
         text = snap.text
@@ -116,7 +116,7 @@ Example: {"path": "src/app.py", "old_string": "def load(path):\\n    return open
         if new_text == text:
             raise ToolError(f"The edit would not change {display}.")
         ctx.changes.stage_write(path, new_text, text, snap.version)
-        return await after_staging(ctx, _confirmation(display, new_text, plan))
+        return await after_staging(ctx, _confirmation(display, new_text, plan), path)
 
 
 def _plan(text: str, old: str, new: str) -> _Plan:

@@ -66,10 +66,13 @@ Example: {"path": "src/util/slug.py", "content": "def slugify(text: str) -> str:
         lines = count_lines(content)
         if not state.exists:
             return await after_staging(
-                ctx, f"Created {display} ({lines} lines; staged in this session).{note}"
+                ctx,
+                f"Created {display} ({lines} lines; staged in this session).{note}",
+                path,
             )
         before = f"{count_lines(state.text)} lines" if state.text is not None else "not text"
         return await after_staging(
             ctx,
             f"Overwrote {display} (was {before}, now {lines} lines; staged in this session).{note}",
+            path,
         )

@@ -120,6 +120,9 @@ class ChangeSet:
         self._live: dict[Path, _Live] = {}
         self._listeners: list[ChangeListener] = []
         self._seq = 0
+        self.applied: list[Change] = []
+        """Changes delivered to the editor or disk, in order (`record_applied`): what a
+        rewind reverses."""
 
     def __repr__(self) -> str:
         return f"ChangeSet({len(self)} changes)"
@@ -218,6 +221,22 @@ class ChangeSet:
         for path in restored:
             self._emit(ChangeEvent("discard", path))
         return restored
+
+    def record_applied(self, entries: Iterable[Change]) -> None:
+        """Note changes the host delivered (call before dropping them with `discard`)."""
+        self.applied.extend(entries)
+
+    def rebase(self, path: Path, original_text: str) -> None:
+        """Record that `path` now holds `original_text` outside the session (some of the
+        change's hunks were applied): the rest stays staged on top of it; a change with
+        nothing left drops out. Only for a staged modification of an existing file."""
+        entry = self._live.get(path)
+        base = self._bases.get(path)
+        if entry is None or base is None or entry.origin != path:
+            raise ValueError(f"{path} has no staged modification to rebase")
+        base.original_text = original_text
+        base.version = None
+        self._settle(ChangeEvent("write", path))
 
     # -- reading ------------------------------------------------------------------------
 

@@ -1,12 +1,13 @@
 -- :AgentlsDiff — review a session's staged files one at a time: a new tab with the file's
 -- buffer (left, what you have) and the agent's version (right, a scratch buffer), in diff
--- mode. In the agent's side: ga accepts this file, gr rejects it, ]f / [f go to the
--- next / previous staged file, q closes the review.
+-- mode. In the agent's side: ga accepts this file, gr rejects it, ha / hr accept / reject
+-- the hunk under the cursor (hr asks why: the model is told when the session continues),
+-- ]f / [f go to the next / previous staged file, q closes the review.
 local compat = require("agentls.compat")
 
 local M = {}
 
-M.state = nil -- {session, files, index, tab, scratch}
+M.state = nil -- {session, files, hunks, index, tab, scratch}
 
 local function rel(uri)
   return vim.fn.fnamemodify(vim.uri_to_fname(uri), ":~:.")
@@ -16,7 +17,7 @@ local function fetch(session, on_files)
   return require("agentls.commands").execute("agentls.staged", { session = session }, function(result)
     result = compat.denil(result) or {}
     vim.schedule(function()
-      on_files(result.files or {})
+      on_files(result.files or {}, result.hunks or {})
     end)
   end)
 end
@@ -91,7 +92,7 @@ local function show(index)
     or file.kind == "rename" and ("renamed from " .. rel(file.old_uri))
     or "changed by the agent"
   compat.notify(
-    ("agentls diff %d/%d: %s (%s) — ga accept · gr reject · ]f next · [f previous · q close"):format(
+    ("agentls diff %d/%d: %s (%s) — ga/gr accept/reject file · ha/hr hunk · ]f next · [f previous · q close"):format(
       index,
       #state.files,
       rel(file.uri),
@@ -102,13 +103,14 @@ end
 
 local function after_decision()
   local state = M.state
-  fetch(state.session, function(files)
+  fetch(state.session, function(files, hunks)
     if #files == 0 then
       M.close()
       compat.notify(("agentls: session %s has nothing staged any more"):format(state.session))
       return
     end
     state.files = files
+    state.hunks = hunks
     show(math.min(state.index, #files))
   end)
 end
@@ -124,6 +126,44 @@ local function decide(command)
   end)
 end
 
+--- The hunk of the shown file at `line` of the agent's side (1-based), else the nearest one.
+function M.hunk_at(line)
+  local state = M.state
+  if not state then
+    return nil
+  end
+  local path = vim.uri_to_fname(state.files[state.index].uri)
+  local best, distance = nil, math.huge
+  for _, hunk in ipairs(state.hunks or {}) do
+    if vim.fn.resolve(hunk.path) == vim.fn.resolve(path) then
+      local first = hunk.new_start
+      local last = hunk.new_start + math.max(hunk.new_lines, 1) - 1
+      local d = line < first and first - line or line > last and line - last or 0
+      if d < distance then
+        best, distance = hunk, d
+      end
+    end
+  end
+  return best
+end
+
+--- Accept or reject (`command`) the hunk under the cursor; `reason` goes to the model.
+function M.hunk(command, reason)
+  local state = M.state
+  local hunk = state and M.hunk_at(vim.api.nvim_win_get_cursor(0)[1])
+  if not hunk then
+    compat.notify("agentls: no hunk of this file is staged", vim.log.levels.WARN)
+    return false
+  end
+  local args = { session = state.session, hunks = { hunk.id } }
+  if reason and reason ~= "" then
+    args.reason = reason
+  end
+  return require("agentls.commands").execute("agentls." .. command, args, function()
+    vim.schedule(after_decision)
+  end)
+end
+
 function M.keymaps(bufnr)
   local function map(lhs, rhs, desc)
     vim.keymap.set("n", lhs, rhs, { buffer = bufnr, nowait = true, silent = true, desc = desc })
@@ -134,6 +174,16 @@ function M.keymaps(bufnr)
   map("gr", function()
     decide("reject")
   end, "agentls: reject this file")
+  map("ha", function()
+    M.hunk("accept")
+  end, "agentls: accept the hunk under the cursor")
+  map("hr", function()
+    vim.ui.input({ prompt = "Reject this hunk — why (the agent is told)? " }, function(reason)
+      if reason ~= nil then -- nil: cancelled with <Esc>
+        M.hunk("reject", reason)
+      end
+    end)
+  end, "agentls: reject the hunk under the cursor")
   map("]f", function()
     show(M.state.index % #M.state.files + 1)
   end, "agentls: next staged file")
@@ -152,13 +202,13 @@ function M.open(session)
     return false
   end
   local here = vim.api.nvim_buf_get_name(0) ~= "" and vim.uri_from_bufnr(0) or nil
-  return fetch(session, function(files)
+  return fetch(session, function(files, hunks)
     if #files == 0 then
       compat.notify(("agentls: nothing staged in session %s"):format(session))
       return
     end
     M.close()
-    M.state = { session = session, files = files, index = 1 }
+    M.state = { session = session, files = files, hunks = hunks, index = 1 }
     for i, file in ipairs(files) do
       if file.uri == here or file.old_uri == here then
         M.state.index = i
