@@ -64,7 +64,8 @@ async def test_review_lists_hunks_and_slash_commands_decide_them(
         if str(c.get("title", "")).startswith("Apply the changes")
     )
     assert "/accept N" in review["title"]
-    labels = [c["content"]["text"] for c in review["content"] if c["type"] == "content"]
+    texts = [c["content"]["text"] for c in review["content"] if c["type"] == "content"]
+    labels = [text for text in texts if text.startswith("Hunk ")]  # beside the checks' result
     assert labels == ["Hunk 1: b.py (line 2)", "Hunk 2: b.py (line 10)"]
     diffs = [c for c in review["content"] if c["type"] == "diff"]
     assert [(d["oldText"], d["newText"]) for d in diffs] == [

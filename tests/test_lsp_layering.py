@@ -203,6 +203,7 @@ HOST_CYCLES: dict[str, frozenset[str]] = {
             *("delivery", "editor_queries", "lifecycle", "mcp_prompts", "notebooks", "port"),
             *("progress", "prompt_commands", "questions", "review", "safety", "server"),
             *("symbols", "sync", "trust", "watch"),
+            "hunk_review",  # wave 3's per-hunk accept/reject handler, named like its siblings
         ]
     ),
     "agentls.acp": frozenset(
