@@ -131,6 +131,7 @@ class ToolServer:
             return {"stderr": stderr.getvalue() + self.notices.take(), "error": str(exc)}
         finally:
             conn.ledger = None
+            await _discard_staged(conn)
         return {
             "stderr": stderr.getvalue() + self.notices.take(),
             "result": result,
@@ -203,6 +204,13 @@ class ToolServer:
             await self.close()
             with contextlib.suppress(OSError):
                 self.socket_path.with_suffix(".pid").unlink()
+
+
+async def _discard_staged(conn: ServerConnection) -> None:
+    """Drop what a dry run left staged: a direct call's server ends with it, so the next
+    call must not see it (`read_file` would show it, a second edit would stack on it)."""
+    with contextlib.suppress(ServerError):
+        await conn.command("agentls.reject", {"session": "tool"})
 
 
 def _checked(params: dict[str, Any], workspace: Path) -> tuple[str, dict[str, Any], bool, bool]:
