@@ -55,9 +55,7 @@ def _started_from(folder: Path) -> list[int]:
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         with contextlib.suppress(OSError):
-            if marker in (entry / "environ").read_bytes().split(b"\0") and _alive(
-                int(entry.name)
-            ):
+            if marker in (entry / "environ").read_bytes().split(b"\0") and _alive(int(entry.name)):
                 found.append(int(entry.name))
     return found
 
@@ -125,26 +123,30 @@ def test_reuse_gives_the_direct_output_and_exit_codes(tmp_path: Path, runtime: P
     project = _project(tmp_path / "p")
     env = _env(tmp_path, runtime)
     direct = _read(project, env)
-    assert direct[0] == 0 and "return 1" in direct[1]
+    assert direct[0] == 0
+    assert "return 1" in direct[1]
     assert _read(project, env, "--reuse") == direct
     [server] = _servers(runtime)
     assert _read(project, env, "--reuse") == direct
     assert _servers(runtime) == [server]  # the second call reused it
     missing = ("read_file", '{"path": "nope.py"}')
     direct_error = _tool(project, env, *missing)
-    assert direct_error[0] == 1 and "nope.py" in direct_error[2]
+    assert direct_error[0] == 1
+    assert "nope.py" in direct_error[2]
     assert _tool(project, env, *missing, "--reuse") == direct_error
     as_json = ("read_file", '{"path": "a.py"}', "--json")
     assert _tool(project, env, *as_json, "--reuse") == _tool(project, env, *as_json)
     bad = _tool(project, env, "read_file", "{nope", "--reuse")
-    assert bad[0] == 2 and "not valid JSON" in bad[2]
+    assert bad[0] == 2
+    assert "not valid JSON" in bad[2]
 
 
 def test_the_environment_variable_turns_it_on(tmp_path: Path, runtime: Path) -> None:
     project = _project(tmp_path / "p")
     env = _env(tmp_path, runtime, AGENTLS_TOOL_SERVER="1")
     code, out, _ = _read(project, env)
-    assert code == 0 and "return 1" in out
+    assert code == 0
+    assert "return 1" in out
     assert len(_servers(runtime)) == 1
     assert _expected_socket(runtime, project, env).is_socket()
 
@@ -157,10 +159,13 @@ def test_a_dry_run_edit_through_the_reused_server_writes_nothing(
     edit = ("edit_file", json.dumps({"path": "a.py", "old_string": "1", "new_string": "2"}))
     code, out, err = _tool(project, env, *edit, "--reuse")
     assert code == 0, err
-    assert "+    return 2" in out and "dry run" in err
+    assert "+    return 2" in out
+    assert "dry run" in err
     assert (project / "a.py").read_text() == "def a():\n    return 1\n"
     code, out, _ = _read(project, env, "--reuse")  # the next call sees nothing staged
-    assert code == 0 and "return 1" in out and "staged" not in out
+    assert code == 0
+    assert "return 1" in out
+    assert "staged" not in out
     code, out, err = _tool(project, env, *edit, "--reuse", "--apply")
     assert code == 0, err
     assert (project / "a.py").read_text() == "def a():\n    return 2\n"
@@ -231,9 +236,11 @@ def forged(path: Path) -> Iterator[Forged]:
 
 def _refused(project: Path, env: dict[str, str], fake: Forged) -> None:
     code, out, err = _read(project, env, "--reuse")
-    assert FORGED not in out and fake.calls == 0
+    assert FORGED not in out
+    assert fake.calls == 0
     assert "not reusing a tool server" in err
-    assert code == 0 and "return 1" in out  # run the direct way instead: nothing lost
+    assert code == 0
+    assert "return 1" in out
 
 
 def test_a_world_writable_socket_folder_is_refused(tmp_path: Path, runtime: Path) -> None:
@@ -303,9 +310,12 @@ def test_a_server_for_workspace_a_never_answers_for_b(tmp_path: Path, runtime: P
     b = _project(tmp_path / "b", "B = 'workspace b'\n")
     env = _env(tmp_path, runtime)
     code, out, _ = _read(a, env, "--reuse")
-    assert code == 0 and "workspace a" in out
+    assert code == 0
+    assert "workspace a" in out
     code, out, _ = _read(b, env, "--reuse")
-    assert code == 0 and "workspace b" in out and "workspace a" not in out
+    assert code == 0
+    assert "workspace b" in out
+    assert "workspace a" not in out
     assert len(_servers(runtime)) == 2
     # a request that names B, sent to A's socket by hand, is refused by A's server
     with socket.socket(socket.AF_UNIX) as sock:
@@ -318,15 +328,14 @@ def test_a_server_for_workspace_a_never_answers_for_b(tmp_path: Path, runtime: P
         while chunk := sock.recv(1 << 16):
             raw += chunk
     answer = json.loads(raw.split(b"\n", 1)[1])
-    assert "workspace a" not in raw.decode() and "workspace b" not in raw.decode()
+    assert "workspace a" not in raw.decode()
+    assert "workspace b" not in raw.decode()
     assert "serves" in answer["error"]["message"]
 
 
 HOOKED = {
     "hooks": {
-        "PreToolUse": [
-            {"matcher": "", "hooks": [{"type": "command", "command": "touch hook-ran"}]}
-        ]
+        "PreToolUse": [{"matcher": "", "hooks": [{"type": "command", "command": "touch hook-ran"}]}]
     }
 }
 
@@ -344,10 +353,12 @@ def test_a_reused_server_follows_the_trust_answer(tmp_path: Path, runtime: Path)
     marker.unlink()
     assert run_cli("trust", "--revoke", "-w", str(project), env=env).code == 0
     code, out, _ = _read(project, env, "--reuse")
-    assert code == 0 and "return 1" in out
+    assert code == 0
+    assert "return 1" in out
     assert not marker.exists(), "a reused server ran the hook of a workspace no longer trusted"
     code, _, err = _read(project, env, "--reuse", "--trust")
-    assert code == 0 and "trusted" in err
+    assert code == 0
+    assert "trusted" in err
     assert marker.exists()
 
 
@@ -364,8 +375,10 @@ def test_a_stale_socket_is_replaced(tmp_path: Path, runtime: Path) -> None:
     dead.close()  # the file stays; nobody answers on it
     stale = path.stat().st_ino
     code, out, err = _read(project, env, "--reuse")
-    assert code == 0 and "return 1" in out, err
-    assert path.is_socket() and path.stat().st_ino != stale
+    assert code == 0, err
+    assert "return 1" in out
+    assert path.is_socket()
+    assert path.stat().st_ino != stale
     assert len(_servers(runtime)) == 1
 
 
@@ -380,5 +393,6 @@ def test_concurrent_first_calls_start_one_server(tmp_path: Path, runtime: Path) 
     ]
     for call in calls:
         out, err = call.communicate(timeout=300)
-        assert call.returncode == 0 and b"return 1" in out, err
+        assert call.returncode == 0, err
+        assert b"return 1" in out
     assert len(_servers(runtime)) == 1
