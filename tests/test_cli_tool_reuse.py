@@ -396,3 +396,51 @@ def test_concurrent_first_calls_start_one_server(tmp_path: Path, runtime: Path) 
         assert call.returncode == 0, err
         assert b"return 1" in out
     assert len(_servers(runtime)) == 1
+
+
+# -- the lean client ------------------------------------------------------------------------
+
+
+def test_a_reused_call_imports_no_lsp_library(tmp_path: Path, runtime: Path) -> None:
+    """The CLI process of a reused call stays on the standard library (issue 33: ~0.4 s
+    of every direct call is importing pygls and lsprotocol)."""
+    project = _project(tmp_path / "p")
+    env = _env(tmp_path, runtime)
+    assert _read(project, env, "--reuse")[0] == 0  # the server runs: the fast path follows
+    done = run_cli(
+        "tool",
+        "read_file",
+        '{"path": "a.py"}',
+        "-w",
+        str(project),
+        "--reuse",
+        env=env,
+        python=("-X", "importtime"),
+    )
+    assert done.code == 0
+    imported = {
+        line.split("|")[-1].strip().split(".")[0]
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "agentls" in imported
+    assert imported & {"pygls", "lsprotocol", "pydantic", "pydantic_settings", "rich"} == set()
+
+
+def test_without_a_runtime_folder_the_sockets_go_to_a_private_cache_folder(
+    tmp_path: Path,
+) -> None:
+    from agentls.headless.reuse import socket_folder
+
+    folder = socket_folder({"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert folder == tmp_path / "cache" / "agentls" / "run"
+    assert folder.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_socket_path_too_long_for_unix_sockets_is_refused(tmp_path: Path) -> None:
+    from agentls.headless.reuse import Refused, socket_path
+
+    deep = tmp_path / ("x" * 60) / ("y" * 60)
+    deep.mkdir(parents=True, mode=0o700)
+    with pytest.raises(Refused, match="too long"):
+        socket_path(tmp_path, None, {"XDG_RUNTIME_DIR": str(deep)})
