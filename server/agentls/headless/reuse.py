@@ -172,9 +172,8 @@ def connect(path: Path) -> socket.socket:
         if exc.errno in (errno.ECONNREFUSED, errno.ENOENT):
             raise NoServer from exc
         raise
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _, uid, _ = struct.unpack("3i", creds)
-    if uid != os.getuid():
+    uid = peer_uid(sock)
+    if uid is not None and uid != os.getuid():
         sock.close()
         raise Refused(f"the server on {path} runs as another user (uid {uid})")
     greeting = _read_line(sock)
@@ -182,6 +181,17 @@ def connect(path: Path) -> socket.socket:
         sock.close()
         raise NoServer  # closed before it greeted: an exiting server; start another
     return sock
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end (Linux; None where the system cannot say:
+    the private folder is then the only check)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    uid: int = struct.unpack("3i", creds)[1]
+    return uid
 
 
 def _read_line(sock: socket.socket) -> bytes:
@@ -334,6 +344,8 @@ def run_reused(
     params: dict[str, Any] = {"workspace": str(root), "name": name, "input": tool_input}
     params |= {"apply": apply, "trust": trust}
     try:
+        if not hasattr(socket, "AF_UNIX") or not hasattr(os, "getuid"):
+            raise Refused("this system has no Unix sockets")
         path = socket_path(root, allow_mcp, env)
         command = [sys.executable, "-m", "agentls.headless.toolserver", "--socket", str(path)]
         command += ["--workspace", str(root), "--idle", str(idle_seconds(env))]

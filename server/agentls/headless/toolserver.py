@@ -28,7 +28,6 @@ import logging
 import os
 import signal
 import socket
-import struct
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +36,7 @@ from typing import Any
 from agentls.headless.client import ServerConnection, ServerError
 from agentls.headless.edits import EditLedger
 from agentls.headless.mcp_options import with_mcp
-from agentls.headless.reuse import HELLO, PROTOCOL
+from agentls.headless.reuse import HELLO, PROTOCOL, peer_uid
 
 log = logging.getLogger(__name__)
 
@@ -249,9 +248,8 @@ def _trust_or_note(workspace: Path, trust: bool) -> None:
 def _same_user(sock: socket.socket | None) -> bool:
     if sock is None:
         return False
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _, uid, _ = struct.unpack("3i", creds)
-    if uid != os.getuid():
+    uid = peer_uid(sock)
+    if uid is not None and uid != os.getuid():
         log.warning("refused a connection from uid %d", uid)
         return False
     return True
