@@ -362,6 +362,20 @@ def test_a_reused_server_follows_the_trust_answer(tmp_path: Path, runtime: Path)
     assert marker.exists()
 
 
+def test_a_reused_server_applies_a_deny_rule_added_since_it_started(
+    tmp_path: Path, runtime: Path
+) -> None:
+    project = _project(tmp_path / "p")
+    env = _env(tmp_path, runtime)
+    assert _read(project, env, "--reuse")[0] == 0
+    user = Path(env["HOME"]) / ".claude" / "settings.json"
+    write_tree(user.parent, {user.name: json.dumps({"permissions": {"deny": ["read_file"]}})})
+    direct = _read(project, env)
+    assert direct[0] == 1  # what a fresh server does
+    assert "return 1" not in direct[1]
+    assert _read(project, env, "--reuse") == direct
+
+
 # -- starting -----------------------------------------------------------------------------
 
 

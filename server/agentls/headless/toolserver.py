@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import io
 import json
 import logging
@@ -78,6 +79,7 @@ class ToolServer:
     allow_mcp: list[str]
     conn: ServerConnection | None = None
     trust_key: tuple[str, str] | None = None
+    """What the language server was started on (`_trust_key`): restarted when it changes."""
     notices: Notices = field(default_factory=Notices)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     last: float = 0.0
@@ -228,11 +230,29 @@ def _error(request_id: object, message: str) -> dict[str, Any]:
 
 
 def _trust_key(workspace: Path) -> tuple[str, str]:
-    """The workspace's trust state and settings digest, as a fresh server would assess."""
+    """The workspace's trust state and settings digest, as a fresh server would assess,
+    and a digest of the user's and managed settings files (a deny rule added there since
+    the language server started must apply, as on a fresh one)."""
     from agentls.headless.trust import assess
 
     trust = assess(workspace)
-    return trust.state, trust.digest
+    return trust.state, trust.digest + ":" + _settings_digest(workspace)
+
+
+def _settings_digest(workspace: Path) -> str:
+    from agentls.agent.claude_settings import managed_settings_files
+    from agentls.agent.settings_files import claude_settings_files
+
+    files = [path for path, _, _ in claude_settings_files([workspace], Path.home())]
+    digest = hashlib.sha256()
+    for path in files + managed_settings_files():
+        digest.update(os.fsencode(path) + b"\0")
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(b"\0absent")
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def _trust_or_note(workspace: Path, trust: bool) -> None:
