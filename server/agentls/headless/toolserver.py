@@ -10,8 +10,9 @@ Each call runs as the direct path would: `--trust` recorded (or the held-back no
 written), the workspace's trust assessed again, the tool run through `agentls.tool`, its
 staged writes accepted into a fresh `EditLedger` (dry run unless `apply`). When the trust
 state or the settings it covers changed since the language server started (`agentls trust
---revoke`, an edited `.claude/settings.json`), the language server is restarted first, so
-a reused server never acts on a trust answer a fresh one would not see.
+--revoke`, an edited `.claude/settings.json`, a deny rule added to the user's
+`~/.claude/settings.json` or the managed settings), the language server is restarted first,
+so a reused server never acts on settings or a trust answer a fresh one would not see.
 
 Protocol: on connect the server writes a greeting line; the client sends one JSON-RPC
 request line (`method: "tool"`); the server writes one response line and closes.
