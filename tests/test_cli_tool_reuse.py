@@ -148,7 +148,10 @@ def test_the_environment_variable_turns_it_on(tmp_path: Path, runtime: Path) -> 
     assert code == 0
     assert "return 1" in out
     assert len(_servers(runtime)) == 1
-    assert _expected_socket(runtime, project, env).is_socket()
+    path = _expected_socket(runtime, project, env)
+    assert path.is_socket()
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700
 
 
 def test_a_dry_run_edit_through_the_reused_server_writes_nothing(
