@@ -1,6 +1,12 @@
 """`agentls tool read_file` on a 2-file project, end to end, vs a Python subprocess running
 `bash -c true` — interleaved in one run (issue 33: target ≤ 0.3 s end to end).
 
+Both paths in the same run, interleaved: the direct one (a fresh `agentls serve` per call)
+and `--reuse` (a tool server kept running for the workspace; its first call, which starts
+it, is reported on its own). The reused path's CPU adds the tool server's and its language
+server's CPU during the call (read from /proc) to the CLI's; `-X importtime` of a reused
+call shows whether the CLI process imported pygls, lsprotocol or pydantic.
+
 Also the first tool call after `initialize` against later ones on the same server (target:
 ≤ 50 ms more), through a bare LSP client over the server's pipes (what the CLI does).
 
@@ -14,9 +20,12 @@ a 1-minute load of 1.5 is marked not comparable.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import itertools
 import json
 import os
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -92,6 +101,44 @@ class RawClient:
                 return message.get("result")
 
 
+def server_cpu(runtime: Path) -> float:
+    """CPU seconds so far of the tool servers started from `runtime` (and their language
+    servers), from their pid files."""
+    total = 0.0
+    for pidfile in (runtime / "agentls").glob("*.pid"):
+        with contextlib.suppress(OSError, ValueError):
+            pids = json.loads(pidfile.read_text())
+            for pid in (pids.get("pid"), pids.get("server")):
+                if pid:
+                    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                    total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def stop_servers(runtime: Path) -> None:
+    for pidfile in (runtime / "agentls").glob("*.pid"):
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(json.loads(pidfile.read_text())["pid"]), signal.SIGTERM)
+    for _ in range(100):
+        if not list((runtime / "agentls").glob("*.pid")):
+            return
+        time.sleep(0.1)
+
+
+def reused_imports(command: list[str], env: dict[str, str]) -> str:
+    """What a reused call's CLI process imports: the count, and any heavy library."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *command[1:]], capture_output=True, env=env
+    )
+    names = [
+        line.split("|")[-1].strip()
+        for line in done.stderr.decode().splitlines()
+        if line.startswith("import time:") and "|" in line
+    ]
+    heavy = sorted({n.split(".")[0] for n in names} & {"pygls", "lsprotocol", "pydantic", "rich"})
+    return f"{len(names) - 1} modules imported, heavy: {', '.join(heavy) or 'none'}"
+
+
 def first_call(project: Path, env: dict[str, str], later: int = 5) -> tuple[float, float]:
     """(first call, median of the later calls) in seconds, on one fresh server."""
     proc = subprocess.Popen(
@@ -128,30 +175,88 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     args = parser.parse_args()
     cond = Conditions.start()
-    with tempfile.TemporaryDirectory(prefix="agentls-cli-bench-") as tmp:
-        folder = Path(tmp)
+    with (
+        tempfile.TemporaryDirectory(prefix="agentls-cli-bench-") as tmp,
+        tempfile.TemporaryDirectory(prefix="agls-", dir="/tmp") as run_dir,
+    ):
+        folder, runtime = Path(tmp), Path(run_dir)
         project = make_project(folder)
-        env = env_for(folder)
+        env = env_for(folder) | {"XDG_RUNTIME_DIR": run_dir, "AGENTLS_TOOL_SERVER_IDLE": "600"}
         tool = [sys.executable, "-m", "agentls", "tool", "read_file", '{"path": "a.py"}']
         tool += ["-w", str(project)]
+        reuse = [*tool, "--reuse"]
         timed(tool, env)  # pip's and the OS's caches, once
-        a_wall, a_cpu, b_wall = [], [], []
-        for (wall, cpu), (ref, _) in cond.interleave(
-            lambda: timed(tool, env), lambda: timed(["bash", "-c", "true"]), args.runs
-        ):
-            a_wall.append(wall)
-            a_cpu.append(cpu)
-            b_wall.append(ref)
+        try:
+            start_wall, start_cpu = timed(reuse, env)  # starts the tool server
+            results = measure(cond, tool, reuse, env, runtime, args.runs)
+            imports = reused_imports(reuse, env)
+        finally:
+            stop_servers(runtime)
         firsts = [first_call(project, env) for _ in range(3)]
+    report(cond, results, (start_wall, start_cpu), imports, firsts)
+
+
+Samples = dict[str, list[float]]
+
+
+def measure(
+    cond: Conditions,
+    tool: list[str],
+    reuse: list[str],
+    env: dict[str, str],
+    runtime: Path,
+    runs: int,
+) -> Samples:
+    """Direct and reused calls (alternating which goes first) against `bash -c true`."""
+    results: Samples = {k: [] for k in ("direct", "direct_cpu", "reuse", "reuse_cpu", "ref")}
+    order = itertools.count()
+
+    def reused() -> None:
+        before = server_cpu(runtime)
+        wall, cpu = timed(reuse, env)
+        results["reuse"].append(wall)
+        results["reuse_cpu"].append(cpu + server_cpu(runtime) - before)
+
+    def direct() -> None:
+        wall, cpu = timed(tool, env)
+        results["direct"].append(wall)
+        results["direct_cpu"].append(cpu)
+
+    def both() -> None:
+        for step in (direct, reused) if next(order) % 2 == 0 else (reused, direct):
+            step()
+
+    for _, (ref, _) in cond.interleave(both, lambda: timed(["bash", "-c", "true"]), runs):
+        results["ref"].append(ref)
+    return results
+
+
+def report(
+    cond: Conditions,
+    results: Samples,
+    start: tuple[float, float],
+    imports: str,
+    firsts: list[tuple[float, float]],
+) -> None:
     mark = cond.mark()
-    tool_med, ref_med = statistics.median(a_wall), statistics.median(b_wall)
+    ref_med = statistics.median(results["ref"])
     print(cond.report())
+    for name, label in (("direct", "direct"), ("reuse", "--reuse (server running)")):
+        med = statistics.median(results[name])
+        cpu = statistics.median(results[name + "_cpu"])
+        print(
+            f"agentls tool read_file, {label}: median {med * 1000:.0f} ms wall (min "
+            f"{min(results[name]) * 1000:.0f}), CPU {cpu * 1000:.0f} ms; "
+            f"bash -c true: {ref_med * 1000:.1f} ms; ratio {med / ref_med:.0f}×; "
+            f"target ≤ 300 ms{mark}"
+        )
+    ratio = statistics.median(results["direct"]) / statistics.median(results["reuse"])
+    print(f"direct / reused: {ratio:.1f}× wall{mark}")
     print(
-        f"agentls tool read_file: median {tool_med * 1000:.0f} ms wall (min "
-        f"{min(a_wall) * 1000:.0f}), CPU {statistics.median(a_cpu) * 1000:.0f} ms; "
-        f"bash -c true: {ref_med * 1000:.1f} ms; ratio {tool_med / ref_med:.0f}×; "
-        f"target ≤ 300 ms{mark}"
+        f"--reuse, first call (starts the tool server): {start[0] * 1000:.0f} ms wall, "
+        f"CLI CPU {start[1] * 1000:.0f} ms{mark}"
     )
+    print(f"--reuse CLI process: {imports}")
     extra = [(first - later) * 1000 for first, later in firsts]
     print(
         f"first tool call after initialize: +{statistics.median(extra):.0f} ms over later "

@@ -7,7 +7,6 @@ are and start-up stays fast (nothing heavy is imported to parse arguments).
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from pathlib import Path
@@ -18,6 +17,8 @@ from agentls.headless.mcp_options import add_allow_mcp
 
 def _quiet_logging() -> None:
     """The CLI's own output is the UI; library warnings go nowhere unless asked for."""
+    import logging  # here: `agentls tool --reuse` never needs it
+
     from agentls.config.environment import environment
 
     level = environment()[0].cli_log_level
@@ -130,6 +131,20 @@ def _tools(args: argparse.Namespace) -> int:
 
 
 def _tool(args: argparse.Namespace) -> int:
+    from agentls.headless.reuse import run_reused, wanted
+
+    if wanted(args.reuse, os.environ):  # the lean path: nothing heavy imported here
+        code = run_reused(
+            args.name,
+            args.input,
+            Path(args.workspace),
+            apply=args.apply,
+            as_json=args.json,
+            allow_mcp=args.allow_mcp,
+            trust=args.trust,
+        )
+        if code is not None:
+            return code
     import asyncio
 
     _quiet_logging()
@@ -388,6 +403,13 @@ def add_commands(commands: Any) -> None:
     _trust_flag(tool)
     tool.add_argument("--apply", action="store_true", help="write a write tool's change")
     tool.add_argument("--json", action="store_true", help="print {content, is_error} as JSON")
+    tool.add_argument(
+        "--reuse",
+        action="store_true",
+        help="call through a tool server kept running for this workspace (started on "
+        "demand, exits after AGENTLS_TOOL_SERVER_IDLE seconds idle, default 600); "
+        "AGENTLS_TOOL_SERVER=1 turns it on for scripts",
+    )
     add_allow_mcp(tool)
     tool.set_defaults(handler=_tool)
 

@@ -621,14 +621,11 @@ async def run_tool(
     as_json: bool = False,
     allow_mcp: list[str] | None = None,
 ) -> int:
+    from agentls.headless.reuse import parse_input, print_result
+
     workspace = check_workspace(workspace)
-    try:
-        tool_input = json.loads(raw_input) if raw_input.strip() else {}
-    except json.JSONDecodeError as exc:
-        sys.stderr.write(f"agentls tool: the input is not valid JSON: {exc}\n")
-        return 2
-    if not isinstance(tool_input, dict):
-        sys.stderr.write("agentls tool: the input must be a JSON object\n")
+    tool_input = parse_input(raw_input)
+    if tool_input is None:
         return 2
     ledger = EditLedger(workspace, apply=apply)
     async with ServerConnection(
@@ -647,16 +644,4 @@ async def run_tool(
         except ServerError as exc:
             sys.stderr.write(f"agentls: {exc}\n")
             return 1
-    diff = ledger.diff()
-    if as_json:
-        sys.stdout.write(json.dumps({**result, "diff": diff}, ensure_ascii=False, indent=2) + "\n")
-    else:
-        content = result.get("content")
-        text = content if isinstance(content, str) else json.dumps(content, indent=2)
-        stream = sys.stderr if result.get("is_error") else sys.stdout
-        stream.write(text.rstrip("\n") + "\n")
-        if diff:
-            sys.stdout.write(diff)
-            if not apply:
-                sys.stderr.write("(dry run: nothing written; use --apply to write the change)\n")
-    return 1 if result.get("is_error") else 0
+    return print_result(result, ledger.diff(), apply=apply, as_json=as_json)
