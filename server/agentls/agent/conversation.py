@@ -43,6 +43,7 @@ from agentls.agent.permissions import AllowAll, PermissionPolicy
 from agentls.agent.pricing import PriceTable
 from agentls.agent.prompts import build_system_prompt, deferred_tools_reminder, one_line
 from agentls.agent.questions import UserPrompts
+from agentls.agent.reads import ReadLog
 from agentls.agent.registry import (
     AnyTool,
     PoolFilter,
@@ -57,6 +58,7 @@ from agentls.agent.results import SessionStatusPayload
 from agentls.agent.settings import AgentSettings
 from agentls.agent.state import SessionState
 from agentls.agent.todos import TodoItem
+from agentls.agent.tool_profile import COMPACT_TOOLS, pick_profile
 from agentls.agent.transcript import TranscriptWriter, transcript_dir
 from agentls.agent.usage import Usage
 from agentls.errors import SessionBusy
@@ -103,6 +105,19 @@ def _nothing() -> None:
     return None
 
 
+def _offered_names(config: SessionConfig) -> set[str]:
+    """The tools the system prompt may name: those not removed by a deny rule."""
+    denied = config.pool_filter.denied
+    tools = [*config.tools, *config.external_tools]
+    names = {t.name for t in tools if not denied(t.name) and t.is_enabled()}
+    window = cx.context_window_for(config.settings.model, config.settings.context_window)
+    profile = config.settings.tools
+    if pick_profile(profile.profile, window, profile.compact_below) == "compact":
+        builtin = {t.name for t in config.tools}
+        names = {n for n in names if n in COMPACT_TOOLS or n not in builtin}
+    return names
+
+
 class Conversation:
     """One conversation with the model: the state a session holds between and during runs."""
 
@@ -126,7 +141,10 @@ class Conversation:
         self.changes_dirty = False
         """The changeset changed since the last checkpoint or save."""
         self.system = build_system_prompt(
-            config.workspace.roots, config.instructions, skills=config.skills
+            config.workspace.roots,
+            config.instructions,
+            skills=config.skills,
+            offered=_offered_names(config),
         )
         self.discovered: set[str] = set()
         """Deferred tools loaded by `tool_search`; kept across compactions (the history
@@ -151,6 +169,8 @@ class Conversation:
         folder = config.transcript_dir or transcript_dir()
         self.transcript = TranscriptWriter(folder / f"{self.id}.jsonl")
         self.session_started = False
+        self.reads = ReadLog()
+        """Files read (or written) in this session: `edit_file`'s "read it first"."""
         """SessionStart hooks ran for this session object (`agentls.agent.loop`)."""
 
     async def aclose(self) -> None:
@@ -198,9 +218,19 @@ class Conversation:
             flt = PoolFilter(read_only=read_only, denied=self.config.pool_filter.denied)
             external = [*self.config.external_tools, *(self._source_tools or ())]
             self._pools[read_only] = ToolPool.assemble(
-                self.config.tools, external, flt, self.config.tool_search
+                self.config.tools,
+                external,
+                flt,
+                self.config.tool_search,
+                compact=self.compact_tools(),
             )
         return self._pools[read_only]
+
+    def compact_tools(self) -> bool:
+        """Whether the session offers the compact tool profile (`tools.profile`)."""
+        tools = self.settings.tools
+        window = self.context_window()
+        return pick_profile(tools.profile, window, tools.compact_below) == "compact"
 
     async def load_tool_sources(self) -> None:
         """Await the tool sources once (this is what starts lazy MCP servers).
@@ -226,6 +256,7 @@ class Conversation:
             mode=mode,
             cancelled=cancelled,
             edits=self.config.edits,
+            reads=self.reads,
         )
 
     # --- runs, turns and status -----------------------------------------------------------

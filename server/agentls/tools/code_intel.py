@@ -83,7 +83,7 @@ imports and aliases understood), with a few lines of context around each definit
 - The result says its source. `index (by name, unresolved)` means no language server covers
   the file: the candidates merely share the name.
 
-Example: {"path": "app/views.py", "line": 42, "symbol": "save"}
+Example: {"path": "<path>", "line": <line>, "symbol": "<name>"}
 """
     )
 
@@ -145,7 +145,7 @@ ignores unrelated symbols that share the name, and comments and strings.
 - The result says its source. With `index (by name, unresolved)` no language server covers
   the file and every identifier with that name is listed.
 
-Example: {{"path": "app/models.py", "line": 10, "symbol": "save"}}
+Example: {{"path": "<path>", "line": <line>, "symbol": "<name>"}}
 """
     )
 
@@ -204,7 +204,7 @@ and documentation (what an editor shows on mouse-over).
 """
         + _POSITION_HELP
         + """
-Example: {"path": "app/views.py", "line": 42, "symbol": "request"}
+Example: {"path": "<path>", "line": <line>, "symbol": "<name>"}
 """
     )
 
@@ -278,7 +278,7 @@ you can check your change before the user sees it.
 - The result names its source. When no language server covers a file, only syntax errors
   are checked (`index (syntax errors only)`); use lint or run_tests for more.
 
-Example: {"paths": ["app/models.py"], "severity": "error"}
+Example: {"paths": ["<path>"], "severity": "error"}
 """
 
     def is_read_only(self, input: DiagnosticsInput | None = None) -> bool:

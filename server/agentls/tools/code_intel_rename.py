@@ -68,7 +68,7 @@ session like edit_file (the user reviews it as one edit); files on disk are not 
 - Refused when no language server covers the file (a rename by name could change unrelated
   code) and when it would touch files outside the workspace.
 
-Example: {"path": "app/models.py", "line": 10, "symbol": "save", "new_name": "store"}
+Example: {"path": "<path>", "line": <line>, "symbol": "<old name>", "new_name": "<new name>"}
 """
 
     def summary(self, input: RenameSymbolInput) -> str:
