@@ -16,11 +16,16 @@ VALUES = "".join(f"v{n} = {n}\n" for n in range(1, 13))
 
 
 def _dry_run(api: ScriptedMessagesServer, root: Path, env: dict[str, str], *calls: object) -> str:
-    api.extend(tool_turn(*calls), text_turn("done"))  # type: ignore[arg-type]
+    api.extend(tool_turn(_read(), *calls), text_turn("done"))  # type: ignore[arg-type]
     result = run_cli("run", "change it", "-w", str(root), "--json", env=env)
     assert result.code == 0, result.stderr
     session: str = json.loads(result.stdout)["session"]
     return session
+
+
+def _read(path: str = "values.py") -> tuple[str, dict[str, str]]:
+    """Edits need a read in the session first (read before edit)."""
+    return ("read_file", {"path": path})
 
 
 def _edit(old: str, new: str, path: str = "values.py") -> tuple[str, dict[str, str]]:
@@ -32,7 +37,7 @@ def test_a_dry_run_names_apply_and_apply_writes_without_the_model(
 ) -> None:
     root = write_tree(tmp_path / "ws", {"values.py": VALUES})
     env = cli_env(api.base_url, tmp_path / "state")
-    api.extend(tool_turn(_edit("v10 = 10\n", "v10 = 100\n")), text_turn("done"))
+    api.extend(tool_turn(_read(), _edit("v10 = 10\n", "v10 = 100\n")), text_turn("done"))
     shown = run_cli("run", "change v10", "-w", str(root), env=env)
     assert shown.code == 0, shown.stderr
     assert (root / "values.py").read_text() == VALUES  # a dry run writes nothing

@@ -29,7 +29,11 @@ def workspace(tmp_path: Path) -> Path:
 def edit_script(api: ScriptedMessagesServer) -> None:
     """Read, edit two files (CRLF + emoji; no final newline), create one, delete one."""
     api.extend(
-        tool_turn(("read_file", {"path": "app.py"}), text="Reading first.\n"),
+        tool_turn(
+            ("read_file", {"path": "app.py"}),
+            ("read_file", {"path": "pkg/util.py"}),
+            text="Reading first.\n",
+        ),
         tool_turn(
             ("edit_file", {"path": "app.py", "old_string": "return 1", "new_string": "return 2"}),
             (
@@ -224,7 +228,8 @@ def test_auto_mode_applies_each_edit_with_an_allow_rule(
 ) -> None:
     api.extend(
         tool_turn(
-            ("edit_file", {"path": "app.py", "old_string": "return 1", "new_string": "return 3"})
+            ("read_file", {"path": "app.py"}),
+            ("edit_file", {"path": "app.py", "old_string": "return 1", "new_string": "return 3"}),
         ),
         tool_turn(("read_file", {"path": "app.py"})),
         text_turn("done"),

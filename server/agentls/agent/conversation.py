@@ -27,6 +27,7 @@ from agentls.agent import journal, staged
 from agentls.agent import todos as todo_list
 from agentls.agent.accounting import Accounting, Tally
 from agentls.agent.context import EditSink, KeepStaged, RunMode, ToolContext
+from agentls.agent.guards import call_subject
 from agentls.agent.hooks import HookRunner, NoHooks
 from agentls.agent.messages import (
     ContentBlockParam,
@@ -39,6 +40,7 @@ from agentls.agent.messages import (
     with_cache_breakpoint,
 )
 from agentls.agent.model_client import ModelClient, ModelRequest
+from agentls.agent.overview import overview_budget, workspace_overview
 from agentls.agent.permissions import AllowAll, PermissionPolicy
 from agentls.agent.pricing import PriceTable
 from agentls.agent.prompts import build_system_prompt, deferred_tools_reminder, one_line
@@ -64,6 +66,7 @@ from agentls.agent.usage import Usage
 from agentls.errors import SessionBusy
 from agentls.workspace import ChangeSet, Workspace
 from agentls.workspace.changes import ChangeEvent
+from agentls.workspace.secrets import secrets_for
 
 log = logging.getLogger(__name__)
 
@@ -344,9 +347,38 @@ class Conversation:
             block = cx.instructions_block(cx.load_instruction_files(self.config.workspace.roots))
             if block is not None:
                 blocks.append(block)
+        if not self.messages and self.settings.tools.overview:
+            blocks.extend(self._overview())
         blocks.extend(self.reminders)
         self.reminders = []
         return blocks
+
+    def _overview(self) -> list[ContentBlockParam]:
+        """The workspace overview (`agentls.agent.overview`); a failure only costs it."""
+        try:
+            text = workspace_overview(
+                self.config.workspace,
+                self.changes,
+                overview_budget(self.context_window()),
+                self._readable,
+            )
+        except Exception:
+            log.exception("the workspace overview failed")
+            return []
+        return [text_block(text)] if text else []
+
+    def _readable(self, path: Path) -> bool:
+        """Whether read_file could show `path` without asking: not a secret file, and no
+        deny or ask rule of the policy covers reading it (the overview must not show what a
+        read would not)."""
+        workspace = self.config.workspace
+        if secrets_for(workspace).match(path) is not None:
+            return False
+        rules = getattr(self.config.permissions, "rules", None)
+        if rules is None:
+            return True
+        subject = call_subject("read_file", {"path": str(path)}, workspace.roots)
+        return all(rules.first_hit(kind, subject) is None for kind in ("deny", "ask"))
 
     def build_request(self, pool: ToolPool) -> ModelRequest:
         """The next request: cache breakpoints on tools, system and the latest message.

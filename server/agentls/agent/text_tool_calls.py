@@ -209,8 +209,5 @@ def looks_like_a_call(text: str) -> bool:
     stripped = text.strip()
     if re.search(r"<tool_call>|<function_call>", stripped, re.IGNORECASE):
         return True
-    body = stripped
-    fence = _FENCE.fullmatch(stripped)
-    if fence is not None:
-        body = fence.group(2).strip()
+    body = re.sub(r"^```[ \t]*[A-Za-z_-]*[ \t]*\n?", "", stripped).lstrip()
     return bool(re.match(r"^[\[{]\s*\{?\s*\"(name|tool|function)\"\s*:", body))
