@@ -282,6 +282,7 @@ def run_agentls(task: Task, root: Path, url: str, api: str) -> Outcome:
                       tokens, seconds, str(result.get("status")))  # fmt: skip
     if result.get("error"):
         outcome.notes.append(str(result["error"])[:200])
+    outcome.notes.append("answer: " + answer[:200])
     outcome.passed = _checked(task, root, answer)
     return outcome
 
@@ -295,7 +296,7 @@ def run_aider(task: Task, root: Path, url: str, aider: str) -> Outcome:
     run = subprocess.run(
         [aider, "--model", "openai/qwen", "--edit-format", "whole", "--yes-always",
          "--no-git", "--no-auto-commits", "--no-pretty", "--no-stream", "--no-show-model-warnings",
-         "--map-tokens", "1024", "--temperature", "0", "--chat-history-file", str(history),
+         "--map-tokens", "1024", "--chat-history-file", str(history),
          "--input-history-file", os.devnull, "--message", task.prompt,
          *task.files.keys()],
         cwd=root, env=env, capture_output=True, text=True, timeout=3600,
