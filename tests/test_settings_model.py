@@ -301,6 +301,7 @@ def test_every_environment_variable_sets_its_setting() -> None:
         "AGENTLS_TOOL_CALLS": ("toolCalls", "text", "text"),
         "AGENTLS_MODEL_API": ("api", "chat-completions", "chat-completions"),
         "AGENTLS_LOOP_GUARD": ("loopGuard", "3", 3),
+        "AGENTLS_READ_BEFORE_EDIT": ("readBeforeEdit", "0", False),
         "AGENTLS_MAX_TOKENS": ("maxTokens", "100", 100),
         "AGENTLS_MAX_TURNS": ("maxTurns", "7", 7),
         "AGENTLS_TEMPERATURE": ("temperature", "0.5", 0.5),

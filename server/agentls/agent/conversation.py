@@ -259,7 +259,7 @@ class Conversation:
             mode=mode,
             cancelled=cancelled,
             edits=self.config.edits,
-            reads=self.reads,
+            reads=self.reads if self.settings.read_before_edit else None,
         )
 
     # --- runs, turns and status -----------------------------------------------------------

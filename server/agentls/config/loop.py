@@ -138,6 +138,11 @@ class LoopSettings(SettingsModel):
     )
     """Identical failing tool calls after which the run fails ("stuck");
     from the second, the result tells the model to change its approach."""
+    read_before_edit: bool = Field(
+        default=True, json_schema_extra=meta(env="AGENTLS_READ_BEFORE_EDIT")
+    )
+    """`edit_file` refuses a file not read (or written) in this session, or changed since it
+    was read ("read it first", as Claude Code). Off only for scripted replays."""
     max_tokens: int = Field(
         default=16_000, ge=1, le=1_000_000, json_schema_extra=meta(env="AGENTLS_MAX_TOKENS")
     )
