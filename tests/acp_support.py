@@ -67,6 +67,7 @@ def agent_env(api_url: str | None, home: Path, **extra: str) -> dict[str, str]:
     env["XDG_CONFIG_HOME"] = str(home / "config")
     env["AGENTLS_RETRY_BASE_DELAY"] = "0.01"
     env["AGENTLS_RETRY_MAX_DELAY"] = "0.05"
+    env["AGENTLS_READ_BEFORE_EDIT"] = "0"  # scenarios written before read-before-edit
     if api_url is not None:
         env["ANTHROPIC_BASE_URL"] = api_url
         env["ANTHROPIC_API_KEY"] = "test"

@@ -113,7 +113,12 @@ def make_session(
     values.update(settings)
     config = SessionConfig(
         settings=AgentSettings.from_env(
-            {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.base_url}, **values
+            {
+                "ANTHROPIC_API_KEY": "test-key",
+                "ANTHROPIC_BASE_URL": server.base_url,
+                "AGENTLS_READ_BEFORE_EDIT": "0",  # older scenarios edit without a read
+            },
+            **values,
         ),
         workspace=Workspace([tmp_path]),
         tools=all_test_tools() if tools is None else tools,

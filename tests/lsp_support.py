@@ -241,6 +241,9 @@ def server_env(api_url: str | None, transcripts: Path, **extra: str) -> dict[str
     env["AGENTLS_RETRY_BASE_DELAY"] = "0.01"
     env["AGENTLS_RETRY_MAX_DELAY"] = "0.05"
     env["AGENTLS_MANAGED_SETTINGS"] = str(transcripts / "managed-settings.json")
+    # Scenarios written before read-before-edit (issue 29) edit without reading first;
+    # tests of that check (tests/test_small_models.py, test_cli_run.py) turn it on.
+    env["AGENTLS_READ_BEFORE_EDIT"] = "0"
     if api_url is not None:
         env["ANTHROPIC_BASE_URL"] = api_url
         env["ANTHROPIC_API_KEY"] = "test"

@@ -16,11 +16,16 @@ VALUES = "".join(f"v{n} = {n}\n" for n in range(1, 13))
 
 
 def _dry_run(api: ScriptedMessagesServer, root: Path, env: dict[str, str], *calls: object) -> str:
-    api.extend(tool_turn(*calls), text_turn("done"))  # type: ignore[arg-type]
+    api.extend(tool_turn(_read(), *calls), text_turn("done"))  # type: ignore[arg-type]
     result = run_cli("run", "change it", "-w", str(root), "--json", env=env)
     assert result.code == 0, result.stderr
     session: str = json.loads(result.stdout)["session"]
     return session
+
+
+def _read(path: str = "values.py") -> tuple[str, dict[str, str]]:
+    """Edits need a read in the session first (read before edit)."""
+    return ("read_file", {"path": path})
 
 
 def _edit(old: str, new: str, path: str = "values.py") -> tuple[str, dict[str, str]]:
@@ -31,8 +36,8 @@ def test_a_dry_run_names_apply_and_apply_writes_without_the_model(
     api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
     root = write_tree(tmp_path / "ws", {"values.py": VALUES})
-    env = cli_env(api.base_url, tmp_path / "state")
-    api.extend(tool_turn(_edit("v10 = 10\n", "v10 = 100\n")), text_turn("done"))
+    env = cli_env(api.base_url, tmp_path / "state", AGENTLS_READ_BEFORE_EDIT="1")
+    api.extend(tool_turn(_read(), _edit("v10 = 10\n", "v10 = 100\n")), text_turn("done"))
     shown = run_cli("run", "change v10", "-w", str(root), env=env)
     assert shown.code == 0, shown.stderr
     assert (root / "values.py").read_text() == VALUES  # a dry run writes nothing
@@ -54,7 +59,7 @@ def test_apply_rebases_onto_the_users_later_change(
     api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
     root = write_tree(tmp_path / "ws", {"values.py": VALUES})
-    env = cli_env(api.base_url, tmp_path / "state")
+    env = cli_env(api.base_url, tmp_path / "state", AGENTLS_READ_BEFORE_EDIT="1")
     session = _dry_run(api, root, env, _edit("v10 = 10\n", "v10 = 100\n"))
     (root / "values.py").write_text(VALUES.replace("v11 = 11", "v11 = 'user'"))
     applied = run_cli("apply", session, "--json", env=env)
@@ -72,7 +77,7 @@ def test_apply_leaves_a_conflict_staged_and_overwrites_nothing(
     api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
     root = write_tree(tmp_path / "ws", {"values.py": VALUES})
-    env = cli_env(api.base_url, tmp_path / "state")
+    env = cli_env(api.base_url, tmp_path / "state", AGENTLS_READ_BEFORE_EDIT="1")
     session = _dry_run(api, root, env, _edit("v10 = 10\n", "v10 = 100\n"))
     mine = VALUES.replace("v10 = 10", "v10 = 'mine'")
     (root / "values.py").write_text(mine)
@@ -91,7 +96,7 @@ def test_apply_refuses_a_path_swapped_for_a_symlink_out_of_the_workspace(
     root = write_tree(tmp_path / "ws", {"sub/keep.txt": "x\n"})
     outside = tmp_path / "outside"
     outside.mkdir()
-    env = cli_env(api.base_url, tmp_path / "state")
+    env = cli_env(api.base_url, tmp_path / "state", AGENTLS_READ_BEFORE_EDIT="1")
     session = _dry_run(
         api,
         root,

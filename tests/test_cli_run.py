@@ -29,7 +29,11 @@ def workspace(tmp_path: Path) -> Path:
 def edit_script(api: ScriptedMessagesServer) -> None:
     """Read, edit two files (CRLF + emoji; no final newline), create one, delete one."""
     api.extend(
-        tool_turn(("read_file", {"path": "app.py"}), text="Reading first.\n"),
+        tool_turn(
+            ("read_file", {"path": "app.py"}),
+            ("read_file", {"path": "pkg/util.py"}),
+            text="Reading first.\n",
+        ),
         tool_turn(
             ("edit_file", {"path": "app.py", "old_string": "return 1", "new_string": "return 2"}),
             (
@@ -61,7 +65,7 @@ def test_apply_writes_every_change_and_reports_them(
         "--workspace",
         str(workspace),
         "--apply",
-        env=cli_env(api.base_url, tmp_path / "state"),
+        env=cli_env(api.base_url, tmp_path / "state", AGENTLS_READ_BEFORE_EDIT="1"),
     )
     assert result.code == 0, result.stdout + result.stderr
     for name, text in expected_after(workspace).items():
@@ -100,7 +104,7 @@ def test_dry_run_shows_the_diff_and_writes_nothing(
         "Make main return 2",
         "-w",
         str(workspace),
-        env=cli_env(api.base_url, tmp_path / "state"),
+        env=cli_env(api.base_url, tmp_path / "state", AGENTLS_READ_BEFORE_EDIT="1"),
     )
     assert result.code == 0, result.stdout + result.stderr
     assert snapshot(workspace) == before
@@ -122,7 +126,7 @@ def test_diff_prints_only_a_patch_that_applies(
         "-w",
         str(workspace),
         "--diff",
-        env=cli_env(api.base_url, tmp_path / "state"),
+        env=cli_env(api.base_url, tmp_path / "state", AGENTLS_READ_BEFORE_EDIT="1"),
     )
     assert result.code == 0, result.stderr
     assert snapshot(workspace) == before, "--diff writes nothing"
@@ -159,7 +163,7 @@ def test_patch_file_and_json_result(
         "--patch",
         str(patch),
         "--json",
-        env=cli_env(api.base_url, tmp_path / "state"),
+        env=cli_env(api.base_url, tmp_path / "state", AGENTLS_READ_BEFORE_EDIT="1"),
     )
     assert result.code == 0, result.stderr
     payload = json.loads(result.stdout)  # the result object and nothing else
@@ -192,7 +196,7 @@ def test_failed_run_exits_1_with_the_error(
         "-w",
         str(workspace),
         "--json",
-        env=cli_env(api.base_url, tmp_path / "state"),
+        env=cli_env(api.base_url, tmp_path / "state", AGENTLS_READ_BEFORE_EDIT="1"),
     )
     assert result.code == 1, result.stdout + result.stderr
     payload = json.loads(result.stdout)
@@ -207,7 +211,7 @@ def test_plan_mode_and_unknown_session(
         tool_turn(("write_file", {"path": "x.py", "content": "X = 1\n"})),
         text_turn("I would add x.py."),
     )
-    env = cli_env(api.base_url, tmp_path / "state")
+    env = cli_env(api.base_url, tmp_path / "state", AGENTLS_READ_BEFORE_EDIT="1")
     before = snapshot(workspace)
     result = run_cli("run", "plan it", "-w", str(workspace), "--mode", "plan", "--apply", env=env)
     assert result.code == 0, result.stdout + result.stderr
@@ -224,7 +228,8 @@ def test_auto_mode_applies_each_edit_with_an_allow_rule(
 ) -> None:
     api.extend(
         tool_turn(
-            ("edit_file", {"path": "app.py", "old_string": "return 1", "new_string": "return 3"})
+            ("read_file", {"path": "app.py"}),
+            ("edit_file", {"path": "app.py", "old_string": "return 1", "new_string": "return 3"}),
         ),
         tool_turn(("read_file", {"path": "app.py"})),
         text_turn("done"),
@@ -239,7 +244,7 @@ def test_auto_mode_applies_each_edit_with_an_allow_rule(
         "--apply",
         "--allow",
         "edit_file",
-        env=cli_env(api.base_url, tmp_path / "state"),
+        env=cli_env(api.base_url, tmp_path / "state", AGENTLS_READ_BEFORE_EDIT="1"),
     )
     assert result.code == 0, result.stdout + result.stderr
     assert "return 3" in (workspace / "app.py").read_text(encoding="utf-8")

@@ -79,8 +79,8 @@ async def bounded(session: AgentSession, prompt: str, events: EventLog) -> Any:
 async def test_a_stream_that_only_pings_is_dropped_by_the_stall_detector(
     api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
-    api.extend(
-        text_turn("never", hang=True, keepalive_interval=0.5),  # message_start, then pings
+    api.extend(  # message_start and the first content, then only pings
+        text_turn("never", hang=True, hang_after_events=3, keepalive_interval=0.5),
         text_turn("after the stall"),
     )
     session = session_from_env(
@@ -95,6 +95,20 @@ async def test_a_stream_that_only_pings_is_dropped_by_the_stall_detector(
     assert "no content for 1.5 s" in retry.error
     assert "AGENTLS_STALL_TIMEOUT" in retry.error
     assert time.monotonic() - started < 10
+
+
+async def test_a_local_endpoint_reading_its_prompt_may_ping_longer_than_the_stall_timeout(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    """llama.cpp on a CPU: message_start, pings for minutes while it reads the prompt, then
+    the answer. Before the first content, pings count as alive (issue 29)."""
+    api.extend(text_turn("read it all", ping_before_content=2.5, keepalive_interval=0.3))
+    session = session_from_env(api, tmp_path, AGENTLS_STALL_TIMEOUT="1")
+    events = EventLog()
+    result = await bounded(session, "hi", events)
+    assert result.status == "completed", result.error
+    assert result.text == "read it all"
+    assert not events.of("retrying")
 
 
 async def test_the_request_deadline_ends_a_run_on_an_endpoint_that_pings_for_ever(

@@ -298,6 +298,10 @@ def test_claude_code_files_keep_their_own_keys_and_report_bad_parts(tmp_path: Pa
 def test_every_environment_variable_sets_its_setting() -> None:
     documented = {
         "AGENTLS_MODEL": ("model", "m", "m"),
+        "AGENTLS_TOOL_CALLS": ("toolCalls", "text", "text"),
+        "AGENTLS_MODEL_API": ("api", "chat-completions", "chat-completions"),
+        "AGENTLS_LOOP_GUARD": ("loopGuard", "3", 3),
+        "AGENTLS_READ_BEFORE_EDIT": ("readBeforeEdit", "0", False),
         "AGENTLS_MAX_TOKENS": ("maxTokens", "100", 100),
         "AGENTLS_MAX_TURNS": ("maxTurns", "7", 7),
         "AGENTLS_TEMPERATURE": ("temperature", "0.5", 0.5),

@@ -131,7 +131,12 @@ async def test_a_general_purpose_subagent_stages_its_edit_in_the_sessions_change
     edit = {"path": "hello.py", "old_string": "'hi'", "new_string": "'hello'"}
     Roles(
         session=[tool_turn(task("[W]", kind=None, description="fix greeting")), text_turn("ok")],
-        subagents={"[W]": [tool_turn(("edit_file", edit)), text_turn("changed hello.py")]},
+        subagents={
+            "[W]": [
+                tool_turn(("read_file", {"path": "hello.py"}), ("edit_file", edit)),
+                text_turn("changed hello.py"),
+            ]
+        },
     ).play(api)
     session = make_session(api, tmp_path, tools=tools_for(tmp_path))
     log = EventLog()

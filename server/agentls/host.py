@@ -245,6 +245,11 @@ def default_tools(workspace: Workspace) -> Sequence[AnyTool]:
 
 
 def default_client(settings: AgentSettings) -> ModelClient:
+    """The client of the endpoint's protocol (`model.api`)."""
+    if settings.api == "chat-completions":
+        from agentls.agent.chat_completions import ChatCompletionsClient
+
+        return ChatCompletionsClient(settings)
     from agentls.agent.model_client import AnthropicModelClient
 
     return AnthropicModelClient(settings)

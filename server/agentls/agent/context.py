@@ -23,6 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agentls.agent.reads import ReadLog
 from agentls.config.base import PermissionMode
 from agentls.config.base import RunMode as RunMode
 from agentls.errors import ToolError
@@ -193,6 +194,9 @@ class ToolContext:
     files, plan mode, `Tool.assess`, the policy — which may ask the user) for the same tool
     with another input, e.g. the redirect `web_fetch` is about to follow. None: allowed;
     else why not. A tool uses it instead of deciding anything about permission itself."""
+    reads: ReadLog | None = None
+    """What this session read (`agentls.agent.reads`): `edit_file` refuses a file it has not
+    read or that changed since. None outside a session (a tool called on its own)."""
 
     def for_call(self, tool_use_id: str) -> ToolContext:
         return replace(

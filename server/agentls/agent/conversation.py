@@ -27,6 +27,7 @@ from agentls.agent import journal, rewind, staged
 from agentls.agent import todos as todo_list
 from agentls.agent.accounting import Accounting, Tally
 from agentls.agent.context import EditSink, KeepStaged, RunMode, ToolContext
+from agentls.agent.guards import call_subject
 from agentls.agent.hooks import HookRunner, NoHooks
 from agentls.agent.messages import (
     ContentBlockParam,
@@ -39,10 +40,12 @@ from agentls.agent.messages import (
     with_cache_breakpoint,
 )
 from agentls.agent.model_client import ModelClient, ModelRequest
+from agentls.agent.overview import overview_budget, workspace_overview
 from agentls.agent.permissions import AllowAll, PermissionPolicy
 from agentls.agent.pricing import PriceTable
 from agentls.agent.prompts import build_system_prompt, deferred_tools_reminder, one_line
 from agentls.agent.questions import UserPrompts
+from agentls.agent.reads import ReadLog
 from agentls.agent.registry import (
     AnyTool,
     PoolFilter,
@@ -57,11 +60,13 @@ from agentls.agent.results import RewindPayload, SessionStatusPayload, TurnPaylo
 from agentls.agent.settings import AgentSettings
 from agentls.agent.state import SessionState
 from agentls.agent.todos import TodoItem
+from agentls.agent.tool_profile import COMPACT_TOOLS, pick_profile
 from agentls.agent.transcript import TranscriptWriter, transcript_dir
 from agentls.agent.usage import Usage
 from agentls.errors import SessionBusy
 from agentls.workspace import ChangeSet, Workspace
 from agentls.workspace.changes import ChangeEvent
+from agentls.workspace.secrets import secrets_for
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +108,19 @@ def _nothing() -> None:
     return None
 
 
+def _offered_names(config: SessionConfig) -> set[str]:
+    """The tools the system prompt may name: those not removed by a deny rule."""
+    denied = config.pool_filter.denied
+    tools = [*config.tools, *config.external_tools]
+    names = {t.name for t in tools if not denied(t.name) and t.is_enabled()}
+    window = cx.context_window_for(config.settings.model, config.settings.context_window)
+    profile = config.settings.tools
+    if pick_profile(profile.profile, window, profile.compact_below) == "compact":
+        builtin = {t.name for t in config.tools}
+        names = {n for n in names if n in COMPACT_TOOLS or n not in builtin}
+    return names
+
+
 class Conversation:
     """One conversation with the model: the state a session holds between and during runs."""
 
@@ -128,7 +146,10 @@ class Conversation:
         self.changes_dirty = False
         """The changeset changed since the last checkpoint or save."""
         self.system = build_system_prompt(
-            config.workspace.roots, config.instructions, skills=config.skills
+            config.workspace.roots,
+            config.instructions,
+            skills=config.skills,
+            offered=_offered_names(config),
         )
         self.discovered: set[str] = set()
         """Deferred tools loaded by `tool_search`; kept across compactions (the history
@@ -157,6 +178,8 @@ class Conversation:
         folder = config.transcript_dir or transcript_dir()
         self.transcript = TranscriptWriter(folder / f"{self.id}.jsonl")
         self.session_started = False
+        self.reads = ReadLog()
+        """Files read (or written) in this session: `edit_file`'s "read it first"."""
         """SessionStart hooks ran for this session object (`agentls.agent.loop`)."""
 
     async def aclose(self) -> None:
@@ -204,9 +227,19 @@ class Conversation:
             flt = PoolFilter(read_only=read_only, denied=self.config.pool_filter.denied)
             external = [*self.config.external_tools, *(self._source_tools or ())]
             self._pools[read_only] = ToolPool.assemble(
-                self.config.tools, external, flt, self.config.tool_search
+                self.config.tools,
+                external,
+                flt,
+                self.config.tool_search,
+                compact=self.compact_tools(),
             )
         return self._pools[read_only]
+
+    def compact_tools(self) -> bool:
+        """Whether the session offers the compact tool profile (`tools.profile`)."""
+        tools = self.settings.tools
+        window = self.context_window()
+        return pick_profile(tools.profile, window, tools.compact_below) == "compact"
 
     async def load_tool_sources(self) -> None:
         """Await the tool sources once (this is what starts lazy MCP servers).
@@ -232,6 +265,7 @@ class Conversation:
             mode=mode,
             cancelled=cancelled,
             edits=self.config.edits,
+            reads=self.reads if self.settings.read_before_edit else None,
         )
 
     # --- runs, turns and status -----------------------------------------------------------
@@ -393,9 +427,38 @@ class Conversation:
             block = cx.instructions_block(cx.load_instruction_files(self.config.workspace.roots))
             if block is not None:
                 blocks.append(block)
+        if not self.messages and self.settings.tools.overview:
+            blocks.extend(self._overview())
         blocks.extend(self.reminders)
         self.reminders = []
         return blocks
+
+    def _overview(self) -> list[ContentBlockParam]:
+        """The workspace overview (`agentls.agent.overview`); a failure only costs it."""
+        try:
+            text = workspace_overview(
+                self.config.workspace,
+                self.changes,
+                overview_budget(self.context_window()),
+                self._readable,
+            )
+        except Exception:
+            log.exception("the workspace overview failed")
+            return []
+        return [text_block(text)] if text else []
+
+    def _readable(self, path: Path) -> bool:
+        """Whether read_file could show `path` without asking: not a secret file, and no
+        deny or ask rule of the policy covers reading it (the overview must not show what a
+        read would not)."""
+        workspace = self.config.workspace
+        if secrets_for(workspace).match(path) is not None:
+            return False
+        rules = getattr(self.config.permissions, "rules", None)
+        if rules is None:
+            return True
+        subject = call_subject("read_file", {"path": str(path)}, workspace.roots)
+        return all(rules.first_hit(kind, subject) is None for kind in ("deny", "ask"))
 
     def build_request(self, pool: ToolPool) -> ModelRequest:
         """The next request: cache breakpoints on tools, system and the latest message.

@@ -51,6 +51,7 @@ from agentls.agent.hooks import (
     session_hooks,
     subagent_hooks,
 )
+from agentls.agent.loop_guard import LoopGuard
 from agentls.agent.memory import memory_seen, with_nested_memory
 from agentls.agent.messages import ContentBlockParam, text_block, texts_of, tool_uses_of
 from agentls.agent.model_client import (
@@ -64,10 +65,12 @@ from agentls.agent.model_client import (
 from agentls.agent.orchestration import run_tool_calls
 from agentls.agent.permissions import PermissionMode
 from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
+from agentls.agent.pricing import is_anthropic_endpoint
 from agentls.agent.prompt_commands import CommandRun
 from agentls.agent.prompts import search_summary
 from agentls.agent.results import RunResult
 from agentls.agent.subagents import SubagentRole as SubagentRole
+from agentls.agent.text_tool_calls import looks_like_a_call, with_text_calls
 from agentls.agent.todos import TodoItem, todo_payloads
 
 if TYPE_CHECKING:
@@ -126,6 +129,10 @@ class AgentLoop:
         self.revoke_grants: Callable[[], None] = lambda: None
         self.server_tools: dict[str, float] = {}
         """Server tools (web search) started in the current stream: id → start time."""
+        self.guard = LoopGuard(conversation.settings.loop_guard)
+        self.failure: str | None = None
+        """Why a run that got replies still failed (an empty reply, a stuck loop)."""
+        self.calls_made = 0
 
     def _tool_progress(self, tool_use_id: str, message: str) -> None:
         self._emit_safe(ToolProgress(self.conversation.id, tool_use_id, message))
@@ -193,6 +200,7 @@ class AgentLoop:
                 return self._finish("failed", blocked)
             conv.checkpoint(0)
             status = await self._turns()
+            error = self.failure if status == "failed" else None
         except RunCancelled:
             status = "cancelled"
         except ModelError as exc:
@@ -272,26 +280,40 @@ class AgentLoop:
         compactor charges its tokens)."""
         return await self._stream_with_retries(request, quiet=True)
 
+    def reads_text_calls(self) -> bool:
+        """`model.toolCalls`: `text`, or `auto` on an endpoint that is not Anthropic's."""
+        settings = self.conversation.settings
+        if settings.tool_calls == "auto":
+            return not is_anthropic_endpoint(settings.base_url)
+        return settings.tool_calls == "text"
+
+    def _content_of(self, response: ModelResponse) -> list[ContentBlockParam]:
+        """The reply as it goes into the history: calls written as text become `tool_use`
+        blocks (see `agentls.agent.text_tool_calls`) when this endpoint's replies are read
+        for them."""
+        if not self.reads_text_calls():
+            return response.content
+        converted = with_text_calls(response.content, lambda name: self.pool.find(name) is not None)
+        if converted is None:
+            return response.content
+        self.conversation.transcript.write("text_tool_calls", count=len(tool_uses_of(converted)))
+        return converted
+
     async def _handle(self, response: ModelResponse) -> RunStatus | None:
         """Apply one response to the history; a status means the run is over."""
-        self.conversation.add_assistant(response.content)
+        content = self._content_of(response)
+        self.conversation.add_assistant(content)
         calls = [
             ToolCall(block["id"], block["name"], _input_of(block["input"]))
-            for block in tool_uses_of(response.content)
+            for block in tool_uses_of(content)
         ]
-        texts = texts_of(response.content)
+        texts = texts_of(content)
         if response.stop_reason == "refusal":
             self._add_results([ToolCallResult(c.id, REFUSAL_RESULT, True) for c in calls])
             self.text_parts = texts
             return "refused"
         if calls:
-            self.text_parts = texts
-            results = await run_tool_calls(calls, self.pipeline, self.ctx)
-            self._add_results(self._with_memory(calls, results))
-            if self.cancel.is_set():
-                raise RunCancelled
-            self._apply_mode_switch()
-            return None
+            return await self._run_calls(calls, texts)
         self.text_parts.extend(texts)
         if response.stop_reason == "pause_turn":
             return None
@@ -299,7 +321,39 @@ class AgentLoop:
             return self._continue_after_max_tokens()
         if await self._stop_hook_continues():
             return None
-        return "completed"
+        return self._final_status()
+
+    async def _run_calls(self, calls: list[ToolCall], texts: list[str]) -> RunStatus | None:
+        self.text_parts = texts
+        self.calls_made += len(calls)
+        results = await run_tool_calls(calls, self.pipeline, self.ctx)
+        self._add_results(self._with_memory(calls, self.guard.check(calls, results)))
+        if self.cancel.is_set():
+            raise RunCancelled
+        if self.guard.stuck is not None:
+            self.failure = self.guard.stuck
+            self._notice(f"Stopped: {self.guard.stuck}.")
+            return "failed"
+        self._apply_mode_switch()
+        return None
+
+    def _final_status(self) -> RunStatus:
+        """No hollow success: a run whose last reply is empty (and that did nothing), or is
+        a tool call that could not be read, failed."""
+        text = "".join(self.text_parts).strip()
+        if not text and not self.calls_made:
+            self.failure = "the model's reply was empty: nothing was done"
+        elif text and looks_like_a_call(text):
+            self.failure = (
+                "the model's last reply looks like a tool call that could not be read (an "
+                "unknown tool or malformed JSON); nothing was run"
+            )
+            if not self.reads_text_calls():
+                self.failure += " (setting model.toolCalls is `native`: try `text`)"
+        if self.failure is None:
+            return "completed"
+        self._notice(f"The run failed: {self.failure}.")
+        return "failed"
 
     async def _submit_prompt(
         self, prompt: str, attachments: Sequence[ContentBlockParam] = ()

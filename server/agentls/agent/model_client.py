@@ -42,6 +42,7 @@ from agentls.agent.messages import (
     TextBlockParam,
     ToolUnionParam,
 )
+from agentls.agent.pricing import is_anthropic_endpoint
 from agentls.agent.settings import AgentSettings
 from agentls.agent.usage import Usage
 
@@ -201,6 +202,7 @@ class AnthropicModelClient:
         self._helper_key: str | None = None
         self._client = sdk_client(settings)
         self._stall_timeout = settings.stall_timeout
+        self._local = not is_anthropic_endpoint(settings.base_url)
         self._can_count = True
 
     @property
@@ -290,10 +292,23 @@ class AnthropicModelClient:
         stall = self._stall_timeout or None
         events = 0
         stopped = False
+        # A local endpoint (llama.cpp on a CPU) sends only pings while it reads a long
+        # prompt, which can take minutes: until the first content, any bytes (pings
+        # included) count as alive there. Anthropic's endpoint answers in seconds, so
+        # there only content counts from the start.
+        content = False
         try:
             async with asyncio.timeout_at(stall and loop.time() + stall) as watchdog:
+                if stall and self._local:
+
+                    def alive() -> None:
+                        if not content:
+                            watchdog.reschedule(loop.time() + stall)
+
+                    _watch_bytes(stream.response, alive)
                 async for event in stream:
                     events += 1
+                    content = content or event.type != "message_start"
                     if stall:
                         watchdog.reschedule(loop.time() + stall)
                     if event.type == "text":
@@ -372,6 +387,27 @@ def _extra_body(request: ModelRequest) -> dict[str, object] | None:
     if request.temperature is None or request.thinking_budget:
         return None
     return {"temperature": request.temperature}
+
+
+class _Heartbeat(httpx2.AsyncByteStream):
+    """A response body that calls `beat` for every chunk read (pings included), which the
+    SDK's event stream never shows."""
+
+    def __init__(self, inner: Any, beat: Callable[[], None]) -> None:
+        self._inner = inner
+        self._beat = beat
+
+    async def __aiter__(self) -> Any:
+        async for chunk in self._inner:
+            self._beat()
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _watch_bytes(response: httpx2.Response, beat: Callable[[], None]) -> None:
+    response.stream = _Heartbeat(response.stream, beat)
 
 
 def _ignore_server_tool(event: ServerToolEvent) -> None:

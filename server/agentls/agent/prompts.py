@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime
 import platform
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from agentls.agent.messages import TextBlockParam, cache_control
@@ -18,20 +18,52 @@ refactoring, explaining code. Your file changes are delivered to the editor as w
 the user can preview, accept, reject and undo, so make focused, minimal changes and never \
 touch files unrelated to the task. Be concise: the user reads your answer in an editor panel."""
 
-USING_YOUR_TOOLS = """# Using your tools
-- Prefer the dedicated tools over a shell: read files with read_file (not cat/head/tail), edit \
-with edit_file (not sed/awk), create files with write_file, find files with list_files (not \
-find/ls), search contents with grep (not grep/rg), find definitions with search_symbols.
-- Tools read the editor's view of the workspace, including unsaved buffers and your own staged \
-edits, so re-read a file after changing it instead of assuming its contents.
-- When calls are independent of each other, make them all in the same turn: they run in \
-parallel. Make dependent calls one after another.
-- Verify your work: run lint and the relevant tests after editing when those tools are available.
-- A failed call returns an error that says what went wrong; read it and adjust instead of \
-repeating the same call.
-- If the user denies a tool call, do not repeat the same call. Think about why it was denied \
-and change your approach, or ask the user.
-- Never claim to have changed or run something you have not."""
+DEDICATED_TOOLS = (
+    ("read_file", "read files with read_file (not cat/head/tail)"),
+    ("edit_file", "edit with edit_file (not sed/awk)"),
+    ("write_file", "create files with write_file"),
+    ("list_files", "find files with list_files (not find/ls)"),
+    ("grep", "search contents with grep (not grep/rg)"),
+    ("search_symbols", "find definitions with search_symbols"),
+)
+"""Each clause of the "prefer the dedicated tools" line, kept only when its tool is offered."""
+
+
+def using_your_tools(offered: Collection[str] | None = None) -> str:
+    """The "Using your tools" section, naming only tools in `offered` (None: all)."""
+
+    def has(name: str) -> bool:
+        return offered is None or name in offered
+
+    clauses = [text for name, text in DEDICATED_TOOLS if has(name)]
+    lines = ["# Using your tools"]
+    if clauses:
+        lines.append("- Prefer the dedicated tools over a shell: " + ", ".join(clauses) + ".")
+    if has("read_file") and has("edit_file"):
+        lines.append(
+            "- Read a file with read_file before editing it: edit_file refuses files not read "
+            "in this session, and old_string must be copied exactly from what read_file shows."
+        )
+    lines += [
+        "- Tools read the editor's view of the workspace, including unsaved buffers and your "
+        "own staged edits, so re-read a file after changing it instead of assuming its contents.",
+        "- When calls are independent of each other, make them all in the same turn: they run "
+        "in parallel. Make dependent calls one after another.",
+    ]
+    checks = [name for name in ("lint", "run_tests") if has(name)]
+    if checks:
+        lines.append(f"- Verify your work: run {' and '.join(checks)} after editing.")
+    lines += [
+        "- A failed call returns an error that says what went wrong; read it and adjust instead "
+        "of repeating the same call.",
+        "- If the user denies a tool call, do not repeat the same call. Think about why it was "
+        "denied and change your approach, or ask the user.",
+        "- Never claim to have changed or run something you have not.",
+    ]
+    return "\n".join(lines)
+
+
+USING_YOUR_TOOLS = using_your_tools()
 
 
 def build_system_prompt(
@@ -40,9 +72,14 @@ def build_system_prompt(
     today: datetime.date | None = None,
     intro: str = INTRO,
     skills: str = "",
+    offered: Collection[str] | None = None,
 ) -> list[TextBlockParam]:
     """System blocks; the last carries the cache breakpoint. `intro`: who the agent is (a
-    sub-agent has its own)."""
+    sub-agent has its own); `offered`: the tool names the prompt may mention.
+
+    Stable parts first, what varies by folder and day last (the environment), so a new
+    workspace or a new day re-reads as little of the prompt as possible.
+    """
     day = (today or datetime.date.today()).isoformat()
     environment = "\n".join(
         [
@@ -52,7 +89,7 @@ def build_system_prompt(
             f"- Today's date: {day}",
         ]
     )
-    sections = [intro, USING_YOUR_TOOLS, environment]
+    sections = [intro, using_your_tools(offered)]
     if intro == INTRO:  # the main agent's prompt; sub-agents keep their own voice
         from agentls.agent.output_styles import output_style
 
@@ -63,6 +100,7 @@ def build_system_prompt(
         sections.append(skills)  # `SkillCatalog.prompt_section()`, fixed for the session
     if extra_instructions.strip():
         sections.append("# Project instructions\n" + extra_instructions.strip())
+    sections.append(environment)
     return [{"type": "text", "text": "\n\n".join(sections), "cache_control": cache_control()}]
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from agentls.agent.messages import ToolParam, ToolUnionParam, cache_control
+from agentls.agent.tool_profile import COMPACT_TOOLS, compact_definition
 from agentls.agent.tool_search import TOOL_SEARCH_NAME as TOOL_SEARCH_NAME
 from agentls.agent.tool_search import AnyTool as AnyTool
 from agentls.agent.tool_search import ToolSearch
@@ -107,8 +108,16 @@ def _offered(tool: AnyTool, pool_filter: PoolFilter) -> bool:
 class ToolPool:
     """The tools of one session, sorted by name, with lookup by name or alias."""
 
-    def __init__(self, tools: Sequence[AnyTool], search: ToolSearchSettings | None = None) -> None:
+    def __init__(
+        self,
+        tools: Sequence[AnyTool],
+        search: ToolSearchSettings | None = None,
+        *,
+        compact: bool = False,
+    ) -> None:
         self.search = search or ToolSearchSettings()
+        self.compact = compact
+        """The compact profile (`agentls.agent.tool_profile`): short definitions."""
         self._tools: tuple[AnyTool, ...] = tuple(sorted(tools, key=lambda t: t.name))
         self._by_name: dict[str, AnyTool] = {}
         for tool in self._tools:
@@ -127,13 +136,18 @@ class ToolPool:
         external: Iterable[AnyTool] = (),
         pool_filter: PoolFilter | None = None,
         search: ToolSearchSettings | None = None,
+        *,
+        compact: bool = False,
     ) -> ToolPool:
         """Filter, de-duplicate (built-ins win) and sort; add `tool_search` when some tools
-        end up deferred and the search runs client-side."""
+        end up deferred and the search runs client-side. `compact`: only the compact
+        profile's built-ins, with short definitions."""
         flt = pool_filter or PoolFilter()
         settings = search or ToolSearchSettings()
         chosen: dict[str, AnyTool] = {}
         for tool in builtins:
+            if compact and tool.name not in COMPACT_TOOLS:
+                continue
             if _offered(tool, flt):
                 chosen.setdefault(tool.name, tool)
         for tool in external:
@@ -145,7 +159,7 @@ class ToolPool:
         if deferred and not settings.server_side:
             catalog = [t for t in sorted(tools, key=lambda t: t.name) if t.name in deferred]
             tools.append(ToolSearch(catalog, settings.max_results))
-        return cls(tools, settings)
+        return cls(tools, settings, compact=compact)
 
     def __iter__(self) -> Any:
         return iter(self._tools)
@@ -202,7 +216,7 @@ class ToolPool:
             deferred = [tool_to_api_schema(t, defer_loading=True) for t in self.deferred_tools]
             return loaded + deferred
         schemas: list[ToolUnionParam] = [
-            tool.api_definition() or tool_to_api_schema(tool)
+            tool.api_definition() or self._definition(tool)
             for tool in self._tools
             if tool.name not in self.deferred or tool.name in discovered
         ]
@@ -211,6 +225,11 @@ class ToolPool:
             last["cache_control"] = cache_control()
             schemas[-1] = cast(ToolUnionParam, last)
         return schemas
+
+    def _definition(self, tool: AnyTool) -> ToolParam:
+        if self.compact:
+            return compact_definition(tool.name, tool.description(), tool.input_schema())
+        return tool_to_api_schema(tool)
 
 
 def _deferred_names(tools: Sequence[AnyTool], search: ToolSearchSettings) -> frozenset[str]:

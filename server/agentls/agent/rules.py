@@ -16,9 +16,11 @@ policy should just work here. Claude Code's tool names map onto ours (`Read` →
 Safety properties: a rule that cannot be parsed is reported and dropped, never read more
 broadly than written. Deny and ask rules on one file tool cover its siblings (a deny on
 `read_file(.env)` also stops `grep` on it; a deny on `edit_file(x)` also stops `write_file`,
-`rename_file`, `delete_file`), because widening a deny only makes things safer. Allow rules
-are never widened that way. For shell commands, an allow needs *every* simple command of
-a compound line to match (see `shell_parse`), a deny needs any one.
+`rename_file`, `delete_file`), because widening a deny only makes things safer. A rule
+without a specifier is not widened: `deny = ["notebook_edit"]` removes that one tool (the
+user named a tool, not a set of files). Allow rules are never widened. For shell
+commands, an allow needs *every* simple command of a compound line to match (see
+`shell_parse`), a deny needs any one.
 
 Matching takes time linear in the path or command whatever the rule: rules come from a
 cloned project's settings (deny and ask rules apply even before the workspace is trusted)
@@ -354,7 +356,7 @@ def parse_rule(
         return None, f"{where}: agentls has no {name} tool; ignored"
     if name.startswith("mcp__"):
         return _parse_mcp_rule(text, name, spec, behavior, source, where)
-    tools = _tools_for(name, behavior)
+    tools = _tools_for(name, behavior, specific=spec is not None)
     note = None
     if known_tools is not None and not any(t in known_tools for t in tools):
         note = f"{where}: no tool named {name} is available; the rule applies only if one appears"
@@ -408,9 +410,12 @@ def _with(rule: Rule, **changes: object) -> Rule:
     return replace(rule, **changes)  # type: ignore[arg-type]
 
 
-def _tools_for(name: str, behavior: Behavior) -> tuple[str, ...]:
+def _tools_for(name: str, behavior: Behavior, *, specific: bool) -> tuple[str, ...]:
+    """The tools a rule covers. A deny/ask on some files widens to the family (the same
+    files through a sibling tool); a tool-wide rule (`notebook_edit`) covers exactly the
+    tools it names, so denying one tool removes that one tool."""
     ours = CLAUDE_TOOL_NAMES.get(name, (name,))
-    if behavior == "allow":
+    if behavior == "allow" or not specific:
         return ours
     widened: list[str] = []
     for tool in ours:

@@ -66,7 +66,7 @@ from agentls.config.base import (
     meta,
 )
 from agentls.config.layers import Layer, Level, SettingsStack, load_layer, merge_values
-from agentls.config.loop import DEFAULT_MODEL, LoopSettings, PriceSetting
+from agentls.config.loop import DEFAULT_MODEL, LoopSettings, PriceSetting, ToolsSettings
 from agentls.config.mcp import ClaudeMcpApprovals, McpServerConfig, McpSettings
 from agentls.config.model import AgentlsSettings
 from agentls.config.problems import (
@@ -111,6 +111,7 @@ __all__ = [
     "SettingsModel",
     "SettingsStack",
     "ToolSearchSettings",
+    "ToolsSettings",
     "describe_validation_error",
     "entry_error",
     "load_layer",

@@ -67,13 +67,82 @@ PriceEntry = Annotated[
 """A price: the object, or the list form `[input, output(, cache_read, cache_write)]`."""
 
 
+ToolCallsMode = Literal["auto", "native", "text"]
+ModelApi = Literal["messages", "chat-completions"]
+ToolsProfile = Literal["auto", "full", "compact"]
+
+
+class ToolsSettings(SettingsModel):
+    """Which tool definitions and workspace overview the model gets (`tools.*`)."""
+
+    profile: ToolsProfile = Field(default="auto")
+    """`full`: every tool with its long description; `compact`: a smaller default set with
+    short descriptions (tools + system prompt under 3k tokens), for small local models;
+    `auto`: compact when the context window is at most `compactBelow` tokens."""
+    compact_below: int = Field(default=32_768, ge=0)
+    """The context window (tokens) at or under which `auto` picks the compact profile."""
+    overview: bool = True
+    """Put a workspace overview (files and a ranked map of their symbols, sized to the
+    context) in the first request, so the model knows what exists before it calls a tool."""
+
+
 class LoopSettings(SettingsModel):
     """Model and loop settings: each can also come from its environment variable."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _model_as_object(cls, value: Any) -> Any:
+        """`model` may be an object `{id, toolCalls, api}` (the `model.toolCalls` and
+        `model.api` settings), and those may come as dotted keys (`"model.toolCalls"`)."""
+        if not isinstance(value, dict):
+            return value
+        value = dict(value)
+        model = value.get("model")
+        if isinstance(model, dict):
+            model = dict(model)
+            model_id = model.pop("id", None) or model.pop("name", None)
+            if model_id is not None:
+                value["model"] = model_id
+            else:
+                value.pop("model")
+            for key, target in (("toolCalls", "toolCalls"), ("api", "api")):
+                if key in model:
+                    value[target] = model.pop(key)
+            if model:
+                raise ValueError(f"model: unknown keys {sorted(model)} (id, toolCalls, api)")
+        for key in ("toolCalls", "api"):
+            dotted = f"model.{key}"
+            if dotted in value:
+                value[key] = value.pop(dotted)
+        return value
 
     model: str = Field(
         default=DEFAULT_MODEL, min_length=1, json_schema_extra=meta(env="AGENTLS_MODEL")
     )
     """Model id sent to the Messages API."""
+    tool_calls: ToolCallsMode = Field(
+        default="auto", json_schema_extra=meta(env="AGENTLS_TOOL_CALLS")
+    )
+    """`model.toolCalls`: how tool calls are read from replies. `native`: only the
+    endpoint's structured calls; `text`: also calls written as text (a ```` ```json ````
+    block `{"name", "arguments"}`, `<tool_call>` tags: what small local models write);
+    `auto`: `text` for endpoints that are not Anthropic's, `native` for Anthropic's."""
+    api: ModelApi = Field(default="messages", json_schema_extra=meta(env="AGENTLS_MODEL_API"))
+    """`model.api`: the wire protocol of the endpoint. `messages`: Anthropic's Messages API
+    (`/v1/messages`); `chat-completions`: OpenAI-compatible `/v1/chat/completions`
+    (llama.cpp's server, vLLM, Ollama, LM Studio)."""
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)
+    """The tool profile and the workspace overview (`tools.profile`, `tools.overview`)."""
+    loop_guard: int = Field(
+        default=4, ge=2, le=100, json_schema_extra=meta(env="AGENTLS_LOOP_GUARD")
+    )
+    """Identical failing tool calls after which the run fails ("stuck");
+    from the second, the result tells the model to change its approach."""
+    read_before_edit: bool = Field(
+        default=True, json_schema_extra=meta(env="AGENTLS_READ_BEFORE_EDIT")
+    )
+    """`edit_file` refuses a file not read (or written) in this session, or changed since it
+    was read ("read it first", as Claude Code). Off only for scripted replays."""
     max_tokens: int = Field(
         default=16_000, ge=1, le=1_000_000, json_schema_extra=meta(env="AGENTLS_MAX_TOKENS")
     )

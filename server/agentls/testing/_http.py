@@ -13,6 +13,7 @@ import logging
 import select
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, Protocol, TypeAlias, cast
@@ -50,6 +51,9 @@ class StreamReply:
     delay: float = 0.0
     keepalive: float | None = None
     """With `hang`: send a ping this often while hanging."""
+    warmup: float = 0.0
+    """Seconds of pings (every `keepalive`, default 0.5 s) after `message_start`, before the
+    rest: a CPU endpoint reading a long prompt."""
 
     @property
     def events_to_send(self) -> list[SseEvent]:
@@ -222,7 +226,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self._abort()
                 return
             self._write_chunk(encode_sse(name, data))
+            if index == 0 and reply.warmup > 0:
+                self._ping_for(reply.warmup, reply.keepalive or 0.5)
         self._end_stream(reply.ending, reply.keepalive)
+
+    def _ping_for(self, seconds: float, interval: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and self._pause(min(interval, end - time.monotonic())):
+            self._write_chunk(encode_sse("ping", {"type": "ping"}))
 
     def _end_stream(self, ending: StreamEnding, keepalive: float | None = None) -> None:
         if ending == "error":

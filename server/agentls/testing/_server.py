@@ -329,4 +329,9 @@ def _play(turn: Turn, request: RecordedRequest) -> Reply:
         return StreamReply(
             events, "hang", turn.hang_after_events, turn.event_delay, turn.keepalive_interval
         )
-    return StreamReply(_events(turn, request), delay=turn.event_delay)
+    return StreamReply(
+        _events(turn, request),
+        delay=turn.event_delay,
+        keepalive=turn.keepalive_interval,
+        warmup=turn.ping_before_content,
+    )

@@ -192,6 +192,9 @@ class Turn(_Strict):
     """SSE events sent before hanging; the default sends just `message_start`."""
     keepalive_interval: float | None = Field(default=None, gt=0)
     """While hanging, send a `ping` event this often (the connection never goes quiet)."""
+    ping_before_content: float = Field(default=0.0, ge=0)
+    """Seconds of pings (every `keepalive_interval`) between `message_start` and the
+    content: a local endpoint reading a long prompt on a CPU."""
 
     chunk_size: int = Field(default=16, ge=1)
     """Characters per text/thinking delta and per `partial_json` piece."""

@@ -86,7 +86,7 @@ imports and aliases understood), with a few lines of context around each definit
 - The result says its source. `index (by name, unresolved)` means no language server covers
   the file: the candidates merely share the name.
 
-Example: {"path": "app/views.py", "line": 42, "symbol": "save"}
+Example: {"path": "<path>", "line": <line>, "symbol": "<name>"}
 """
     )
 
@@ -213,7 +213,7 @@ ignores unrelated symbols that share the name, and comments and strings.
   can type. The result then also lists the occurrences of the name it did not confirm,
   labelled unconfirmed, with their count: check them before changing a signature.
 
-Example: {{"path": "app/models.py", "line": 10, "symbol": "save"}}
+Example: {{"path": "<path>", "line": <line>, "symbol": "<name>"}}
 """
     )
 
@@ -319,7 +319,7 @@ and documentation (what an editor shows on mouse-over).
 """
         + _POSITION_HELP
         + """
-Example: {"path": "app/views.py", "line": 42, "symbol": "request"}
+Example: {"path": "<path>", "line": <line>, "symbol": "<name>"}
 """
     )
 
@@ -394,7 +394,7 @@ you can check your change before the user sees it.
 - The result names its source. When no language server covers a file, only syntax errors
   are checked (`index (syntax errors only)`); use lint or run_tests for more.
 
-Example: {"paths": ["app/models.py"], "severity": "error"}
+Example: {"paths": ["<path>"], "severity": "error"}
 """
 
     def is_read_only(self, input: DiagnosticsInput | None = None) -> bool:

@@ -86,7 +86,7 @@ session like edit_file (the user reviews it as one edit); files on disk are not 
   `def name`) would stay unchanged, nothing is staged and they are listed: rename them with
   edit_file too, or pass `force: true` to stage the server's rename anyway.
 
-Example: {"path": "app/models.py", "line": 10, "symbol": "save", "new_name": "store"}
+Example: {"path": "<path>", "line": <line>, "symbol": "<old name>", "new_name": "<new name>"}
 """
 
     def summary(self, input: RenameSymbolInput) -> str:

@@ -26,7 +26,7 @@ see the file.
 - Only files, not folders. Deleting a file you created in this session simply drops it.
 - Check first (grep) that nothing still imports or references the file.
 
-Example: {"path": "src/legacy/old_parser.py"}
+Example: {"path": "<path>"}
 """
 
     def summary(self, input: DeleteFileInput) -> str:

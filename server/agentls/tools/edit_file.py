@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from pydantic import Field
 
@@ -66,8 +67,8 @@ edit (the file on disk is not written directly).
   this tool also creates a file that does not exist yet.
 - Keep edits minimal and focused; make several small edits rather than one huge one.
 
-Example: {"path": "src/app.py", "old_string": "def load(path):\\n    return open(path).read()",
-"new_string": "def load(path: str) -> str:\\n    return Path(path).read_text()"}
+Example: {"path": "<path>", "old_string": "<exact text copied from read_file>",
+"new_string": "<replacement text>"}
 """
 
     def summary(self, input: EditFileInput) -> str:
@@ -93,6 +94,7 @@ Example: {"path": "src/app.py", "old_string": "def load(path):\\n    return open
             )
         snap = ws.load(path, ctx.changes)
         text = snap.text
+        _require_read(ctx, path, display, text)
         if input.old_string == "":
             if text:
                 raise ToolError(
@@ -116,7 +118,19 @@ Example: {"path": "src/app.py", "old_string": "def load(path):\\n    return open
         if new_text == text:
             raise ToolError(f"The edit would not change {display}.")
         ctx.changes.stage_write(path, new_text, text, snap.version)
+        if ctx.reads is not None:
+            ctx.reads.record(path, new_text)
         return await after_staging(ctx, _confirmation(display, new_text, plan), path)
+
+
+def _require_read(ctx: ToolContext, path: Path, display: str, text: str) -> None:
+    """Read before edit (`agentls.agent.reads`); the session's own staged text counts as
+    read (the model saw what it wrote)."""
+    if ctx.reads is None or ctx.changes.text(path) == text:
+        return
+    problem = ctx.reads.problem(path, text, display)
+    if problem is not None:
+        raise ToolError(problem)
 
 
 def _plan(text: str, old: str, new: str) -> _Plan:

@@ -53,7 +53,7 @@ class GrepInput(ToolInput):
     glob: str | None = Field(
         default=None,
         description="Only search files matching this glob, e.g. '*.py', '*.{ts,tsx}', "
-        "'src/**/*.go'; without '/' it matches file names at any depth; a leading '!' "
+        "'<folder>/**/*.go'; without '/' it matches file names at any depth; a leading '!' "
         "excludes.",
     )
     ignore_case: bool = Field(default=False, description="Case-insensitive matching.")
@@ -101,7 +101,7 @@ definitions, usages, strings, config keys, TODOs.
 - Prefer this over running grep/rg in a shell. For symbol definitions a symbol search
   tool may be more precise when available. Run several searches in parallel if useful.
 
-Example: {"pattern": "def (load|save)_config", "path": "src", "glob": "*.py", "context": 2}
+Example: {"pattern": "<regex>", "path": "<folder>", "glob": "*.py", "context": 2}
 """
 
     def is_read_only(self, input: GrepInput | None = None) -> bool:

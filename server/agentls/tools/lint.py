@@ -109,7 +109,7 @@ Whole-project checkers (tsc, go vet, cargo) also report problems in other files
 `not_configured` with the reason. A linter that is missing or fails is an error naming
 the fix (e.g. "run npm ci").
 Limits: at most ~200 diagnostics are listed (errors first); a linter times out after 2 min.
-Example: {"paths": ["src/app/models.py", "web/src/"]}"""
+Example: {"paths": ["<path>", "<folder>/"]}"""
     input_model = LintInput
     search_hint = "ruff eslint tsc mypy clippy go vet diagnostics type errors check code style"
 

@@ -25,7 +25,7 @@ class ListFilesInput(ToolInput):
     )
     pattern: str | None = Field(
         default=None,
-        description="Glob relative to `path`, e.g. '**/*.py', 'src/**/test_*.ts', "
+        description="Glob relative to `path`, e.g. '**/*.py', '<folder>/**/test_*.ts', "
         "'*.{json,yaml}'. `*` stays within one folder; `**` spans folders.",
     )
 
@@ -49,7 +49,7 @@ filtered by a glob pattern. Use it to discover project structure or to find file
   with `path` or `pattern` then.
 - To search file contents, use grep instead. Prefer this tool over shell find/ls.
 
-Example: {{"path": "src", "pattern": "**/*.test.ts"}}
+Example: {{"path": "<folder>", "pattern": "**/*.<ext>"}}
 """
 
     def is_read_only(self, input: ListFilesInput | None = None) -> bool:

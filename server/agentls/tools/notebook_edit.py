@@ -83,7 +83,7 @@ an editor edit; the notebook stays a valid nbformat file.
 - delete: removes the cell.
 - Use edit_file or write_file for other files; never edit .ipynb JSON with them.
 
-Example: {"path": "analysis.ipynb", "cell_id": "a1b2c3", "new_source": "df = load()\\ndf.head()"}
+Example: {"path": "<notebook>.ipynb", "cell_id": "<cell id>", "new_source": "<cell source>"}
 """
 
     def summary(self, input: NotebookEditInput) -> str:

@@ -58,9 +58,8 @@ the order of the steps, how you will verify the change (tests, lint), and any op
 question or risk. Do not use this tool for research-only tasks (answering a question, \
 explaining code): answer in your reply instead.
 
-Example: {"plan": "## Plan\\n1. `src/config.py`: add a `timeout` field (default 30 s).\\n\
-2. `src/client.py`: pass it to `httpx.Client`.\\n3. Add tests in `tests/test_client.py`; \
-run the test suite."}"""
+Example: {"plan": "## Plan\\n1. `<file>`: <what changes>.\\n2. `<file>`: <what changes>.\\n\
+3. Verify: <tests or lint to run>."}"""
 
 NOBODY_TO_CONFIRM = (
     "Plan mode needs the user's confirmation and no one can be asked here: stay in the "

@@ -30,7 +30,7 @@ OUTPUT_BUDGET = 90_000
 
 class ReadFileInput(ToolInput):
     path: str = Field(
-        description="File to read, relative to the workspace root (e.g. 'src/app.py') or "
+        description="File to read, relative to the workspace root (e.g. '<folder>/<file>') or "
         "absolute inside the workspace."
     )
     offset: int | None = Field(
@@ -70,7 +70,7 @@ tab, text) and a footer with the line range and the total line count.
   grep or list_files first instead of reading files at random. Read several files in
   parallel when you need them all.
 
-Example: {{"path": "server/app.py", "offset": 120, "limit": 80}}
+Example: {{"path": "<path>", "offset": 120, "limit": 80}}
 """
 
     def is_read_only(self, input: ReadFileInput | None = None) -> bool:
@@ -113,6 +113,8 @@ Example: {{"path": "server/app.py", "offset": 120, "limit": 80}}
             full_text: str | None = None
         else:
             full_text = snap.text
+            if ctx.reads is not None:
+                ctx.reads.record(path, snap.text)
             all_lines = split_lines(snap.text)
             total = len(all_lines)
             lines = all_lines[first - 1 : first - 1 + count]

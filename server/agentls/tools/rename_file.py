@@ -36,7 +36,7 @@ file at its new path at once.
 - Only files, not folders. Content is kept as is; edit it afterwards at the new path.
 - This does not update imports or references: search for them with grep and edit them.
 
-Example: {"path": "src/utils.py", "new_path": "src/util/strings.py"}
+Example: {"path": "<old path>", "new_path": "<new path>"}
 """
 
     def summary(self, input: RenameFileInput) -> str:

@@ -67,8 +67,8 @@ class RunTestsInput(ToolInput):
     target: str | None = Field(
         default=None,
         description=(
-            "What to run: a test file or folder ('tests/test_api.py', 'web/src/'), a test id "
-            "as results show it ('tests/test_api.py::TestLogin::test_ok', 'calc::TestAdd'), "
+            "What to run: a test file or folder ('<test file>', '<folder>/'), a test id as "
+            "results show it ('<test file>::<Class>::<test>'), "
             "or a name filter ('login'). Default: the whole suite."
         ),
     )
@@ -101,7 +101,7 @@ the workspace, so they never modify the user's files.
 Limits: the run is killed after `timeout` seconds (default 300) and reported as a timeout
 with its partial output; at most 20 failures are detailed. Do not use it to run arbitrary
 commands.
-Example: {"target": "tests/test_parser.py::test_empty_input"}"""
+Example: {"target": "<test file>::<test name>"}"""
     input_model = RunTestsInput
     search_hint = "pytest vitest jest go test cargo test unit tests junit failures verify"
     max_result_chars = 30_000

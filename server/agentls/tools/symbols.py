@@ -104,7 +104,7 @@ by name, across the whole workspace. Returns ranked definitions, best first, one
 - Then read the definition with read_file (offset = the line), or outline the file with
   document_symbols.
 
-Example: {"query": "UserServ", "kind": "class"} or {"query": "Parser.parse", "path": "src"}
+Example: {"query": "<name>", "kind": "class"} or {"query": "<Class>.<method>", "path": "<folder>"}
 """
 
     def is_read_only(self, input: SearchSymbolsInput | None = None) -> bool:
@@ -231,7 +231,7 @@ def _result_line(display: str, sym: Symbol) -> str:
 
 class DocumentSymbolsInput(ToolInput):
     path: str = Field(
-        description="File to outline, relative to the workspace root (e.g. 'src/app.py')."
+        description="File to outline, relative to the workspace root (e.g. '<folder>/<file>')."
     )
 
 
@@ -252,7 +252,7 @@ definitions as an indented tree, each with its kind, name and 1-based line range
 - Supported: Python, JavaScript, TypeScript/TSX, Go, Rust, Java, C, C++, C#, Ruby, PHP.
   Files over 2 MB or minified/generated ones are not outlined.
 
-Example: {"path": "server/agentls/agent/loop.py"}
+Example: {"path": "<path>"}
 """
 
     def is_read_only(self, input: DocumentSymbolsInput | None = None) -> bool:

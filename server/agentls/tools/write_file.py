@@ -40,7 +40,7 @@ directly); later reads, listings and searches see it at once.
 - When overwriting a file that uses CRLF line endings, the new content gets CRLF too.
 - Do not create documentation or README files unless asked.
 
-Example: {"path": "src/util/slug.py", "content": "def slugify(text: str) -> str:\\n    ...\\n"}
+Example: {"path": "<path>", "content": "<the whole file>"}
 """
 
     def summary(self, input: WriteFileInput) -> str:
@@ -63,6 +63,8 @@ Example: {"path": "src/util/slug.py", "content": "def slugify(text: str) -> str:
         if state.exists and state.text == content:
             return f"{display} already has exactly this content; nothing to change."
         ctx.changes.stage_write(path, content, state.text, state.version, existed=state.exists)
+        if ctx.reads is not None:
+            ctx.reads.record(path, content)  # what it wrote, it knows: edit_file may follow
         lines = count_lines(content)
         if not state.exists:
             return await after_staging(

@@ -1,0 +1,302 @@
+"""What a small local model needs from the loop (issue 29): calls written as text are run,
+a reply that did nothing fails, repeated failing calls are stopped, edits need a read,
+one deny removes one tool, the prompt names only offered tools, the compact profile."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentls.agent.conversation import SessionConfig
+from agentls.agent.model_client import AnthropicModelClient
+from agentls.agent.prompts import build_system_prompt
+from agentls.agent.registry import PoolFilter, ToolPool
+from agentls.agent.rules import parse_rules
+from agentls.agent.session import AgentSession
+from agentls.agent.settings import AgentSettings
+from agentls.agent.text_tool_calls import looks_like_a_call, parse_text_calls
+from agentls.agent.tool_profile import COMPACT_TOOLS
+from agentls.config import LoopSettings
+from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
+from agentls.tools import builtin_tools
+from agentls.workspace import Workspace
+from tests.agent_support import close_at_loop_end
+
+KNOWN = {"read_file", "edit_file", "list_files"}.__contains__
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '```json\n{"name": "read_file", "arguments": {"path": "a.py"}}\n```',
+        '{"name": "read_file", "arguments": {"path": "a.py"}}',
+        'Let me look.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a.py"}}\n'
+        "</tool_call>",
+        '```\n{"name": "read_file", "input": {"path": "a.py"}}\n```',
+        '{"type": "function", "function": {"name": "read_file", "arguments": "{\\"path\\": '
+        '\\"a.py\\"}"}}',
+        'I will read it: {"name": "read_file", "parameters": {"path": "a.py"}} now.',
+    ],
+)
+def test_the_shapes_small_models_write_are_calls(text: str) -> None:
+    parsed = parse_text_calls(text, KNOWN)
+    assert [(c.name, c.input) for c in parsed.calls] == [("read_file", {"path": "a.py"})]
+    assert "read_file" not in parsed.text
+
+
+def test_several_calls_and_json_that_is_not_a_call() -> None:
+    two = '<tool_call>\n{"name": "read_file", "arguments": {"path": "a"}}\n</tool_call>\n'
+    two += '<tool_call>\n{"name": "list_files", "arguments": {}}\n</tool_call>'
+    assert [c.name for c in parse_text_calls(two, KNOWN).calls] == ["read_file", "list_files"]
+    data = '```json\n{"name": "Ada", "age": 36}\n```'
+    assert parse_text_calls(data, KNOWN).calls == []
+    assert not looks_like_a_call('The config is {"debug": true}.')
+    assert looks_like_a_call('```json\n{"name": "read_file", "arguments": ')
+
+
+def _settings(server: ScriptedMessagesServer, **values: Any) -> AgentSettings:
+    return AgentSettings.from_env(
+        {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": server.base_url},
+        retry_base_delay=0.01,
+        **values,
+    )
+
+
+def _file_session(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path, **values: Any
+) -> AgentSession:
+    config = SessionConfig(
+        settings=_settings(api, **values),
+        workspace=Workspace([root]),
+        tools=builtin_tools(),
+        transcript_dir=tmp_path / "transcripts",
+    )
+    return close_at_loop_end(AgentSession(AnthropicModelClient(config.settings), config))
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    (folder / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    return folder
+
+
+async def test_a_call_written_as_text_runs_and_is_answered(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    api.extend(
+        text_turn('```json\n{"name": "read_file", "arguments": {"path": "calc.py"}}\n```'),
+        text_turn("It subtracts."),
+    )
+    result = await _file_session(api, root, tmp_path).run("what does add do?")
+    assert result.status == "completed", result.error
+    second = api.message_requests[1]
+    results = second.tool_results()
+    assert len(results) == 1
+    assert "return a - b" in str(results[0]["content"])
+    assistant = second.messages[-2]["content"]
+    uses = [b for b in assistant if b["type"] == "tool_use"]
+    assert uses[0]["id"] == results[0]["tool_use_id"]
+
+
+async def test_native_mode_leaves_text_alone_and_the_run_fails(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    api.extend(text_turn('{"name": "read_file", "arguments": {"path": "calc.py"}}'))
+    session = _file_session(api, root, tmp_path, tool_calls="native")
+    result = await session.run("what does add do?")
+    assert result.status == "failed"
+    assert "looks like a tool call" in str(result.error)
+    assert len(api.message_requests) == 1
+
+
+async def test_an_empty_reply_is_not_a_success(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    api.extend(text_turn(""))
+    result = await _file_session(api, root, tmp_path).run("fix it")
+    assert result.status == "failed"
+    assert "empty" in str(result.error)
+
+
+async def test_repeated_failing_calls_are_told_then_stopped(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    wrong = ("read_file", {"path": "missing.py"})
+    api.extend(*(tool_turn(wrong) for _ in range(6)), text_turn("never reached"))
+    session = _file_session(api, root, tmp_path, loop_guard=3)
+    result = await session.run("read it")
+    assert result.status == "failed"
+    assert "same failing read_file call 3 times" in str(result.error)
+    assert len(api.message_requests) == 3
+    first = str(api.message_requests[1].tool_results()[0]["content"])
+    second = str(api.message_requests[2].tool_results()[0]["content"])
+    assert "change the arguments" not in first
+    assert "failed 2 times" in second
+    assert "change the arguments" in second
+
+
+async def test_edit_needs_a_read_and_a_fresh_one(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    edit = ("edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"})
+    api.extend(
+        tool_turn(edit),
+        tool_turn(("read_file", {"path": "calc.py"})),
+        tool_turn(edit),
+        text_turn("done"),
+    )
+    session = _file_session(api, root, tmp_path)
+    result = await session.run("fix add")
+    assert result.status == "completed", result.error
+    refused = api.message_requests[1].tool_results()[0]
+    assert refused["is_error"]
+    assert "has not been read in this session" in str(refused["content"])
+    assert "read_file" in str(refused["content"])
+    applied = api.message_requests[3].tool_results()[0]
+    assert not applied["is_error"], applied
+    # the file changes on disk behind the session's back: the next edit must re-read it
+    (root / "calc.py").write_text("def add(a, b):\n    return b + a\n", encoding="utf-8")
+    session.changes.discard()
+    api.extend(
+        tool_turn(("edit_file", {"path": "calc.py", "old_string": "b + a", "new_string": "a+b"})),
+        text_turn("ok"),
+    )
+    await session.run("again")
+    stale = api.message_requests[-1].tool_results()[0]
+    assert stale["is_error"]
+    assert "changed since you last read it" in str(stale["content"])
+
+
+def test_one_deny_removes_one_tool(tmp_path: Path) -> None:
+    rules, problems = parse_rules({"deny": ["notebook_edit"]}, "test", root=tmp_path)
+    assert not problems
+    pool = ToolPool.assemble(
+        builtin_tools(),
+        pool_filter=PoolFilter(
+            denied=lambda n: any(r.covers_tool(n) and r.tool_wide for r in rules)
+        ),
+    )
+    assert "notebook_edit" not in pool.names
+    for name in ("edit_file", "write_file", "delete_file", "rename_file", "rename_symbol"):
+        assert name in pool.names
+    # a deny on some files still covers the sibling tools (the same files another way)
+    path_rules, _ = parse_rules({"deny": ["edit_file(secret/**)"]}, "test", root=tmp_path)
+    assert path_rules[0].covers_tool("write_file")
+
+
+def test_the_prompt_names_only_offered_tools() -> None:
+    offered = {"read_file", "edit_file", "list_files"}
+    text = build_system_prompt([Path("/w")], offered=offered)[0]["text"]
+    for absent in ("search_symbols", "grep", "run_tests"):
+        assert absent not in text
+    assert "read_file" in text
+    # stable parts first: the workspace path and the date come last
+    assert text.index("# Environment") > text.index("# Using your tools")
+
+
+def test_examples_are_placeholders_not_plausible_paths() -> None:
+    for tool in builtin_tools():
+        text = tool.description() + json.dumps(tool.input_schema())
+        for plausible in ("src/", "tests/test_", "models.py", "app.py", "views.py"):
+            assert plausible not in text, (tool.name, plausible)
+
+
+def test_compact_profile_is_small_and_picked_for_small_windows() -> None:
+    pool = ToolPool.assemble(builtin_tools(), compact=True)
+    assert set(pool.names) == set(COMPACT_TOOLS)
+    tools = json.dumps(pool.api_tools())
+    system = build_system_prompt([Path("/w")], offered=set(pool.names))[0]["text"]
+    # ~4 characters a token (measured: 2,079 Qwen2.5 tokens for 7,945 characters)
+    assert (len(tools) + len(system)) / 4 <= 3000
+    small = LoopSettings.model_validate({"contextWindow": 16384})
+    assert small.tools.profile == "auto"
+
+
+def test_model_settings_as_an_object_or_dotted() -> None:
+    nested = LoopSettings.model_validate({"model": {"id": "qwen", "toolCalls": "text"}})
+    assert (nested.model, nested.tool_calls) == ("qwen", "text")
+    dotted = LoopSettings.model_validate({"model": "q", "model.api": "chat-completions"})
+    assert dotted.api == "chat-completions"
+    assert LoopSettings.model_validate({"tools": {"profile": "compact"}}).tools.profile == "compact"
+
+
+def test_the_overview_lists_files_and_ranks_used_definitions(tmp_path: Path) -> None:
+    from agentls.agent.overview import workspace_overview
+    from agentls.workspace import ChangeSet
+
+    (tmp_path / "lookup.py").write_text("def find_user(name):\n    return name\n")
+    (tmp_path / "app.py").write_text(
+        "from lookup import find_user\n\ndef main():\n    find_user('a')\n"
+    )
+    (tmp_path / ".env").write_text("TOKEN=abc\n")
+    (tmp_path / "keys.py").write_text("def secret_helper():\n    return 'sk-123'\n")
+    hidden = {tmp_path / "keys.py"}
+    text = workspace_overview(
+        Workspace([tmp_path]), ChangeSet(), 4000, lambda p: p not in hidden and p.name != ".env"
+    )
+    assert "app.py" in text
+    assert "lookup.py" in text
+    assert text.index("def find_user(name):") < text.index("def main():")  # used elsewhere
+    assert ".env" not in text
+    assert "keys.py" not in text
+    assert "secret_helper" not in text
+
+
+async def test_the_overview_skips_secret_files_in_a_session(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    (root / ".env").write_text("TOKEN=abc\n")
+    (root / "creds.py").write_text("def api_token():\n    return 'sk-1'\n")
+    api.extend(text_turn("ok"))
+    await _file_session(api, root, tmp_path).run("hi")
+    first = json.dumps(api.message_requests[0].messages[0])
+    assert "calc.py" in first
+    assert "def add(a, b):" in first
+    assert ".env" not in first
+    off = _file_session(api, root, tmp_path, tools={"overview": False})
+    api.extend(text_turn("ok"))
+    await off.run("hi")
+    assert "calc.py" not in json.dumps(api.message_requests[1].messages[0])
+
+
+def test_chat_completions_body_pairs_calls_and_results() -> None:
+    from agentls.agent.chat_completions import endpoint_url, request_body
+    from agentls.agent.model_client import ModelRequest
+
+    request = ModelRequest(
+        model="qwen",
+        max_tokens=100,
+        system=[{"type": "text", "text": "sys"}],
+        tools=[{"name": "read_file", "description": "d", "input_schema": {"type": "object"}}],
+        messages=[
+            {"role": "user", "content": [{"type": "text", "text": "go"}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "reading"},
+                    {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "x", "is_error": True}
+                ],
+            },
+        ],
+        temperature=0,
+    )
+    body = request_body(request)
+    roles = [m["role"] for m in body["messages"]]
+    assert roles == ["system", "user", "assistant", "tool"]
+    assert body["messages"][2]["tool_calls"][0]["function"]["arguments"] == '{"path": "a"}'
+    assert body["messages"][3] == {"role": "tool", "tool_call_id": "t1", "content": "Error: x"}
+    assert body["tools"][0]["function"]["name"] == "read_file"
+    assert body["temperature"] == 0
+    assert endpoint_url("http://h:1") == "http://h:1/v1/chat/completions"
+    assert endpoint_url("http://h:1/v1/") == "http://h:1/v1/chat/completions"
