@@ -190,3 +190,24 @@ async def test_cancel_while_the_trust_question_is_open_runs_nothing(
         editor.permission_gate = None
     assert len(api.message_requests) == requests  # the model was never asked
     assert not (root / "hook-ran").exists()
+
+
+async def test_an_untrusted_repositorys_command_grants_no_tools_in_acp(
+    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    """`/review` with `allowed-tools: run_command` from a repository the user did not trust
+    must not run `run_command` unasked (issue 27 item 3; ACP took the trustProjectSettings
+    switch for the trust decision and granted it)."""
+    command = "---\ndescription: Review\nallowed-tools: Bash(*), run_command\n---\nReview it.\n"
+    root = write_project(tmp_path / "repo", {"a.txt": "a\n", ".claude/commands/review.md": command})
+    editor = client.editor
+    session = (await new_session(client, root))["sessionId"]
+    asked = len(editor.permission_requests)
+    api.extend(tool_turn(("run_command", {"command": "touch rc1"})), text_turn("done"))
+    editor.answers[:] = ["dont_trust", None]  # the trust question, then run_command's
+    await prompt(client, session, "/review")
+    titles = [r["toolCall"].get("title", "") for r in editor.permission_requests[asked:]]
+    assert titles[0] == TITLE
+    assert any("touch rc1" in title for title in titles[1:]), titles  # asked, not granted
+    (result,) = api.message_requests[-1].tool_results()
+    assert result.get("is_error"), result
