@@ -750,7 +750,7 @@ def user_settings(section: object) -> AgentSettings:
     """The settings of a session outside any folder: the environment and the user's."""
     from agentls.agent.settings import AgentSettings
     from agentls.config.environment import environment
-    from agentls.lsp.config import ConfigState
+    from agentls.runtime.config_state import ConfigState
 
     state = ConfigState()
     state.set_environment()

@@ -138,7 +138,7 @@ server, with a few lines of context each.
 - Not every server answers it (pyright does not): the error then says so; use
   find_references or search_symbols instead.
 
-Example: {"path": "src/shapes.ts", "line": 3, "symbol": "Shape"}
+Example: {"path": "<path>", "line": <line>, "symbol": "<name>"}
 """
     )
 
@@ -164,7 +164,7 @@ interface of a parameter), resolved by a real language server, with context.
 """
         + _POSITION_HELP
         + """
-Example: {"path": "app/views.py", "line": 42, "symbol": "order"}
+Example: {"path": "<path>", "line": <line>, "symbol": "<name>"}
 """
     )
 
