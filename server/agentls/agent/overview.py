@@ -55,6 +55,9 @@ def workspace_overview(
     listing = names[:MAX_LISTED]
     more = len(names) - len(listing)
     header = [
+        # a system reminder, like the pinned instructions: context the agent adds, which
+        # hosts replaying the conversation (ACP's session/load) leave out of the user's words
+        "<system-reminder>",
         "<workspace-overview>",
         f"Files in the workspace ({len(names)}):",
         *listing,
@@ -65,7 +68,7 @@ def workspace_overview(
     repo_map = _repo_map(workspace, changes, files[:MAX_PARSED], room) if room > 0 else ""
     if repo_map:
         text += "\n\nDefinitions, most used first (first line of each):\n" + repo_map
-    return text + "\n</workspace-overview>"
+    return text + "\n</workspace-overview>\n</system-reminder>"
 
 
 def _repo_map(workspace: Workspace, changes: ChangeSet, files: list[str], room: int) -> str:
