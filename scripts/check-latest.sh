@@ -16,8 +16,10 @@ cd "$work/agentls"
 python3 -m venv .venv
 .venv/bin/pip install --quiet --disable-pip-version-check -e '.[dev]'
 echo "check-latest: versions that differ from requirements/dev.lock:"
-.venv/bin/pip freeze --exclude-editable | sort >"$work/now.txt"
-grep -oE '^[A-Za-z0-9_.-]+==[^ ;]+' requirements/dev.lock | sort >"$work/locked.txt"
+# names normalised as PEP 503 does (pip freeze says PyYAML, the lock pyyaml)
+normalise() { awk -F'==' '{n = tolower($1); gsub(/[_.]/, "-", n); print n "==" $2}' | sort; }
+.venv/bin/pip freeze --exclude-editable | normalise >"$work/now.txt"
+grep -oE '^[A-Za-z0-9_.-]+==[^ ;]+' requirements/dev.lock | normalise >"$work/locked.txt"
 comm -23 "$work/now.txt" "$work/locked.txt" | sed 's/^/  /' || true
 bash scripts/test-deps.sh >/dev/null
 status=0
