@@ -132,8 +132,11 @@ async def _baseline(
         known[key] = Counter()
         return known[key]
     doc = Document(after.path, base, after.language)
+    # Marked staged, like the edited text: the baseline comes from the same source as the
+    # check after the edit (agentls's own server, which sees overlays), never from the
+    # editor's — two servers' diagnostics compared would report their differences as new.
     then = Overlay(
-        {**overlay.texts, after.path: base}, overlay.staged - {after.path}, overlay.deleted
+        {**overlay.texts, after.path: base}, overlay.staged | {after.path}, overlay.deleted
     )
     found = await _check(workspace, changes, doc, then, seconds)
     if isinstance(found, str):
