@@ -12,6 +12,7 @@ from agentls.agent.events import AgentEvent
 from agentls.agent.model_client import AnthropicModelClient
 from agentls.agent.session import AgentSession, SessionConfig
 from agentls.agent.settings import AgentSettings
+from agentls.config.loop import ToolsSettings
 from agentls.agent.tool import Tool, ToolError, ToolInput
 from agentls.testing import ScriptedMessagesServer
 from agentls.workspace import Workspace
@@ -109,7 +110,13 @@ def make_session(
     tools: Sequence[Tool[Any]] | None = None,
     **settings: Any,
 ) -> AgentSession:
-    values: dict[str, Any] = {"retry_base_delay": 0.01, "retry_max_delay": 0.05}
+    # the full tool profile, whatever the context window: scenarios with small windows (to
+    # reach compaction) call test tools that the compact profile would not offer
+    values: dict[str, Any] = {
+        "retry_base_delay": 0.01,
+        "retry_max_delay": 0.05,
+        "tools": ToolsSettings(profile="full"),
+    }
     values.update(settings)
     config = SessionConfig(
         settings=AgentSettings.from_env(

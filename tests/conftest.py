@@ -36,6 +36,10 @@ def _isolated_env(
     monkeypatch.setenv("AGENTLS_TRANSCRIPT_DIR", str(tmp_path_factory.mktemp("transcripts")))
     # this machine's Claude Code managed settings (if any) must not change test results
     monkeypatch.setenv("AGENTLS_MANAGED_SETTINGS", "/nonexistent/managed-settings.json")
+    # the real-editor scenarios (Neovim, Emacs, code-server) were written before
+    # read-before-edit (issue 29) and edit without reading, like the helpers' scripted ones
+    # (lsp_support, acp_support, agent_support); the tests of the check turn it on
+    monkeypatch.setenv("AGENTLS_READ_BEFORE_EDIT", "0")
     # keys an `apiKeyHelper` printed are remembered process-wide for redaction: per test
     monkeypatch.setattr(credentials, "_secret_values", set())
 
