@@ -12,8 +12,8 @@ from agentls.agent.events import AgentEvent
 from agentls.agent.model_client import AnthropicModelClient
 from agentls.agent.session import AgentSession, SessionConfig
 from agentls.agent.settings import AgentSettings
-from agentls.config.loop import ToolsSettings
 from agentls.agent.tool import Tool, ToolError, ToolInput
+from agentls.config.loop import ToolsSettings
 from agentls.testing import ScriptedMessagesServer
 from agentls.workspace import Workspace
 
