@@ -92,7 +92,7 @@ def _edit_or_finish(request: RecordedRequest) -> Turn:
     if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
         return text_turn("done")
     prompt = str(messages[0]["content"])
-    match = re.search(r"value_(\d\d)", prompt)
+    match = re.search(r"set value_(\d\d)", prompt)  # the prompt, not the overview
     assert match is not None, prompt
     name = f"value_{match.group(1)}"
     number = int(match.group(1))
