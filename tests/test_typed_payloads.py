@@ -47,7 +47,7 @@ async def test_results_status_and_sessions_have_the_documented_keys(
     payload = result.to_dict()
     assert set(payload) <= keys(results.RunPayload)
     assert keys(results.RunPayload) - set(payload) <= {
-        "edit", "error", "notices", "compactions", "answer", "diff", "refused_edits",
+        "edit", "checks", "error", "notices", "compactions", "answer", "diff", "refused_edits",
         "all_edits_refused",
     }  # fmt: skip
     assert set(payload["usage"]) <= keys(results.UsagePayload)
