@@ -175,40 +175,42 @@ def _trust_if_asked(args: argparse.Namespace, *, note: bool = True) -> None:
         held_back_note(Path(args.workspace))
 
 
-def _apply(args: argparse.Namespace) -> int:
-    import asyncio
-
+def _saved_session(args: argparse.Namespace) -> tuple[str, Path | None] | None:
+    """`apply` and `rewind`: the session id (a unique prefix resolved) and the workspace;
+    None after saying why the id is not usable (exit code 2)."""
     try:
         session = _session_id(args.session)
     except ValueError as exc:
         sys.stderr.write(f"agentls: {exc}\n")
-        return 2
+        return None
     _quiet_logging()
+    return session or args.session, Path(args.workspace) if args.workspace else None
+
+
+def _apply(args: argparse.Namespace) -> int:
+    import asyncio
+
     from agentls.headless.apply import apply_session
 
-    workspace = Path(args.workspace) if args.workspace else None
+    found = _saved_session(args)
+    if found is None:
+        return 2
+    session, workspace = found
     return asyncio.run(
-        apply_session(
-            session or args.session, workspace, as_json=args.json, interactive=args.interactive
-        )
+        apply_session(session, workspace, as_json=args.json, interactive=args.interactive)
     )
 
 
 def _rewind(args: argparse.Namespace) -> int:
     import asyncio
 
-    try:
-        session = _session_id(args.session)
-    except ValueError as exc:
-        sys.stderr.write(f"agentls: {exc}\n")
-        return 2
-    _quiet_logging()
     from agentls.headless.rewind import rewind_session
 
-    workspace = Path(args.workspace) if args.workspace else None
-    return asyncio.run(
-        rewind_session(session or args.session, workspace, args.turn, as_json=args.json)
-    )
+    found = _saved_session(args)
+    if found is None:
+        return 2
+    session, workspace = found
+    return asyncio.run(rewind_session(session, workspace, args.turn, as_json=args.json))
 
 
 def _trust(args: argparse.Namespace) -> int:

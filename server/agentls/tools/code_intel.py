@@ -9,7 +9,7 @@ every source sees what the agent sees: unsaved buffers and this session's staged
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import Field
 
@@ -18,7 +18,7 @@ from agentls.agent.tool import Tool, ToolInput
 from agentls.codeintel.languages import language_of
 from agentls.codeintel.model import SEVERITY_RANK, Answer, Diagnostic, Document, Location
 from agentls.codeintel.service import Checked, code_intel_for
-from agentls.codeintel.sources import IMPLEMENTATION, TYPE_DEFINITION
+from agentls.codeintel.sources import IMPLEMENTATION, TYPE_DEFINITION, Method
 from agentls.codeintel.unconfirmed import may_be_incomplete, unconfirmed_matches
 from agentls.codeintel.views import document_of, overlay_of
 from agentls.errors import ToolError
@@ -123,9 +123,26 @@ def _located(
     return parts
 
 
-class FindImplementations(_PositionQuery[PositionInput]):
-    name = "find_implementations"
+class _LocationsQuery(_PositionQuery[PositionInput]):
+    """A position answered with locations by one LSP request (`method`), shown with context
+    and named by `noun` (implementations, type definitions)."""
+
     input_model = PositionInput
+    method: ClassVar[Method]
+    noun: ClassVar[str]
+
+    async def call(self, input: PositionInput, ctx: ToolContext) -> str:
+        query = prepare(ctx, input)
+        answer = await code_intel_for(ctx.workspace).locations(
+            self.method, query.document, query.target.pos, query.overlay
+        )
+        return _with_notes(_located(ctx, query, answer, self.noun), answer)
+
+
+class FindImplementations(_LocationsQuery):
+    name = "find_implementations"
+    method = IMPLEMENTATION
+    noun = "implementation"
     search_hint = "implementations implementers subclasses overrides interface abstract method"
     usage = (
         """
@@ -145,17 +162,11 @@ Example: {"path": "<path>", "line": <line>, "symbol": "<name>"}
     def summary(self, input: PositionInput) -> str:
         return f"Finding implementations of {input.symbol or 'a symbol'} in {input.path}"
 
-    async def call(self, input: PositionInput, ctx: ToolContext) -> str:
-        query = prepare(ctx, input)
-        answer = await code_intel_for(ctx.workspace).locations(
-            IMPLEMENTATION, query.document, query.target.pos, query.overlay
-        )
-        return _with_notes(_located(ctx, query, answer, "implementation"), answer)
 
-
-class TypeDefinition(_PositionQuery[PositionInput]):
+class TypeDefinition(_LocationsQuery):
     name = "type_definition"
-    input_model = PositionInput
+    method = TYPE_DEFINITION
+    noun = "type definition"
     search_hint = "type definition declared type of variable class of value"
     usage = (
         """
@@ -170,13 +181,6 @@ Example: {"path": "<path>", "line": <line>, "symbol": "<name>"}
 
     def summary(self, input: PositionInput) -> str:
         return f"Finding the type of {input.symbol or 'a symbol'} in {input.path}"
-
-    async def call(self, input: PositionInput, ctx: ToolContext) -> str:
-        query = prepare(ctx, input)
-        answer = await code_intel_for(ctx.workspace).locations(
-            TYPE_DEFINITION, query.document, query.target.pos, query.overlay
-        )
-        return _with_notes(_located(ctx, query, answer, "type definition"), answer)
 
 
 class FindReferencesInput(PositionInput):
