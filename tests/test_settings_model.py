@@ -337,6 +337,7 @@ def test_every_environment_variable_sets_its_setting() -> None:
 def test_the_process_environment_is_read_with_empty_values_ignored(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.delenv("AGENTLS_READ_BEFORE_EDIT")  # the suite's own (tests/conftest.py)
     monkeypatch.setenv("AGENTLS_MAX_TURNS", "12")
     monkeypatch.setenv("AGENTLS_MODEL", "")
     monkeypatch.setenv("agentls_max_tokens", "5")  # names are exact
