@@ -15,10 +15,7 @@ from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from tests.acp_support import (
     CLIENTS,
     AnyClient,
-    FakeEditor,
-    acp_client,
-    agent_env,
-    initialize,
+    initialized_client,
     new_session,
     prompt,
     write_project,
@@ -43,10 +40,7 @@ async def client(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[AnyClient]:
     home = tmp_path_factory.mktemp("home")
-    async with acp_client(
-        request.param, FakeEditor(), agent_env(api.base_url, home), home
-    ) as found:
-        await initialize(found)
+    async with initialized_client(request.param, api.base_url, home) as found:
         yield found
 
 
