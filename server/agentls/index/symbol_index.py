@@ -225,6 +225,12 @@ class SymbolIndex:
         old = self._records.get(rec.path_str)
         if old is not None:
             self._retire(old)
+            if len(old) and any(r is old for r in self._loose):
+                # Never folded into a segment: it leaves the loose list instead of
+                # becoming a dead entry (a file being typed in replaces itself).
+                self._loose = [r for r in self._loose if r is not old]
+                self._loose_symbols -= len(old)
+                self._dead_symbols -= len(old)
         self._seq += 1
         rec.seq = self._seq
         self._records[rec.path_str] = rec
@@ -627,8 +633,11 @@ class SymbolIndex:
         segments = [*self._segments, Segment(self._loose)]
         self._loose, self._loose_symbols = [], 0
         while len(segments) >= 2 and len(segments[-2]) <= 2 * len(segments[-1]):
-            merged = Segment([*segments[-2].records, *segments[-1].records])
-            segments[-2:] = [merged]
+            pair = (*segments[-2].records, *segments[-1].records)
+            # A merge leaves dead entries out (`Segment` keeps live records only): they no
+            # longer count toward the compaction that would rebuild everything.
+            self._dead_symbols -= sum(len(r) for r in pair if not r.alive)
+            segments[-2:] = [Segment(pair)]
         self._segments = segments
         if self._dead_symbols > max(DEAD_MAX, self._symbols // 4) and not self._compacting:
             # Rebuilding everything takes ~0.5 s per 100k symbols: not under the lock that
