@@ -235,3 +235,25 @@ def test_typing_in_one_file_never_compacts_the_whole_index(
             assert names(index, f"fn_{version - 1}_599") == []
             assert names(index, "Stable") == ["Stable"]
     assert "compacting" not in caplog.text
+
+
+def test_queued_edits_of_open_documents_are_answered_inline_when_small() -> None:
+    """A query after a keystroke may apply the queued incremental re-parse itself (no
+    thread hop); a big queued file, or any other queued change, sends it to a thread."""
+    small = "".join(f"def small_{i}(): pass\n" for i in range(300))
+    big = "".join(f"def big_{i}(): pass\n" for i in range(5000))
+    index = make_index({"small.py": small, "big.py": big})
+    index.build(
+        [ROOT / "small.py", ROOT / "big.py"],
+        read=lambda p: (small if "small" in p.name else big).encode(),
+    )
+    index.update_file(ROOT / "small.py", small + "def typed(): pass\n", -1, -1)
+    names(index, "typed")  # folds the edit
+    assert index.reparses_incrementally(str(ROOT / "small.py"))
+    queued: list[str] | None = [str(ROOT / "small.py")]
+    index.updates_waiting = lambda besides: queued
+    assert index.answers_now()
+    queued = [str(ROOT / "big.py")]  # its re-index would fold 5,000 symbols
+    assert not index.answers_now()
+    queued = None  # something else is queued or being applied
+    assert not index.answers_now()

@@ -127,6 +127,9 @@ class RecentTrees:
         extraction = spliced if spliced is not None else extract(spec, tree, data)
         return _Entry(spec.name, data, tree, extraction)
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._trees
+
     def forget(self, key: str) -> None:
         with self._lock:
             self._trees.pop(key, None)
