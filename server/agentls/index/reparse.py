@@ -13,6 +13,7 @@ while it is being used, so two threads never edit the same tree.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from typing import NamedTuple
@@ -22,6 +23,8 @@ import tree_sitter as ts
 from agentls.index.extract import Row
 from agentls.index.incremental import Edit, Extraction, extract, splice
 from agentls.index.languages import LanguageSpec, parser
+
+log = logging.getLogger(__name__)
 
 KEEP_TREES = 16
 """Files whose last tree is kept: the ones being edited right now, not the workspace."""
@@ -122,8 +125,12 @@ class RecentTrees:
         old_tree = previous.tree
         edit = edit_tree(old_tree, previous.data, data)
         tree = parser(spec).parse(data, old_tree)
-        changed = old_tree.changed_ranges(tree)
-        spliced = splice(spec, tree, changed, previous.data, data, edit, previous.extraction)
+        try:
+            changed = old_tree.changed_ranges(tree)
+            spliced = splice(spec, tree, changed, previous.data, data, edit, previous.extraction)
+        except Exception:  # a splicing bug must cost time, never symbols
+            log.exception("incremental extraction failed; extracting the whole file")
+            spliced = None
         extraction = spliced if spliced is not None else extract(spec, tree, data)
         return _Entry(spec.name, data, tree, extraction)
 
