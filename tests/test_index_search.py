@@ -203,14 +203,57 @@ def test_word_matches_found_far_down_a_common_word() -> None:
 def test_results_stay_right_while_dead_entries_are_compacted_away(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Re-indexing a large file over and over leaves dead entries behind; past a limit the
-    structure is rebuilt on a background thread while queries keep answering correctly."""
+    """Re-indexing many files of the base structure leaves dead entries in it; past a
+    limit the structure is rebuilt on a background thread while queries keep answering
+    correctly."""
+    files = {
+        f"f{n}.py": "".join(f"def fn_0_{n}_{i}(): pass\n" for i in range(600)) for n in range(40)
+    }
+    index = make_index({"other.py": "class Stable: pass\n", **files})
+    index.compact()
+    with caplog.at_level(logging.INFO, logger="agentls.index.symbol_index"):
+        for n in range(25):
+            body = "".join(f"def fn_1_{n}_{i}(): pass\n" for i in range(600))
+            index.update_file(ROOT / f"f{n}.py", body, 1, len(body))
+            assert names(index, f"fn_1_{n}_599") == [f"fn_1_{n}_599"]
+            assert f"fn_0_{n}_599" not in names(index, f"fn_0_{n}_599")  # the old one is gone
+            assert names(index, "Stable") == ["Stable"]
+    assert "compacting in the background" in caplog.text
+
+
+def test_typing_in_one_file_never_compacts_the_whole_index(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A file edited over and over replaces its own entries (merges drop the dead ones),
+    so the whole-index rebuild, a stall on a big workspace, never starts."""
     index = make_index({"other.py": "class Stable: pass\n"})
     with caplog.at_level(logging.INFO, logger="agentls.index.symbol_index"):
-        for version in range(25):
+        for version in range(40):
             body = "".join(f"def fn_{version}_{i}(): pass\n" for i in range(600))
             index.update_file(ROOT / "big.py", body, version, len(body))
             assert names(index, f"fn_{version}_599") == [f"fn_{version}_599"]
-            assert names(index, f"fn_{version - 1}_599") == []  # the old version is gone
+            assert names(index, f"fn_{version - 1}_599") == []
             assert names(index, "Stable") == ["Stable"]
-    assert "compacting in the background" in caplog.text
+    assert "compacting" not in caplog.text
+
+
+def test_queued_edits_of_open_documents_are_answered_inline_when_small() -> None:
+    """A query after a keystroke may apply the queued incremental re-parse itself (no
+    thread hop); a big queued file, or any other queued change, sends it to a thread."""
+    small = "".join(f"def small_{i}(): pass\n" for i in range(300))
+    big = "".join(f"def big_{i}(): pass\n" for i in range(5000))
+    index = make_index({"small.py": small, "big.py": big})
+    index.build(
+        [ROOT / "small.py", ROOT / "big.py"],
+        read=lambda p: (small if "small" in p.name else big).encode(),
+    )
+    index.update_file(ROOT / "small.py", small + "def typed(): pass\n", -1, -1)
+    names(index, "typed")  # folds the edit
+    assert index.reparses_incrementally(str(ROOT / "small.py"))
+    queued: list[str] | None = [str(ROOT / "small.py")]
+    index.updates_waiting = lambda besides: queued
+    assert index.answers_now()
+    queued = [str(ROOT / "big.py")]  # its re-index would fold 5,000 symbols
+    assert not index.answers_now()
+    queued = None  # something else is queued or being applied
+    assert not index.answers_now()

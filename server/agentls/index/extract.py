@@ -82,12 +82,28 @@ def extract_rows(spec: LanguageSpec, source: bytes) -> list[Row]:
 
 
 def rows_from_tree(spec: LanguageSpec, tree: ts.Tree, source: bytes) -> list[Row]:
-    found = _collect(spec, tree)
+    return rows_and_spans(spec, tree, source)[0]
+
+
+Window = tuple[int, int, list[ts.Node]]
+"""Part of a file to extract: a byte range [start, end) and the top-level nodes that
+make it up (see `incremental`)."""
+Span = tuple[int, int]
+"""The byte range of a row's definition (its full range)."""
+
+
+def rows_and_spans(
+    spec: LanguageSpec, tree: ts.Tree, source: bytes, window: Window | None = None
+) -> tuple[list[Row], list[Span]]:
+    """The rows of `source` and the byte range of each; with `window`, only the
+    definitions inside it (parents are then indexes into the returned rows)."""
+    found = _collect(spec, tree, window)
     if not found:
-        return []
+        return [], []
     defs = sorted(found.values(), key=lambda d: (d.start, -d.end))
     conv = _Columns(source)
     rows: list[Row] = []
+    spans: list[Span] = []
     stack: list[Def] = []
     for d in defs:
         while stack and stack[-1].end < d.end:
@@ -114,36 +130,48 @@ def rows_from_tree(spec: LanguageSpec, tree: ts.Tree, source: bytes) -> list[Row
                 conv.line_text(d.node.start_byte, d.node.start_point),
             )
         )
+        spans.append((d.start, d.end))
         stack.append(d)
-    return rows
+    return rows, spans
 
 
-def _collect(spec: LanguageSpec, tree: ts.Tree) -> dict[int, Def]:
-    """Definitions keyed by name position; the earliest pattern wins a shared name.
+def _collect(spec: LanguageSpec, tree: ts.Tree, window: Window | None = None) -> dict[int, Def]:
+    """Definitions keyed by name position; the earliest pattern wins a shared name. With
+    `window`, those inside it.
 
     Python takes a hand-written walk that visits statements only (`python_walk`), three
     times faster than the query, which visits every node; the query stays its reference
     (a test checks that both agree)."""
     if spec.name == "python":
-        return collect_python(spec, tree)
-    return collect_by_query(spec, tree)
+        found = collect_python(spec, tree, None if window is None else window[2])
+    else:
+        found = collect_by_query(spec, tree, window=window)
+    if window is not None:
+        start, end, _ = window
+        found = {k: d for k, d in found.items() if start <= d.start and d.end <= end}
+    return found
 
 
 def collect_by_query(
-    spec: LanguageSpec, tree: ts.Tree, *, reference: bool = False
+    spec: LanguageSpec, tree: ts.Tree, *, reference: bool = False, window: Window | None = None
 ) -> dict[int, Def]:
     """Query matches keyed by name position; the earliest pattern wins a shared name.
 
     Patterns rooted at the program are matched by `toplevel` instead of the query (much
-    cheaper); `reference=True` runs the whole query instead (for tests)."""
+    cheaper); `reference=True` runs the whole query instead (for tests). With `window`,
+    the query runs over its byte range only."""
     found: dict[int, Def] = {}
     wraps: dict[tuple[int, int], ts.Node] = {}
     plan = _pattern_plan(spec)
     query = definition_query(spec) if reference else fast_query(spec)
     if not reference:
-        for pattern, kind, node, name_node in toplevel(spec, tree.root_node):
+        children = None if window is None else window[2]
+        for pattern, kind, node, name_node in toplevel(spec, tree.root_node, children):
             add_plain(found, pattern, kind, node, name_node)
-    for pattern, caps in ts.QueryCursor(query).matches(tree.root_node):
+    cursor = ts.QueryCursor(query)
+    if window is not None:
+        cursor.set_byte_range(window[0], window[1])
+    for pattern, caps in cursor.matches(tree.root_node):
         step = plan[pattern]
         if step is None:
             inner, outer = caps["wrapped"][0], caps["wrapper"][0]

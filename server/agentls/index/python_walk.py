@@ -115,12 +115,18 @@ class _Walk:
         self.found: dict[int, Def] = {}
 
     def assignments(
-        self, block: ts.Node, pattern: int, kind: SymbolKind, tuples: int | None = None
+        self,
+        block: ts.Node | list[ts.Node],
+        pattern: int,
+        kind: SymbolKind,
+        tuples: int | None = None,
     ) -> None:
-        """`x = ...` statements directly in `block` (the assignment is the definition), and
-        with `tuples` also each name of `a, b = ...` (found by that pattern)."""
+        """`x = ...` statements directly in `block` (or among these statements; the
+        assignment is the definition), and with `tuples` also each name of `a, b = ...`
+        (found by that pattern)."""
         ids = self.ids
-        for statement in block.named_children:
+        statements = block if isinstance(block, list) else block.named_children
+        for statement in statements:
             if statement.kind_id != ids.expression_statement or not statement.named_child_count:
                 continue
             assignment = statement.named_child(0)
@@ -136,10 +142,10 @@ class _Walk:
                     if name.kind_id == ids.identifier:
                         add_plain(self.found, tuples, kind, assignment, name, assignment)
 
-    def module_level(self, root: ts.Node) -> None:
+    def module_level(self, children: list[ts.Node]) -> None:
         ids = self.ids
-        self.assignments(root, _MODULE_VAR, SymbolKind.VARIABLE, _MODULE_TUPLE)
-        for statement in root.named_children:
+        self.assignments(children, _MODULE_VAR, SymbolKind.VARIABLE, _MODULE_TUPLE)
+        for statement in children:
             for block, pattern in self._branches(statement):
                 if block is not None and block.kind_id == ids.block:
                     self.assignments(block, pattern, SymbolKind.VARIABLE)
@@ -168,10 +174,11 @@ class _Walk:
                 found.extend((c, _FINALLY_VAR) for c in clause.named_children)
         return found
 
-    def statements(self, node: ts.Node, decorator: ts.Node | None = None) -> None:
-        """Classes and functions anywhere below `node`, and class-level fields."""
+    def statements(self, node: ts.Node | list[ts.Node], decorator: ts.Node | None = None) -> None:
+        """Classes and functions anywhere below `node` (or these statements), and
+        class-level fields."""
         ids = self.ids
-        for child in node.named_children:
+        for child in node if isinstance(node, list) else node.named_children:
             k = child.kind_id
             if k == ids.cls or k == ids.function:
                 self.definition(child, decorator)
@@ -198,10 +205,13 @@ class _Walk:
             self.statements(body)
 
 
-def collect_python(spec: LanguageSpec, tree: ts.Tree) -> dict[int, Def]:
-    """Definitions keyed by name position, as `extract.collect_by_query` finds them."""
+def collect_python(
+    spec: LanguageSpec, tree: ts.Tree, children: list[ts.Node] | None = None
+) -> dict[int, Def]:
+    """Definitions keyed by name position, as `extract.collect_by_query` finds them; with
+    `children`, only those inside these top-level statements (an edit's window)."""
     walk = _Walk(_ids(spec))
-    root = tree.root_node
-    walk.module_level(root)
-    walk.statements(root)
+    statements = tree.root_node.named_children if children is None else children
+    walk.module_level(statements)
+    walk.statements(statements)
     return walk.found

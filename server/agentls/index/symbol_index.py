@@ -46,6 +46,8 @@ LOOSE_MAX = 128
 DEAD_MAX = 10_000
 """Dead entries (of replaced files) tolerated in segments before the structure is rebuilt
 (also a quarter of all symbols, whichever is larger)."""
+FOLD_INLINE_MAX = 4_000
+"""Symbols a query may fold into segments in the event loop (~5 ms; see `answers_now`)."""
 DIRECT_SCAN_MAX = 20_000
 """A path filter that leaves at most this many symbols is answered by scanning them."""
 PARALLEL_MIN_BYTES = 2_000_000
@@ -127,8 +129,9 @@ class SymbolIndex:
         """Paths never parsed, stored or shown (the workspace's secret files and read-deny
         rules, set by `registry.index_for`). Asked again at query time, so rules that
         change later hide what was indexed before them."""
-        self.updates_waiting: Callable[[str | None], bool] | None = None
-        """Whether queued edits of files other than the given one wait or are being applied
+        self.updates_waiting: Callable[[str | None], list[str] | None] | None = None
+        """Queued edits of files other than the given one that a query may apply itself
+        at little cost (open documents), or None when others wait or are being applied
         (set by the registry): a query would first apply or wait for them."""
 
     # ----------------------------------------------------------------------- state
@@ -164,14 +167,38 @@ class SymbolIndex:
         return self._serving.wait(timeout)
 
     def answers_now(self, path: Path | str | None = None) -> bool:
-        """Whether a query now costs only its own search: the build is done, no edit of
-        another file than `path` is queued or being applied, and no loose records wait to
-        be folded. An event loop runs such a query inline (handing it to a thread costs
-        more than the query); `buffer_outline(path)` may still re-parse `path` itself."""
-        if not self.is_ready or self._loose_symbols > LOOSE_MAX:
+        """Whether a query now costs only its own search, plus at most a few milliseconds
+        of re-indexing: the build is done, no edit of another file than `path` is queued
+        or being applied except incremental re-parses of open documents, and folding the
+        loose records (with those edits) into segments is small. An event loop runs such
+        a query inline (handing it to a thread costs more than the query);
+        `buffer_outline(path)` may still re-parse `path` itself."""
+        if not self.is_ready:
             return False
         waiting = self.updates_waiting
-        return waiting is None or not waiting(None if path is None else str(path))
+        queued = [] if waiting is None else waiting(None if path is None else str(path))
+        if queued is None:
+            return False
+        with self._lock:
+            extra = sum(len(r) for k in queued if (r := self._records.get(k)) is not None)
+            return self._fold_cost(extra) <= FOLD_INLINE_MAX
+
+    def _fold_cost(self, extra: int) -> int:
+        """Symbols the next `_fold` would put into new segments, were `extra` more loose
+        symbols added first (lock held; an upper bound: merges drop dead entries)."""
+        loose = self._loose_symbols + extra
+        if loose <= LOOSE_MAX:
+            return 0
+        sizes = [len(s) for s in self._segments]
+        cost = last = loose
+        while sizes and sizes[-1] <= 2 * last:
+            last += sizes.pop()
+            cost += last
+        return cost
+
+    def reparses_incrementally(self, key: str) -> bool:
+        """Whether the next `update_file` of `key` starts from its last tree and rows."""
+        return key in self._recent_trees
 
     def __contains__(self, path: object) -> bool:
         return str(path) in self._records
@@ -225,6 +252,12 @@ class SymbolIndex:
         old = self._records.get(rec.path_str)
         if old is not None:
             self._retire(old)
+            if len(old) and any(r is old for r in self._loose):
+                # Never folded into a segment: it leaves the loose list instead of
+                # becoming a dead entry (a file being typed in replaces itself).
+                self._loose = [r for r in self._loose if r is not old]
+                self._loose_symbols -= len(old)
+                self._dead_symbols -= len(old)
         self._seq += 1
         rec.seq = self._seq
         self._records[rec.path_str] = rec
@@ -627,8 +660,11 @@ class SymbolIndex:
         segments = [*self._segments, Segment(self._loose)]
         self._loose, self._loose_symbols = [], 0
         while len(segments) >= 2 and len(segments[-2]) <= 2 * len(segments[-1]):
-            merged = Segment([*segments[-2].records, *segments[-1].records])
-            segments[-2:] = [merged]
+            pair = (*segments[-2].records, *segments[-1].records)
+            # A merge leaves dead entries out (`Segment` keeps live records only): they no
+            # longer count toward the compaction that would rebuild everything.
+            self._dead_symbols -= sum(len(r) for r in pair if not r.alive)
+            segments[-2:] = [Segment(pair)]
         self._segments = segments
         if self._dead_symbols > max(DEAD_MAX, self._symbols // 4) and not self._compacting:
             # Rebuilding everything takes ~0.5 s per 100k symbols: not under the lock that

@@ -136,15 +136,20 @@ def _ids(spec: LanguageSpec) -> _Ids:
     )
 
 
-def toplevel(spec: LanguageSpec, root: ts.Node) -> list[tuple[int, SymbolKind, ts.Node, ts.Node]]:
+def toplevel(
+    spec: LanguageSpec, root: ts.Node, children: list[ts.Node] | None = None
+) -> list[tuple[int, SymbolKind, ts.Node, ts.Node]]:
     """(pattern, kind, declarator, name) of each top-level variable, as the top-level
-    patterns would match them (the earliest matching pattern gives the kind)."""
+    patterns would match them (the earliest matching pattern gives the kind); with
+    `children`, only those of these top-level statements (an edit's window)."""
     shapes = toplevel_shapes(spec)
     if not shapes:
         return []
     ids = _ids(spec)
     out = []
-    for statement in root.named_children:
+    for statement in root.named_children if children is None else children:
+        if not statement.is_named:
+            continue
         for wrapper, container, declarations in _declarations(ids, statement):
             out.extend(_matched(ids, shapes, wrapper, container, declarations))
     return out

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import IO
 
-from agentls.index.extract import extract_rows, rows_from_tree, skip_reason
+from agentls.index.extract import extract_rows, skip_reason
 from agentls.index.languages import language_for
 from agentls.index.records import Packed, pack
 from agentls.index.reparse import RecentTrees
@@ -49,7 +49,7 @@ def parse_file(path: str, data: bytes, trees: RecentTrees | None = None) -> Pack
         return pack([], reason)
     try:
         if trees is not None:
-            return pack(rows_from_tree(spec, trees.parse(path, spec, data), data))
+            return pack(trees.rows(path, spec, data))
         return pack(extract_rows(spec, data))
     except Exception as exc:  # a grammar bug must not take the index down
         log.warning("symbol extraction failed for %s: %s", path, exc)
