@@ -228,3 +228,24 @@ async def test_restart_starts_a_failed_server_again(tmp_path: Path) -> None:
     with pytest.raises(KeyError):
         await manager.restart("unknown")
     await manager.aclose()
+
+
+def test_settings_entries_are_validated_once_into_typed_servers() -> None:
+    """The settings' `mcpServers` holds typed entries after the one validation of the
+    settings: a server's model, or why it is not one — a bad entry fails alone."""
+    from agentls.config import McpSettings
+    from agentls.config.mcp import InvalidMcpServer, McpServerConfig
+
+    settings = McpSettings.model_validate(
+        {
+            "mcpServers": {
+                "files": {"command": "npx", "args": ["-y", "x"], "oauth": {"ignored": True}},
+                "broken": {"command": "x", "args": "not a list"},
+                "number": 3,
+            }
+        }
+    )
+    files, broken, number = (settings.mcp_servers[k] for k in ("files", "broken", "number"))
+    assert isinstance(files, McpServerConfig) and files.args == ["-y", "x"]
+    assert isinstance(broken, InvalidMcpServer) and "`args`" in broken.problem
+    assert isinstance(number, InvalidMcpServer) and "expected an object" in number.problem

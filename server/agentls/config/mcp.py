@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentls.config.base import SettingsModel
 
@@ -32,8 +33,76 @@ class McpServerConfig(SettingsModel):
     """HTTP headers for a remote server."""
 
 
-McpServerEntry = dict[str, Any]
-"""An entry is only checked to be an object here (see `McpServerConfig`)."""
+TRANSPORTS = ("stdio", "http", "sse", "streamable-http")
+
+
+class _Entry(McpServerConfig):
+    """`McpServerConfig` ignoring keys agentls does not use (Claude Code's files carry
+    more, e.g. `oauth`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class InvalidMcpServer(BaseModel):
+    """An entry that is not a server: kept, with why, so that it fails alone (shown as that
+    server's failure in `agentls.status`) instead of taking the other servers with it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    problem: str
+
+
+McpServerEntry = McpServerConfig | InvalidMcpServer
+"""One `mcpServers` entry after its one validation: a server, or why it is not one."""
+
+
+def server_entries(raw: object) -> dict[str, McpServerEntry]:
+    """Each entry of an `mcpServers` object validated once, as `McpServerConfig` (unknown
+    keys ignored, as Claude Code's files carry more) or `InvalidMcpServer`. Raises
+    `ValueError` when `raw` is not an object at all."""
+    if not isinstance(raw, Mapping):
+        raise ValueError("`mcpServers` must be an object")
+    return {str(name): _entry(str(name), value) for name, value in raw.items()}
+
+
+def _entry(name: str, value: object) -> McpServerEntry:
+    if isinstance(value, McpServerConfig | InvalidMcpServer):
+        return value
+    if not isinstance(value, Mapping):
+        return InvalidMcpServer(problem=f"server {name!r}: expected an object")
+    kind = value.get("type")
+    if kind not in (None, *TRANSPORTS):
+        return InvalidMcpServer(problem=needs_transport(name, kind))
+    try:
+        return _Entry.model_validate(value)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"`{'.'.join(str(p) for p in err['loc'])}` {err['msg'].lower()}"
+            for err in exc.errors(include_url=False)[:3]
+        )
+        return InvalidMcpServer(problem=f"server {name!r}: {problems}")
+
+
+def needs_transport(name: str, kind: object) -> str:
+    """The message for an entry with neither a command nor an http(s) transport."""
+    return (
+        f"server {name!r}: needs `command` (stdio) or `type` http/sse with a `url` "
+        f"(got type {kind!r})"
+    )
+
+
+class McpServersFile(BaseModel):
+    """A file in Claude Code's `.mcp.json` shape (`.mcp.json`, `~/.config/agentls/mcp.json`,
+    `~/.claude.json`, a plugin's `.mcp.json`); keys other than `mcpServers` are ignored."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+    mcp_servers: dict[str, McpServerEntry] = Field(default_factory=dict, alias="mcpServers")
+
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _each_entry(cls, raw: object) -> dict[str, McpServerEntry]:
+        return server_entries(raw)
 
 
 class McpSettings(SettingsModel):
@@ -46,6 +115,12 @@ class McpSettings(SettingsModel):
     )
     """Servers by name: `{"files": {"command": "npx", "args": [...]}, "remote": {"type":
     "http", "url": "https://…"}}`."""
+
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _each_entry(cls, raw: object) -> dict[str, McpServerEntry]:
+        return server_entries(raw)
+
     startup: Literal["lazy", "eager"] = "lazy"
     """`lazy`: start the servers on the first agent run; `eager`: when the server starts."""
     startup_timeout: float = Field(default=30.0, gt=0, alias="startupTimeoutSeconds")

@@ -28,11 +28,18 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from agentls.config import McpSettings
 from agentls.config.files import read_settings_file
-from agentls.config.mcp import McpServerConfig
+from agentls.config.mcp import (
+    InvalidMcpServer,
+    McpServerConfig,
+    McpServerEntry,
+    McpServersFile,
+    needs_transport,
+    server_entries,
+)
 
 Source = Literal["config", "local", "project", "user"]
 """Where a server is defined: our settings, Claude Code's local scope (`~/.claude.json`,
@@ -125,23 +132,35 @@ def expand(text: str, environ: Mapping[str, str]) -> str:
 def parse_servers(
     data: object, source: Source, environ: Mapping[str, str], origin: str = ""
 ) -> ParsedServers:
-    """Servers from one `{"mcpServers": {...}}` object; bad entries become problems."""
-    result = ParsedServers()
+    """Servers from one file's `{"mcpServers": {...}}` object, validated once
+    (`McpServersFile`); bad entries become problems."""
     where = origin or source
     if not isinstance(data, Mapping):
-        result.problems.append(ConfigProblem("*", source, f"{where}: expected a JSON object"))
-        return result
-    servers = data.get("mcpServers", {})
-    if not isinstance(servers, Mapping):
-        result.problems.append(
-            ConfigProblem("*", source, f"{where}: `mcpServers` must be an object")
+        return ParsedServers(
+            problems=[ConfigProblem("*", source, f"{where}: expected a JSON object")]
         )
-        return result
-    for name, entry in servers.items():
+    try:
+        entries = McpServersFile.model_validate(data).mcp_servers
+    except ValidationError:
+        return ParsedServers(
+            problems=[ConfigProblem("*", source, f"{where}: `mcpServers` must be an object")]
+        )
+    return servers_of(entries, source, environ, where)
+
+
+def servers_of(
+    entries: Mapping[str, McpServerEntry], source: Source, environ: Mapping[str, str], where: str
+) -> ParsedServers:
+    """Specs of entries already validated (the settings' `mcpServers`, or a file's), with
+    `${VAR}` expanded; invalid entries and missing variables become that server's problem."""
+    result = ParsedServers()
+    for name, entry in entries.items():
         try:
-            result.servers[str(name)] = parse_server(str(name), entry, source, environ)
-        except (ValueError, TypeError) as exc:
-            result.problems.append(ConfigProblem(str(name), source, f"{where}: {exc}"))
+            if isinstance(entry, InvalidMcpServer):
+                raise ValueError(entry.problem)
+            result.servers[name] = _spec(name, entry, source, environ)
+        except ValueError as exc:
+            result.problems.append(ConfigProblem(name, source, f"{where}: {exc}"))
     return result
 
 
@@ -149,21 +168,11 @@ def parse_server(
     name: str, entry: object, source: Source, environ: Mapping[str, str]
 ) -> ServerSpec:
     """One entry, validated by the settings model (`McpServerConfig`, the shape the docs
-    and the JSON Schema show), then `${VAR}` expanded."""
-    if not isinstance(entry, Mapping):
-        raise ValueError(f"server {name!r}: expected an object")
-    kind = entry.get("type")
-    if kind not in (None, *TRANSPORTS):
-        raise ValueError(_needs_transport(name, kind))
-    try:
-        config = _Entry.model_validate(entry)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"`{'.'.join(str(p) for p in err['loc'])}` {err['msg'].lower()}"
-            for err in exc.errors(include_url=False)[:3]
-        )
-        raise ValueError(f"server {name!r}: {problems}") from None
-    return _spec(name, config, source, environ)
+    and the JSON Schema show), then `${VAR}` expanded. Raises `ValueError` with the reason."""
+    checked = server_entries({name: entry})[name]
+    if isinstance(checked, InvalidMcpServer):
+        raise ValueError(checked.problem)
+    return _spec(name, checked, source, environ)
 
 
 def _spec(
@@ -192,24 +201,7 @@ def _spec(
             "sse" if kind == "sse" else "http",
             {k: expand(v, environ) for k, v in config.headers.items()},
         )
-    raise ValueError(_needs_transport(name, kind))
-
-
-TRANSPORTS = ("stdio", "http", "sse", "streamable-http")
-
-
-class _Entry(McpServerConfig):
-    """`McpServerConfig` ignoring keys agentls does not use (Claude Code's files carry
-    more, e.g. `oauth`), as before."""
-
-    model_config = ConfigDict(extra="ignore")
-
-
-def _needs_transport(name: str, kind: object) -> str:
-    return (
-        f"server {name!r}: needs `command` (stdio) or `type` http/sse with a `url` "
-        f"(got type {kind!r})"
-    )
+    raise ValueError(needs_transport(name, kind))
 
 
 def read_json_file(path: Path) -> tuple[object | None, str | None]:

@@ -40,6 +40,7 @@ from agentls.mcp.config import (
     ServerSpec,
     parse_servers,
     read_json_file,
+    servers_of,
     user_config_path,
 )
 from agentls.mcp.naming import unique_tool_names
@@ -183,7 +184,7 @@ class McpManager:
                 merged.setdefault(name, spec)
 
         if options.mcp_servers:
-            add(parse_servers({"mcpServers": options.mcp_servers}, "config", env, "settings"))
+            add(servers_of(options.mcp_servers, "config", env, "settings"))
         if options.claude_code_local_config and read_claude_settings:
             add(claude.local_servers(env))
         project: ProjectFile | None = None
