@@ -15,7 +15,7 @@ import functools
 import logging
 import re
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -138,6 +138,7 @@ class LanguageServerConnection:
         """Work-done tokens the server has begun and not ended (project loading, indexing)."""
         self.quiet = asyncio.Event()
         self.quiet.set()
+        self._captured: list[types.WorkspaceEdit] | None = None
         self._register_handlers()
         self._attach()
 
@@ -308,9 +309,23 @@ class LanguageServerConnection:
     def _folders(self, ls: LanguageClient, params: None) -> list[types.WorkspaceFolder]:
         return [types.WorkspaceFolder(uri=r.as_uri(), name=r.name) for r in self.roots]
 
+    @contextlib.contextmanager
+    def capturing_edits(self) -> Iterator[list[types.WorkspaceEdit]]:
+        """While a code action's command runs: the server's `workspace/applyEdit` requests
+        are collected (and answered as applied) so the agent can stage them."""
+        captured: list[types.WorkspaceEdit] = []
+        self._captured = captured
+        try:
+            yield captured
+        finally:
+            self._captured = None
+
     def _apply_edit(
         self, ls: LanguageClient, params: types.ApplyWorkspaceEditParams
     ) -> types.ApplyWorkspaceEditResult:
+        if self._captured is not None:
+            self._captured.append(params.edit)
+            return types.ApplyWorkspaceEditResult(applied=True)
         return types.ApplyWorkspaceEditResult(
             applied=False, failure_reason="agentls changes files only through the agent"
         )
@@ -369,7 +384,8 @@ def client_capabilities() -> types.ClientCapabilities:
         workspace=types.WorkspaceClientCapabilities(
             configuration=True,
             workspace_folders=True,
-            apply_edit=False,
+            apply_edit=True,  # only while a code action's command runs (capturing_edits)
+            execute_command=types.ExecuteCommandClientCapabilities(),
             did_change_configuration=types.DidChangeConfigurationClientCapabilities(),
             did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
                 dynamic_registration=True
@@ -391,6 +407,21 @@ def client_capabilities() -> types.ClientCapabilities:
             definition=types.DefinitionClientCapabilities(link_support=True),
             references=types.ReferenceClientCapabilities(),
             rename=types.RenameClientCapabilities(prepare_support=False),
+            document_symbol=types.DocumentSymbolClientCapabilities(
+                hierarchical_document_symbol_support=True
+            ),
+            call_hierarchy=types.CallHierarchyClientCapabilities(),
+            code_action=types.CodeActionClientCapabilities(
+                code_action_literal_support=types.ClientCodeActionLiteralOptions(
+                    code_action_kind=types.ClientCodeActionKindOptions(
+                        value_set=[k.value for k in types.CodeActionKind]
+                    )
+                ),
+                is_preferred_support=True,
+                disabled_support=True,
+                data_support=True,
+                resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"]),
+            ),
             publish_diagnostics=types.PublishDiagnosticsClientCapabilities(
                 version_support=True, related_information=False
             ),
