@@ -139,7 +139,10 @@ async def test_insert_before_and_after_a_symbol(billing: FakeEditor) -> None:
     content, is_error = await tool(
         billing,
         "insert_after_symbol",
-        {**tool_input("billing/models.py", 1, "tax"), "text": "\n\ndef fee() -> float:\n    return 1.0"},
+        {
+            **tool_input("billing/models.py", 1, "tax"),
+            "text": "\n\ndef fee() -> float:\n    return 1.0",
+        },
     )
     assert not is_error, content
     content, is_error = await tool(
@@ -210,4 +213,4 @@ async def test_call_hierarchy_needs_a_server(billing: FakeEditor) -> None:
         {**tool_input("scripts/tool.rb", 1, "helper"), "direction": "incoming"},
     )
     assert is_error
-    assert "No language server covers scripts/tool.rb" in content
+    assert "none answered for scripts/tool.rb" in content

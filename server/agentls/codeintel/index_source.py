@@ -101,18 +101,24 @@ class IndexSource:
     ) -> Answer[CallHierarchy] | None:
         """By name the index cannot tell which function a call means: no answer."""
         raise SourceFailed(
-            f"No language server covers {self.workspace.display(doc.path)}, and by name the "
-            "index cannot tell which function a call means. Use find_references (by name) "
-            "for the callers, or configure a server in the `languageServers` setting."
+            "A call hierarchy comes from a language server, and none answered for "
+            f"{self.workspace.display(doc.path)}; by name the index cannot tell which "
+            "function a call means. Use find_references (by name) for the callers, or "
+            "configure a server in the `languageServers` setting."
         )
 
     async def code_actions(
-        self, doc: Document, span: Span, overlay: Overlay, apply: str | None
+        self,
+        doc: Document,
+        span: Span,
+        overlay: Overlay,
+        only: str | None,
+        apply: str | None,
     ) -> Answer[list[CodeAction]] | None:
         raise SourceFailed(
-            f"No language server covers {self.workspace.display(doc.path)}: code actions "
-            "come from one. Edit with edit_file, or configure a server in the "
-            "`languageServers` setting."
+            "Code actions come from a language server, and none answered for "
+            f"{self.workspace.display(doc.path)}; the index by name has none. Edit with "
+            "edit_file, or configure a server in the `languageServers` setting."
         )
 
     async def document_symbols(

@@ -138,13 +138,18 @@ class CodeIntel:
         )
 
     async def code_actions(
-        self, doc: Document, span: Span, overlay: Overlay, apply: str | None
+        self,
+        doc: Document,
+        span: Span,
+        overlay: Overlay,
+        only: str | None,
+        apply: str | None,
     ) -> Answer[list[CodeAction]]:
         return await self._ask(
             doc,
             overlay,
             CODE_ACTION,
-            lambda s: s.code_actions(doc, span, overlay, apply),
+            lambda s: s.code_actions(doc, span, overlay, only, apply),
             _empty_list,
         )
 

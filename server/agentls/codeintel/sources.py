@@ -118,7 +118,12 @@ class CodeSource(Protocol):
         ...
 
     async def code_actions(
-        self, doc: Document, span: Span, overlay: Overlay, apply: str | None
+        self,
+        doc: Document,
+        span: Span,
+        overlay: Overlay,
+        only: str | None,
+        apply: str | None,
     ) -> Answer[list[CodeAction]] | None:
         """The actions for `span` (with the diagnostics there); with `apply` (a title), that
         action's edit filled in: resolved, or captured from its command's applyEdit."""

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+import attrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, PyglsError
 from pygls.io_ import run_async
@@ -45,6 +46,15 @@ class RequestTimeout(Exception):
 
 class ServerError(Exception):
     """The server answered a request with an error."""
+
+
+@attrs.define
+class RawResult:
+    """A JSON-RPC response whose `result` stays plain JSON (`request(raw=True)`)."""
+
+    id: int | str
+    jsonrpc: str
+    result: Any = None
 
 
 @dataclass
@@ -202,13 +212,19 @@ class LanguageServerConnection:
         except Exception as exc:  # a closed pipe: the exit watcher reports the crash
             log.info("%s: cannot send %s: %s", self.name, method, exc)
 
-    async def request(self, method: str, params: object, seconds: float) -> Any:
-        """Send a request; `ServerGone`, `RequestTimeout` or `ServerError` on failure."""
+    async def request(
+        self, method: str, params: object, seconds: float, *, raw: bool = False
+    ) -> Any:
+        """Send a request; `ServerGone`, `RequestTimeout` or `ServerError` on failure.
+        `raw`: the result as plain JSON (lsprotocol's structuring of some results is wrong:
+        it turns a code action that has a `command` into a bare `Command`)."""
         if self.exit_code is not None:
             raise ServerGone(self._exit_text())
         msg_id = str(uuid.uuid4())
         try:
             future = self.client.protocol.send_request_async(method, params, msg_id=msg_id)
+            if raw:
+                self.client.protocol._result_types[msg_id] = RawResult
         except Exception as exc:
             raise ServerGone(f"cannot write to the server ({exc})") from None
         gone = asyncio.ensure_future(self.exited.wait())
@@ -358,6 +374,7 @@ _ANSWERED_WITH_NULL = (
     types.WORKSPACE_CODE_LENS_REFRESH,
     types.WORKSPACE_DIAGNOSTIC_REFRESH,
     types.WORKSPACE_INLINE_VALUE_REFRESH,
+    "_typescript.rename",  # after a refactoring: "start renaming the new function" (a UI step)
 )
 _IGNORED_NOTIFICATIONS = (types.TELEMETRY_EVENT, types.LOG_TRACE, "$/typescriptVersion")
 

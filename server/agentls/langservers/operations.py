@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Optional
 
+import attrs
 from lsprotocol import types
 
 from agentls.codeintel.actions import choose
@@ -42,7 +43,8 @@ MAX_CALLS = 200
 ITEMS = Optional[list[types.CallHierarchyItem]]  # noqa: UP045 (a runtime type for cattrs)
 INCOMING = Optional[list[types.CallHierarchyIncomingCall]]  # noqa: UP045
 OUTGOING = Optional[list[types.CallHierarchyOutgoingCall]]  # noqa: UP045
-ACTIONS = Optional[list[Union[types.Command, types.CodeAction]]]  # noqa: UP007, UP045
+RAW = None
+"""The result type that asks for plain JSON (structured here, see `_structure_action`)."""
 SYMBOLS_RAW = Optional[list[dict[str, Any]]]  # noqa: UP045 (DocumentSymbol or SymbolInformation)
 
 _NOWHERE = Span(Pos(0, 0), Pos(0, 0))
@@ -213,13 +215,24 @@ async def code_actions(
     ask: Requester,
     conv: Converter,
     params: types.CodeActionParams,
+    only: str | None,
     apply: str | None,
     can_resolve: bool,
     execute: Executor,
 ) -> list[CodeAction]:
-    """The actions for a range; with `apply`, the chosen one's edit filled in (resolved
-    first when the server sends edits lazily, else captured from its command)."""
-    raw = await ask(types.TEXT_DOCUMENT_CODE_ACTION, params, ACTIONS) or []
+    """The actions for a range (of kind `only`; by default also the source actions such
+    as organize imports, which servers offer only when asked for them); with `apply`, the
+    chosen one's edit filled in (resolved first when the server sends edits lazily, else
+    captured from its command)."""
+    asks = [[only]] if only else [None, [types.CodeActionKind.Source.value]]
+    raw: list[types.CodeAction | types.Command] = []
+    for kinds in asks:
+        context = attrs.evolve(params.context, only=kinds)
+        more = await ask(
+            types.TEXT_DOCUMENT_CODE_ACTION, attrs.evolve(params, context=context), RAW
+        )
+        titles = {item.title for item in raw}
+        raw += [a for a in map(_structure_action, _plain(more) or []) if a.title not in titles]
     actions = [_action(conv, item) for item in raw]
     if apply is None:
         return actions
@@ -235,9 +248,25 @@ async def code_actions(
         and chosen.data is not None
         and can_resolve
     ):
-        chosen = await ask(types.CODE_ACTION_RESOLVE, chosen, types.CodeAction)
+        resolved = await ask(types.CODE_ACTION_RESOLVE, chosen, RAW)
+        chosen = _converter().structure(_plain(resolved), types.CodeAction)
     actions[index] = await _applied(conv, chosen, execute)
     return actions
+
+
+def _converter() -> Any:
+    from lsprotocol.converters import get_converter
+
+    return get_converter()
+
+
+def _structure_action(item: Any) -> types.CodeAction | types.Command:
+    """`Command | CodeAction` told apart by `command`'s type: a string in a Command, an
+    object in a CodeAction (lsprotocol's own hook takes any `command` key for a Command)."""
+    converter = _converter()
+    if isinstance(item, dict) and isinstance(item.get("command"), str):
+        return converter.structure(item, types.Command)  # type: ignore[no-any-return]
+    return converter.structure(item, types.CodeAction)  # type: ignore[no-any-return]
 
 
 async def _applied(

@@ -275,7 +275,12 @@ class LanguageServerPool:
         return await self._query(doc, overlay, "textDocument/documentSymbol", ask)
 
     async def code_actions(
-        self, doc: Document, span: Span, overlay: Overlay, apply: str | None
+        self,
+        doc: Document,
+        span: Span,
+        overlay: Overlay,
+        only: str | None,
+        apply: str | None,
     ) -> Answer[list[CodeAction]] | None:
         """The server's actions for `span`, told the diagnostics it reported there."""
         server = self._server(doc.path)
@@ -302,7 +307,7 @@ class LanguageServerPool:
                 return await _execute(server, connection, converter, command)
 
             actions = await code_actions(
-                _requester(server), converter, params, apply, can_resolve, execute
+                _requester(server), converter, params, only, apply, can_resolve, execute
             )
             return Answer(actions, self._label(server))
 
@@ -541,10 +546,12 @@ class LanguageServerPool:
 
 
 def _requester(server: ManagedServer) -> Callable[[str, object, Any], Awaitable[Any]]:
-    """pygls structures each result by its method; the result type is for the editor."""
+    """pygls structures each result by its method (the result type is for the editor);
+    `kind` None asks for plain JSON."""
 
     async def ask(method: str, params: object, kind: Any) -> Any:
-        return await server.request(method, params, method.rsplit("/", 1)[-1])
+        what = method.rsplit("/", 1)[-1]
+        return await server.request(method, params, what, raw=kind is None)
 
     return ask
 

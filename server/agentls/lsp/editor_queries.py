@@ -170,7 +170,12 @@ class EditorQuerySource:
             raise SourceFailed(f"The editor's symbols were not valid: {exc}") from None
 
     async def code_actions(
-        self, doc: Document, span: Span, overlay: Overlay, apply: str | None
+        self,
+        doc: Document,
+        span: Span,
+        overlay: Overlay,
+        only: str | None,
+        apply: str | None,
     ) -> Answer[list[CodeAction]] | None:
         """The editor's actions (it adds its own diagnostics for the range). An action that
         runs a command is not applied here: the editor would change its buffers itself,
@@ -190,7 +195,7 @@ class EditorQuerySource:
 
         can_resolve = "codeAction/resolve" in self._settings().methods
         actions = await code_actions(
-            self._requester(sources), converter, params, apply, can_resolve, execute
+            self._requester(sources), converter, params, only, apply, can_resolve, execute
         )
         return Answer(actions, sources[0] if sources else "editor")
 
@@ -200,7 +205,7 @@ class EditorQuerySource:
         async def ask(method: str, params: object, kind: Any) -> Any:
             raw, source = await self._ask(method, params)
             sources.append(source)
-            return _structure(raw, kind)
+            return raw if kind is None else _structure(raw, kind)
 
         return ask
 

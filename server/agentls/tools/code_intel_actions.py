@@ -36,6 +36,11 @@ class CodeActionsInput(PositionInput):
         description="Last line of the range (1-based, inclusive): for refactorings of several "
         "lines such as extract function. Default: the symbol, or the whole `line`.",
     )
+    kind: str | None = Field(
+        default=None,
+        description="Only actions of this kind: `quickfix`, `refactor`, `refactor.extract`, "
+        "`source.organizeImports`, ... (default: all, with the source actions).",
+    )
     apply: str | None = Field(
         default=None,
         description="The title of the action to apply (or its number), as the list showed it. "
@@ -130,18 +135,25 @@ Example: {"path": "<path>", "line": <line>, "apply": "<action title>"}
         span, where = _span(ctx, input)
         document = document_of(ctx.workspace, ctx.workspace.resolve(input.path), ctx.changes)
         overlay = overlay_of(ctx.workspace, ctx.changes)
-        answer = await code_intel_for(ctx.workspace).code_actions(document, span, overlay, None)
+        answer = await code_intel_for(ctx.workspace).code_actions(
+            document, span, overlay, input.kind, None
+        )
         notes = notes_block(answer.notes)
         if not answer.value:
             head = f"No code actions for {where} (source: {answer.source})."
             return f"{head}\n{notes}" if notes else head
-        count = len(answer.value)
-        head = (
-            f"{count} code action{'s' if count != 1 else ''} for {where} (source: {answer.source}):"
-        )
-        lines = [_line(i + 1, a) for i, a in enumerate(answer.value[:MAX_LISTED])]
+        offered = [(i + 1, a) for i, a in enumerate(answer.value) if not a.disabled]
+        hidden = len(answer.value) - len(offered)
+        count = len(offered)
+        plural = "s" if count != 1 else ""
+        head = f"{count} code action{plural} for {where} (source: {answer.source}):"
+        lines = [_line(number, a) for number, a in offered[:MAX_LISTED]]
         if count > MAX_LISTED:
-            lines.append(f"[{count - MAX_LISTED} more not shown; give a narrower range]")
+            lines.append(f"[{count - MAX_LISTED} more not shown; give a narrower range or `kind`]")
+        if hidden:
+            lines.append(
+                f"[{hidden} more the server offers elsewhere are not available for this range]"
+            )
         lines.append("Apply one with `apply` set to its title.")
         return "\n".join([head, notes, *lines] if notes else [head, *lines])
 
@@ -151,7 +163,7 @@ Example: {"path": "<path>", "line": <line>, "apply": "<action title>"}
         document = document_of(ctx.workspace, ctx.workspace.resolve(input.path), ctx.changes)
         overlay = overlay_of(ctx.workspace, ctx.changes)
         answer = await code_intel_for(ctx.workspace).code_actions(
-            document, span, overlay, input.apply
+            document, span, overlay, input.kind, input.apply
         )
         chosen = _applied(answer.value, input.apply)
         if chosen.edit is None or not chosen.edit.edits:
@@ -175,9 +187,8 @@ def _applied(actions: list[CodeAction], apply: str) -> CodeAction:
 def _line(number: int, action: CodeAction) -> str:
     kind = f" [{action.kind}]" if action.kind else ""
     extra = " (preferred)" if action.preferred else ""
-    if action.disabled:
-        extra += f" (not available: {action.disabled})"
-    fixes = f"\n     fixes: {'; '.join(action.diagnostics)[:200]}" if action.diagnostics else ""
+    fixed = " ".join("; ".join(action.diagnostics).split())
+    fixes = f"\n     fixes: {fixed[:200]}" if fixed else ""
     return f"  {number}. {action.title}{kind}{extra}{fixes}"
 
 

@@ -1,0 +1,169 @@
+"""Issue 31, Do 2: `code_actions` with real servers: typescript-language-server's quick
+fixes (add a missing import, implement an interface), organize imports (a source action)
+and extract function (a refactoring whose edit comes from a command's
+`workspace/applyEdit`), each listed, then applied as a staged edit; the file on disk is
+never written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from tests.codeintel_support import tool_input, typescript_bin, write_tree
+from tests.lsp_support import FakeEditor, command, editor_session, server_env
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+TS = "language server (typescript-language-server)"
+PROJECT = {
+    "tsconfig.json": '{"compilerOptions": {"strict": true, "target": "es2020"}, '
+    '"include": ["src"]}\n',
+    "src/shape.ts": """
+        export interface Shape {
+          area(): number;
+        }
+        """,
+    "src/units.ts": """
+        export const ONE = 1;
+        export const TWO = 2;
+        """,
+    "src/circle.ts": """
+        import { Shape } from "./shape";
+
+        export class Circle implements Shape {
+          constructor(private r: number) {}
+        }
+        """,
+    "src/missing.ts": """
+        export const total = ONE + 1;
+        """,
+    "src/math.ts": """
+        import { TWO, ONE } from "./units";
+        import { Shape } from "./shape";
+
+        export function compute(x: number): number {
+          const y = x * TWO;
+          const z = y + ONE;
+          return z;
+        }
+        """,
+}
+
+
+async def tool(editor: FakeEditor, name: str, input: dict[str, Any]) -> tuple[str, bool]:
+    result = await command(editor, "agentls.tool", {"name": name, "input": input})
+    return str(result["content"]), bool(result["is_error"])
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def app(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[FakeEditor]:
+    folder = typescript_bin()
+    root = tmp_path_factory.mktemp("actions")
+    write_tree(root, PROJECT)
+    path = f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = server_env(None, tmp_path_factory.mktemp("transcripts"), PATH=path)
+    async with editor_session("neovim", root, env) as editor:
+        yield editor
+
+
+async def staged(editor: FakeEditor, path: str) -> str:
+    content, is_error = await tool(editor, "read_file", {"path": path})
+    assert not is_error, content
+    return content
+
+
+async def reject(editor: FakeEditor) -> None:
+    await command(editor, "agentls.reject", {"session": "tool"})
+
+
+async def test_add_missing_import(app: FakeEditor) -> None:
+    where = tool_input("src/missing.ts", 1, "ONE")
+    content, is_error = await tool(app, "code_actions", where)
+    assert not is_error, content
+    assert f"for src/missing.ts:1 (source: {TS}):" in content
+    assert '1. Add import from "./units" [quickfix] (preferred)' in content
+    assert "fixes: Cannot find name 'ONE'." in content
+    on_disk = (app.root / "src" / "missing.ts").read_bytes()
+    content, is_error = await tool(
+        app, "code_actions", {**where, "apply": 'Add import from "./units"'}
+    )
+    assert not is_error, content
+    assert 'Applied `Add import from "./units"`' in content
+    assert "src/missing.ts: 1 change" in content
+    text = await staged(app, "src/missing.ts")
+    assert 'import { ONE } from "./units";' in text
+    assert (app.root / "src" / "missing.ts").read_bytes() == on_disk  # staged, not written
+    await reject(app)
+
+
+async def test_implement_interface(app: FakeEditor) -> None:
+    where = tool_input("src/circle.ts", 3, "Circle")
+    content, is_error = await tool(app, "code_actions", {**where, "apply": "1"})
+    assert not is_error, content
+    assert "Applied `Implement interface 'Shape'`" in content
+    text = await staged(app, "src/circle.ts")
+    assert "area(): number {" in text
+    await reject(app)
+
+
+async def test_organize_imports_is_a_source_action(app: FakeEditor) -> None:
+    content, is_error = await tool(
+        app,
+        "code_actions",
+        {"path": "src/math.ts", "line": 1, "kind": "source.organizeImports"},
+    )
+    assert not is_error, content
+    assert "Organize Imports [source.organizeImports.ts]" in content
+    assert "Extract" not in content  # only the kind asked for
+    content, is_error = await tool(
+        app, "code_actions", {"path": "src/math.ts", "line": 1, "apply": "Organize Imports"}
+    )
+    assert not is_error, content
+    text = await staged(app, "src/math.ts")
+    first, second = text.splitlines()[:2]
+    assert first.endswith('import { Shape } from "./shape";'), text  # files sorted
+    assert second.endswith('import { ONE, TWO } from "./units";'), text  # names sorted
+    await reject(app)
+
+
+async def test_extract_function_runs_the_command_and_stages_its_edit(app: FakeEditor) -> None:
+    """typescript-language-server's refactorings are commands: the edit comes back as
+    `workspace/applyEdit` while it runs, and is staged instead of applied."""
+    where = {"path": "src/math.ts", "line": 5, "end_line": 6}
+    content, is_error = await tool(app, "code_actions", where)
+    assert "Extract to function in module scope [refactor.extract.function]" in content
+    on_disk = (app.root / "src" / "math.ts").read_bytes()
+    content, is_error = await tool(
+        app, "code_actions", {**where, "apply": "Extract to function in module scope"}
+    )
+    assert not is_error, content
+    assert "Applied `Extract to function in module scope`" in content
+    text = await staged(app, "src/math.ts")
+    assert "function newFunction(" in text
+    assert (app.root / "src" / "math.ts").read_bytes() == on_disk
+    await reject(app)
+
+
+async def test_an_unknown_title_lists_the_offered_ones(app: FakeEditor) -> None:
+    content, is_error = await tool(
+        app, "code_actions", {**tool_input("src/circle.ts", 3, "Circle"), "apply": "Fix it"}
+    )
+    assert is_error
+    assert "No code action is titled `Fix it` here" in content
+    assert "Implement interface 'Shape'" in content
+
+
+async def test_a_denied_file_is_not_changed_by_an_action(app: FakeEditor) -> None:
+    """The permission rules see the files an applied action changes (`paths`)."""
+    content, is_error = await tool(
+        app,
+        "code_actions",
+        {"path": ".git/config", "line": 1, "apply": "Organize Imports"},
+    )
+    assert is_error
+    assert "version-control metadata" in content, content
