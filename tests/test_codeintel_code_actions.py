@@ -14,7 +14,12 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from tests.codeintel_support import tool_input, typescript_bin, write_tree
+from tests.codeintel_support import (
+    basedpyright_langserver,
+    tool_input,
+    typescript_bin,
+    write_tree,
+)
 from tests.lsp_support import FakeEditor, command, editor_session, server_env
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -167,3 +172,34 @@ async def test_a_denied_file_is_not_changed_by_an_action(app: FakeEditor) -> Non
     )
     assert is_error
     assert "version-control metadata" in content, content
+
+
+PYTHON = {
+    "pkg/__init__.py": "",
+    "pkg/units.py": "ONE = 1\n",
+    "pkg/use.py": "import os\nimport sys\n\nvalue = ONE + len(sys.argv)\n",
+}
+
+
+async def test_python_add_missing_import_with_basedpyright(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    basedpyright_langserver()
+    root = tmp_path_factory.mktemp("py")
+    write_tree(root, PYTHON)
+    env = server_env(None, tmp_path_factory.mktemp("transcripts"))
+    async with editor_session("neovim", root, env) as editor:
+        where = tool_input("pkg/use.py", 4, "ONE")
+        content, is_error = await tool(editor, "code_actions", where)
+        assert not is_error, content
+        assert "(source: language server (basedpyright))" in content
+        assert "1. from pkg.units import ONE [quickfix]" in content
+        content, is_error = await tool(
+            editor, "code_actions", {**where, "apply": "from pkg.units import ONE"}
+        )
+        assert not is_error, content
+        text = await staged(editor, "pkg/use.py")
+        assert "from pkg.units import ONE" in text
+        assert (root / "pkg" / "use.py").read_text() == PYTHON["pkg/use.py"]
+        # the staged text is what the after-edit check saw: no undefined name is left
+        assert "reportUndefinedVariable" not in content
