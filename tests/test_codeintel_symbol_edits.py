@@ -201,7 +201,8 @@ async def test_without_a_server_the_outline_gives_the_range(billing: FakeEditor)
     assert not is_error, content
     assert "range from index (tree-sitter outline)" in content
     text = await staged_text(billing, "scripts/tool.rb")
-    assert "2\t  3\n" in text and "\t  1\n" not in text
+    assert "2\t  3\n" in text
+    assert "\t  1\n" not in text
     assert "def main" in text
     await reject(billing)
 
