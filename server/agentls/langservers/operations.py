@@ -329,13 +329,7 @@ def code_action_params(
 
 
 def overlapping(items: Sequence[types.Diagnostic], rng: types.Range) -> list[types.Diagnostic]:
-    """The diagnostics touching the range (a quick fix is offered for those)."""
-
-    def key(p: types.Position) -> tuple[int, int]:
-        return (p.line, p.character)
-
-    return [
-        d
-        for d in items
-        if key(d.range.start) <= key(rng.end) and key(rng.start) <= key(d.range.end)
-    ]
+    """The diagnostics on the range's lines (a quick fix is offered for those; an editor
+    offers the fixes of the cursor's line the same way)."""
+    first, last = rng.start.line, rng.end.line
+    return [d for d in items if d.range.start.line <= last and first <= d.range.end.line]

@@ -73,8 +73,9 @@ session like edit_file's (files on disk are not written).
 
 - First call without `apply` to see the actions; then call again with `apply` set to the
   exact title (or its number) to stage that action's edit.
-- For a diagnostic, give its line (and the name it is about as `symbol`). For a refactoring
-  of several lines (extract function) give `line` and `end_line`.
+- For the fixes of a diagnostic give its `line` alone (the whole line is the range). For a
+  refactoring of several lines (extract function) give `line` and `end_line`; `symbol`
+  narrows the range to one name (extract constant, implement interface).
 """
         + _POSITION_HELP
         + """
