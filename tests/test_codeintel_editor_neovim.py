@@ -90,8 +90,9 @@ def test_neovim_answers_find_references_through_basedpyright(tmp_path: Path) -> 
     assert "1. Add `# pyright: ignore[reportArgumentType]` [quickfix]" in actions["content"]
     applied = data["code_action_applied"]
     assert not applied["is_error"], applied
-    assert "Applied `Add `# pyright: ignore[reportArgumentType]`` (source: editor (basedpyright)" in (
-        applied["content"]
+    assert (
+        "Applied `Add `# pyright: ignore[reportArgumentType]`` (source: editor (basedpyright)"
+        in (applied["content"])
     )
     assert "# pyright: ignore[reportArgumentType]" in data["after_action"]["content"]
     assert "pyright: ignore" not in data["buffer_after_action"]  # staged, not applied yet
