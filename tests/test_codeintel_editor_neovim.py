@@ -96,3 +96,8 @@ def test_neovim_answers_find_references_through_basedpyright(tmp_path: Path) -> 
     )
     assert "# pyright: ignore[reportArgumentType]" in data["after_action"]["content"]
     assert "pyright: ignore" not in data["buffer_after_action"]  # staged, not applied yet
+    calls = data["calls"]
+    assert not calls["is_error"], calls
+    assert "Incoming calls of `total`" in calls["content"]
+    assert "source: editor (basedpyright)" in calls["content"]
+    assert "- `pay` (function) at shop/checkout.py:4" in calls["content"]

@@ -93,6 +93,7 @@ local function run()
     return #vim.diagnostic.get(0, { severity = vim.diagnostic.severity.ERROR }) > 0
   end)
   out.diagnostics = tool("diagnostics", { paths = { "shop/checkout.py" }, severity = "error" })
+  out.calls = tool("call_hierarchy", { path = "shop/models.py", line = 2, symbol = "total", direction = "incoming" })
   -- code actions for that error come from basedpyright through the editor, with the
   -- buffer's diagnostics as context; applying one stages its edit in the session
   local where = { path = "shop/checkout.py", line = 5 }
