@@ -174,6 +174,21 @@ async def test_a_denied_file_is_not_changed_by_an_action(app: FakeEditor) -> Non
     assert "version-control metadata" in content, content
 
 
+
+async def test_symbol_edit_with_typescript_ranges(app: FakeEditor) -> None:
+    """The symbol edits take the definition's extent from typescript-language-server."""
+    body = "export function compute(x: number): number {\n  return x * TWO + ONE;\n}"
+    content, is_error = await tool(
+        app, "replace_symbol_body", {**tool_input("src/math.ts", 4, "compute"), "body": body}
+    )
+    assert not is_error, content
+    assert f"Replaced `compute` (lines 4-8) with 3 lines (range from {TS}" in content
+    text = await staged(app, "src/math.ts")
+    assert "return x * TWO + ONE;" in text
+    assert "const y" not in text
+    await reject(app)
+
+
 PYTHON = {
     "pkg/__init__.py": "",
     "pkg/units.py": "ONE = 1\n",
