@@ -174,7 +174,6 @@ async def test_a_denied_file_is_not_changed_by_an_action(app: FakeEditor) -> Non
     assert "version-control metadata" in content, content
 
 
-
 async def test_symbol_edit_with_typescript_ranges(app: FakeEditor) -> None:
     """The symbol edits take the definition's extent from typescript-language-server."""
     body = "export function compute(x: number): number {\n  return x * TWO + ONE;\n}"

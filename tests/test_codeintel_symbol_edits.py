@@ -49,6 +49,14 @@ BILLING = {
         def unused() -> int:
             return 1
         """,
+    "billing/cache.py": """
+        import functools
+
+
+        @functools.cache
+        def cached() -> int:
+            return 1
+        """,
     "scripts/tool.rb": """
         def helper
           1
@@ -215,3 +223,17 @@ async def test_call_hierarchy_needs_a_server(billing: FakeEditor) -> None:
     )
     assert is_error
     assert "none answered for scripts/tool.rb" in content
+
+
+async def test_a_decorated_definition_is_replaced_with_its_decorators(billing: FakeEditor) -> None:
+    body = "@functools.cache\ndef cached() -> int:\n    return 2"
+    content, is_error = await tool(
+        billing,
+        "replace_symbol_body",
+        {**tool_input("billing/cache.py", 5, "cached"), "body": body},
+    )
+    assert not is_error, content
+    text = await staged_text(billing, "billing/cache.py")
+    assert text.count("@functools.cache") == 1, text
+    assert "return 2" in text
+    await reject(billing)
