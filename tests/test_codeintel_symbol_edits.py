@@ -162,6 +162,8 @@ async def test_insert_before_and_after_a_symbol(billing: FakeEditor) -> None:
     text = await staged_text(billing, "billing/models.py")
     order = [text.index(s) for s in ("RATE = 0.2", "def tax(", "return amount * 0.2", "def fee(")]
     assert order == sorted(order), text
+    assert "1\tRATE = 0.2\n     2\t\n     3\tdef tax(" in text  # its blank line kept
+    assert "4\t    return amount * 0.2\n     5\t\n     6\t\n     7\tdef fee(" in text
     await reject(billing)
 
 

@@ -307,10 +307,11 @@ def _keep_ends(text: str) -> list[str]:
 
 
 def _block(text: str, reference_line: str, file_text: str) -> list[str]:
-    """`text` as whole lines in the file's line endings; indented like `reference_line`
-    when its first line carries no indentation of its own."""
+    """`text` as whole lines in the file's line endings (a final newline ends its last
+    line; blank lines before or after separate it, as the model wrote them); indented like
+    `reference_line` when its first line carries no indentation of its own."""
     newline = newline_of(file_text)
-    lines = split_lines(with_newlines(text, "\n").rstrip("\n"))
+    lines = split_lines(with_newlines(text, "\n"))  # a final "\n" ends the last line
     indent = reference_line[: len(reference_line) - len(reference_line.lstrip(" \t"))]
     if indent and lines and lines[0] and not lines[0][0].isspace():
         lines = [indent + line if line.strip() else line for line in lines]
