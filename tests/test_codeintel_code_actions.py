@@ -47,6 +47,13 @@ PROJECT = {
     "src/missing.ts": """
         export const total = ONE + 1;
         """,
+    "src/use.ts": """
+        import { compute } from "./math";
+
+        export function twice(x: number): number {
+          return compute(x) + compute(x);
+        }
+        """,
     "src/math.ts": """
         import { TWO, ONE } from "./units";
         import { Shape } from "./shape";
@@ -186,6 +193,20 @@ async def test_symbol_edit_with_typescript_ranges(app: FakeEditor) -> None:
     assert "return x * TWO + ONE;" in text
     assert "const y" not in text
     await reject(app)
+
+
+async def test_call_hierarchy_in_typescript(app: FakeEditor) -> None:
+    content, is_error = await tool(
+        app,
+        "call_hierarchy",
+        {**tool_input("src/math.ts", 4, "compute"), "direction": "incoming"},
+    )
+    assert not is_error, content
+    assert f"Incoming calls of `compute` (function) at src/math.ts:4 (1 edge; source: {TS}):" in (
+        content
+    )
+    assert "- `twice` (function) at src/use.ts:3" in content
+    assert content.count("called from src/use.ts:4: return compute(x) + compute(x);") == 1
 
 
 PYTHON = {

@@ -101,12 +101,12 @@ def _render(reader: LineReader, call: Call, direction: str, level: int, out: lis
     pad = "  " * level
     verb = "called from" if direction == "incoming" else "called at"
     out.append(f"{pad}- {_name(reader, call.item)}")
-    for site in call.sites[:MAX_SITES_SHOWN]:
-        text = reader.line(site.path, site.span.start.line)
+    lines = list(dict.fromkeys((site.path, site.span.start.line) for site in call.sites))
+    for path, line in lines[:MAX_SITES_SHOWN]:  # two calls on one line: the line once
+        text = reader.line(path, line)
         shown = text if text is not None else "(text not shown)"
-        where = f"{reader.display(site.path)}:{site.span.start.line + 1}"
-        out.append(f"{pad}    {verb} {where}: {shown}")
-    if len(call.sites) > MAX_SITES_SHOWN:
-        out.append(f"{pad}    [{len(call.sites) - MAX_SITES_SHOWN} more call sites]")
+        out.append(f"{pad}    {verb} {reader.display(path)}:{line + 1}: {shown}")
+    if len(lines) > MAX_SITES_SHOWN:
+        out.append(f"{pad}    [{len(lines) - MAX_SITES_SHOWN} more lines with calls]")
     for deeper in call.calls:
         _render(reader, deeper, direction, level + 1, out)
