@@ -77,6 +77,38 @@ class Answers:
                 ],
                 "source": "pyright",
             }
+        if method == "textDocument/documentSymbol":
+            return {
+                "result": [
+                    _symbol(
+                        "Cart",
+                        5,
+                        (0, 0, 3, 29),
+                        (0, 6, 0, 10),
+                        [
+                            _symbol("total", 6, (1, 4, 3, 29), (1, 8, 1, 13), []),
+                        ],
+                    )
+                ],
+                "source": "pyright",
+            }
+        if method == "textDocument/codeAction":
+            uri = query["params"]["textDocument"]["uri"]
+            start = {"line": 0, "character": 0}
+            edit = {
+                "changes": {
+                    uri: [
+                        {
+                            "range": {"start": start, "end": start},
+                            "newText": "# fixed by the editor\n",
+                        }
+                    ]
+                }
+            }
+            return {
+                "result": [{"title": "Editor fix", "kind": "quickfix", "edit": edit}],
+                "source": "pyright",
+            }
         if method == "textDocument/hover":
             return {"contents": {"kind": "markdown", "value": "(method) total: from the editor"}}
         if method == "agentls/diagnostics":
@@ -98,6 +130,25 @@ class Answers:
                 for uri in query["params"]["uris"]
             ]
         return None
+
+
+def _symbol(
+    name: str,
+    kind: int,
+    whole: tuple[int, int, int, int],
+    at: tuple[int, int, int, int],
+    children: list[dict[str, Any]],
+) -> dict[str, Any]:
+    def rng(a: int, b: int, c: int, d: int) -> dict[str, Any]:
+        return {"start": {"line": a, "character": b}, "end": {"line": c, "character": d}}
+
+    return {
+        "name": name,
+        "kind": kind,
+        "range": rng(*whole),
+        "selectionRange": rng(*at),
+        "children": children,
+    }
 
 
 SHOP = {
@@ -277,5 +328,39 @@ async def test_the_editor_answers_rename_as_a_staged_change(
         assert result["applied"] is True
         assert "def grand_total(self" in editor.text(editor.root / "shop" / "models.py")
         assert isinstance(editor.edits[0], types.WorkspaceEdit)
+    finally:
+        await manager.__aexit__(None, None, None)
+
+
+async def test_the_editor_gives_symbol_ranges_and_code_actions(tmp_path: Path) -> None:
+    """Source 1 for the refactoring tools: the editor's documentSymbol ranges and its code
+    actions; an applied action is staged like any other edit."""
+    methods = [*ALL, "textDocument/documentSymbol", "textDocument/codeAction"]
+    (manager, editor), answers = await session(
+        tmp_path, {"editorQueries": methods, "editorQueryTimeout": 1}
+    )
+    try:
+        where = {"path": "shop/checkout.py", "line": 5}
+        content, is_error = await tool(editor, "code_actions", where)
+        assert not is_error, content
+        assert "1 code action for shop/checkout.py:5 (source: editor (pyright)):" in content
+        content, is_error = await tool(editor, "code_actions", {**where, "apply": "Editor fix"})
+        assert not is_error, content
+        assert "Applied `Editor fix` (source: editor (pyright)" in content
+        text, _ = await tool(editor, "read_file", {"path": "shop/checkout.py"})
+        assert "1\t# fixed by the editor" in text
+        await command(editor, "agentls.reject", {"session": "tool"})
+        body = "def total(self, tax: float) -> float:\n    return 1.0"
+        content, is_error = await tool(
+            editor,
+            "replace_symbol_body",
+            {**tool_input("shop/models.py", 2, "total"), "body": body},
+        )
+        assert not is_error, content
+        assert "Replaced `total` (lines 2-4) with 2 lines (range from editor (pyright)" in content
+        text, _ = await tool(editor, "read_file", {"path": "shop/models.py"})
+        assert "        return 1.0" in text
+        assert "Sum of the items" not in text
+        assert [q["method"] for q in answers.asked].count("textDocument/documentSymbol") == 1
     finally:
         await manager.__aexit__(None, None, None)

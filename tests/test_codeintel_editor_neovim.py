@@ -84,3 +84,20 @@ def test_neovim_answers_find_references_through_basedpyright(tmp_path: Path) -> 
     diagnostics = data["diagnostics"]["content"]
     assert "(source: editor (basedpyright))" in diagnostics
     assert "Argument of type \"Literal['x']\"" in diagnostics  # the unsaved buffer's error
+    actions = data["code_actions"]
+    assert not actions["is_error"], actions
+    assert "(source: editor (basedpyright))" in actions["content"]
+    assert "1. Add `# pyright: ignore[reportArgumentType]` [quickfix]" in actions["content"]
+    applied = data["code_action_applied"]
+    assert not applied["is_error"], applied
+    assert (
+        "Applied `Add `# pyright: ignore[reportArgumentType]`` (source: editor (basedpyright)"
+        in (applied["content"])
+    )
+    assert "# pyright: ignore[reportArgumentType]" in data["after_action"]["content"]
+    assert "pyright: ignore" not in data["buffer_after_action"]  # staged, not applied yet
+    calls = data["calls"]
+    assert not calls["is_error"], calls
+    assert "Incoming calls of `total`" in calls["content"]
+    assert "source: editor (basedpyright)" in calls["content"]
+    assert "- `pay` (function) at shop/checkout.py:4" in calls["content"]

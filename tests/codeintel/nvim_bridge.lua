@@ -93,6 +93,16 @@ local function run()
     return #vim.diagnostic.get(0, { severity = vim.diagnostic.severity.ERROR }) > 0
   end)
   out.diagnostics = tool("diagnostics", { paths = { "shop/checkout.py" }, severity = "error" })
+  out.calls = tool("call_hierarchy", { path = "shop/models.py", line = 2, symbol = "total", direction = "incoming" })
+  -- code actions for that error come from basedpyright through the editor, with the
+  -- buffer's diagnostics as context; applying one stages its edit in the session
+  local where = { path = "shop/checkout.py", line = 5 }
+  out.code_actions = tool("code_actions", where)
+  where.apply = "1"
+  out.code_action_applied = tool("code_actions", where)
+  out.after_action = tool("read_file", { path = "shop/checkout.py" })
+  out.buffer_after_action = vim.api.nvim_buf_get_lines(0, 4, 5, false)[1]
+  tool("code_actions", { path = "shop/checkout.py", line = 1 }) -- warm, harmless
 end
 
 local ok, err = pcall(run)

@@ -19,6 +19,13 @@ export const EDITOR_QUERY_METHODS = [
   "textDocument/references",
   "textDocument/hover",
   "textDocument/rename",
+  "textDocument/implementation",
+  "textDocument/typeDefinition",
+  "textDocument/prepareCallHierarchy",
+  "callHierarchy/incomingCalls",
+  "callHierarchy/outgoingCalls",
+  "textDocument/codeAction",
+  "textDocument/documentSymbol",
   "workspace/symbol",
   "agentls/diagnostics",
 ] as const;
@@ -29,9 +36,24 @@ interface Position {
   line: number;
   character: number;
 }
+interface Range {
+  start: Position;
+  end: Position;
+}
+interface ProtocolCallItem {
+  name: string;
+  kind: number;
+  detail?: string;
+  uri: string;
+  range: Range;
+  selectionRange: Range;
+}
 interface QueryParams {
   textDocument?: { uri: string };
   position?: Position;
+  range?: Range;
+  context?: { only?: string[] };
+  item?: ProtocolCallItem;
   newName?: string;
   query?: string;
   uris?: string[];
@@ -124,6 +146,93 @@ function asWorkspaceEdit(client: LanguageClient, edit: vscode.WorkspaceEdit | un
   return { changes };
 }
 
+function asCallItem(client: LanguageClient, item: vscode.CallHierarchyItem): ProtocolCallItem {
+  const c2p = client.code2ProtocolConverter;
+  return {
+    name: item.name,
+    kind: item.kind + 1, // vscode.SymbolKind is 0-based, LSP's is 1-based
+    detail: item.detail || undefined,
+    uri: c2p.asUri(item.uri),
+    range: c2p.asRange(item.range),
+    selectionRange: c2p.asRange(item.selectionRange),
+  };
+}
+
+// Call hierarchy items go back to the server as plain JSON; the next request finds the
+// VS Code item again by its place (the providers need their own objects).
+const callItems = new Map<string, vscode.CallHierarchyItem>();
+
+function callItemKey(uri: string, range: Range): string {
+  return `${uri}#${range.start.line}:${range.start.character}`;
+}
+
+function remember(client: LanguageClient, item: vscode.CallHierarchyItem): ProtocolCallItem {
+  const plain = asCallItem(client, item);
+  callItems.set(callItemKey(plain.uri, plain.selectionRange), item);
+  return plain;
+}
+
+async function calls(client: LanguageClient, params: QueryParams, incoming: boolean): Promise<Answer> {
+  const plain = params.item;
+  const item = plain ? callItems.get(callItemKey(plain.uri, plain.selectionRange)) : undefined;
+  if (!item) {
+    throw new ResponseError(REQUEST_FAILED, "unknown call hierarchy item: prepare it first");
+  }
+  const c2p = client.code2ProtocolConverter;
+  if (incoming) {
+    const found = (await vscode.commands.executeCommand<vscode.CallHierarchyIncomingCall[]>("vscode.provideIncomingCalls", item)) ?? [];
+    const result = found.map((call) => ({ from: remember(client, call.from), fromRanges: call.fromRanges.map((r) => c2p.asRange(r)) }));
+    return { result, source: vscode.env.appName };
+  }
+  const found = (await vscode.commands.executeCommand<vscode.CallHierarchyOutgoingCall[]>("vscode.provideOutgoingCalls", item)) ?? [];
+  const result = found.map((call) => ({ to: remember(client, call.to), fromRanges: call.fromRanges.map((r) => c2p.asRange(r)) }));
+  return { result, source: vscode.env.appName };
+}
+
+async function codeActions(client: LanguageClient, params: QueryParams): Promise<Answer> {
+  if (!params.textDocument || !params.range) {
+    throw new ResponseError(REQUEST_FAILED, "textDocument and range are required");
+  }
+  const uri = client.protocol2CodeConverter.asUri(params.textDocument.uri);
+  const document = await vscode.workspace.openTextDocument(uri);
+  const range = client.protocol2CodeConverter.asRange(params.range);
+  const only = params.context?.only?.[0];
+  // VS Code adds its own diagnostics for the range, and resolves edits (the last argument)
+  const found =
+    (await vscode.commands.executeCommand<(vscode.CodeAction | vscode.Command)[]>("vscode.executeCodeActionProvider", uri, range, only, 100)) ?? [];
+  const result = found.map((action) => {
+    if (!("title" in action) || typeof (action as vscode.Command).command === "string") {
+      const command = action as vscode.Command;
+      return { title: command.title, command: command.command };
+    }
+    const codeAction = action as vscode.CodeAction;
+    return {
+      title: codeAction.title,
+      kind: codeAction.kind?.value,
+      isPreferred: codeAction.isPreferred,
+      disabled: codeAction.disabled ? { reason: codeAction.disabled.reason } : undefined,
+      diagnostics: (codeAction.diagnostics ?? []).map((d) => ({ range: client.code2ProtocolConverter.asRange(d.range), message: d.message })),
+      edit: asWorkspaceEdit(client, codeAction.edit) ?? undefined,
+      command: codeAction.command ? { title: codeAction.command.title, command: codeAction.command.command } : undefined,
+    };
+  });
+  return { result, source: source(document) };
+}
+
+async function documentSymbols(client: LanguageClient, params: QueryParams): Promise<Answer> {
+  const { uri, document } = await target(client, { ...params, position: { line: 0, character: 0 } });
+  const found = (await vscode.commands.executeCommand<vscode.DocumentSymbol[]>("vscode.executeDocumentSymbolProvider", uri)) ?? [];
+  const c2p = client.code2ProtocolConverter;
+  const convert = (s: vscode.DocumentSymbol): unknown => ({
+    name: s.name,
+    kind: s.kind + 1,
+    range: c2p.asRange(s.range),
+    selectionRange: c2p.asRange(s.selectionRange),
+    children: (s.children ?? []).map(convert),
+  });
+  return { result: found.filter((s) => "selectionRange" in s).map(convert), source: source(document) };
+}
+
 async function diagnostics(client: LanguageClient, uris: string[]): Promise<Answer> {
   const open = new Set(vscode.workspace.textDocuments.map((d) => d.uri.toString()));
   const items = [];
@@ -170,6 +279,29 @@ export async function answer(client: LanguageClient, query: EditorQuery): Promis
       const edit = await run<vscode.WorkspaceEdit>("vscode.executeDocumentRenameProvider", uri, position, params.newName ?? "");
       return { result: asWorkspaceEdit(client, edit), source: source(document) };
     }
+    case "textDocument/implementation": {
+      const { uri, document, position } = await target(client, params);
+      const found = (await run<(vscode.Location | vscode.LocationLink)[]>("vscode.executeImplementationProvider", uri, position)) ?? [];
+      return { result: found.map((l) => asLocation(client, l)), source: source(document) };
+    }
+    case "textDocument/typeDefinition": {
+      const { uri, document, position } = await target(client, params);
+      const found = (await run<(vscode.Location | vscode.LocationLink)[]>("vscode.executeTypeDefinitionProvider", uri, position)) ?? [];
+      return { result: found.map((l) => asLocation(client, l)), source: source(document) };
+    }
+    case "textDocument/prepareCallHierarchy": {
+      const { uri, document, position } = await target(client, params);
+      const found = (await run<vscode.CallHierarchyItem[]>("vscode.prepareCallHierarchy", uri, position)) ?? [];
+      return { result: found.map((item) => remember(client, item)), source: source(document) };
+    }
+    case "callHierarchy/incomingCalls":
+      return calls(client, params, true);
+    case "callHierarchy/outgoingCalls":
+      return calls(client, params, false);
+    case "textDocument/codeAction":
+      return codeActions(client, params);
+    case "textDocument/documentSymbol":
+      return documentSymbols(client, params);
     case "workspace/symbol": {
       const found = (await run<vscode.SymbolInformation[]>("vscode.executeWorkspaceSymbolProvider", params.query ?? "")) ?? [];
       const result = found.map((s) => ({

@@ -189,6 +189,7 @@ _KINDS: Mapping[str, ToolKind] = {
     "go_to_definition": "search",
     "find_implementations": "search",
     "type_definition": "search",
+    "call_hierarchy": "search",
     "find_references": "search",
     "grep": "search",
     "list_files": "search",

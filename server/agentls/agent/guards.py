@@ -60,6 +60,12 @@ SECRET_GUARDED_TOOLS: frozenset[str] = frozenset(
         "diagnostics",
         "rename_symbol",
         "notebook_edit",
+        "call_hierarchy",
+        "code_actions",
+        "replace_symbol_body",
+        "insert_before_symbol",
+        "insert_after_symbol",
+        "safe_delete_symbol",
     }
 )
 """Tools whose result shows (or, for rename_file, would later show under another name) the

@@ -65,6 +65,13 @@ READ_TOOLS: tuple[str, ...] = ("read_file", "grep", "list_files")
 EDIT_TOOLS: tuple[str, ...] = ("edit_file", "write_file", "rename_file", "delete_file")
 EDIT_TOOLS += ("rename_symbol",)  # a language server's rename, staged like edit_file
 EDIT_TOOLS += ("notebook_edit",)  # a notebook cell edit, staged like edit_file
+EDIT_TOOLS += ("code_actions",)  # an applied quick fix or refactoring, staged like a rename
+EDIT_TOOLS += (  # symbol-level edits, staged like edit_file
+    "replace_symbol_body",
+    "insert_before_symbol",
+    "insert_after_symbol",
+    "safe_delete_symbol",
+)
 COMMAND_TOOLS: frozenset[str] = frozenset({"run_command"})
 
 CLAUDE_TOOL_NAMES: dict[str, tuple[str, ...]] = {

@@ -19,6 +19,8 @@ from agentls.codeintel.identifiers import occurrences
 from agentls.codeintel.languages import language_of
 from agentls.codeintel.model import (
     Answer,
+    CallHierarchy,
+    CodeAction,
     Diagnostic,
     Document,
     Location,
@@ -27,9 +29,10 @@ from agentls.codeintel.model import (
     RenameResult,
     SourceFailed,
     Span,
+    SymbolRange,
 )
 from agentls.codeintel.positions import identifier_at
-from agentls.codeintel.sources import Method
+from agentls.codeintel.sources import Direction, Method
 from agentls.index import Symbol, language_for
 from agentls.workspace.core import Workspace
 from agentls.workspace.secrets import secrets_for
@@ -37,6 +40,7 @@ from agentls.workspace.textio import split_lines
 
 LABEL = "index (by name, unresolved)"
 SYNTAX_LABEL = "index (syntax errors only)"
+OUTLINE_LABEL = "index (tree-sitter outline)"
 BUILD_WAIT_S = 5.0
 MAX_READ_BYTES = 2_000_000
 
@@ -91,6 +95,41 @@ class IndexSource:
     ) -> Answer[list[Location]] | None:
         """By name the index cannot tell implementations or types apart: no answer."""
         return None
+
+    async def call_hierarchy(
+        self, doc: Document, pos: Pos, overlay: Overlay, direction: Direction, depth: int
+    ) -> Answer[CallHierarchy] | None:
+        """By name the index cannot tell which function a call means: no answer."""
+        raise SourceFailed(
+            "A call hierarchy comes from a language server, and none answered for "
+            f"{self.workspace.display(doc.path)}; by name the index cannot tell which "
+            "function a call means. Use find_references (by name) for the callers, or "
+            "configure a server in the `languageServers` setting."
+        )
+
+    async def code_actions(
+        self,
+        doc: Document,
+        span: Span,
+        overlay: Overlay,
+        only: str | None,
+        apply: str | None,
+    ) -> Answer[list[CodeAction]] | None:
+        raise SourceFailed(
+            "Code actions come from a language server, and none answered for "
+            f"{self.workspace.display(doc.path)}; the index by name has none. Edit with "
+            "edit_file, or configure a server in the `languageServers` setting."
+        )
+
+    async def document_symbols(
+        self, doc: Document, overlay: Overlay
+    ) -> Answer[list[SymbolRange]] | None:
+        """The tree-sitter outline of the text the agent sees (exact for one file: no
+        resolution is involved)."""
+        from agentls.index import outline
+
+        symbols = await asyncio.to_thread(outline, doc.path, doc.text)
+        return Answer([_range_of(s) for s in symbols or []], OUTLINE_LABEL)
 
     async def diagnostics(
         self, docs: Sequence[Document], overlay: Overlay
@@ -212,6 +251,17 @@ def _name_at(text: str, pos: Pos) -> str:
     if not name:
         raise SourceFailed("There is no identifier at that position; give `symbol` instead.")
     return name
+
+
+def _range_of(symbol: Symbol) -> SymbolRange:
+    whole = symbol.range
+    return SymbolRange(
+        symbol.name,
+        symbol.kind.value,
+        Span(Pos(*whole.start), Pos(*whole.end)),
+        _span_of(symbol),
+        tuple(_range_of(c) for c in symbol.children),
+    )
 
 
 def _span_of(symbol: Symbol) -> Span:

@@ -68,6 +68,63 @@ class RenameResult:
 
 
 @dataclass(frozen=True)
+class SymbolRange:
+    """A definition in one file (`textDocument/documentSymbol`, or the index's outline):
+    `span` is the whole definition, `selection` its name; what the symbol-level edits
+    replace, insert around or delete."""
+
+    name: str
+    kind: str
+    span: Span
+    selection: Span
+    children: tuple[SymbolRange, ...] = ()
+
+
+@dataclass(frozen=True)
+class CallItem:
+    """A function or method in a call hierarchy, at its name."""
+
+    name: str
+    kind: str
+    detail: str
+    location: Location
+
+
+@dataclass(frozen=True)
+class Call:
+    """One edge of a call hierarchy: `item` calls the queried function (incoming) or is
+    called by it (outgoing), at `sites`; `calls` is the next level when `depth` > 1."""
+
+    item: CallItem
+    sites: tuple[Location, ...]
+    calls: tuple[Call, ...] = ()
+
+
+@dataclass(frozen=True)
+class CallHierarchy:
+    root: CallItem
+    calls: tuple[Call, ...]
+
+
+@dataclass(frozen=True)
+class CodeAction:
+    """A quick fix or refactoring a server offers for a range.
+
+    `edit` is the change it makes, once known: an action whose server sends it only on
+    `codeAction/resolve`, or through a command's `workspace/applyEdit`, has it only in the
+    answer to an `apply`. `unsupported` says why an applied action has no edit."""
+
+    title: str
+    kind: str = ""
+    preferred: bool = False
+    diagnostics: tuple[str, ...] = ()
+    disabled: str = ""
+    command: str = ""
+    edit: RenameResult | None = None
+    unsupported: str = ""
+
+
+@dataclass(frozen=True)
 class Document:
     """The file a query is about, exactly as the agent sees it (staged > buffer > disk)."""
 

@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 from agentls.codeintel.index_source import IndexSource
 from agentls.codeintel.model import (
     Answer,
+    CallHierarchy,
+    CodeAction,
     Diagnostic,
     Document,
     Location,
@@ -24,14 +26,20 @@ from agentls.codeintel.model import (
     Pos,
     RenameResult,
     SourceFailed,
+    Span,
+    SymbolRange,
 )
 from agentls.codeintel.sources import (
+    CALL_HIERARCHY,
+    CODE_ACTION,
     DEFINITION,
     DIAGNOSTICS,
+    DOCUMENT_SYMBOL,
     HOVER,
     REFERENCES,
     RENAME,
     CodeSource,
+    Direction,
     Method,
 )
 from agentls.errors import ToolError
@@ -116,6 +124,42 @@ class CodeIntel:
             RENAME,
             lambda s: s.rename(doc, pos, overlay, new_name),
             lambda v: not v.edits,
+        )
+
+    async def call_hierarchy(
+        self, doc: Document, pos: Pos, overlay: Overlay, direction: Direction, depth: int
+    ) -> Answer[CallHierarchy]:
+        return await self._ask(
+            doc,
+            overlay,
+            CALL_HIERARCHY,
+            lambda s: s.call_hierarchy(doc, pos, overlay, direction, depth),
+            lambda v: False,
+        )
+
+    async def code_actions(
+        self,
+        doc: Document,
+        span: Span,
+        overlay: Overlay,
+        only: str | None,
+        apply: str | None,
+    ) -> Answer[list[CodeAction]]:
+        return await self._ask(
+            doc,
+            overlay,
+            CODE_ACTION,
+            lambda s: s.code_actions(doc, span, overlay, only, apply),
+            _empty_list,
+        )
+
+    async def document_symbols(self, doc: Document, overlay: Overlay) -> Answer[list[SymbolRange]]:
+        return await self._ask(
+            doc,
+            overlay,
+            DOCUMENT_SYMBOL,
+            lambda s: s.document_symbols(doc, overlay),
+            _empty_list,
         )
 
     async def diagnostics(self, docs: Sequence[Document], overlay: Overlay) -> list[Checked]:

@@ -19,12 +19,16 @@ from typing import Any, Literal, Protocol
 
 from agentls.codeintel.model import (
     Answer,
+    CallHierarchy,
+    CodeAction,
     Diagnostic,
     Document,
     Location,
     Overlay,
     Pos,
     RenameResult,
+    Span,
+    SymbolRange,
 )
 
 Method = Literal[
@@ -34,6 +38,9 @@ Method = Literal[
     "textDocument/rename",
     "textDocument/implementation",
     "textDocument/typeDefinition",
+    "textDocument/prepareCallHierarchy",
+    "textDocument/codeAction",
+    "textDocument/documentSymbol",
     "agentls/diagnostics",
 ]
 DEFINITION: Method = "textDocument/definition"
@@ -43,6 +50,10 @@ RENAME: Method = "textDocument/rename"
 DIAGNOSTICS: Method = "agentls/diagnostics"
 IMPLEMENTATION: Method = "textDocument/implementation"
 TYPE_DEFINITION: Method = "textDocument/typeDefinition"
+CALL_HIERARCHY: Method = "textDocument/prepareCallHierarchy"
+CODE_ACTION: Method = "textDocument/codeAction"
+DOCUMENT_SYMBOL: Method = "textDocument/documentSymbol"
+Direction = Literal["incoming", "outgoing"]
 LOCATION_METHODS: frozenset[Method] = frozenset({IMPLEMENTATION, TYPE_DEFINITION})
 """Position queries answered with locations through `CodeSource.locations`."""
 
@@ -55,6 +66,12 @@ EDITOR_METHODS: frozenset[str] = frozenset(
         DIAGNOSTICS,
         IMPLEMENTATION,
         TYPE_DEFINITION,
+        CALL_HIERARCHY,
+        "callHierarchy/incomingCalls",
+        "callHierarchy/outgoingCalls",
+        CODE_ACTION,
+        "codeAction/resolve",
+        DOCUMENT_SYMBOL,
         "workspace/symbol",
     }
 )
@@ -93,6 +110,30 @@ class CodeSource(Protocol):
     async def diagnostics(
         self, docs: Sequence[Document], overlay: Overlay
     ) -> Answer[list[Diagnostic]] | None: ...
+
+    async def call_hierarchy(
+        self, doc: Document, pos: Pos, overlay: Overlay, direction: Direction, depth: int
+    ) -> Answer[CallHierarchy] | None:
+        """prepareCallHierarchy, then incoming or outgoing calls `depth` levels deep."""
+        ...
+
+    async def code_actions(
+        self,
+        doc: Document,
+        span: Span,
+        overlay: Overlay,
+        only: str | None,
+        apply: str | None,
+    ) -> Answer[list[CodeAction]] | None:
+        """The actions for `span` (with the diagnostics there); with `apply` (a title), that
+        action's edit filled in: resolved, or captured from its command's applyEdit."""
+        ...
+
+    async def document_symbols(
+        self, doc: Document, overlay: Overlay
+    ) -> Answer[list[SymbolRange]] | None:
+        """The definitions of one file, nested."""
+        ...
 
     async def rename(
         self, doc: Document, pos: Pos, overlay: Overlay, new_name: str

@@ -15,11 +15,12 @@ import functools
 import logging
 import re
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+import attrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, PyglsError
 from pygls.io_ import run_async
@@ -45,6 +46,15 @@ class RequestTimeout(Exception):
 
 class ServerError(Exception):
     """The server answered a request with an error."""
+
+
+@attrs.define
+class RawResult:
+    """A JSON-RPC response whose `result` stays plain JSON (`request(raw=True)`)."""
+
+    id: int | str
+    jsonrpc: str
+    result: Any = None
 
 
 @dataclass
@@ -138,6 +148,7 @@ class LanguageServerConnection:
         """Work-done tokens the server has begun and not ended (project loading, indexing)."""
         self.quiet = asyncio.Event()
         self.quiet.set()
+        self._captured: list[types.WorkspaceEdit] | None = None
         self._register_handlers()
         self._attach()
 
@@ -201,13 +212,19 @@ class LanguageServerConnection:
         except Exception as exc:  # a closed pipe: the exit watcher reports the crash
             log.info("%s: cannot send %s: %s", self.name, method, exc)
 
-    async def request(self, method: str, params: object, seconds: float) -> Any:
-        """Send a request; `ServerGone`, `RequestTimeout` or `ServerError` on failure."""
+    async def request(
+        self, method: str, params: object, seconds: float, *, raw: bool = False
+    ) -> Any:
+        """Send a request; `ServerGone`, `RequestTimeout` or `ServerError` on failure.
+        `raw`: the result as plain JSON (lsprotocol's structuring of some results is wrong:
+        it turns a code action that has a `command` into a bare `Command`)."""
         if self.exit_code is not None:
             raise ServerGone(self._exit_text())
         msg_id = str(uuid.uuid4())
         try:
             future = self.client.protocol.send_request_async(method, params, msg_id=msg_id)
+            if raw:
+                self.client.protocol._result_types[msg_id] = RawResult
         except Exception as exc:
             raise ServerGone(f"cannot write to the server ({exc})") from None
         gone = asyncio.ensure_future(self.exited.wait())
@@ -308,9 +325,23 @@ class LanguageServerConnection:
     def _folders(self, ls: LanguageClient, params: None) -> list[types.WorkspaceFolder]:
         return [types.WorkspaceFolder(uri=r.as_uri(), name=r.name) for r in self.roots]
 
+    @contextlib.contextmanager
+    def capturing_edits(self) -> Iterator[list[types.WorkspaceEdit]]:
+        """While a code action's command runs: the server's `workspace/applyEdit` requests
+        are collected (and answered as applied) so the agent can stage them."""
+        captured: list[types.WorkspaceEdit] = []
+        self._captured = captured
+        try:
+            yield captured
+        finally:
+            self._captured = None
+
     def _apply_edit(
         self, ls: LanguageClient, params: types.ApplyWorkspaceEditParams
     ) -> types.ApplyWorkspaceEditResult:
+        if self._captured is not None:
+            self._captured.append(params.edit)
+            return types.ApplyWorkspaceEditResult(applied=True)
         return types.ApplyWorkspaceEditResult(
             applied=False, failure_reason="agentls changes files only through the agent"
         )
@@ -343,6 +374,7 @@ _ANSWERED_WITH_NULL = (
     types.WORKSPACE_CODE_LENS_REFRESH,
     types.WORKSPACE_DIAGNOSTIC_REFRESH,
     types.WORKSPACE_INLINE_VALUE_REFRESH,
+    "_typescript.rename",  # after a refactoring: "start renaming the new function" (a UI step)
 )
 _IGNORED_NOTIFICATIONS = (types.TELEMETRY_EVENT, types.LOG_TRACE, "$/typescriptVersion")
 
@@ -369,7 +401,8 @@ def client_capabilities() -> types.ClientCapabilities:
         workspace=types.WorkspaceClientCapabilities(
             configuration=True,
             workspace_folders=True,
-            apply_edit=False,
+            apply_edit=True,  # only while a code action's command runs (capturing_edits)
+            execute_command=types.ExecuteCommandClientCapabilities(),
             did_change_configuration=types.DidChangeConfigurationClientCapabilities(),
             did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
                 dynamic_registration=True
@@ -391,6 +424,21 @@ def client_capabilities() -> types.ClientCapabilities:
             definition=types.DefinitionClientCapabilities(link_support=True),
             references=types.ReferenceClientCapabilities(),
             rename=types.RenameClientCapabilities(prepare_support=False),
+            document_symbol=types.DocumentSymbolClientCapabilities(
+                hierarchical_document_symbol_support=True
+            ),
+            call_hierarchy=types.CallHierarchyClientCapabilities(),
+            code_action=types.CodeActionClientCapabilities(
+                code_action_literal_support=types.ClientCodeActionLiteralOptions(
+                    code_action_kind=types.ClientCodeActionKindOptions(
+                        value_set=[k.value for k in types.CodeActionKind]
+                    )
+                ),
+                is_preferred_support=True,
+                disabled_support=True,
+                data_support=True,
+                resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"]),
+            ),
             publish_diagnostics=types.PublishDiagnosticsClientCapabilities(
                 version_support=True, related_information=False
             ),

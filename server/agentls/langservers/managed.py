@@ -198,11 +198,12 @@ class ManagedServer:
 
     # -- requests -------------------------------------------------------------------------
 
-    async def request(self, method: str, params: object, what: str) -> Any:
-        """A request on the running connection, failures as `SourceFailed`."""
+    async def request(self, method: str, params: object, what: str, *, raw: bool = False) -> Any:
+        """A request on the running connection, failures as `SourceFailed` (`raw`: the
+        result as plain JSON)."""
         connection = await self.connect()
         try:
-            return await connection.request(method, params, self.request_timeout)
+            return await connection.request(method, params, self.request_timeout, raw=raw)
         except ServerGone:
             reason = self.last_error or connection._exit_text()
             raise SourceFailed(

@@ -23,20 +23,32 @@ from lsprotocol import types
 from agentls.codeintel.discovery import ServerPlan, all_plans, language_for_file, plan_language
 from agentls.codeintel.model import (
     Answer,
+    CallHierarchy,
+    CodeAction,
     Diagnostic,
     Document,
+    FileEdit,
     Location,
     Overlay,
     Pos,
     RenameResult,
     SourceFailed,
+    Span,
+    SymbolRange,
 )
 from agentls.codeintel.settings import LanguageServerSettings
-from agentls.codeintel.sources import Method
+from agentls.codeintel.sources import Direction, Method
 from agentls.langservers.connection import LanguageServerConnection, Published
 from agentls.langservers.convert import Converter, Encoding, Lines
 from agentls.langservers.hardening import harden
 from agentls.langservers.managed import ManagedServer, Spawn
+from agentls.langservers.operations import (
+    call_hierarchy,
+    code_action_params,
+    code_actions,
+    overlapping,
+    symbols_of,
+)
 from agentls.langservers.sandboxed import confine
 from agentls.langservers.spawn import spawn_language_server
 from agentls.workspace.core import Workspace
@@ -58,6 +70,9 @@ _PROVIDERS: dict[Method, str] = {
     "textDocument/rename": "rename_provider",
     "textDocument/implementation": "implementation_provider",
     "textDocument/typeDefinition": "type_definition_provider",
+    "textDocument/prepareCallHierarchy": "call_hierarchy_provider",
+    "textDocument/codeAction": "code_action_provider",
+    "textDocument/documentSymbol": "document_symbol_provider",
 }
 _LOCATION_PARAMS = {
     "textDocument/implementation": types.ImplementationParams,
@@ -227,6 +242,98 @@ class LanguageServerPool:
             return Answer(conv.rename(result), self._label(server))
 
         return await self._query(doc, overlay, "textDocument/rename", ask)
+
+    async def call_hierarchy(
+        self, doc: Document, pos: Pos, overlay: Overlay, direction: Direction, depth: int
+    ) -> Answer[CallHierarchy] | None:
+        async def ask(server: ManagedServer, conv: Converter) -> Answer[CallHierarchy]:
+            params = types.CallHierarchyPrepareParams(
+                text_document=types.TextDocumentIdentifier(uri=doc.path.as_uri()),
+                position=conv.position(doc.path, pos),
+            )
+            found = await call_hierarchy(_requester(server), conv, params, direction, depth)
+            if found is None:
+                raise SourceFailed(
+                    f"The language server {server.name} finds no function or method at that "
+                    "position; give the name of a function (its definition or a call).",
+                    final=True,
+                )
+            return Answer(found, self._label(server))
+
+        return await self._query(doc, overlay, "textDocument/prepareCallHierarchy", ask)
+
+    async def document_symbols(
+        self, doc: Document, overlay: Overlay
+    ) -> Answer[list[SymbolRange]] | None:
+        async def ask(server: ManagedServer, conv: Converter) -> Answer[list[SymbolRange]]:
+            params = types.DocumentSymbolParams(
+                text_document=types.TextDocumentIdentifier(uri=doc.path.as_uri())
+            )
+            raw = await server.request(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params, "the symbols")
+            return Answer(symbols_of(conv, doc.path, raw), self._label(server))
+
+        return await self._query(doc, overlay, "textDocument/documentSymbol", ask)
+
+    async def code_actions(
+        self,
+        doc: Document,
+        span: Span,
+        overlay: Overlay,
+        only: str | None,
+        apply: str | None,
+    ) -> Answer[list[CodeAction]] | None:
+        """The server's actions for `span`, told the diagnostics it reported there."""
+        server = self._server(doc.path)
+        async with server.gate:
+            connection = await server.connect()
+            if not connection.capabilities.code_action_provider:
+                return None
+            before = connection.diagnostics.seq
+            version_before = connection.documents.version_of(doc.path)
+            self._sync(server, connection, overlay, {doc.path: doc.text})
+            await connection.settle(doc.path.as_uri(), SETTLE_SECONDS)
+            converter = Converter(
+                Encoding(connection.encoding), Lines({**overlay.texts, doc.path: doc.text})
+            )
+            rng = types.Range(
+                converter.position(doc.path, span.start), converter.position(doc.path, span.end)
+            )
+            found = await self._raw_diagnostics(server, connection, doc, before, version_before)
+            params = code_action_params(doc.path.as_uri(), rng, overlapping(found, rng))
+            provider = connection.capabilities.code_action_provider
+            can_resolve = bool(getattr(provider, "resolve_provider", False))
+
+            async def execute(command: types.Command) -> RenameResult | str:
+                return await _execute(server, connection, converter, command)
+
+            actions = await code_actions(
+                _requester(server), converter, params, only, apply, can_resolve, execute
+            )
+            return Answer(actions, self._label(server))
+
+    async def _raw_diagnostics(
+        self,
+        server: ManagedServer,
+        connection: LanguageServerConnection,
+        doc: Document,
+        before: int,
+        version_before: int | None,
+    ) -> list[types.Diagnostic]:
+        """The server's own diagnostics for the document (quick fixes are keyed on them)."""
+        try:
+            if connection.capabilities.diagnostic_provider is not None:
+                params = types.DocumentDiagnosticParams(
+                    text_document=types.TextDocumentIdentifier(uri=doc.path.as_uri())
+                )
+                report = await server.request(
+                    types.TEXT_DOCUMENT_DIAGNOSTIC, params, "the diagnostics"
+                )
+                return list(getattr(report, "items", None) or [])
+            return await self._pushed(server, connection, doc, before, version_before)
+        except SourceFailed as exc:
+            if exc.final:
+                raise
+            return []
 
     async def _query(
         self,
@@ -436,6 +543,43 @@ class LanguageServerPool:
         for server in [*self._servers.values(), *self._retired]:
             server.kill()
         self._servers.clear()
+
+
+def _requester(server: ManagedServer) -> Callable[[str, object, Any], Awaitable[Any]]:
+    """pygls structures each result by its method (the result type is for the editor);
+    `kind` None asks for plain JSON."""
+
+    async def ask(method: str, params: object, kind: Any) -> Any:
+        what = method.rsplit("/", 1)[-1]
+        return await server.request(method, params, what, raw=kind is None)
+
+    return ask
+
+
+async def _execute(
+    server: ManagedServer,
+    connection: LanguageServerConnection,
+    converter: Converter,
+    command: types.Command,
+) -> RenameResult | str:
+    """`workspace/executeCommand`, with the edits the server applies meanwhile captured
+    (`workspace/applyEdit`) instead of written: they are staged like any other edit."""
+    provider = connection.capabilities.execute_command_provider
+    if provider is None or command.command not in (provider.commands or []):
+        return (
+            f"it runs the command `{command.command}`, which the language server "
+            f"{server.name} does not offer to run"
+        )
+    params = types.ExecuteCommandParams(command=command.command, arguments=command.arguments)
+    with connection.capturing_edits() as captured:
+        await server.request(types.WORKSPACE_EXECUTE_COMMAND, params, "the command")
+    edits: list[FileEdit] = []
+    skipped: list[str] = []
+    for edit in captured:
+        result = converter.rename(edit)
+        edits.extend(result.edits)
+        skipped.extend(result.skipped)
+    return RenameResult(tuple(edits), tuple(skipped))
 
 
 def _key(plan: ServerPlan, trusted: bool) -> str:

@@ -30,6 +30,8 @@ from pygls.exceptions import JsonRpcException
 
 from agentls.codeintel.model import (
     Answer,
+    CallHierarchy,
+    CodeAction,
     Diagnostic,
     Document,
     Location,
@@ -37,10 +39,19 @@ from agentls.codeintel.model import (
     Pos,
     RenameResult,
     SourceFailed,
+    Span,
+    SymbolRange,
 )
 from agentls.codeintel.settings import EditorQuerySettings
-from agentls.codeintel.sources import DIAGNOSTICS, Method
+from agentls.codeintel.sources import DIAGNOSTICS, Direction, Method
 from agentls.langservers.convert import Converter, Encoding, Lines, path_of
+from agentls.langservers.operations import (
+    Requester,
+    call_hierarchy,
+    code_action_params,
+    code_actions,
+    symbols_of,
+)
 
 if TYPE_CHECKING:
     from agentls.lsp.server import AgentLanguageServer
@@ -133,6 +144,70 @@ class EditorQuerySource:
         raw, source = await self._ask(types.TEXT_DOCUMENT_RENAME, params)
         edit = _structure(raw, types.WorkspaceEdit) if raw else None
         return Answer(converter.rename(edit), source)
+
+    async def call_hierarchy(
+        self, doc: Document, pos: Pos, overlay: Overlay, direction: Direction, depth: int
+    ) -> Answer[CallHierarchy] | None:
+        converter = self._converter(overlay, doc)
+        params = types.CallHierarchyPrepareParams(
+            text_document=self._document(doc.path), position=converter.position(doc.path, pos)
+        )
+        sources: list[str] = []
+        found = await call_hierarchy(self._requester(sources), converter, params, direction, depth)
+        if found is None:
+            return None
+        return Answer(found, sources[0] if sources else "editor")
+
+    async def document_symbols(
+        self, doc: Document, overlay: Overlay
+    ) -> Answer[list[SymbolRange]] | None:
+        converter = self._converter(overlay, doc)
+        params = types.DocumentSymbolParams(text_document=self._document(doc.path))
+        raw, source = await self._ask(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, params)
+        try:
+            return Answer(symbols_of(converter, doc.path, raw), source)
+        except Exception as exc:
+            raise SourceFailed(f"The editor's symbols were not valid: {exc}") from None
+
+    async def code_actions(
+        self,
+        doc: Document,
+        span: Span,
+        overlay: Overlay,
+        only: str | None,
+        apply: str | None,
+    ) -> Answer[list[CodeAction]] | None:
+        """The editor's actions (it adds its own diagnostics for the range). An action that
+        runs a command is not applied here: the editor would change its buffers itself,
+        outside the session, so the next source (a headless server) is asked instead."""
+        converter = self._converter(overlay, doc)
+        rng = types.Range(
+            converter.position(doc.path, span.start), converter.position(doc.path, span.end)
+        )
+        params = code_action_params(self._uri(doc.path), rng, [])
+        sources: list[str] = []
+
+        async def execute(command: types.Command) -> RenameResult | str:
+            raise SourceFailed(
+                f"The editor's action runs the command `{command.command}`, which would "
+                "change the editor's buffers outside this session."
+            )
+
+        can_resolve = "codeAction/resolve" in self._settings().methods
+        actions = await code_actions(
+            self._requester(sources), converter, params, only, apply, can_resolve, execute
+        )
+        return Answer(actions, sources[0] if sources else "editor")
+
+    def _requester(self, sources: list[str]) -> Requester:
+        """`_ask` as the shared operations want it; the answering sources are noted."""
+
+        async def ask(method: str, params: object, kind: Any) -> Any:
+            raw, source = await self._ask(method, params)
+            sources.append(source)
+            return raw if kind is None else _structure(raw, kind)
+
+        return ask
 
     async def diagnostics(
         self, docs: Sequence[Document], overlay: Overlay
@@ -247,7 +322,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _structure(value: Any, kind: type[Any]) -> Any:
+def _structure(value: Any, kind: Any) -> Any:
     try:
         return _converter.structure(value, kind)
     except Exception as exc:

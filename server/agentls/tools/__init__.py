@@ -20,6 +20,8 @@ from agentls.tools.code_intel import (
     Hover,
     TypeDefinition,
 )
+from agentls.tools.code_intel_actions import CodeActions
+from agentls.tools.code_intel_calls import CallHierarchyTool
 from agentls.tools.code_intel_rename import RenameSymbol
 from agentls.tools.delete_file import DeleteFile
 from agentls.tools.edit_file import EditFile
@@ -33,6 +35,12 @@ from agentls.tools.rename_file import RenameFile
 from agentls.tools.run_command import RunCommand
 from agentls.tools.run_tests import RunTestsTool, TestConfig
 from agentls.tools.skill import SkillTool
+from agentls.tools.symbol_edits import (
+    InsertAfterSymbol,
+    InsertBeforeSymbol,
+    ReplaceSymbolBody,
+    SafeDeleteSymbol,
+)
 from agentls.tools.symbols import DocumentSymbols, SearchSymbols
 from agentls.tools.task import Task
 from agentls.tools.todo import TodoWrite
@@ -104,6 +112,12 @@ def builtin_tools(
         Hover(),
         Diagnostics(),
         RenameSymbol(),
+        CallHierarchyTool(),
+        CodeActions(),
+        ReplaceSymbolBody(),
+        InsertBeforeSymbol(),
+        InsertAfterSymbol(),
+        SafeDeleteSymbol(),
         ReadFile(),
         ListFiles(),
         Grep(),

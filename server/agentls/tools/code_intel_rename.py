@@ -39,7 +39,7 @@ _NAME = re.compile(r"^[^\W\d][\w$]*$|^\$[\w$]*$")
 
 
 @dataclass(frozen=True)
-class _Staged:
+class StagedFile:
     path: Path
     new_text: str
     base_text: str
@@ -54,7 +54,7 @@ class RenameSymbolInput(PositionInput):
         description="Stage the rename even though occurrences of the old name that the "
         "language server did not confirm stay unchanged (listed in the refusal).",
     )
-    _plan: list[_Staged] | None = PrivateAttr(default=None)
+    _plan: list[StagedFile] | None = PrivateAttr(default=None)
     _summary: tuple[str, str, tuple[str, ...]] = PrivateAttr(default=("", "", ()))
 
     @computed_field  # type: ignore[prop-decorator]
@@ -138,7 +138,7 @@ Example: {"path": "<path>", "line": <line>, "symbol": "<old name>", "new_name": 
         note_text = notes_block(notes)
         return f"{head}\n{files}" + (f"\n{note_text}" if note_text else "")
 
-    async def _compute(self, input: RenameSymbolInput, ctx: ToolContext) -> list[_Staged]:
+    async def _compute(self, input: RenameSymbolInput, ctx: ToolContext) -> list[StagedFile]:
         query = prepare(ctx, input)
         if query.target.name == input.new_name:
             raise ToolError(f"{what(query)} is already named `{input.new_name}`.")
@@ -150,7 +150,7 @@ Example: {"path": "<path>", "line": <line>, "symbol": "<old name>", "new_name": 
             notes.append("Not staged: " + "; ".join(answer.value.skipped))
         if may_be_incomplete(query.document, answer.source):
             notes.extend(await _left_unchanged(ctx, query, answer.value, input.force))
-        input._plan = _plan(ctx, answer.value)
+        input._plan = plan_edits(ctx, answer.value)
         input._summary = (what(query), answer.source, tuple(notes))
         return input._plan
 
@@ -188,8 +188,11 @@ async def _left_unchanged(
     return [f"Left unchanged (force): {left.describe()}:\n{listing}"]
 
 
-def _plan(ctx: ToolContext, result: RenameResult) -> list[_Staged]:
-    """Every file's new text, or a `ToolError` naming the files that may not change."""
+def plan_edits(
+    ctx: ToolContext, result: RenameResult, what: str = "The rename"
+) -> list[StagedFile]:
+    """Every file's new text, or a `ToolError` naming the files that may not change (also
+    for a code action's edit)."""
     ws = ctx.workspace
     refused: list[str] = []
     for edit in result.edits:
@@ -202,15 +205,15 @@ def _plan(ctx: ToolContext, result: RenameResult) -> list[_Staged]:
             refused.append(f"{ws.display(edit.path)} ({problem or blocked})")
     if refused:
         raise ToolError(
-            "The rename would also change files that may not be edited: "
+            f"{what} would also change files that may not be edited: "
             + "; ".join(refused)
-            + ". Nothing was staged. Rename only symbols defined in the workspace, or edit the "
+            + ". Nothing was staged. Change only code defined in the workspace, or edit the "
             "allowed files with edit_file."
         )
     return [_stage_one(ctx, edit) for edit in result.edits]
 
 
-def _stage_one(ctx: ToolContext, edit: FileEdit) -> _Staged:
+def _stage_one(ctx: ToolContext, edit: FileEdit) -> StagedFile:
     snapshot = ctx.workspace.load(edit.path, ctx.changes)
     new_text = apply_changes(snapshot.text, edit.changes)
-    return _Staged(edit.path, new_text, snapshot.text, snapshot.version, len(edit.changes))
+    return StagedFile(edit.path, new_text, snapshot.text, snapshot.version, len(edit.changes))

@@ -17,6 +17,14 @@ M.METHODS = {
   "textDocument/references",
   "textDocument/hover",
   "textDocument/rename",
+  "textDocument/implementation",
+  "textDocument/typeDefinition",
+  "textDocument/prepareCallHierarchy",
+  "callHierarchy/incomingCalls",
+  "callHierarchy/outgoingCalls",
+  "textDocument/codeAction",
+  "codeAction/resolve",
+  "textDocument/documentSymbol",
   "workspace/symbol",
   "agentls/diagnostics",
 }
@@ -27,9 +35,18 @@ local CAPABILITY = {
   ["textDocument/references"] = "referencesProvider",
   ["textDocument/hover"] = "hoverProvider",
   ["textDocument/rename"] = "renameProvider",
+  ["textDocument/implementation"] = "implementationProvider",
+  ["textDocument/typeDefinition"] = "typeDefinitionProvider",
+  ["textDocument/prepareCallHierarchy"] = "callHierarchyProvider",
+  ["callHierarchy/incomingCalls"] = "callHierarchyProvider",
+  ["callHierarchy/outgoingCalls"] = "callHierarchyProvider",
+  ["textDocument/codeAction"] = "codeActionProvider",
+  ["codeAction/resolve"] = "codeActionProvider",
+  ["textDocument/documentSymbol"] = "documentSymbolProvider",
   ["workspace/symbol"] = "workspaceSymbolProvider",
 }
 local METHOD_NOT_FOUND = -32601
+local buffer_diagnostics -- defined below, used by ask_clients
 local REQUEST_FAILED = -32803
 
 local function response_error(code, message)
@@ -171,6 +188,9 @@ end
 local function capable(client, method)
   local caps = client.server_capabilities or {}
   local key = CAPABILITY[method]
+  if method == "codeAction/resolve" then
+    return type(caps.codeActionProvider) == "table" and caps.codeActionProvider.resolveProvider == true
+  end
   return key ~= nil and caps[key] ~= nil and caps[key] ~= false
 end
 
@@ -192,6 +212,26 @@ local function empty(result)
   return result == nil or result == vim.NIL or (type(result) == "table" and vim.tbl_isempty(result))
 end
 
+--- The client's own diagnostics on the lines of `range` (quick fixes are keyed on them),
+--- as it published them (`user_data.lsp`).
+buffer_diagnostics = function(bufnr, range, client)
+  local found = {}
+  if not bufnr or type(range) ~= "table" then
+    return found
+  end
+  local namespace = vim.lsp.diagnostic.get_namespace(client.id)
+  for _, d in ipairs(vim.diagnostic.get(bufnr, { namespace = namespace })) do
+    local last = d.end_lnum or d.lnum
+    if d.lnum <= range["end"].line and last >= range.start.line then
+      local lsp = d.user_data and d.user_data.lsp
+      if lsp then
+        found[#found + 1] = lsp
+      end
+    end
+  end
+  return found
+end
+
 --- Ask every capable client; the first non-empty answer wins (in client order).
 local function ask_clients(clients, method, params, encoding, bufnr)
   local answers, errors, pending = {}, {}, #clients
@@ -200,6 +240,13 @@ local function ask_clients(clients, method, params, encoding, bufnr)
     local own = vim.deepcopy(params)
     if own.textDocument and own.position then
       own.position = convert_position(own.textDocument.uri, own.position, encoding, theirs)
+    end
+    if method == "textDocument/codeAction" and own.textDocument then
+      own.range = convert_range(own.textDocument.uri, own.range, encoding, theirs)
+      own.context = own.context or {}
+      if #(own.context.diagnostics or {}) == 0 then
+        own.context.diagnostics = buffer_diagnostics(bufnr, own.range, client)
+      end
     end
     local ok = pcall(compat.request, client, method, own, function(err, result)
       if err then
@@ -219,11 +266,43 @@ local function ask_clients(clients, method, params, encoding, bufnr)
   return answers, errors
 end
 
+local function convert_item(item, from, to)
+  if type(item) == "table" and item.uri then
+    item.range = convert_range(item.uri, item.range, from, to)
+    item.selectionRange = convert_range(item.uri, item.selectionRange, from, to)
+  end
+  return item
+end
+
+local function convert_calls(calls, method, from, to)
+  if type(calls) ~= "table" or from == to then
+    return calls
+  end
+  for _, call in ipairs(calls) do
+    local other = call.from or call.to
+    convert_item(other, from, to)
+  end
+  return calls
+end
+
 local function answer_for(method, answer, encoding)
   local result = answer.result
   if method == "textDocument/rename" then
     result = convert_workspace_edit(result, answer.encoding, encoding)
-  elseif method ~= "textDocument/hover" then
+  elseif method == "textDocument/codeAction" or method == "codeAction/resolve" then
+    local list = method == "codeAction/resolve" and { result } or result or {}
+    for _, action in ipairs(list) do
+      if type(action) == "table" and type(action.edit) == "table" then
+        convert_workspace_edit(action.edit, answer.encoding, encoding)
+      end
+    end
+  elseif method == "textDocument/prepareCallHierarchy" then
+    for _, item in ipairs(type(result) == "table" and result or {}) do
+      convert_item(item, answer.encoding, encoding)
+    end
+  elseif method == "callHierarchy/incomingCalls" or method == "callHierarchy/outgoingCalls" then
+    result = convert_calls(result, method, answer.encoding, encoding)
+  elseif method ~= "textDocument/hover" and method ~= "textDocument/documentSymbol" then
     result = convert_locations(result, answer.encoding, encoding)
   end
   return { result = result == nil and vim.NIL or result, source = answer.client.name }
@@ -287,8 +366,9 @@ function M.handle(_, query, ctx)
   end
   local encoding = agentls.offset_encoding or "utf-16"
   local bufnr, fresh = nil, false
-  if params.textDocument then
-    bufnr, fresh = ensure_buffer(params.textDocument.uri)
+  local document = params.textDocument or params.item -- call hierarchy: the item's file
+  if document and document.uri then
+    bufnr, fresh = ensure_buffer(document.uri)
   end
   local clients = other_clients(bufnr, agentls.id, method)
   if #clients == 0 and fresh then -- a buffer loaded just now: give its servers time to attach
