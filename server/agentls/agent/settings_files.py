@@ -272,8 +272,10 @@ class Safety:
         *,
         transcript_dir: Path | None = None,
         permission_mode: Callable[[], str] | None = None,
+        private_addresses: Sequence[str] = (),
     ) -> CommandHooks:
-        """The hook runner (what it sends to hook commands never carries a credential)."""
+        """The hook runner (what it sends to hook commands never carries a credential);
+        `private_addresses`: `webFetch.allowedPrivateAddresses`, for http hooks."""
         return CommandHooks(
             self.hook_config,
             redactor=self.redactor,
@@ -282,6 +284,7 @@ class Safety:
             permission_mode=permission_mode or (lambda: self.mode),
             extra_env=self.env,
             cwd=self.roots[0] if self.roots else None,
+            private_addresses=private_addresses,
         )
 
     def loop_overrides(self, explicit: Collection[str]) -> dict[str, Any]:

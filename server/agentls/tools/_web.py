@@ -66,10 +66,12 @@ class AddressGuard:
     `webFetch.allowedPrivateAddresses` setting)."""
 
     allowed: tuple[IPNetwork, ...] = ()
+    who: str = "web_fetch"
+    """What is refused, in the message (`web_fetch`, an http hook)."""
 
     @classmethod
-    def of(cls, networks: Iterable[str]) -> AddressGuard:
-        return cls(tuple(ipaddress.ip_network(n.strip(), strict=False) for n in networks))
+    def of(cls, networks: Iterable[str], *, who: str = "web_fetch") -> AddressGuard:
+        return cls(tuple(ipaddress.ip_network(n.strip(), strict=False) for n in networks), who)
 
     def problem(self, host: str, address: IPAddress) -> str | None:
         """Why connecting to `address` (for `host`) is refused, or None."""
@@ -78,7 +80,7 @@ class AddressGuard:
             return None
         via = "" if host == str(address) else f"{host} resolves to "
         return (
-            f"{via}{address}, a {kind} address; web_fetch does not reach loopback, link-local "
+            f"{via}{address}, a {kind} address; {self.who} does not reach loopback, link-local "
             "or private networks unless the user allows that address in the setting "
             "`webFetch.allowedPrivateAddresses`"
         )
