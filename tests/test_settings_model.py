@@ -73,7 +73,8 @@ INVALID_PARTS: list[tuple[dict[str, Any], str, dict[str, Any]]] = [
     ),
     (
         {"hooks": {"Stop": [{"hooks": [{"timeout": 3}, {"command": "ok"}]}]}},
-        "`hooks.Stop[0].hooks[0]` = {'timeout': 3} is invalid (a command hook needs a non-empty `command`)",
+        "`hooks.Stop[0].hooks[0]` = {'timeout': 3} is invalid (a command hook needs a "
+        "non-empty `command`)",
         {"hooks": {"Stop": [{"hooks": [{"command": "ok"}]}]}},
     ),
     (
