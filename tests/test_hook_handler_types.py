@@ -407,3 +407,52 @@ async def test_a_model_hook_that_answers_nonsense_or_too_late_does_not_block(
     [report] = runner.reports
     assert 'did not answer {"ok": …}' in report
     assert "I think it is fine." in report
+
+
+async def test_prompt_subagent_stop_hook_keeps_the_sub_agent_going(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    from agentls.agent.subagents import AgentCatalog
+
+    root = _root(tmp_path)
+    task = ("task", {"description": "look", "prompt": "[E] Find notes", "subagent_type": "explore"})
+    answers = Answers(
+        [tool_turn(task), text_turn("the explorer is done")],
+        [
+            text_turn('{"ok": false, "reason": "Also give the line number."}'),
+            text_turn('{"ok": true}'),
+        ],
+    )
+    explorer = [text_turn("notes.md says one"), text_turn("notes.md:1 says one")]
+
+    def respond(request: RecordedRequest) -> Turn:
+        if "[E]" in first_user_text(request):
+            return explorer.pop(0)
+        return answers(request)
+
+    api.extend(*[respond] * 6)
+    hook = {"type": "prompt", "prompt": f"{VERIFY} Is the report complete?"}
+    safety = load_safety(
+        [root], home=root / "home", section={"hooks": _hooks("SubagentStop", hook)}
+    )
+    agent = AgentSettings.from_env(
+        {"ANTHROPIC_API_KEY": "sk-handler-types", "ANTHROPIC_BASE_URL": api.base_url},
+        retry_base_delay=0.01,
+    )
+    runner = safety.hooks(transcript_dir=root / "transcripts")
+    config = SessionConfig(
+        settings=agent,
+        workspace=Workspace([root]),
+        tools=builtin_tools(agents=AgentCatalog([root], home=root / "home")),
+        permissions=safety.policy(),
+        hooks=runner,
+        transcript_dir=root / "transcripts",
+    )
+    session = close_at_loop_end(AgentSession(AnthropicModelClient(agent), config))
+    result = await session.run("go")
+    assert result.status == "completed"
+    assert runner.reports == []
+    assert explorer == []  # the sub-agent answered twice: the hook kept it going
+    report = api.message_requests[-1].tool_results()[0]
+    assert "notes.md:1 says one" in str(report["content"])
+    assert len(answers.verifier_requests) == 2
