@@ -140,3 +140,22 @@ def test_wshobson_commands_cloned_into_the_user_commands_all_load(
     assert len(files) == 57
     assert {f.stem for f in files} <= names  # 57/57
     assert catalog.find("api-scaffold") is not None
+
+
+def test_every_output_style_of_hooks_mastery_can_be_chosen(
+    artefacts: Artefacts, tmp_path: Path
+) -> None:
+    from agentls.agent.frontmatter import read_markdown
+    from agentls.agent.output_styles import output_style
+
+    repo = artefacts("disler/claude-code-hooks-mastery")
+    files = sorted((repo / ".claude" / "output-styles").glob("*.md"))
+    assert len(files) == 8
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    for path in files:
+        name = str(read_markdown(path)[0].get("name") or path.stem)
+        (home / ".claude" / "settings.json").write_text(json.dumps({"outputStyle": name}))
+        chosen = output_style([repo], home)
+        assert chosen is not None, name
+        assert chosen.path.name == path.name

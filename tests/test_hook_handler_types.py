@@ -456,3 +456,19 @@ async def test_prompt_subagent_stop_hook_keeps_the_sub_agent_going(
     report = api.message_requests[-1].tool_results()[0]
     assert "notes.md:1 says one" in str(report["content"])
     assert len(answers.verifier_requests) == 2
+
+
+async def test_a_webhook_urls_secret_path_stays_out_of_messages_and_the_transcript(
+    endpoint: Endpoint, tmp_path: Path
+) -> None:
+    endpoint.answer(b"", status=500)
+    url = endpoint.url.replace("/hook", "/services/T0/B0/sekrit-webhook-token?key=abc")
+    config = HookConfig.parse(_hooks("Stop", {"type": "http", "url": url}), "user")
+    runner = CommandHooks(config, private_addresses=("127.0.0.1",), transcript_dir=tmp_path)
+    await runner.stop(make_ctx(tmp_path), stop_hook_active=False)
+    assert endpoint.requests[0]["path"].startswith("/services/T0/B0/sekrit-webhook-token")
+    [report] = runner.reports
+    host = endpoint.url.split("/")[2]
+    assert f"`http://{host}/…`" in report
+    assert "sekrit" not in report
+    assert "sekrit" not in (tmp_path / "s.jsonl").read_text()

@@ -541,7 +541,7 @@ class CommandHooks:
         """Fold one run into the combined outcome; returns whether it asked to suppress its
         output (`suppressOutput`)."""
         kind = "" if run.command.kind == "command" else f"{run.command.kind} "
-        label = f"{event} {kind}hook `{_short(run.command.command)}` ({run.command.source})"
+        label = f"{event} {kind}hook `{_shown(run.command)}` ({run.command.source})"
         if run.command.background:
             if run.failed:
                 self._problem(f"{label} (async) failed: {_failure(run)}")
@@ -583,7 +583,7 @@ class CommandHooks:
             "ts": round(time.time(), 3),
             "event": event,
             "hook_type": run.command.kind,
-            "command": _short(run.command.command),
+            "command": _shown(run.command),
             "source": run.command.source,
             "exit_code": run.exit_code,
             "timed_out": run.timed_out,
@@ -727,6 +727,18 @@ def _failure(run: HookRun) -> str:
         return run.error
     detail = run.stderr.strip().splitlines()[-1:] or ["no error output"]
     return detail[0]
+
+
+def _shown(command: HookCommand) -> str:
+    """How a hook is named in messages and records: an http hook by its host only (a
+    webhook URL's path or query is often its secret, e.g. Slack's)."""
+    if command.kind != "http":
+        return _short(command.command)
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(command.command)
+    rest = "/…" if parts.path.strip("/") or parts.query else ""
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{rest}"
 
 
 def _short(command: str) -> str:
