@@ -13,8 +13,8 @@ Where agentls is stricter than Claude Code (docs/claude-code.md):
   `webFetch.allowedPrivateAddresses` allows it; no proxy, no redirect is followed;
 - header variables come from the scrubbed environment the hook commands get: the agent's
   own credentials never (unless `passCredentials`, user settings only), and a project's or
-  plugin's hook gets no secret-looking variable (`*TOKEN*`, `*API_KEY*`, `*SECRET*`, …) even when it lists
-  it: only the user's own hooks may send those;
+  plugin's hook gets no secret-looking variable (`*TOKEN*`, `*API_KEY*`, `*SECRET*`, …)
+  even when it lists it: only the user's own hooks may send those;
 - the answer is read up to the hook output cap; the hook's timeout bounds the whole request.
 """
 
