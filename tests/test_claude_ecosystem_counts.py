@@ -159,3 +159,17 @@ def test_every_output_style_of_hooks_mastery_can_be_chosen(
         chosen = output_style([repo], home)
         assert chosen is not None, name
         assert chosen.path.name == path.name
+
+
+def test_an_output_style_that_cannot_be_used_is_said(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    (home / ".claude").mkdir(parents=True)
+    for wanted, why in (
+        ("Explanatory", "Claude Code's built-in styles are not files"),
+        ("Pirate", "no such style in .claude/output-styles"),
+    ):
+        (home / ".claude" / "settings.json").write_text(json.dumps({"outputStyle": wanted}))
+        problems = load_safety([ws], home=home).problems
+        [said] = [p for p in problems if "outputStyle" in p]
+        assert said.startswith(f"outputStyle {wanted!r} is not used: {why}")

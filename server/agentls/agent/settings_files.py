@@ -373,6 +373,7 @@ def load_safety(
     )
     problems.extend(secrets.problems)
     problems.extend(merged.hooks.problems)
+    problems.extend(_output_style_problem(roots, home))
     mode_error = None
     if merged.mode == "bypassPermissions" and not bypass:
         mode_error = (
@@ -675,3 +676,10 @@ def notifying(approver: Approver | None, safety: Safety) -> Approver | None:
     from agentls.agent.hook_commands import NotifyingApprover
 
     return NotifyingApprover(approver, safety.hooks())
+
+
+def _output_style_problem(roots: Sequence[Path], home: Path) -> list[str]:
+    """An `outputStyle` that names no style file is said, not only logged."""
+    from agentls.agent.output_styles import style_problem
+
+    return style_problem(roots, home)
