@@ -55,12 +55,15 @@ class Endpoint:
                     {"path": self.path, "headers": dict(self.headers), "body": body}
                 )
                 time.sleep(endpoint.delay)
-                self.send_response(endpoint.status)
-                if endpoint.location:
-                    self.send_header("Location", endpoint.location)
-                self.send_header("Content-Length", str(len(endpoint.body)))
-                self.end_headers()
-                self.wfile.write(endpoint.body)
+                try:
+                    self.send_response(endpoint.status)
+                    if endpoint.location:
+                        self.send_header("Location", endpoint.location)
+                    self.send_header("Content-Length", str(len(endpoint.body)))
+                    self.end_headers()
+                    self.wfile.write(endpoint.body)
+                except OSError:  # the hook gave up (its timeout) and closed the connection
+                    pass
 
             def log_message(self, *args: Any) -> None:
                 pass

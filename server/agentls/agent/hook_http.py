@@ -25,11 +25,33 @@ import os
 import re
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from agentls import credentials
-from agentls.agent.hook_config import HookCommand
 from agentls.workspace.process import NEVER_PASSED, scrub_env
+
+
+class HookCommand(Protocol):
+    """What an http hook is here (`agentls.agent.hook_config.HookCommand` has it; named,
+    not imported, as hook_config uses this module's checks)."""
+
+    @property
+    def command(self) -> str:
+        """The URL."""
+        ...
+
+    @property
+    def timeout(self) -> float: ...
+    @property
+    def headers(self) -> tuple[tuple[str, str], ...]: ...
+    @property
+    def allowed_env_vars(self) -> tuple[str, ...]: ...
+    @property
+    def user_level(self) -> bool: ...
+    @property
+    def pass_credentials(self) -> bool: ...
+
 
 MAX_RESPONSE_BYTES = 64 * 1024
 USER_AGENT = "agentls-hook/0.1"
@@ -116,7 +138,7 @@ async def post_event(
     extra_env: Mapping[str, str] | None = None,
 ) -> HttpAnswer:
     """POST `data` (the hook input) to the hook's URL within its timeout."""
-    from agentls.tools._web import AddressGuard, BlockedAddress, guarded_client
+    from agentls.workspace.netguard import AddressGuard, BlockedAddress, guarded_transport_client
 
     guard = AddressGuard.of(private_addresses, who="an http hook")
     headers = {"User-Agent": USER_AGENT, "Accept": "application/json, text/plain;q=0.9"}
@@ -129,7 +151,7 @@ async def post_event(
             await guard.resolve(split.hostname or "", split.port or _PORTS[split.scheme])
         async with (
             asyncio.timeout(hook.timeout),
-            guarded_client(guard, hook.timeout) as client,
+            guarded_transport_client(guard, hook.timeout) as client,
             client.stream(
                 "POST", hook.command, content=data.encode("utf-8"), headers=headers
             ) as response,
