@@ -297,7 +297,7 @@ async def test_an_if_rule_on_paths_and_bad_if_rules(root: Path, tmp_path: Path) 
 # -- handler types and settings --------------------------------------------------------------
 
 
-def test_prompt_agent_and_http_hooks_are_reported_by_name(tmp_path: Path) -> None:
+def test_prompt_agent_and_http_hooks_load_beside_command_hooks(tmp_path: Path) -> None:
     claude = tmp_path / "home" / ".claude"
     claude.mkdir(parents=True)
     (claude / "settings.json").write_text(
@@ -319,11 +319,14 @@ def test_prompt_agent_and_http_hooks_are_reported_by_name(tmp_path: Path) -> Non
         )
     )
     safety = load_safety([tmp_path], home=tmp_path / "home")
-    text = "\n".join(safety.problems)
-    assert 'hook type "prompt" is not supported by agentls (it asks a model to decide)' in text
-    assert 'hook type "http" is not supported by agentls (it posts the event to a URL)' in text
-    assert 'hook type "agent" is not supported' in text
-    assert [c.command for c in safety.hook_config.commands("Stop")] == ["true"]
+    assert safety.problems == []
+    found = [(c.kind, c.command) for c in safety.hook_config.commands("Stop")]
+    assert found == [
+        ("prompt", "Are all tasks done?"),
+        ("http", "https://hooks.example/stop"),
+        ("agent", "verify"),
+        ("command", "true"),
+    ]
 
 
 # -- lifecycle events ------------------------------------------------------------------------

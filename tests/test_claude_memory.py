@@ -57,6 +57,9 @@ def test_every_source_and_import_is_read(tmp_path: Path) -> None:
     # a repository's file imports nothing outside the workspace and no secret file
     assert "hunter2" not in text
     assert "HOME-PRIVATE" not in text
+    # said, not silently dropped: the model and the transcript see why
+    for raw in (".env", "../home/private.md"):
+        assert f"### @{raw}\n(not imported: a project's memory file imports only" in text
 
 
 def test_nested_memory_and_path_rules_come_with_the_files(tmp_path: Path) -> None:

@@ -157,14 +157,20 @@ def test_a_github_marketplace_is_skipped_with_how_to_make_it_local(tmp_path: Pat
             "extraKnownMarketplaces": {
                 "remote": {"source": {"source": "github", "repo": "someone/market"}}
             },
-            "enabledPlugins": {"x@remote": True, "y@nowhere": True},
+            "enabledPlugins": {"x@remote": True, "z@remote": True, "y@nowhere": True},
         },
     )
     found = load_plugins([tmp_path], home)
     assert found.plugins == []
     assert "does not download marketplaces" in found.skipped[0]
     assert "someone/market" in found.skipped[0]
-    assert "no marketplace 'nowhere' is known" in found.skipped[1]
+    # each enabled plugin is named; the marketplace's reason is said once
+    assert found.skipped[1:] == [
+        "x@remote: not loaded: its marketplace 'remote' was skipped",
+        "z@remote: not loaded: its marketplace 'remote' was skipped",
+        f"y@nowhere: enabled in {home / '.claude' / 'settings.json'}, but no marketplace "
+        "'nowhere' is known (add it to extraKnownMarketplaces)",
+    ]
 
 
 def test_a_plugin_source_cannot_leave_its_marketplace(tmp_path: Path) -> None:

@@ -191,7 +191,7 @@ def test_bad_hook_settings_are_reported() -> None:
         {
             "PreToolUse": [
                 {"matcher": "(", "hooks": [{"type": "command", "command": "x"}]},
-                {"hooks": [{"type": "prompt", "prompt": "x"}]},
+                {"hooks": [{"type": "prompt"}]},
                 {"hooks": [{"type": "command", "command": "ok", "timeout": -1}]},
             ],
             "SessionStart": [],
@@ -202,7 +202,7 @@ def test_bad_hook_settings_are_reported() -> None:
     text = "\n".join(config.problems)
     assert "not a valid regex" in text
     assert "timeout" in text
-    assert 'hook type "prompt" is not supported by agentls (it asks a model' in text
+    assert "a prompt hook needs a non-empty `prompt`" in text
     # the settings model's message, as for hooks in the editor's settings
     assert "`hooks.Nonsense` = [] is invalid (Input should be 'PreToolUse'" in text
     assert "`hooks.SessionStart`" not in text

@@ -55,8 +55,8 @@ INVALID_PARTS: list[tuple[dict[str, Any], str, dict[str, Any]]] = [
     ),
     (
         {"hooks": {"Stop": [{"hooks": [{"type": "prompt", "command": "x"}, {"command": "true"}]}]}},
-        "`hooks.Stop[0].hooks[0]` = {'type': 'prompt', 'command': 'x'} is invalid (hook type "
-        '"prompt" is not supported by agentls (it asks a model to decide)',
+        "`hooks.Stop[0].hooks[0]` = {'type': 'prompt', 'command': 'x'} is invalid (a prompt "
+        "hook needs a non-empty `prompt`)",
         {"hooks": {"Stop": [{"hooks": [{"command": "true"}]}]}},
     ),
     (
@@ -73,7 +73,8 @@ INVALID_PARTS: list[tuple[dict[str, Any], str, dict[str, Any]]] = [
     ),
     (
         {"hooks": {"Stop": [{"hooks": [{"timeout": 3}, {"command": "ok"}]}]}},
-        "`hooks.Stop[0].hooks[0]` = {'timeout': 3} is invalid (command: Field required)",
+        "`hooks.Stop[0].hooks[0]` = {'timeout': 3} is invalid (a command hook needs a "
+        "non-empty `command`)",
         {"hooks": {"Stop": [{"hooks": [{"command": "ok"}]}]}},
     ),
     (

@@ -692,11 +692,15 @@ class AgentHost:
         }
 
     async def shutdown(self) -> None:
-        """Cancel every run and wait for them to wind down (results are discarded)."""
+        """Cancel every run and wait for them to wind down (results are discarded), kill
+        the background commands, end the sessions, close what they opened."""
         self.cancel()
         tasks = [h.task for h in self.runs.values() if h.task and not h.task.done()]
         if tasks:
             await asyncio.wait(tasks, timeout=5)
+        from agentls.tools.background import close_jobs
+
+        await close_jobs(self.workspace)  # no background command outlives the server
         ending = [s.end("other") for s in self.sessions.values()]  # SessionEnd hooks
         if ending:
             await asyncio.wait([asyncio.ensure_future(e) for e in ending], timeout=10)

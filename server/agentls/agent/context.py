@@ -92,9 +92,15 @@ class RunControls(Protocol):
         ...
 
     async def run_subagent(
-        self, agent: AgentType, description: str, prompt: str, ctx: ToolContext
+        self,
+        agent: AgentType,
+        description: str,
+        prompt: str,
+        ctx: ToolContext,
+        cancel: asyncio.Event | None = None,
     ) -> SubagentReport:
-        """Run a sub-agent to the end (or until the run is cancelled)."""
+        """Run a sub-agent to the end (or until the run is cancelled). `cancel`: an event
+        of its own (a hook's verifier), so stopping it leaves the run going."""
         ...
 
 
@@ -117,7 +123,12 @@ class NoRunControls:
         raise ToolError(NOT_IN_A_RUN.format(tool="plan mode"))
 
     async def run_subagent(
-        self, agent: AgentType, description: str, prompt: str, ctx: ToolContext
+        self,
+        agent: AgentType,
+        description: str,
+        prompt: str,
+        ctx: ToolContext,
+        cancel: asyncio.Event | None = None,
     ) -> SubagentReport:
         raise ToolError(NOT_IN_A_RUN.format(tool="task"))
 

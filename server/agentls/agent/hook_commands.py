@@ -27,6 +27,12 @@ notification_type (Notification).
   and the log, and the call proceeds: a broken hook must not wedge the agent.
 - `"async": true` hooks are started and not waited for; their output is not read.
 
+Claude Code's other handler types run too, their answers read as a command's stdout: an
+`http` hook POSTs the same JSON to its URL (`agentls.agent.hook_http`: 2xx JSON is the
+hook's output, any other status a non-blocking error; private addresses and secrets held
+back), a `prompt` or `agent` hook asks a model (`agentls.agent.hook_model`: `{"ok": false,
+"reason": …}` blocks).
+
 Every run is recorded in the session's transcript (a `hook` record: event, command, exit
 status, stderr and — unless `suppressOutput` — stdout).
 
@@ -154,6 +160,7 @@ class CommandHooks:
         env: Mapping[str, str] | None = None,
         extra_env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
+        private_addresses: Sequence[str] = (),
     ) -> None:
         self.config = config or HookConfig()
         self.redactor = redactor if redactor is not None else Redactor.from_env()
@@ -163,6 +170,9 @@ class CommandHooks:
         self.env = env
         self.extra_env = dict(extra_env or {})
         self.cwd = cwd
+        self.private_addresses = tuple(private_addresses)
+        """`webFetch.allowedPrivateAddresses`: what http hooks may reach besides the
+        public internet."""
         self.reports: list[str] = []
         self._background: set[asyncio.Task[Any]] = set()
 
@@ -176,7 +186,9 @@ class CommandHooks:
             return HookOutcome()
         call = claude_call(tool_name, input, _cwd(ctx))
         payload = self._tool_payload(ctx, "PreToolUse", tool_name, input)
-        combined = await self._run_all(commands, payload, ctx.session_id, _cwd(ctx), "PreToolUse")
+        combined = await self._run_all(
+            commands, payload, ctx.session_id, _cwd(ctx), "PreToolUse", ctx
+        )
         message = self._messages(combined)
         if combined.block:
             reason = self._reason(combined, "PreToolUse")
@@ -207,7 +219,9 @@ class CommandHooks:
         call = claude_call(tool_name, input, _cwd(ctx))
         text = _output_text(output)
         payload["tool_response"] = tool_response(tool_name, input, call, text, output.is_error)
-        combined = await self._run_all(commands, payload, ctx.session_id, _cwd(ctx), "PostToolUse")
+        combined = await self._run_all(
+            commands, payload, ctx.session_id, _cwd(ctx), "PostToolUse", ctx
+        )
         message = self._messages(combined)
         if combined.block:
             reason = self._reason(combined, "PostToolUse")
@@ -225,7 +239,9 @@ class CommandHooks:
         payload = self._tool_payload(ctx, "PostToolUseFailure", tool_name, input)
         payload.update(error=_output_text(output), is_interrupt=ctx.cancelled.is_set())
         cwd = _cwd(ctx)
-        combined = await self._run_all(commands, payload, ctx.session_id, cwd, "PostToolUseFailure")
+        combined = await self._run_all(
+            commands, payload, ctx.session_id, cwd, "PostToolUseFailure", ctx
+        )
         return HookOutcome(
             additional_context="\n".join(combined.context),
             system_message=self._messages(combined),
@@ -359,7 +375,7 @@ class CommandHooks:
             return HookOutcome()
         payload = self._base(ctx.session_id, _cwd(ctx), event)
         payload.update(fields)
-        combined = await self._run_all(commands, payload, ctx.session_id, _cwd(ctx), event)
+        combined = await self._run_all(commands, payload, ctx.session_id, _cwd(ctx), event, ctx)
         message = self._messages(combined)
         if combined.block and event not in _UNBLOCKABLE:
             reason = self._reason(combined, event)
@@ -419,14 +435,18 @@ class CommandHooks:
         session_id: str,
         cwd: Path,
         event: str,
+        ctx: ToolContext | None = None,
     ) -> _Combined:
         data = self.redactor.redact(json.dumps(payload, ensure_ascii=False, default=str))
+        if _is_verifier(ctx):  # a prompt/agent hook's own verifier: no hook recursion
+            commands = [c for c in commands if c.kind not in ("prompt", "agent")]
         for command in (c for c in commands if c.background):
-            self._in_background(self._finish(command, data, session_id, cwd, event, _Combined()))
+            work = self._finish(command, data, session_id, cwd, event, _Combined(), ctx)
+            self._in_background(work)
         waited = [c for c in commands if not c.background]
         combined = _Combined()
         await asyncio.gather(
-            *(self._finish(c, data, session_id, cwd, event, combined) for c in waited)
+            *(self._finish(c, data, session_id, cwd, event, combined, ctx) for c in waited)
         )
         return combined
 
@@ -438,8 +458,9 @@ class CommandHooks:
         cwd: Path,
         event: str,
         combined: _Combined,
+        ctx: ToolContext | None = None,
     ) -> None:
-        run = await self._run_one(command, data, cwd)
+        run = await self._run_one(command, data, cwd, ctx)
         suppressed = self._interpret(run, event, combined)
         self._record(session_id, event, run, suppressed)
 
@@ -448,7 +469,24 @@ class CommandHooks:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _run_one(self, command: HookCommand, data: str, cwd: Path) -> HookRun:
+    async def _run_one(
+        self, command: HookCommand, data: str, cwd: Path, ctx: ToolContext | None = None
+    ) -> HookRun:
+        if command.kind == "http":
+            return await self._post(command, data)
+        if command.kind in ("prompt", "agent"):
+            from agentls.agent.hook_model import evaluate
+
+            verdict = await evaluate(command, data, ctx)
+            return HookRun(
+                command,
+                verdict.exit_code,
+                verdict.stdout,
+                "",
+                verdict.timed_out,
+                verdict.error,
+                verdict.seconds,
+            )
         env = self.redactor.scrub_env(scrub_env(self.env))
         env.update(self.redactor.scrub_env(self.extra_env))
         env["CLAUDE_PROJECT_DIR"] = env["AGENTLS_PROJECT_DIR"] = str(cwd)
@@ -477,16 +515,40 @@ class CommandHooks:
             command, result.exit_code, result.stdout, result.stderr, result.timed_out, None, seconds
         )
 
+    async def _post(self, command: HookCommand, data: str) -> HookRun:
+        """An http hook: the event POSTed (`agentls.agent.hook_http`)."""
+        from agentls.agent.hook_http import post_event
+
+        answer = await post_event(
+            command,
+            data,
+            private_addresses=self.private_addresses,
+            environment=self.env,
+            extra_env=self.redactor.scrub_env(self.extra_env),
+        )
+        body = self.redactor.redact(answer.body)
+        return HookRun(
+            command,
+            answer.exit_code,
+            body if answer.exit_code == 0 else "",
+            "" if answer.exit_code == 0 else body[:RECORDED_CHARS],
+            answer.timed_out,
+            answer.error,
+            answer.seconds,
+        )
+
     def _interpret(self, run: HookRun, event: str, combined: _Combined) -> bool:
         """Fold one run into the combined outcome; returns whether it asked to suppress its
         output (`suppressOutput`)."""
-        label = f"{event} hook `{_short(run.command.command)}` ({run.command.source})"
+        kind = "" if run.command.kind == "command" else f"{run.command.kind} "
+        label = f"{event} {kind}hook `{_shown(run.command)}` ({run.command.source})"
         if run.command.background:
             if run.failed:
                 self._problem(f"{label} (async) failed: {_failure(run)}")
             return False
         if run.timed_out:
-            self._problem(f"{label} timed out after {run.command.timeout:g}s and was killed")
+            stopped = "was killed" if run.command.kind == "command" else "was stopped"
+            self._problem(f"{label} timed out after {run.command.timeout:g}s and {stopped}")
             return False
         if run.error is not None:
             self._problem(f"{label} could not run: {run.error}")
@@ -520,7 +582,8 @@ class CommandHooks:
             "type": "hook",
             "ts": round(time.time(), 3),
             "event": event,
-            "command": _short(run.command.command),
+            "hook_type": run.command.kind,
+            "command": _shown(run.command),
             "source": run.command.source,
             "exit_code": run.exit_code,
             "timed_out": run.timed_out,
@@ -636,6 +699,14 @@ class NotifyingApprover:
         return getattr(self.approver, name)
 
 
+def _is_verifier(ctx: ToolContext | None) -> bool:
+    if ctx is None:
+        return False
+    from agentls.agent.hook_model import VERIFIERS
+
+    return ctx.agent_type in VERIFIERS or ctx.run.subagent in VERIFIERS
+
+
 def _cwd(ctx: ToolContext) -> Path:
     roots = ctx.workspace.roots
     return Path(roots[0]) if roots else Path.cwd()
@@ -656,6 +727,18 @@ def _failure(run: HookRun) -> str:
         return run.error
     detail = run.stderr.strip().splitlines()[-1:] or ["no error output"]
     return detail[0]
+
+
+def _shown(command: HookCommand) -> str:
+    """How a hook is named in messages and records: an http hook by its host only (a
+    webhook URL's path or query is often its secret, e.g. Slack's)."""
+    if command.kind != "http":
+        return _short(command.command)
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(command.command)
+    rest = "/…" if parts.path.strip("/") or parts.query else ""
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{rest}"
 
 
 def _short(command: str) -> str:

@@ -9,11 +9,12 @@ permission-rule syntax (`Bash(rm *)`), matched with the rule engine itself, part
 of a compound command, so a hook guarding `rm` runs for `ls && rm -rf x` and not for `ls`.
 
 The settings are validated once, by the settings model (`agentls.config.safety`:
-`HooksSettings`, each malformed part reported and skipped; Claude Code's `prompt`, `agent`
-and `http` handler types reported by name, agentls runs `command` hooks only). This module
-only builds the runnable form from the validated models and checks what depends on where
-the hook was written: an `if` rule's syntax and event, `passCredentials` outside user
-settings.
+`HooksSettings`, each malformed part reported and skipped). Every handler type of Claude
+Code's runs: `command`, `http` (`agentls.agent.hook_http`), `prompt` and `agent`
+(`agentls.agent.hook_model`). This module only builds the runnable form from the
+validated models and checks what depends on where the hook was written: an `if` rule's
+syntax and event, `passCredentials` outside user settings, a `prompt` or `agent` hook on
+an event where no model can be asked, an http hook's header variables.
 """
 
 from __future__ import annotations
@@ -64,11 +65,26 @@ HOOK_EVENTS: tuple[str, ...] = (
 )
 DEFAULT_HOOK_TIMEOUT = 60.0
 MAX_HOOK_TIMEOUT = 3600.0
+DEFAULT_TIMEOUTS: dict[str, float] = {"command": 60.0, "http": 60.0, "prompt": 30.0, "agent": 60.0}
+"""A hook's timeout when it sets none (Claude Code's 30 s for `prompt`, 60 s for `agent`)."""
+MODEL_EVENTS: tuple[str, ...] = (
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStop",
+)
+"""Where `prompt` and `agent` hooks run: events inside a run, where the session's model
+can be asked (Claude Code also runs them for PermissionRequest, which agentls asks outside
+the run)."""
 
 
 @dataclass(frozen=True)
 class HookCommand:
     command: str
+    """What the hook runs: the command line, the URL (`http`) or the prompt (`prompt`,
+    `agent`); it names the hook in messages and the transcript."""
     timeout: float = DEFAULT_HOOK_TIMEOUT
     source: str = ""
     pass_credentials: bool = False
@@ -82,6 +98,17 @@ class HookCommand:
     """The folder the settings came from (relative paths of `if` rules start there)."""
     plugin_root: Path | None = None
     """A plugin's hook: its folder, set as `CLAUDE_PLUGIN_ROOT` for the command."""
+    kind: str = "command"
+    """Claude Code's handler type: `command`, `http`, `prompt` or `agent`."""
+    headers: tuple[tuple[str, str], ...] = ()
+    """`http`: the request headers as written (variables not yet replaced)."""
+    allowed_env_vars: tuple[str, ...] = ()
+    """`http`: the variables header values may use."""
+    model: str | None = None
+    """`prompt` / `agent`: the model to ask (None: the session's)."""
+    user_level: bool = False
+    """From the user's own settings: its http headers may use secret-looking variables it
+    lists (a project's hook gets the scrubbed environment's only)."""
 
     def applies(self, tool: str, subject_of: SubjectFactory, fallback: Path) -> bool:
         """Whether the `if` rule (if any) matches this call."""
@@ -191,12 +218,12 @@ class HookConfig:
     def commands(self, event: str, subject: str | None = None) -> list[HookCommand]:
         """The commands for an event (and tool or subject), `if` rules not yet applied."""
         found: list[HookCommand] = []
-        seen: set[tuple[str, str | None]] = set()
+        seen: set[tuple[str, str, str | None]] = set()
         for group in self.groups:
             if group.event != event or not group.matches(subject):
                 continue
             for command in group.commands:
-                key = (command.command, command.condition)
+                key = (command.kind, command.command, command.condition)
                 if key not in seen:
                     seen.add(key)
                     found.append(command)
@@ -227,15 +254,48 @@ def _command(
     condition = _parse_condition(event, hook.if_, at, config)
     if condition is None:
         return None
+    if hook.type in ("prompt", "agent") and event not in MODEL_EVENTS:
+        config.problems.append(
+            f"{at}: {hook.type} hooks run for {', '.join(MODEL_EVENTS)} (where the session's "
+            f"model can be asked); not for {event}. This hook is skipped"
+        )
+        return None
+    timeout = hook.timeout if "timeout" in hook.model_fields_set else DEFAULT_TIMEOUTS[hook.type]
+    text = {"command": hook.command, "http": hook.url}.get(hook.type, hook.prompt) or ""
+    if hook.type == "http":
+        _check_headers(hook, at, config)
     return HookCommand(
-        hook.command,
-        min(hook.timeout, MAX_HOOK_TIMEOUT),
+        text.strip() if hook.type == "http" else text,
+        min(timeout, MAX_HOOK_TIMEOUT),
         at,
         _pass_credentials(hook.pass_credentials, at, config),
         condition or None,
         hook.async_ or hook.async_rewake,
         root,
+        kind=hook.type,
+        headers=tuple(hook.headers.items()),
+        allowed_env_vars=tuple(hook.allowed_env_vars),
+        model=hook.model,
+        user_level=config.user_level,
     )
+
+
+def _check_headers(hook: HookCommandSettings, at: str, config: HookConfig) -> None:
+    """Said at load, not per call: a header variable `allowedEnvVars` does not list (sent
+    empty, as in Claude Code), and a secret-looking one a project's hook lists (agentls
+    sends it empty: only the user's own hooks may send secrets)."""
+    from agentls.agent.hook_http import header_variables, withheld_variable
+
+    listed = set(hook.allowed_env_vars)
+    for name, value in hook.headers.items():
+        for variable in header_variables(value):
+            if variable not in listed:
+                config.problems.append(
+                    f"{at}: header {name!r} uses ${variable}, which `allowedEnvVars` does "
+                    "not list; it is sent empty"
+                )
+            elif (why := withheld_variable(variable, user_level=config.user_level)) is not None:
+                config.problems.append(f"{at}: header {name!r}: {why}")
 
 
 def _parse_condition(event: str, value: object, at: str, config: HookConfig) -> str | None:
@@ -272,7 +332,11 @@ def _in_plugin(group: HookGroup, root: Path) -> HookGroup:
 
     commands = tuple(
         dataclasses.replace(
-            c, command=c.command.replace(PLUGIN_ROOT_VARIABLE, str(root)), plugin_root=root
+            c,
+            command=c.command.replace(PLUGIN_ROOT_VARIABLE, str(root))
+            if c.kind == "command"
+            else c.command,
+            plugin_root=root,
         )
         for c in group.commands
     )

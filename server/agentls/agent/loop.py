@@ -176,10 +176,16 @@ class AgentLoop:
         self._emit_safe(ModeChanged(conv.id, mode, permission_mode))
 
     def child(
-        self, conversation: Conversation, events: EventSink, mode: RunMode, role: SubagentRole
+        self,
+        conversation: Conversation,
+        events: EventSink,
+        mode: RunMode,
+        role: SubagentRole,
+        cancel: asyncio.Event | None = None,
     ) -> AgentLoop:
-        """A sub-agent's loop: it shares this run's cancel event (`agent.subagent_run`)."""
-        return type(self)(conversation, events, mode, self.cancel, subagent=role)
+        """A sub-agent's loop: it shares this run's cancel event (`agent.subagent_run`),
+        or has `cancel` of its own (a hook's verifier)."""
+        return type(self)(conversation, events, mode, cancel or self.cancel, subagent=role)
 
     def _emit_safe(self, event: AgentEvent) -> None:
         """A host's broken event handler must not break the run."""
@@ -732,8 +738,13 @@ class LoopControls:
         self.loop.pending_mode = (mode, permission_mode)
 
     async def run_subagent(
-        self, agent: AgentType, description: str, prompt: str, ctx: ToolContext
+        self,
+        agent: AgentType,
+        description: str,
+        prompt: str,
+        ctx: ToolContext,
+        cancel: asyncio.Event | None = None,
     ) -> SubagentReport:
         from agentls.agent.subagent_run import run_subagent
 
-        return await run_subagent(self.loop, agent, description, prompt, ctx)
+        return await run_subagent(self.loop, agent, description, prompt, ctx, cancel)

@@ -148,6 +148,13 @@ def _body(text: str) -> str:
         return text
 
 
+REFUSED_IMPORT = (
+    "not imported: a project's memory file imports only files inside the workspace, and "
+    "no file imports a secret file such as .env or a key; import it from your own "
+    "~/.claude/CLAUDE.md instead"
+)
+
+
 def _imports(
     text: str, base: Path, allowed: list[Path], *, depth: int, visited: set[Path]
 ) -> list[str]:
@@ -157,7 +164,11 @@ def _imports(
     for raw in _IMPORT.findall(_CODE.sub(" ", text)):
         target = Path(os.path.expanduser(raw)) if raw.startswith("~/") else base / raw
         real = Path(os.path.realpath(target))
-        if real in visited or not any(_inside(real, a) for a in allowed) or _secret(real):
+        if real in visited:
+            continue
+        if not any(_inside(real, a) for a in allowed) or _secret(real):
+            if real.is_file():  # said, not silently dropped (stricter than Claude Code)
+                parts.append(f"### @{raw}\n({REFUSED_IMPORT})")
             continue
         imported = _read(real)
         if imported is None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from agentls.agent.frontmatter import FrontMatterError, read_markdown, text_field
 
-__all__ = ["OutputStyle", "output_style"]
+__all__ = ["OutputStyle", "output_style", "style_problem"]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,25 @@ def output_style(roots: Sequence[Path], home: Path | None = None) -> OutputStyle
                 return style
     log.warning("outputStyle %r: no such style in .claude/output-styles; none used", wanted)
     return None
+
+
+BUILT_IN = frozenset({"explanatory", "learning"})
+
+
+def style_problem(roots: Sequence[Path], home: Path | None = None) -> list[str]:
+    """Why the chosen `outputStyle` is not used, when it is not (for the settings'
+    problems: shown at start-up and by `agentls doctor`)."""
+    home = home or Path.home()
+    wanted = _setting(roots, home)
+    if not wanted or wanted.lower() == "default" or output_style(roots, home) is not None:
+        return []
+    why = (
+        "Claude Code's built-in styles are not files (its explanatory-output-style and "
+        "learning-output-style plugins bring them as SessionStart hooks)"
+        if wanted.lower() in BUILT_IN
+        else "no such style in .claude/output-styles or ~/.claude/output-styles"
+    )
+    return [f"outputStyle {wanted!r} is not used: {why}"]
 
 
 def _setting(roots: Sequence[Path], home: Path) -> str:

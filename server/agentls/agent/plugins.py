@@ -251,6 +251,7 @@ def _resolve(
         return None
     folder = _marketplace_folder(market_name, market, home, result)
     if folder is None:
+        result.skipped.append(f"{key}: not loaded: its marketplace {market_name!r} was skipped")
         return None
     if folder not in settings.catalogs:
         settings.catalogs[folder] = _read_json(folder / ".claude-plugin" / "marketplace.json")
@@ -274,21 +275,29 @@ def _marketplace_folder(name: str, market: _Declared, home: Path, result: Plugin
             path = path.parent.parent if path.parent.name == ".claude-plugin" else path.parent
         if (path / ".claude-plugin" / "marketplace.json").is_file():
             return path
-        result.skipped.append(
-            f"marketplace {name!r} ({market.label}): {path} has no .claude-plugin/marketplace.json"
+        _skip_once(
+            result,
+            f"marketplace {name!r} ({market.label}): {path} has no .claude-plugin/marketplace.json",
         )
         return None
     clone = home / ".claude" / "plugins" / "marketplaces" / name
     if kind in _FETCHED_KINDS and (clone / ".claude-plugin" / "marketplace.json").is_file():
         return clone
     where = source.get("repo") or source.get("url") or kind or "no source"
-    result.skipped.append(
+    _skip_once(
+        result,
         f"marketplace {name!r} ({market.label}) is a {kind or 'unknown'} source ({where}): "
         "agentls does not download marketplaces at run time. Clone it and declare it as "
         '{"source": {"source": "directory", "path": "<folder>"}} in extraKnownMarketplaces '
-        "(or add it once with Claude Code's /plugin marketplace add)"
+        "(or add it once with Claude Code's /plugin marketplace add)",
     )
     return None
+
+
+def _skip_once(result: PluginSet, why: str) -> None:
+    """A marketplace's reason, said once however many of its plugins are enabled."""
+    if why not in result.skipped:
+        result.skipped.append(why)
 
 
 def _plugin_in(

@@ -272,8 +272,10 @@ class Safety:
         *,
         transcript_dir: Path | None = None,
         permission_mode: Callable[[], str] | None = None,
+        private_addresses: Sequence[str] = (),
     ) -> CommandHooks:
-        """The hook runner (what it sends to hook commands never carries a credential)."""
+        """The hook runner (what it sends to hook commands never carries a credential);
+        `private_addresses`: `webFetch.allowedPrivateAddresses`, for http hooks."""
         return CommandHooks(
             self.hook_config,
             redactor=self.redactor,
@@ -282,6 +284,7 @@ class Safety:
             permission_mode=permission_mode or (lambda: self.mode),
             extra_env=self.env,
             cwd=self.roots[0] if self.roots else None,
+            private_addresses=private_addresses,
         )
 
     def loop_overrides(self, explicit: Collection[str]) -> dict[str, Any]:
@@ -370,6 +373,7 @@ def load_safety(
     )
     problems.extend(secrets.problems)
     problems.extend(merged.hooks.problems)
+    problems.extend(_output_style_problem(roots, home))
     mode_error = None
     if merged.mode == "bypassPermissions" and not bypass:
         mode_error = (
@@ -672,3 +676,10 @@ def notifying(approver: Approver | None, safety: Safety) -> Approver | None:
     from agentls.agent.hook_commands import NotifyingApprover
 
     return NotifyingApprover(approver, safety.hooks())
+
+
+def _output_style_problem(roots: Sequence[Path], home: Path) -> list[str]:
+    """An `outputStyle` that names no style file is said, not only logged."""
+    from agentls.agent.output_styles import style_problem
+
+    return style_problem(roots, home)

@@ -100,15 +100,28 @@ class ParentLoop(Protocol):
     def cancel(self) -> asyncio.Event: ...
     def _emit_safe(self, event: AgentEvent) -> None: ...
     def child(
-        self, conversation: Conversation, events: EventSink, mode: RunMode, role: SubagentRole
+        self,
+        conversation: Conversation,
+        events: EventSink,
+        mode: RunMode,
+        role: SubagentRole,
+        cancel: asyncio.Event | None = None,
     ) -> ChildLoop: ...
 
 
 async def run_subagent(
-    parent: ParentLoop, agent: AgentType, description: str, prompt: str, ctx: ToolContext
+    parent: ParentLoop,
+    agent: AgentType,
+    description: str,
+    prompt: str,
+    ctx: ToolContext,
+    cancel: asyncio.Event | None = None,
 ) -> SubagentReport:
-    """Run `agent` on `prompt` to its end inside the call `ctx` is for."""
-    if parent.subagent is not None:
+    """Run `agent` on `prompt` to its end inside the call `ctx` is for. With `cancel` (a
+    hook's verifier, `agentls.agent.hook_model`) it stops on that event alone, and may run
+    inside a sub-agent (for its SubagentStop hooks; verifiers start no hooks of their own
+    kind, so this nests once)."""
+    if parent.subagent is not None and cancel is None:
         raise ToolError("a sub-agent cannot start sub-agents of its own")
     session = parent.conversation
     mode = parent.mode
@@ -168,13 +181,13 @@ async def run_subagent(
         )
     prompt = await _subagent_start(session.config.hooks, ctx, agent, child.id, prompt, events)
     role = SubagentRole(agent, ctx.session_id, ctx.tool_use_id)
-    loop = parent.child(child, events, mode, role)
+    loop = parent.child(child, events, mode, role, cancel)
     running = asyncio.ensure_future(loop.run(prompt))
     result: RunResult | None = None
     try:
         result = await asyncio.shield(running)
     except asyncio.CancelledError:
-        result = await _wind_down(parent, running)
+        result = await _wind_down(cancel or parent.cancel, running)
         raise
     finally:
         _finish(session, child, ctx, agent, result)
@@ -213,11 +226,11 @@ async def _subagent_start(
     return prompt
 
 
-async def _wind_down(parent: ParentLoop, running: asyncio.Future[RunResult]) -> RunResult | None:
+async def _wind_down(cancel: asyncio.Event, running: asyncio.Future[RunResult]) -> RunResult | None:
     """The `task` call is being torn down: the run is going down. The sub-agent shares the
     run's cancel event, so it stops at once on its own — answering every call it made, so
     its history stays whole; it gets `WIND_DOWN_SECONDS` for that, then it is cancelled."""
-    parent.cancel.set()
+    cancel.set()
     try:
         return await asyncio.wait_for(asyncio.shield(running), WIND_DOWN_SECONDS)
     except (TimeoutError, asyncio.CancelledError):

@@ -465,7 +465,7 @@ def _hooks(value: object) -> str:
     parts = []
     for event, groups in value.items():
         commands = [
-            str(hook.get("command"))
+            str(hook.get("command") or hook.get("url") or hook.get("prompt"))
             for group in groups or []
             if isinstance(group, Mapping)
             for hook in group.get("hooks") or []

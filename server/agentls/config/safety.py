@@ -30,12 +30,16 @@ HookEvent = Literal[
     "SubagentStart",
     "Setup",
 ]
-UNSUPPORTED_HOOK_TYPES: dict[str, str] = {
-    "prompt": "it asks a model to decide",
-    "agent": "it runs an agent to decide",
-    "http": "it posts the event to a URL",
+HOOK_TYPES: tuple[str, ...] = ("command", "http", "prompt", "agent")
+"""Claude Code's hook handler types: a shell command, a POST to a URL, one question to a
+model, a read-only verifier agent."""
+HOOK_TYPE_FIELD: dict[str, str] = {
+    "command": "command",
+    "http": "url",
+    "prompt": "prompt",
+    "agent": "prompt",
 }
-"""Claude Code's other hook handler types, reported by name when a settings file uses them."""
+"""The field each handler type needs."""
 
 
 class PermissionsSettings(SettingsModel):
@@ -59,15 +63,32 @@ class PermissionsSettings(SettingsModel):
 
 
 class HookCommandSettings(SettingsModel):
-    """One command a hook runs (Claude Code's protocol: JSON on stdin, exit code 2 blocks)."""
+    """One hook handler (Claude Code's protocol: the event as JSON; exit code 2 or a JSON
+    decision blocks). `type` is `command` (a shell command line), `http` (the event POSTed
+    to `url`), `prompt` (the event put to a model with `prompt`) or `agent` (a read-only
+    verifier agent with `prompt`)."""
 
     type: str = "command"
-    """Only `command` hooks are supported (Claude Code's `prompt`, `agent` and `http`
-    handlers are reported and skipped)."""
-    command: str
-    """A shell command line (run with /bin/sh)."""
+    """`command`, `http`, `prompt` or `agent` (Claude Code's handler types)."""
+    command: str | None = None
+    """`command` hooks: a shell command line (run with /bin/sh)."""
+    url: str | None = None
+    """`http` hooks: the http(s) URL the event is POSTed to (as JSON). Loopback and private
+    addresses only when `webFetch.allowedPrivateAddresses` allows them."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """`http` hooks: request headers; `$VAR` / `${VAR}` in a value is replaced by the
+    variable when `allowedEnvVars` lists it (by nothing otherwise)."""
+    allowed_env_vars: list[str] = Field(default_factory=list)
+    """`http` hooks: the environment variables header values may use."""
+    prompt: str | None = None
+    """`prompt` and `agent` hooks: what the model is asked; `$ARGUMENTS` is replaced by the
+    event's JSON (appended when absent). It answers `{"ok": true}` or `{"ok": false,
+    "reason": "…"}`."""
+    model: str | None = None
+    """`prompt` and `agent` hooks: the model (an alias such as `haiku`, or an id); default:
+    the session's."""
     timeout: float = Field(default=60.0, gt=0)
-    """Seconds before the hook is killed (at most 3600)."""
+    """Seconds before the hook is stopped (at most 3600; default 60, 30 for `prompt`)."""
     pass_credentials: bool = False
     """Give this hook the agent's API key in its environment (`ANTHROPIC_API_KEY`). Hooks
     get the scrubbed environment otherwise; honoured in user settings only."""
@@ -89,21 +110,24 @@ class HookCommandSettings(SettingsModel):
 
     @field_validator("type")
     @classmethod
-    def _command_only(cls, value: str) -> str:
-        if value != "command":
-            why = UNSUPPORTED_HOOK_TYPES.get(value, "it is not a hook type agentls knows")
+    def _known_type(cls, value: str) -> str:
+        if value not in HOOK_TYPES:
             raise entry_error(
-                f'hook type "{value}" is not supported by agentls ({why}); only "command" '
-                "hooks run. This hook is skipped"
+                f'hook type "{value}" is not a hook type Claude Code or agentls knows (one of '
+                f"{', '.join(HOOK_TYPES)}). This hook is skipped"
             )
         return value
 
-    @field_validator("command")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise entry_error("`command` must be a non-empty string")
-        return value
+    @model_validator(mode="after")
+    def _has_its_field(self) -> HookCommandSettings:
+        """(A plain error here: the hook entry itself is dropped, not its group.)"""
+        name = HOOK_TYPE_FIELD[self.type]
+        value = getattr(self, name)
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"a {self.type} hook needs a non-empty `{name}`")
+        if self.type == "http" and not value.strip().lower().startswith(("http://", "https://")):
+            raise ValueError(f"`url` {value!r} must be an http:// or https:// URL")
+        return self
 
 
 class HookMatcherSettings(SettingsModel):

@@ -141,7 +141,10 @@ class AgentRuntime:
 
         if self.safety is None:
             return NoHooks()
-        return self.safety.hooks(on_problem=self.ports.hook_problem)
+        return self.safety.hooks(
+            on_problem=self.ports.hook_problem,
+            private_addresses=self.config.current.web_fetch.allowed_private_addresses,
+        )
 
     def pool_filter(self) -> PoolFilter:
         """Tool-wide deny rules hide those tools from the model altogether (plan mode's

@@ -1,7 +1,8 @@
 """What `web_fetch` needs besides the tool: the private-address guard, a guarded HTTP
 client, the 15-minute cache, and HTML → Markdown.
 
-The address guard runs twice, on purpose. `web_fetch`'s `assess` resolves the URL's host
+The address guard (`agentls.workspace.netguard`, shared with http hooks) runs twice, on
+purpose. `web_fetch`'s `assess` resolves the URL's host
 and reports a private, loopback or link-local address as a refusal (a fact for the
 permission step, with a clear message before anything is sent). The HTTP client's network
 backend resolves again at connection time and connects only to the addresses it checked,
@@ -11,160 +12,45 @@ reach a private address either.
 
 from __future__ import annotations
 
-import asyncio
-import ipaddress
-import socket
-import ssl
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-import httpcore2
 import httpx2
 
 from agentls.workspace.core import Attachment, Workspace
+from agentls.workspace.netguard import (
+    AddressGuard,
+    BlockedAddress,
+    GuardedBackend,
+    IPAddress,
+    IPNetwork,
+    address_kind,
+    guarded_transport_client,
+)
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-
-class BlockedAddress(httpcore2.ConnectError):
-    """A connection to a private, loopback or link-local address that no setting allows."""
-
-
-def _plain(address: IPAddress) -> IPAddress:
-    """The IPv4 address behind an IPv4-mapped, 6to4 or Teredo IPv6 address."""
-    if isinstance(address, ipaddress.IPv6Address):
-        for inner in (address.ipv4_mapped, address.sixtofour):
-            if inner is not None:
-                return inner
-        if address.teredo is not None:
-            return address.teredo[1]
-    return address
-
-
-def address_kind(address: IPAddress) -> str | None:
-    """Why an address is not a public one ("loopback", "private", …), or None."""
-    plain = _plain(address)
-    for kind, flag in (
-        ("loopback", plain.is_loopback),
-        ("link-local", plain.is_link_local),
-        ("unspecified", plain.is_unspecified),
-        ("multicast", plain.is_multicast),
-        ("private", plain.is_private),
-        ("reserved", plain.is_reserved),
-    ):
-        if flag:
-            return kind
-    return None if plain.is_global else "non-public"
-
-
-@dataclass(frozen=True)
-class AddressGuard:
-    """Refuses non-public addresses except those in `allowed` (the
-    `webFetch.allowedPrivateAddresses` setting)."""
-
-    allowed: tuple[IPNetwork, ...] = ()
-
-    @classmethod
-    def of(cls, networks: Iterable[str]) -> AddressGuard:
-        return cls(tuple(ipaddress.ip_network(n.strip(), strict=False) for n in networks))
-
-    def problem(self, host: str, address: IPAddress) -> str | None:
-        """Why connecting to `address` (for `host`) is refused, or None."""
-        kind = address_kind(address)
-        if kind is None or any(address in net or _plain(address) in net for net in self.allowed):
-            return None
-        via = "" if host == str(address) else f"{host} resolves to "
-        return (
-            f"{via}{address}, a {kind} address; web_fetch does not reach loopback, link-local "
-            "or private networks unless the user allows that address in the setting "
-            "`webFetch.allowedPrivateAddresses`"
-        )
-
-    async def resolve(self, host: str, port: int) -> list[str]:
-        """The host's addresses, all checked; `BlockedAddress` if any is refused."""
-        literal = _literal(host)
-        if literal is not None:
-            addresses: list[IPAddress] = [literal]
-        else:
-            loop = asyncio.get_running_loop()
-            try:
-                infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-            except socket.gaierror as exc:
-                raise httpcore2.ConnectError(f"cannot resolve {host}: {exc}") from None
-            addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
-        for address in addresses:
-            problem = self.problem(host, address)
-            if problem is not None:
-                raise BlockedAddress(problem)
-        return list(dict.fromkeys(str(a) for a in addresses))
-
-
-def _literal(host: str) -> IPAddress | None:
-    try:
-        return ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return None
-
-
-class GuardedBackend(httpcore2.AsyncNetworkBackend):
-    """Connects only to addresses the guard checked at connection time (no DNS rebinding,
-    no redirect into a private network); never to Unix sockets."""
-
-    def __init__(self, guard: AddressGuard) -> None:
-        self.guard = guard
-        self.inner = httpcore2.AnyIOBackend()
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore2.AsyncNetworkStream:
-        last: Exception | None = None
-        for address in await self.guard.resolve(host, port):
-            try:
-                return await self.inner.connect_tcp(
-                    address, port, timeout, local_address, socket_options
-                )
-            except httpcore2.ConnectError as exc:
-                last = exc
-        raise last or httpcore2.ConnectError(f"no address to connect to for {host}")
-
-    async def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore2.AsyncNetworkStream:
-        raise BlockedAddress("web_fetch does not connect to Unix sockets")
-
-    async def sleep(self, seconds: float) -> None:
-        await self.inner.sleep(seconds)
+__all__ = [
+    "ACCEPT",
+    "USER_AGENT",
+    "AddressGuard",
+    "BlockedAddress",
+    "GuardedBackend",
+    "IPAddress",
+    "IPNetwork",
+    "Page",
+    "PageCache",
+    "address_kind",
+    "guarded_client",
+    "html_to_markdown",
+    "page_cache",
+]
 
 
 def guarded_client(guard: AddressGuard, timeout: float) -> httpx2.AsyncClient:
     """An HTTP client whose every connection goes through the guard. It ignores proxy
     variables (a proxy would connect on our behalf, past the guard) and follows no
     redirect itself: `web_fetch` checks each one against the permission rules first."""
-    transport = httpx2.AsyncHTTPTransport(trust_env=False, retries=0)
-    context: ssl.SSLContext = httpx2.create_ssl_context(trust_env=False)
-    # httpx has no public hook for the network backend: give its transport a pool that
-    # uses ours (the pool is what `AsyncHTTPTransport` sends every request through).
-    transport._pool = httpcore2.AsyncConnectionPool(
-        ssl_context=context, network_backend=GuardedBackend(guard)
-    )
-    return httpx2.AsyncClient(
-        transport=transport,
-        timeout=httpx2.Timeout(timeout),
-        follow_redirects=False,
-        trust_env=False,
-        headers={"User-Agent": USER_AGENT, "Accept": ACCEPT},
-    )
+    return guarded_transport_client(guard, timeout, {"User-Agent": USER_AGENT, "Accept": ACCEPT})
 
 
 USER_AGENT = "agentls-web-fetch/0.1 (+https://github.com/agentls/agentls)"

@@ -45,6 +45,7 @@ from agentls.agent.shell_parse import dequote, split_command, strip_wrappers
 from agentls.agent.tool import CallRisk, Tool, ToolError, ToolInput, ToolOutput
 from agentls.config import RunCommandSettings
 from agentls.tools._execution import confinement_for, execution_risk, plan_execution
+from agentls.tools.background import LiveOutput
 from agentls.workspace.child_env import child_env_of
 from agentls.workspace.process import Confinement, ProcessResult, ProcessStartError, scrub_env
 from agentls.workspace.process_guard import run_guarded
@@ -183,6 +184,12 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
     async def call(self, input: RunCommandInput, ctx: ToolContext) -> ToolOutput:
         if input.run_in_background:
             return self._start_background(input, ctx)
+        return await self._execute(input, ctx)
+
+    async def _execute(
+        self, input: RunCommandInput, ctx: ToolContext, live: LiveOutput | None = None
+    ) -> ToolOutput:
+        """The run itself, foreground or background (`live`: the job's output as it comes)."""
         roots = list(ctx.workspace.roots)
         if not roots:
             raise ToolError("The workspace has no root folder to run the command in.")
@@ -191,7 +198,7 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
             if terminal is not None:
                 return await self._run_in_terminal(terminal, input, ctx, Path(roots[0]))
             note = "Ran WITHOUT the sandbox, in the real workspace (runCommand.where)."
-            return await self._run(input, ctx, Path(roots[0]), None, None, note)
+            return await self._run(input, ctx, Path(roots[0]), None, None, note, live=live)
         with shadow_for(ctx, self._shadows).in_use() as shadow:
             await shadow.sync(ctx.changes)
             git_writes = git_change(input.command) is not None  # allowed by now
@@ -217,7 +224,7 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
                     unsandboxed_requested=input.dangerously_disable_sandbox,
                 )
                 note = f"Ran WITHOUT the sandbox: {plan.decision.why_not}."
-            return await self._run(input, ctx, cwd, shadow, box, note, git_writes)
+            return await self._run(input, ctx, cwd, shadow, box, note, git_writes, live)
 
     def _start_background(self, input: RunCommandInput, ctx: ToolContext) -> ToolOutput:
         """The same run as a foreground call, in a task (it was allowed already)."""
@@ -225,7 +232,9 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
 
         update = {"run_in_background": False, "timeout": input.timeout or BACKGROUND_TIMEOUT}
         foreground = input.model_copy(update=update)
-        job = jobs_of(ctx.workspace).start(input.command, self.call(foreground, ctx))
+        live = LiveOutput(self.config.max_output_bytes)
+        work = self._execute(foreground, ctx, live)
+        job = jobs_of(ctx.workspace).start(input.command, work, live, ctx.session_id)
         return ToolOutput(
             f"Started in the background as {job.id}: {input.command}\n"
             f'Check it with bash_output ({{"bash_id": "{job.id}"}}); stop it with '
@@ -241,6 +250,7 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         box: Confinement | None,
         note: str,
         git_writes: bool = False,
+        live: LiveOutput | None = None,
     ) -> ToolOutput:
         env = self.config.redactor.scrub_env(scrub_env())
         env.update(self.config.redactor.scrub_env(child_env_of(ctx.workspace)))
@@ -254,6 +264,10 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         if input.timeout is None or input.timeout <= self.config.max_timeout:
             timeout = min(timeout, self.config.max_timeout)  # a background run may be longer
         ctx.report_progress(self.summary(input))
+        if live is not None:  # what bash_output shows: shadow paths mapped, secrets redacted
+            redact = self.config.redactor.redact
+            live.transform = lambda text: redact(map_output(text))
+            live.note = note
         try:
             result = await run_guarded(
                 [_shell(), "-c", input.command],
@@ -264,9 +278,12 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
                 max_output_bytes=self.config.max_output_bytes,
                 kill_grace=self.config.kill_grace,
                 confinement=box,
+                on_output=live.add if live is not None else None,
             )
         except ProcessStartError as exc:
             raise ToolError(f"Could not start the shell: {exc}") from exc
+        if live is not None:
+            live.finish(result.exit_code, result.timed_out, timeout)
         text = map_output(_format(result, timeout))
         if note:
             text = f"{note}\n{text}"

@@ -25,7 +25,7 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -217,11 +217,23 @@ class _HeadTail:
         return f"{head}\n[... {self.dropped} bytes of output dropped ...]\n{tail}"
 
 
-async def _pump(stream: asyncio.StreamReader | None, sink: _HeadTail) -> None:
+OutputListener = Callable[[str, bytes], None]
+"""Told each chunk as it arrives: ("stdout" | "stderr", bytes) — a background command's
+live output (`agentls.tools.background`)."""
+
+
+async def _pump(
+    stream: asyncio.StreamReader | None,
+    sink: _HeadTail,
+    name: str = "stdout",
+    listener: OutputListener | None = None,
+) -> None:
     if stream is None:
         return
     while chunk := await stream.read(_CHUNK):
         sink.add(chunk)
+        if listener is not None:
+            listener(name, chunk)
 
 
 def group_alive(pgid: int) -> bool:
@@ -395,6 +407,7 @@ async def run_process(
     stdin: bytes | None = None,
     confinement: Confinement | None = None,
     pass_credentials: bool = False,
+    on_output: OutputListener | None = None,
 ) -> ProcessResult:
     """Run `argv` (no shell) in `cwd` in a new process group and collect its output.
 
@@ -406,7 +419,8 @@ async def run_process(
     so nothing outlives the call. `stop_signals` lets a caller ask politely first (e.g.
     SIGINT makes pytest report). `confinement` runs the command in a sandbox.
     `pass_credentials` lets the agent's own credentials in `env` through (a hook the user
-    opted in); they are dropped otherwise, whatever `env` says.
+    opted in); they are dropped otherwise, whatever `env` says. `on_output` is told
+    every chunk of output as it arrives (the result still has head and tail).
     """
     if not argv:
         raise ProcessStartError("No command given.")
@@ -423,6 +437,7 @@ async def run_process(
             kill_grace=kill_grace,
             stdin=stdin,
             confinement=confinement,
+            on_output=on_output,
         )
 
 
@@ -436,6 +451,7 @@ async def _run_launched(
     kill_grace: float,
     stdin: bytes | None,
     confinement: Confinement | None,
+    on_output: OutputListener | None = None,
 ) -> ProcessResult:
     started = time.monotonic()
     try:
@@ -446,7 +462,11 @@ async def _run_launched(
     except PermissionError as exc:
         raise ProcessStartError(f"Cannot run {argv[0]!r}: permission denied.") from exc
     out, err = _HeadTail(max_output_bytes), _HeadTail(max_output_bytes)
-    pumps = asyncio.gather(_feed(proc, stdin), _pump(proc.stdout, out), _pump(proc.stderr, err))
+    pumps = asyncio.gather(
+        _feed(proc, stdin),
+        _pump(proc.stdout, out, "stdout", on_output),
+        _pump(proc.stderr, err, "stderr", on_output),
+    )
     timed_out = False
     name = confinement.name if confinement is not None else ""
     try:
