@@ -21,14 +21,9 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from agentls.agent.accounting import Tally
 from agentls.agent.context import RunMode, ToolContext
 from agentls.agent.events import AgentEvent, ignore_event
-from agentls.agent.hooks import HookDecision, HookRunner, NoHooks
+from agentls.agent.hooks import HookRunner, NoHooks
 from agentls.agent.messages import ContentBlockParam
-from agentls.agent.permissions import (
-    AllowAll,
-    PermissionDecision,
-    PermissionMode,
-    PermissionPolicy,
-)
+from agentls.agent.permissions import AllowAll, PermissionMode, PermissionPolicy
 from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.agent.registry import (
     AnyTool,
@@ -39,6 +34,7 @@ from agentls.agent.registry import (
     load_sources,
     tool_to_api_schema,
 )
+from agentls.agent.requirement import PendingCall, Requirement
 from agentls.agent.results import (
     CompactionPayload,
     EditPayload,
@@ -51,7 +47,6 @@ from agentls.agent.results import (
 )
 from agentls.agent.settings import AgentSettings, ConfigError
 from agentls.agent.store import SessionStateError, SessionStore
-from agentls.agent.tool import NO_RISK, CallRisk
 from agentls.errors import SessionBusy
 from agentls.workspace import ChangeSet, Workspace
 
@@ -191,15 +186,11 @@ class _DenyAll:
 
     mode: PermissionMode = "default"
 
-    async def decide(
-        self,
-        tool: AnyTool,
-        input: Any,
-        ctx: ToolContext,
-        hook: HookDecision | None = None,
-        risk: CallRisk = NO_RISK,
-    ) -> PermissionDecision:
-        return PermissionDecision.deny("this session could not start")
+    def requirement(self, call: PendingCall) -> Requirement:
+        return Requirement.forbidden("this session could not start")
+
+    async def approve(self, call: PendingCall, needed: Requirement) -> Requirement:
+        return Requirement.forbidden("this session could not start")
 
 
 class _HostEditSink:

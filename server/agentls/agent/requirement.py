@@ -1,0 +1,97 @@
+"""`Requirement`: the one permission decision for a tool call, and the call it is about.
+
+Why one type: a call's permission used to be said six ways (a hook's decision, a hook's
+outcome, the tool's risk, the rules' verdict, the policy's decision, the sandbox's
+decision), and a hook's deny was checked twice. Now every input is folded by one function,
+`agentls.agent.decision.decide`, into one of three answers (as codex-rs's
+`ExecApprovalRequirement`):
+
+- `skip`: no approval needed, the call runs;
+- `forbidden`: it must not run; `reason` is what the model is told;
+- `needs_approval`: the user must approve it; `remember` is what "allow for this session"
+  would remember (empty: only "allow once" can be offered).
+
+A PreToolUse hook's `permissionDecision` is read into a `Requirement` as well (allow →
+skip, deny → forbidden, ask → needs approval), so it is weighed, not decided a second time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from agentls.agent.tool import NO_RISK, CallRisk
+
+if TYPE_CHECKING:
+    from agentls.agent.context import ToolContext
+    from agentls.agent.rules import Rule
+    from agentls.agent.tool import Tool
+
+__all__ = ["PendingCall", "Requirement", "RequirementKind"]
+
+RequirementKind = Literal["skip", "forbidden", "needs_approval"]
+
+_BEHAVIOR = {"skip": "allow", "forbidden": "deny", "needs_approval": "ask"}
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """What a call needs before it may run (see the module docstring)."""
+
+    kind: RequirementKind
+    reason: str = ""
+    remember: tuple[Rule, ...] = ()
+    """Only for `needs_approval`: the rules "allow for this session" would add."""
+    told: str = ""
+    """Only for `forbidden`: the whole message for the model when the step that forbade
+    the call words it itself (plan mode, a hook's block); else it is built from `reason`."""
+
+    @classmethod
+    def skip(cls) -> Requirement:
+        return cls("skip")
+
+    @classmethod
+    def forbidden(cls, reason: str, *, told: str = "") -> Requirement:
+        return cls("forbidden", reason, told=told)
+
+    @classmethod
+    def needs_approval(cls, reason: str, remember: tuple[Rule, ...] = ()) -> Requirement:
+        return cls("needs_approval", reason, remember)
+
+    @classmethod
+    def from_hook(cls, permission: str, reason: str = "") -> Requirement:
+        """A PreToolUse hook's `permissionDecision` ("allow", "deny" or "ask")."""
+        if permission == "allow":
+            return cls("skip", reason)
+        if permission == "deny":
+            return cls.forbidden(reason)
+        return cls.needs_approval(reason)
+
+    @property
+    def behavior(self) -> Literal["allow", "deny", "ask"]:
+        """The same answer in Claude Code's words (`permissionDecision`)."""
+        found: Literal["allow", "deny", "ask"] = _BEHAVIOR[self.kind]  # type: ignore[assignment]
+        return found
+
+    def message(self, tool: str) -> str:
+        """What the model is told when the call is forbidden."""
+        if self.told:
+            return self.told
+        reason = self.reason or "the user's permission settings do not allow this call"
+        return (
+            f"Permission denied for {tool}: {reason}. Do not retry the same call; "
+            "choose another approach or ask the user."
+        )
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    """One call the permission decision is about: the tool, its parsed input, the context,
+    and what others said about it — a PreToolUse hook (`hook`) and the tool itself, with
+    the sandbox's answer (`risk`, from `Tool.assess`). Facts, not decisions."""
+
+    tool: Tool[Any]
+    input: Any
+    ctx: ToolContext
+    hook: Requirement | None = None
+    risk: CallRisk = NO_RISK
