@@ -48,6 +48,7 @@ from agentls.agent.results import (
 from agentls.agent.settings import AgentSettings, ConfigError
 from agentls.agent.store import SessionStateError, SessionStore
 from agentls.errors import SessionBusy
+from agentls.runtime.delivery import Handoff, delivery_for
 from agentls.workspace import ChangeSet, Workspace
 
 if TYPE_CHECKING:
@@ -111,9 +112,11 @@ class EditorPort(Protocol):
     def reporter(self, run: RunHandle) -> RunReporter: ...
 
     async def deliver(
-        self, session_id: str, changes: ChangeSet, mode: RunMode, summary: str, *, final: bool
+        self, session_id: str, changes: ChangeSet, how: Handoff, summary: str
     ) -> EditOutcome | None:
-        """Hand staged edits to the editor (review: at run end; auto: after each write)."""
+        """Hand staged edits to the editor, as the runtime decided (`how`, from
+        `agentls.runtime.delivery`): "write" them now without asking, or "review" them with
+        the user. Review runs deliver at their end, auto runs after each write."""
         ...
 
 
@@ -135,7 +138,7 @@ class NullPort:
         return _SilentReporter()
 
     async def deliver(
-        self, session_id: str, changes: ChangeSet, mode: RunMode, summary: str, *, final: bool
+        self, session_id: str, changes: ChangeSet, how: Handoff, summary: str
     ) -> EditOutcome | None:
         return None
 
@@ -629,15 +632,25 @@ class AgentHost:
             return EditOutcome(files, None, reason, left_out=[(f, reason) for f in files])
         from agentls.tools.after_edit import changeset_checks
 
+        how = delivery_for(mode, session.config.permissions.mode, final=True)
+        if how not in ("write", "review"):
+            return None
         handle.checks = await changeset_checks(self.workspace, session.changes)
-        return await self.port.deliver(session.id, session.changes, mode, handle.title, final=True)
+        return await self.port.deliver(session.id, session.changes, how, handle.title)
 
     async def deliver_now(
         self, session_id: str, changes: ChangeSet, mode: RunMode
     ) -> EditOutcome | None:
+        """Auto delivery after a write tool: the runtime decides (`delivery_for`), the
+        port only carries it out."""
+        session = self.sessions.get(session_id)
+        permission_mode = session.config.permissions.mode if session else "default"
+        how = delivery_for(mode, permission_mode, final=False, empty=changes.is_empty())
+        if how not in ("write", "review"):
+            return None
         handle = self.runs.get(session_id)
         summary = handle.title if handle else "agentls edit"
-        return await self.port.deliver(session_id, changes, mode, summary, final=False)
+        return await self.port.deliver(session_id, changes, how, summary)
 
     def cancel(self, session_id: str | None = None) -> list[str]:
         """Cancel one session's run, or every run; returns the ids that were running."""

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from agentls.host import EditOutcome, RunHandle, RunReporter
     from agentls.mcp import McpManager
     from agentls.mcp.config import ServerSpec
+    from agentls.runtime.delivery import Handoff
     from agentls.workspace.changes import ChangeSet
 
 log = logging.getLogger(__name__)
@@ -209,10 +210,6 @@ class AcpWorkspace:
     def delivery(self) -> RunMode:
         return "auto" if self.config.current.mode == "auto" else "review"
 
-    def permission_mode(self, session_id: str) -> PermissionMode:
-        found = self.sessions.get(session_id)
-        return found.mode if found is not None else "default"
-
     def session_sources(self, specs: Sequence[ServerSpec]) -> list[McpManager]:
         """The client's MCP servers for a session (`session/new`'s `mcpServers`)."""
         return self.runtime.session_mcp(specs)
@@ -282,9 +279,9 @@ class AcpPort:
         return reporter
 
     async def deliver(
-        self, session_id: str, changes: ChangeSet, mode: RunMode, summary: str, *, final: bool
+        self, session_id: str, changes: ChangeSet, how: Handoff, summary: str
     ) -> EditOutcome | None:
-        return await deliver(self.workspace, session_id, changes, mode, summary, final=final)
+        return await deliver(self.workspace, session_id, changes, how, summary)
 
 
 class ClientFiles:

@@ -8,8 +8,9 @@ through the host's `UserPrompts`. The loop provides them; a call made outside a 
 act on. They live here, with the context they are part of, so the two do not import each
 other (`agentls.agent.controls` re-exports them).
 
-Mode switches go through the places that already decide plan mode: the run's mode (read by
-`guards.plan_mode_denial`) and the pool's read-only filter (`Conversation.pool`). The loop
+Mode switches change the run's mode, which the one permission decision reads
+(`agentls.agent.decision.decide` forbids every change in plan mode) and which picks the
+pool the model is offered (`Conversation.pool`: read-only tools only in plan mode). The loop
 applies a switch after the current batch of calls, so every later call and the next
 request's tools follow the new mode.
 """

@@ -70,8 +70,8 @@ def requirement_for(call: PendingCall, policy: PermissionPolicy) -> Requirement:
     own = _own_steps(call, policy.mode)
     if own is not None:
         return own
-    if call.risk.refusal:
-        return Requirement.forbidden(call.risk.refusal)
+    if call.risk.needs.kind == "forbidden":
+        return call.risk.needs
     return policy.requirement(call)
 
 

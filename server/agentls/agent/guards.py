@@ -2,7 +2,9 @@
 
 Why here and not in a policy or a hook: a policy and hooks are what a host configures (and
 a test host, a script or a settings file that failed to load may configure none). These
-steps run for every call in `agentls.agent.pipeline.Pipeline`, whatever was configured:
+steps run for every call, whatever was configured — the first two as inputs of the one
+permission decision (`agentls.agent.decision.decide`), the third in
+`agentls.agent.pipeline.Pipeline`:
 
 - secret files (`.env*`, keys, cloud credentials) are never shown by tools that show file
   contents, in any mode, whatever rules or hooks allow;
@@ -37,6 +39,7 @@ __all__ = [
     "CREDENTIAL_WITHHELD",
     "SECRET_GUARDED_TOOLS",
     "call_subject",
+    "in_plan_mode",
     "input_dict",
     "is_read_only",
     "plan_mode_denial",
@@ -162,11 +165,19 @@ def secret_file_denial(tool: str, input: Any, ctx: ToolContext) -> str | None:
     return None
 
 
+def in_plan_mode(run_mode: str, permission_mode: str) -> bool:
+    """Plan mode is the run's mode `plan` or the permission mode `plan`: one test for both,
+    used by the permission decision (and by the rules, which judge a plan run's reads like
+    the default mode's)."""
+    return run_mode == "plan" or permission_mode == "plan"
+
+
 def plan_mode_denial(
     tool: Tool[Any], input: Any, ctx: ToolContext, mode: PermissionMode
 ) -> str | None:
-    """The one place plan mode is decided: the run's mode or the permission mode."""
-    if (ctx.mode == "plan" or mode == "plan") and not is_read_only(tool, input):
+    """Why plan mode forbids this call (it is not read-only), or None. Read only by
+    `agentls.agent.decision.decide`, the one place a call's permission is decided."""
+    if in_plan_mode(ctx.mode, mode) and not is_read_only(tool, input):
         return (
             f"Permission denied: {tool.name} changes files, and this run is in plan mode "
             "(read-only). Do not retry; describe the change instead."

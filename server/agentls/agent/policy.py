@@ -9,7 +9,7 @@ It is the rules part of the one permission decision (`agentls.agent.decision.dec
 and answers with the same type (`Requirement`: skip, forbidden, needs approval). Before it,
 the decision has already forbidden what no configuration may allow: a hook's "deny",
 secret files, anything not read-only in plan mode, and a call its tool refuses
-(`CallRisk.refusal`, e.g. a command where the sandbox should run but cannot). Then, first
+(`CallRisk.needs` forbidden, e.g. a command where the sandbox should run but cannot). Then, first
 decisive step wins:
 
 1. deny rules — in every mode, bypass included;
@@ -20,7 +20,7 @@ decisive step wins:
    in bypass mode these are allowed, except the secret and config cases, which are denied;
 3. bypassPermissions: allow;
 4. a PreToolUse hook's "allow", allow rules and this session's remembered approvals;
-5. what the tool found out about the call (`CallRisk.approval`: e.g. run_tests over code
+5. what the tool found out about the call (`CallRisk.needs` an approval: e.g. run_tests over code
    this session staged, or run_tests outside the sandbox): ask;
 6. a shell command that only reads, in the sandbox (`agentls.agent.readonly_commands`;
    off with `read_only_commands=False`): allow;
@@ -41,7 +41,7 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentls.agent.guards import call_subject, input_dict, is_read_only
+from agentls.agent.guards import call_subject, in_plan_mode, input_dict, is_read_only
 from agentls.agent.permissions import (
     PERMISSION_MODES,
     ApprovalChoice,
@@ -197,9 +197,9 @@ class RulePolicy:
         denied = self.rules.first_hit("deny", subject)
         if denied is not None:
             return Requirement.forbidden(f"the rule `{denied.text}` ({denied.source}) denies it")
-        # a plan run never reaches here with a change (the pipeline denied it), and its
+        # a plan run never reaches here with a change (`decide` forbade it), and its
         # reads are judged like the default mode's, bypass or not
-        mode: PermissionMode = "default" if ctx.mode == "plan" else self._mode
+        mode: PermissionMode = "default" if in_plan_mode(ctx.mode, self._mode) else self._mode
         read_only = is_read_only(tool, input)
         forced = self._forced_ask(tool, input, subject, hook, ctx)
         if forced is not None:
@@ -236,8 +236,8 @@ class RulePolicy:
         """A call no rule or hook decided: reads inside the workspace pass, the rest asks."""
         name = tool.name
         remember = self._remember(subject)
-        if risk.approval:
-            return Requirement.needs_approval(risk.approval, remember)
+        if risk.needs.kind == "needs_approval":
+            return Requirement.needs_approval(risk.needs.reason, remember)
         outside = self._outside_reads(subject, ctx) if read_only else None
         if outside is not None:
             return Requirement.needs_approval(

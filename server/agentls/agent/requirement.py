@@ -20,14 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentls.agent.tool import NO_RISK, CallRisk
-
 if TYPE_CHECKING:
     from agentls.agent.context import ToolContext
     from agentls.agent.rules import Rule
     from agentls.agent.tool import Tool
 
-__all__ = ["PendingCall", "Requirement", "RequirementKind"]
+__all__ = ["NO_RISK", "CallRisk", "PendingCall", "Requirement", "RequirementKind"]
 
 RequirementKind = Literal["skip", "forbidden", "needs_approval"]
 
@@ -82,6 +80,38 @@ class Requirement:
             f"Permission denied for {tool}: {reason}. Do not retry the same call; "
             "choose another approach or ask the user."
         )
+
+
+SKIP = Requirement("skip")
+
+
+@dataclass(frozen=True)
+class CallRisk:
+    """What a tool found out about one call (`Tool.assess`), with the sandbox's answer
+    folded in: the tool's own requirement (as codex-rs's `exec_approval_requirement`) and
+    whether the call's processes are confined. An input of `decide`, not a decision.
+
+    `needs` forbidden: the call must not run here at all (e.g. the sandbox should run but
+    cannot and the fallback refuses), in every mode. `needs` needs approval: the user must
+    approve it unless an allow rule or "allow for this session" covers it (like a call that
+    is not read-only; bypass mode allows it). `confined`: its processes run in the OS
+    sandbox, so a command that only reads can be allowed without asking
+    (`agentls.agent.readonly_commands`).
+    """
+
+    needs: Requirement = SKIP
+    confined: bool = False
+
+    @classmethod
+    def refused(cls, reason: str) -> CallRisk:
+        return cls(Requirement.forbidden(reason))
+
+    @classmethod
+    def asks(cls, reason: str, *, confined: bool = False) -> CallRisk:
+        return cls(Requirement.needs_approval(reason), confined)
+
+
+NO_RISK = CallRisk()
 
 
 @dataclass(frozen=True)

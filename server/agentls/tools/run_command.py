@@ -11,7 +11,7 @@ and the network is off unless the settings open it. Where no sandbox can run,
 `sandbox.fallback.run_command` decides: refuse (the default) or ask first.
 
 A config switch (`where="workspace"`) runs in the real tree, unsandboxed; then every call
-asks the user unless an allow rule covers it (`CallRisk.approval`). A call with
+asks the user unless an allow rule covers it (`CallRisk.asks`). A call with
 `dangerously_disable_sandbox` always asks (no rule skips it), and
 `sandbox.allowUnsandboxedCommands: false` forbids it. A sandboxed call is marked
 `confined`, so a command that only reads (`ls`, `git status`; see
@@ -153,8 +153,8 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         """Refused (or asked) where the sandbox should run but cannot; in the real tree,
         asked unless an allow rule covers it; `confined` when it runs sandboxed."""
         if self.config.where == "workspace":
-            return CallRisk(
-                approval="the command runs in your real workspace, without the sandbox "
+            return CallRisk.asks(
+                "the command runs in your real workspace, without the sandbox "
                 '(runCommand.where = "workspace")'
             )
         risk = execution_risk(
@@ -163,7 +163,7 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
             command=input.command,
             unsandboxed_requested=input.dangerously_disable_sandbox,
         )
-        if risk.refusal or risk.approval:
+        if risk.needs.kind != "skip":
             return risk
         plan = plan_execution(
             self.name,
@@ -173,12 +173,12 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         )
         changes = git_change(input.command)
         if changes is not None:
-            return CallRisk(
-                approval=f"`{changes}` changes the repository (refs, HEAD or history), "
+            return CallRisk.asks(
+                f"`{changes}` changes the repository (refs, HEAD or history), "
                 "which is otherwise read-only to commands",
-                confined=plan.decision.sandboxed,
+                confined=plan.placement.sandboxed,
             )
-        return CallRisk(confined=plan.decision.sandboxed)
+        return CallRisk(confined=plan.placement.sandboxed)
 
     async def call(self, input: RunCommandInput, ctx: ToolContext) -> ToolOutput:
         if input.run_in_background:
@@ -216,7 +216,7 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
                     command=input.command,
                     unsandboxed_requested=input.dangerously_disable_sandbox,
                 )
-                note = f"Ran WITHOUT the sandbox: {plan.decision.why_not}."
+                note = f"Ran WITHOUT the sandbox: {plan.placement.why_not}."
             return await self._run(input, ctx, cwd, shadow, box, note, git_writes)
 
     def _start_background(self, input: RunCommandInput, ctx: ToolContext) -> ToolOutput:
