@@ -11,10 +11,10 @@ from pydantic import Field
 from agentls.agent.context import ToolContext
 from agentls.agent.hooks import HookOutcome
 from agentls.agent.model_client import AnthropicModelClient
-from agentls.agent.permissions import PermissionMode
+from agentls.agent.permissions import PendingCall, PermissionMode
 from agentls.agent.pipeline import Pipeline, ToolCall
 from agentls.agent.registry import PoolFilter, ToolPool
-from agentls.agent.requirement import PendingCall, Requirement
+from agentls.agent.requirement import Requirement
 from agentls.agent.schema import compact_json_schema
 from agentls.agent.settings import AgentSettings, ConfigError
 from agentls.agent.tool import ToolInput, ToolOutput

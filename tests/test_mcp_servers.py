@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from agentls.agent.permissions import PermissionMode
+from agentls.agent.permissions import PendingCall, PermissionMode
 from agentls.agent.registry import PoolFilter, ToolSearchSettings
-from agentls.agent.requirement import PendingCall, Requirement
+from agentls.agent.requirement import Requirement
 from agentls.agent.tool import ToolError
 from agentls.mcp import ApprovalStore, McpManager, rule_matches_tool
 from agentls.mcp.naming import API_NAME

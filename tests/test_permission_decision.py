@@ -15,11 +15,11 @@ from typing import Any
 from agentls.agent.context import RunMode, ToolContext
 from agentls.agent.decision import decide, requirement_for
 from agentls.agent.hooks import HookOutcome
-from agentls.agent.permissions import PermissionMode
+from agentls.agent.permissions import PendingCall, PermissionMode
 from agentls.agent.pipeline import Pipeline, ToolCall
 from agentls.agent.policy import RulePolicy
 from agentls.agent.registry import ToolPool
-from agentls.agent.requirement import CallRisk, PendingCall, Requirement
+from agentls.agent.requirement import CallRisk, Requirement
 from agentls.agent.rules import RuleSet, parse_rules
 from agentls.agent.tool import Tool, ToolOutput
 from agentls.tools import builtin_tools

@@ -10,11 +10,11 @@ import pytest
 from agentls.agent.context import RunMode, ToolContext
 from agentls.agent.decision import requirement_for
 from agentls.agent.hooks import HookOutcome
-from agentls.agent.permissions import PermissionMode
+from agentls.agent.permissions import PendingCall, PermissionMode
 from agentls.agent.pipeline import Pipeline, ToolCall
 from agentls.agent.policy import BypassNotAllowed, RulePolicy
 from agentls.agent.registry import ToolPool
-from agentls.agent.requirement import PendingCall, Requirement
+from agentls.agent.requirement import Requirement
 from agentls.agent.rules import RuleSet, parse_rules
 from agentls.agent.settings import ConfigError
 from agentls.agent.settings_files import load_safety

@@ -23,7 +23,7 @@ from agentls.agent.context import RunMode, ToolContext
 from agentls.agent.events import AgentEvent, ignore_event
 from agentls.agent.hooks import HookRunner, NoHooks
 from agentls.agent.messages import ContentBlockParam
-from agentls.agent.permissions import AllowAll, PermissionMode, PermissionPolicy
+from agentls.agent.permissions import AllowAll, PendingCall, PermissionMode, PermissionPolicy
 from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.agent.registry import (
     AnyTool,
@@ -34,7 +34,7 @@ from agentls.agent.registry import (
     load_sources,
     tool_to_api_schema,
 )
-from agentls.agent.requirement import PendingCall, Requirement
+from agentls.agent.requirement import Requirement
 from agentls.agent.results import (
     CompactionPayload,
     EditPayload,

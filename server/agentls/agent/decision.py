@@ -28,7 +28,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from agentls.agent.guards import plan_mode_denial, secret_file_denial
-from agentls.agent.requirement import PendingCall, Requirement
+from agentls.agent.permissions import PendingCall
+from agentls.agent.requirement import Requirement
 
 if TYPE_CHECKING:
     from agentls.agent.hooks import HookOutcome

@@ -16,11 +16,28 @@ small lets every host share one rule engine and one "allow for this session" mem
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from agentls.agent.requirement import PendingCall, Requirement
+from agentls.agent.requirement import NO_RISK, CallRisk, Requirement
 from agentls.config.base import PERMISSION_MODES as PERMISSION_MODES
 from agentls.config.base import PermissionMode as PermissionMode
+
+if TYPE_CHECKING:
+    from agentls.agent.context import ToolContext
+    from agentls.agent.tool import Tool
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    """One call the permission decision is about: the tool, its parsed input, the context,
+    and what others said about it — a PreToolUse hook (`hook`) and the tool itself, with
+    the sandbox's answer (`risk`, from `Tool.assess`). Facts, not decisions."""
+
+    tool: Tool[Any]
+    input: Any
+    ctx: ToolContext
+    hook: Requirement | None = None
+    risk: CallRisk = NO_RISK
 
 
 class PermissionPolicy(Protocol):

@@ -36,9 +36,9 @@ from agentls.agent.events import (
 from agentls.agent.guards import call_subject, redact_output
 from agentls.agent.hooks import HookOutcome, HookRunner, NoHooks
 from agentls.agent.messages import TextBlockParam, ToolResultBlockParam
-from agentls.agent.permissions import AllowAll, PermissionPolicy
+from agentls.agent.permissions import AllowAll, PendingCall, PermissionPolicy
 from agentls.agent.registry import AnyTool, ToolPool
-from agentls.agent.requirement import PendingCall, Requirement
+from agentls.agent.requirement import Requirement
 from agentls.agent.tool import (
     ContentBlock,
     InvalidToolInput,

@@ -48,10 +48,11 @@ from agentls.agent.permissions import (
     ApprovalKind,
     ApprovalRequest,
     Approver,
+    PendingCall,
     PermissionMode,
 )
 from agentls.agent.readonly_commands import Where, read_only_problem
-from agentls.agent.requirement import PendingCall, Requirement
+from agentls.agent.requirement import Requirement
 from agentls.agent.rules import COMMAND_TOOLS, EDIT_TOOLS, Rule, RuleSet, Subject
 from agentls.agent.settings import ConfigError
 from agentls.agent.settings_guard import settings_table_change

@@ -1,4 +1,5 @@
-"""`Requirement`: the one permission decision for a tool call, and the call it is about.
+"""`Requirement`: the one permission decision for a tool call (and `CallRisk`, the tool's
+own say, which carries one).
 
 Why one type: a call's permission used to be said six ways (a hook's decision, a hook's
 outcome, the tool's risk, the rules' verdict, the policy's decision, the sandbox's
@@ -18,14 +19,12 @@ skip, deny → forbidden, ask → needs approval), so it is weighed, not decided
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from agentls.agent.context import ToolContext
     from agentls.agent.rules import Rule
-    from agentls.agent.tool import Tool
 
-__all__ = ["NO_RISK", "CallRisk", "PendingCall", "Requirement", "RequirementKind"]
+__all__ = ["NO_RISK", "CallRisk", "Requirement", "RequirementKind"]
 
 RequirementKind = Literal["skip", "forbidden", "needs_approval"]
 
@@ -112,16 +111,3 @@ class CallRisk:
 
 
 NO_RISK = CallRisk()
-
-
-@dataclass(frozen=True)
-class PendingCall:
-    """One call the permission decision is about: the tool, its parsed input, the context,
-    and what others said about it — a PreToolUse hook (`hook`) and the tool itself, with
-    the sandbox's answer (`risk`, from `Tool.assess`). Facts, not decisions."""
-
-    tool: Tool[Any]
-    input: Any
-    ctx: ToolContext
-    hook: Requirement | None = None
-    risk: CallRisk = NO_RISK
