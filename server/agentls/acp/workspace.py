@@ -42,9 +42,8 @@ from agentls.runtime.config_state import ConfigState, load_project_config
 from agentls.runtime.ports import HostPorts
 from agentls.runtime.runtime import AgentRuntime
 from agentls.workspace import Workspace
-from agentls.workspace.editor_files import use_editor_files
 from agentls.workspace.process import ProcessResult
-from agentls.workspace.terminals import TerminalCommand, use_host_terminal
+from agentls.workspace.terminals import TerminalCommand
 
 if TYPE_CHECKING:
     from agentls.agent.context import RunMode
@@ -116,10 +115,6 @@ class AcpWorkspace:
         self.host = AgentHost(workspace, AcpPort(self), self.runtime)
         problems += self.reload_safety()
         self.problems = problems
-        if link.reads_files:
-            use_editor_files(self.host.workspace, ClientFiles(self))
-        if link.has_terminal:
-            use_host_terminal(self.host.workspace, ClientTerminal(self))
         self._poll: asyncio.Task[None] | None = None
 
     def start_polling(self) -> None:
@@ -137,7 +132,8 @@ class AcpWorkspace:
 
     def _ports(self) -> HostPorts:
         """What only the ACP client can do for the runtime: ask (`session/request_permission`,
-        also about the project's `.mcp.json`) and show hook problems in the next answer."""
+        also about the project's `.mcp.json`), show hook problems in the next answer, and —
+        when it offers them — read its files and run commands in its terminal."""
         return HostPorts(
             approver=lambda: self.approver,
             prompts=lambda: AcpPrompts(self),  # plan approval, questions (agentls.acp.prompts)
@@ -145,6 +141,8 @@ class AcpWorkspace:
             approve_mcp_project_file=lambda request: approve_project_file(
                 self.link, self.active_session, request
             ),
+            editor_files=ClientFiles(self) if self.link.reads_files else None,
+            terminal=ClientTerminal(self) if self.link.has_terminal else None,
         )
 
     @property

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentls.agent.reads import ReadLog
+from agentls.agent.services import ToolServices
 from agentls.config.base import PermissionMode
 from agentls.config.base import RunMode as RunMode
 from agentls.errors import ToolError
@@ -169,7 +170,8 @@ class ToolContext:
     """What a tool may see and use during one call.
 
     `workspace` is shared by all sessions (roots, ignore rules, editor buffers); `changes`
-    is this session's staged changeset, layered on top when tools read.
+    is this session's staged changeset, layered on top when tools read; `services` are the
+    typed services a tool uses (`agentls.agent.services.ToolServices`).
     """
 
     session_id: str
@@ -198,6 +200,12 @@ class ToolContext:
     reads: ReadLog | None = None
     """What this session read (`agentls.agent.reads`): `edit_file` refuses a file it has not
     read or that changed since. None outside a session (a tool called on its own)."""
+
+    @property
+    def services(self) -> ToolServices:
+        """The typed services this call may use (sandbox, secrets, read roots, environment,
+        editor files, terminal, code intelligence): `agentls.agent.services`."""
+        return ToolServices(self.workspace)
 
     def for_call(self, tool_use_id: str) -> ToolContext:
         return replace(

@@ -28,7 +28,7 @@ from agentls.agent.messages import text_block
 from agentls.agent.rules import COMMAND_TOOLS, DOMAIN_TOOLS, Subject
 from agentls.agent.shell_parse import split_command
 from agentls.agent.tool import ToolOutput
-from agentls.workspace.secrets import Redactor, secrets_for
+from agentls.workspace.secrets import Redactor
 
 if TYPE_CHECKING:
     from agentls.agent.context import ToolContext
@@ -153,7 +153,7 @@ def secret_file_denial(tool: str, input: Any, ctx: ToolContext) -> str | None:
     if tool not in SECRET_GUARDED_TOOLS:
         return None
     subject = call_subject(tool, input_dict(input), ctx.workspace.roots, _SOURCE_KEYS)
-    matcher = secrets_for(ctx.workspace)
+    matcher = ctx.services.secrets
     for path in (*subject.paths, *subject.real_paths, *subject.contents):
         pattern = matcher.match(path, resolve=False)
         if pattern is not None:

@@ -47,7 +47,7 @@ from agentls.agent.tool import (
     output_to_content,
 )
 from agentls.config import describe_validation_error as describe_errors
-from agentls.workspace.editor_files import editor_files_of, refresh_from_editor
+from agentls.workspace.editor_files import refresh_from_editor
 from agentls.workspace.secrets import Redactor
 
 log = logging.getLogger(__name__)
@@ -262,7 +262,7 @@ async def _read_from_editor(tool: AnyTool, raw_input: dict[str, Any], ctx: ToolC
     """Editors that answer only when asked (ACP `fs/read_text_file`): the files this call
     names are read through the editor first, so the tool sees unsaved changes. Only now,
     after the permission step: a refused call must not make us read its file."""
-    if editor_files_of(ctx.workspace) is None:
+    if ctx.services.editor_files is None:
         return
     subject = call_subject(tool.name, raw_input, ctx.workspace.roots)
     await refresh_from_editor(ctx.workspace, ctx.session_id, subject.paths)

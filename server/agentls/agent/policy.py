@@ -59,7 +59,7 @@ from agentls.agent.settings_guard import settings_table_change
 from agentls.agent.skills import skills_of
 from agentls.agent.suggestions import session_rules
 from agentls.agent.tool import NO_RISK, CallRisk
-from agentls.workspace.secrets import SecretMatcher, secrets_for
+from agentls.workspace.secrets import SecretMatcher
 
 if TYPE_CHECKING:
     from agentls.agent.context import ToolContext
@@ -284,7 +284,7 @@ class RulePolicy:
         where = Where(
             cwd=roots[0],
             readable=(*roots, *self.read_roots),
-            secrets=self.secrets or secrets_for(ctx.workspace),
+            secrets=self.secrets or ctx.services.secrets,
             home=Path.home(),
         )
         problem = read_only_problem(subject.command, where)
@@ -304,7 +304,7 @@ class RulePolicy:
         if asked is not None:
             return f"the rule `{asked.text}` ({asked.source}) asks for approval", False
         if subject.command is not None:
-            secrets = self.secrets or secrets_for(ctx.workspace)
+            secrets = self.secrets or ctx.services.secrets
             named = [w for part in subject.command.parts for w in part.words[1:]]
             for word in [*named, *subject.command.reads]:  # `cat < .env` names it too
                 pattern = secrets.match(word.strip("'\""), resolve=False)

@@ -29,7 +29,7 @@ from typing import Any
 from agentls.agent.context import ToolContext
 from agentls.agent.shell_parse import split_command
 from agentls.agent.tool import NO_RISK, CallRisk, ToolError
-from agentls.sandbox import Placement, sandbox_of
+from agentls.sandbox import Placement
 from agentls.workspace.process import Confinement
 from agentls.workspace.shadow import ShadowWorkspace
 
@@ -85,7 +85,7 @@ def plan_execution(
         programs the call would start, or a function finding them) is only looked at when the
         call would run unsandboxed: inside the sandbox they cannot reach anything. Staged code is
     always named (the transcript says a run executed what the session wrote)."""
-    placement = sandbox_of(ctx.workspace).place(
+    placement = ctx.services.sandbox.place(
         tool, command_parts=_parts(command), unsandboxed_requested=unsandboxed_requested
     )
     found = () if placement.sandboxed else executables() if callable(executables) else executables
@@ -136,7 +136,7 @@ def confinement_for(
     """The sandbox for this call's processes; None when it runs unsandboxed (allowed by
     the permission step). Refuses again here, so no path around the permission step
     runs code unsandboxed where the settings say refuse."""
-    service = sandbox_of(ctx.workspace)
+    service = ctx.services.sandbox
     decision = service.place(
         tool, command_parts=_parts(command), unsandboxed_requested=unsandboxed_requested
     )

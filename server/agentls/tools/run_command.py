@@ -45,13 +45,12 @@ from agentls.agent.shell_parse import dequote, split_command, strip_wrappers
 from agentls.agent.tool import CallRisk, Tool, ToolError, ToolInput, ToolOutput
 from agentls.config import RunCommandSettings
 from agentls.tools._execution import confinement_for, execution_risk, plan_execution
-from agentls.workspace.child_env import child_env_of
 from agentls.workspace.process import Confinement, ProcessResult, ProcessStartError, scrub_env
 from agentls.workspace.process_guard import run_guarded
 from agentls.workspace.secrets import Redactor
 from agentls.workspace.shadow import ShadowRegistry, ShadowWorkspace, shadow_for
 from agentls.workspace.shadow_git import writes_refs
-from agentls.workspace.terminals import HostTerminal, TerminalCommand, host_terminal_of
+from agentls.workspace.terminals import HostTerminal, TerminalCommand
 from agentls.workspace.toolchain import venv_env
 
 __all__ = ["RunCommand", "RunCommandConfig", "RunCommandInput"]
@@ -187,7 +186,7 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         if not roots:
             raise ToolError("The workspace has no root folder to run the command in.")
         if self.config.where != "shadow":
-            terminal = host_terminal_of(ctx.workspace)
+            terminal = ctx.services.terminal
             if terminal is not None:
                 return await self._run_in_terminal(terminal, input, ctx, Path(roots[0]))
             note = "Ran WITHOUT the sandbox, in the real workspace (runCommand.where)."
@@ -243,7 +242,7 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         git_writes: bool = False,
     ) -> ToolOutput:
         env = self.config.redactor.scrub_env(scrub_env())
-        env.update(self.config.redactor.scrub_env(child_env_of(ctx.workspace)))
+        env.update(self.config.redactor.scrub_env(ctx.services.environment))
         env.update(venv_env(list(ctx.workspace.roots)))
         map_output = _identity
         if shadow is not None:
