@@ -33,6 +33,7 @@ from agentls.agent.requirement import Requirement
 
 if TYPE_CHECKING:
     from agentls.agent.hooks import HookOutcome
+    from agentls.config.base import PermissionMode
     from agentls.agent.permissions import PermissionPolicy
 
 __all__ = ["decide", "hook_requirement", "requirement_for"]
@@ -52,14 +53,14 @@ def hook_requirement(outcome: HookOutcome) -> Requirement | None:
     return hook
 
 
-def _own_steps(call: PendingCall, mode: str) -> Requirement | None:
+def _own_steps(call: PendingCall, mode: PermissionMode) -> Requirement | None:
     """Steps 1-3 (see the module docstring): what no configuration may allow."""
     if call.hook is not None and call.hook.kind == "forbidden":
         return call.hook
     secret = secret_file_denial(call.tool.name, call.input, call.ctx)
     if secret is not None:
         return Requirement.forbidden(secret)
-    plan = plan_mode_denial(call.tool, call.input, call.ctx, mode)  # type: ignore[arg-type]
+    plan = plan_mode_denial(call.tool, call.input, call.ctx, mode)
     if plan is not None:
         return Requirement.forbidden(plan, told=plan)
     return None
