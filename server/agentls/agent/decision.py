@@ -33,8 +33,8 @@ from agentls.agent.requirement import Requirement
 
 if TYPE_CHECKING:
     from agentls.agent.hooks import HookOutcome
-    from agentls.config.base import PermissionMode
     from agentls.agent.permissions import PermissionPolicy
+    from agentls.config.base import PermissionMode
 
 __all__ = ["decide", "hook_requirement", "requirement_for"]
 

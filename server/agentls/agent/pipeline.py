@@ -197,6 +197,10 @@ class Pipeline:
         """The one permission decision, then the approval when it needs one: skip, or
         forbidden with what the model is told (an unresolved approval is forbidden)."""
         needed = await decide(call, self.permissions)
+        if needed.kind == "forbidden":
+            return needed
+        if call.ctx.cancelled.is_set():  # cancelled while the hooks or the tool were asked
+            return Requirement.forbidden(CANCELLED_WHILE_ASKING)
         if needed.kind == "needs_approval":
             needed = await self._approve(call, needed)
         if needed.kind == "needs_approval":  # a policy that could not resolve it: fail closed
