@@ -9,14 +9,15 @@ import pytest
 from pydantic import Field
 
 from agentls.agent.context import ToolContext
-from agentls.agent.hooks import HookDecision, HookOutcome
+from agentls.agent.hooks import HookOutcome
 from agentls.agent.model_client import AnthropicModelClient
-from agentls.agent.permissions import PermissionDecision, PermissionMode
+from agentls.agent.permissions import PendingCall, PermissionMode
 from agentls.agent.pipeline import Pipeline, ToolCall
 from agentls.agent.registry import PoolFilter, ToolPool
+from agentls.agent.requirement import Requirement
 from agentls.agent.schema import compact_json_schema
 from agentls.agent.settings import AgentSettings, ConfigError
-from agentls.agent.tool import NO_RISK, CallRisk, Tool, ToolInput, ToolOutput
+from agentls.agent.tool import ToolInput, ToolOutput
 from agentls.workspace import ChangeSet, Workspace
 from tests.agent_support import ProbeRead, ProbeWrite, all_test_tools
 
@@ -28,17 +29,13 @@ def _ctx(tmp_path: Path, **kw: Any) -> ToolContext:
 class DenyWrites:
     mode: PermissionMode = "default"
 
-    async def decide(
-        self,
-        tool: Tool[Any],
-        input: Any,
-        ctx: ToolContext,
-        hook: HookDecision | None = None,
-        risk: CallRisk = NO_RISK,
-    ) -> PermissionDecision:
-        if tool.is_read_only(input):
-            return PermissionDecision.allow()
-        return PermissionDecision.deny("writes are not allowed by rule deny: probe_write")
+    def requirement(self, call: PendingCall) -> Requirement:
+        if call.tool.is_read_only(call.input):
+            return Requirement.skip()
+        return Requirement.forbidden("writes are not allowed by rule deny: probe_write")
+
+    async def approve(self, call: PendingCall, needed: Requirement) -> Requirement:
+        return needed
 
 
 class RecordingHooks:
@@ -75,15 +72,11 @@ async def test_an_unresolved_ask_fails_closed(tmp_path: Path) -> None:
     class LeavesItAsked:
         mode: PermissionMode = "default"
 
-        async def decide(
-            self,
-            tool: Tool[Any],
-            input: Any,
-            ctx: ToolContext,
-            hook: HookDecision | None = None,
-            risk: CallRisk = NO_RISK,
-        ) -> PermissionDecision:
-            return PermissionDecision.ask("reads a secret")
+        def requirement(self, call: PendingCall) -> Requirement:
+            return Requirement.needs_approval("reads a secret")
+
+        async def approve(self, call: PendingCall, needed: Requirement) -> Requirement:
+            return needed  # never resolved
 
     result = await Pipeline(ToolPool([ProbeRead()]), permissions=LeavesItAsked()).execute(
         ToolCall("1", "probe_read", {"label": "x"}), _ctx(tmp_path)

@@ -16,11 +16,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from agentls.agent.context import ToolContext
-from agentls.agent.hooks import HookDecision
-from agentls.agent.permissions import PermissionDecision, PermissionMode
+from agentls.agent.permissions import PendingCall, PermissionMode
 from agentls.agent.registry import PoolFilter, ToolSearchSettings
-from agentls.agent.tool import NO_RISK, CallRisk, Tool, ToolError
+from agentls.agent.requirement import Requirement
+from agentls.agent.tool import ToolError
 from agentls.mcp import ApprovalStore, McpManager, rule_matches_tool
 from agentls.mcp.naming import API_NAME
 from agentls.mcp.processes import marked_processes
@@ -309,17 +308,13 @@ class DenyByRule:
     def __init__(self, rule: str) -> None:
         self.rule = rule
 
-    async def decide(
-        self,
-        tool: Tool[Any],
-        input: Any,
-        ctx: ToolContext,
-        hook: HookDecision | None = None,
-        risk: CallRisk = NO_RISK,
-    ) -> PermissionDecision:
-        if rule_matches_tool(self.rule, tool.name):
-            return PermissionDecision.deny(f"denied by rule {self.rule}")
-        return PermissionDecision.allow()
+    def requirement(self, call: PendingCall) -> Requirement:
+        if rule_matches_tool(self.rule, call.tool.name):
+            return Requirement.forbidden(f"denied by rule {self.rule}")
+        return Requirement.skip()
+
+    async def approve(self, call: PendingCall, needed: Requirement) -> Requirement:
+        return needed
 
 
 async def test_permission_rules_apply_by_mcp_name(

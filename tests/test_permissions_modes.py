@@ -8,12 +8,13 @@ from typing import Any
 import pytest
 
 from agentls.agent.context import RunMode, ToolContext
-from agentls.agent.guards import plan_mode_denial, secret_file_denial
-from agentls.agent.hooks import HookDecision, HookOutcome
-from agentls.agent.permissions import PermissionMode
+from agentls.agent.decision import requirement_for
+from agentls.agent.hooks import HookOutcome
+from agentls.agent.permissions import PendingCall, PermissionMode
 from agentls.agent.pipeline import Pipeline, ToolCall
 from agentls.agent.policy import BypassNotAllowed, RulePolicy
 from agentls.agent.registry import ToolPool
+from agentls.agent.requirement import Requirement
 from agentls.agent.rules import RuleSet, parse_rules
 from agentls.agent.settings import ConfigError
 from agentls.agent.settings_files import load_safety
@@ -113,13 +114,9 @@ def _policy(mode: PermissionMode, rules: RuleSet | None = None) -> RulePolicy:
 
 
 def _behavior(policy: RulePolicy, tool: Tool[Any], parsed: Any, ctx: ToolContext) -> str:
-    """The permission step's answer before anyone is asked, in the pipeline's order: its
-    own refusals (secret files, plan mode), then the policy's rules."""
-    if secret_file_denial(tool.name, parsed, ctx) or plan_mode_denial(
-        tool, parsed, ctx, policy.mode
-    ):
-        return "deny"
-    return policy.evaluate(tool, parsed, ctx).behavior
+    """The one permission decision before anyone is asked: its own refusals (secret
+    files, plan mode), then the policy's rules."""
+    return requirement_for(PendingCall(tool, parsed, ctx), policy).behavior
 
 
 @pytest.mark.parametrize(
@@ -154,16 +151,17 @@ def test_deny_rules_hold_in_bypass_mode(tmp_path: Path) -> None:
 
 def test_a_hooks_denial_wins_in_every_mode(tmp_path: Path) -> None:
     tools = _tools()
-    denial = HookDecision("deny", "outside the workspace")
+    denial = Requirement.from_hook("deny", "outside the workspace")
     for mode in ("default", "acceptEdits", "bypassPermissions"):
-        verdict = _policy(mode).evaluate(  # type: ignore[arg-type]
+        call = PendingCall(
             tools["read_file"],
             tools["read_file"].parse_input({"path": "x"}),
             _ctx(tmp_path, "review"),
             denial,
         )
-        assert verdict.behavior == "deny"
-        assert "outside" in verdict.reason
+        decided = requirement_for(call, _policy(mode))
+        assert decided.behavior == "deny"
+        assert "outside" in decided.reason
 
 
 class _Denies:
@@ -172,7 +170,7 @@ class _Denies:
     async def pre_tool(
         self, tool_name: str, input: dict[str, Any], ctx: ToolContext
     ) -> HookOutcome:
-        return HookOutcome(permission=HookDecision("deny", "outside the workspace"))
+        return HookOutcome(permission=Requirement.from_hook("deny", "outside the workspace"))
 
     async def post_tool(
         self, tool_name: str, input: dict[str, Any], output: ToolOutput, ctx: ToolContext

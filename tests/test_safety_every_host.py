@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from agentls.agent.context import ToolContext
-from agentls.agent.hooks import HookDecision, HookOutcome
+from agentls.agent.hooks import HookOutcome
 from agentls.agent.pipeline import Pipeline, ToolCall
 from agentls.agent.registry import ToolPool
+from agentls.agent.requirement import Requirement
 from agentls.agent.tool import Tool, ToolInput, ToolOutput
 from agentls.host import AgentHost, HostOptions
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
@@ -168,7 +169,7 @@ class _HooksThatAllowEverything:
     async def pre_tool(
         self, tool_name: str, input: dict[str, Any], ctx: ToolContext
     ) -> HookOutcome:
-        return HookOutcome(permission=HookDecision("allow", "trusted by a hook"))
+        return HookOutcome(permission=Requirement.from_hook("allow", "trusted by a hook"))
 
     async def post_tool(
         self, tool_name: str, input: dict[str, Any], output: ToolOutput, ctx: ToolContext

@@ -21,14 +21,9 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from agentls.agent.accounting import Tally
 from agentls.agent.context import RunMode, ToolContext
 from agentls.agent.events import AgentEvent, ignore_event
-from agentls.agent.hooks import HookDecision, HookRunner, NoHooks
+from agentls.agent.hooks import HookRunner, NoHooks
 from agentls.agent.messages import ContentBlockParam
-from agentls.agent.permissions import (
-    AllowAll,
-    PermissionDecision,
-    PermissionMode,
-    PermissionPolicy,
-)
+from agentls.agent.permissions import AllowAll, PendingCall, PermissionMode, PermissionPolicy
 from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.agent.registry import (
     AnyTool,
@@ -39,6 +34,7 @@ from agentls.agent.registry import (
     load_sources,
     tool_to_api_schema,
 )
+from agentls.agent.requirement import Requirement
 from agentls.agent.results import (
     CompactionPayload,
     EditPayload,
@@ -51,8 +47,8 @@ from agentls.agent.results import (
 )
 from agentls.agent.settings import AgentSettings, ConfigError
 from agentls.agent.store import SessionStateError, SessionStore
-from agentls.agent.tool import NO_RISK, CallRisk
 from agentls.errors import SessionBusy
+from agentls.runtime.delivery import Handoff, delivery_for
 from agentls.workspace import ChangeSet, Workspace
 
 if TYPE_CHECKING:
@@ -116,9 +112,11 @@ class EditorPort(Protocol):
     def reporter(self, run: RunHandle) -> RunReporter: ...
 
     async def deliver(
-        self, session_id: str, changes: ChangeSet, mode: RunMode, summary: str, *, final: bool
+        self, session_id: str, changes: ChangeSet, how: Handoff, summary: str
     ) -> EditOutcome | None:
-        """Hand staged edits to the editor (review: at run end; auto: after each write)."""
+        """Hand staged edits to the editor, as the runtime decided (`how`, from
+        `agentls.runtime.delivery`): "write" them now without asking, or "review" them with
+        the user. Review runs deliver at their end, auto runs after each write."""
         ...
 
 
@@ -140,7 +138,7 @@ class NullPort:
         return _SilentReporter()
 
     async def deliver(
-        self, session_id: str, changes: ChangeSet, mode: RunMode, summary: str, *, final: bool
+        self, session_id: str, changes: ChangeSet, how: Handoff, summary: str
     ) -> EditOutcome | None:
         return None
 
@@ -191,15 +189,11 @@ class _DenyAll:
 
     mode: PermissionMode = "default"
 
-    async def decide(
-        self,
-        tool: AnyTool,
-        input: Any,
-        ctx: ToolContext,
-        hook: HookDecision | None = None,
-        risk: CallRisk = NO_RISK,
-    ) -> PermissionDecision:
-        return PermissionDecision.deny("this session could not start")
+    def requirement(self, call: PendingCall) -> Requirement:
+        return Requirement.forbidden("this session could not start")
+
+    async def approve(self, call: PendingCall, needed: Requirement) -> Requirement:
+        return Requirement.forbidden("this session could not start")
 
 
 class _HostEditSink:
@@ -638,15 +632,25 @@ class AgentHost:
             return EditOutcome(files, None, reason, left_out=[(f, reason) for f in files])
         from agentls.tools.after_edit import changeset_checks
 
+        how = delivery_for(mode, session.config.permissions.mode, final=True)
+        if how not in ("write", "review"):
+            return None
         handle.checks = await changeset_checks(self.workspace, session.changes)
-        return await self.port.deliver(session.id, session.changes, mode, handle.title, final=True)
+        return await self.port.deliver(session.id, session.changes, how, handle.title)
 
     async def deliver_now(
         self, session_id: str, changes: ChangeSet, mode: RunMode
     ) -> EditOutcome | None:
+        """Auto delivery after a write tool: the runtime decides (`delivery_for`), the
+        port only carries it out."""
+        session = self.sessions.get(session_id)
+        permission_mode = session.config.permissions.mode if session else "default"
+        how = delivery_for(mode, permission_mode, final=False, empty=changes.is_empty())
+        if how not in ("write", "review"):
+            return None
         handle = self.runs.get(session_id)
         summary = handle.title if handle else "agentls edit"
-        return await self.port.deliver(session_id, changes, mode, summary, final=False)
+        return await self.port.deliver(session_id, changes, how, summary)
 
     def cancel(self, session_id: str | None = None) -> list[str]:
         """Cancel one session's run, or every run; returns the ids that were running."""

@@ -1,7 +1,7 @@
 """`session/request_permission`: the user answers in the editor's agent panel.
 
-`AcpApprover` is the core's `Approver` port for ACP. The policy decides (the pipeline's
-permission step); this module only asks. The request refers to the tool call the client
+`AcpApprover` is the core's `Approver` port for ACP. The core decides (`decide`, one
+`Requirement`); this module only asks. The request refers to the tool call the client
 already shows (same `toolCallId`, title, kind, raw input, locations) and offers:
 
 - `allow_once` → allow once;

@@ -1,12 +1,14 @@
 """Writing a session's staged edits: through the client when it offers `fs/write_text_file`
 (the editor records undo, and an open buffer changes in place), else to disk.
 
-When edits are written is the delivery mode's decision, as in the LSP host:
+When edits are written is the runtime's decision (`agentls.runtime.delivery`, made by the
+`AgentHost` for every host): this module is told "write" or "review" and never looks at
+permission modes.
 
 - auto: each write tool's change right after it was staged (the permission policy asked
   before the call, with the diff, unless the mode or a rule allows it);
 - review: once, at the end of the run. In `acceptEdits` and `bypassPermissions` mode they
-  are written (`agentls.runtime.delivery` decides); otherwise the user is asked with the
+  are written ("write"); otherwise ("review") the user is asked with the
   whole diff — Apply, Keep staged (the default when the prompt goes away or is cancelled;
   `/accept` writes them later) or Discard;
 - plan: nothing is staged, nothing is written.
@@ -39,13 +41,12 @@ from agentls.acp.approvals import ask_client, text_content
 from agentls.acp.hunks import checks_content, hunk_hint, review_content
 from agentls.errors import WorkspaceError
 from agentls.host import EditOutcome
-from agentls.runtime.delivery import delivery_for
 from agentls.workspace.changes import Change, ChangeSet
 from agentls.workspace.merge import match_line_endings, rebase
 
 if TYPE_CHECKING:
     from agentls.acp.workspace import AcpWorkspace
-    from agentls.agent.context import RunMode
+    from agentls.runtime.delivery import Handoff
 
 log = logging.getLogger(__name__)
 
@@ -58,23 +59,15 @@ KEPT = "kept staged: accept them with /accept, or discard them with /reject"
 
 
 async def deliver(
-    workspace: AcpWorkspace,
-    session_id: str,
-    changes: ChangeSet,
-    mode: RunMode,
-    summary: str,
-    *,
-    final: bool,
+    workspace: AcpWorkspace, session_id: str, changes: ChangeSet, how: Handoff, summary: str
 ) -> EditOutcome | None:
     """The host's `EditorPort.deliver` for ACP sessions: what to do is the runtime's
-    decision (`agentls.runtime.delivery`), how is ACP's."""
-    permission_mode = workspace.permission_mode(session_id)
-    chosen = delivery_for(mode, permission_mode, final=final, empty=changes.is_empty())
-    if chosen == "write":
+    decision (`how`, from `agentls.runtime.delivery`), how it is done is ACP's."""
+    if changes.is_empty():
+        return None
+    if how == "write":
         return await write_changes(workspace, session_id, changes, changes.entries())
-    if chosen == "review":
-        return await _review(workspace, session_id, changes, summary)
-    return None
+    return await _review(workspace, session_id, changes, summary)
 
 
 async def _review(

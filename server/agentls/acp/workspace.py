@@ -42,9 +42,8 @@ from agentls.runtime.config_state import ConfigState, load_project_config
 from agentls.runtime.ports import HostPorts
 from agentls.runtime.runtime import AgentRuntime
 from agentls.workspace import Workspace
-from agentls.workspace.editor_files import use_editor_files
 from agentls.workspace.process import ProcessResult
-from agentls.workspace.terminals import TerminalCommand, use_host_terminal
+from agentls.workspace.terminals import TerminalCommand
 
 if TYPE_CHECKING:
     from agentls.agent.context import RunMode
@@ -52,6 +51,7 @@ if TYPE_CHECKING:
     from agentls.host import EditOutcome, RunHandle, RunReporter
     from agentls.mcp import McpManager
     from agentls.mcp.config import ServerSpec
+    from agentls.runtime.delivery import Handoff
     from agentls.workspace.changes import ChangeSet
 
 log = logging.getLogger(__name__)
@@ -115,10 +115,6 @@ class AcpWorkspace:
         self.host = AgentHost(workspace, AcpPort(self), self.runtime)
         problems += self.reload_safety()
         self.problems = problems
-        if link.reads_files:
-            use_editor_files(self.host.workspace, ClientFiles(self))
-        if link.has_terminal:
-            use_host_terminal(self.host.workspace, ClientTerminal(self))
         self._poll: asyncio.Task[None] | None = None
 
     def start_polling(self) -> None:
@@ -136,7 +132,8 @@ class AcpWorkspace:
 
     def _ports(self) -> HostPorts:
         """What only the ACP client can do for the runtime: ask (`session/request_permission`,
-        also about the project's `.mcp.json`) and show hook problems in the next answer."""
+        also about the project's `.mcp.json`), show hook problems in the next answer, and —
+        when it offers them — read its files and run commands in its terminal."""
         return HostPorts(
             approver=lambda: self.approver,
             prompts=lambda: AcpPrompts(self),  # plan approval, questions (agentls.acp.prompts)
@@ -144,6 +141,8 @@ class AcpWorkspace:
             approve_mcp_project_file=lambda request: approve_project_file(
                 self.link, self.active_session, request
             ),
+            editor_files=ClientFiles(self) if self.link.reads_files else None,
+            terminal=ClientTerminal(self) if self.link.has_terminal else None,
         )
 
     @property
@@ -208,10 +207,6 @@ class AcpWorkspace:
 
     def delivery(self) -> RunMode:
         return "auto" if self.config.current.mode == "auto" else "review"
-
-    def permission_mode(self, session_id: str) -> PermissionMode:
-        found = self.sessions.get(session_id)
-        return found.mode if found is not None else "default"
 
     def session_sources(self, specs: Sequence[ServerSpec]) -> list[McpManager]:
         """The client's MCP servers for a session (`session/new`'s `mcpServers`)."""
@@ -282,9 +277,9 @@ class AcpPort:
         return reporter
 
     async def deliver(
-        self, session_id: str, changes: ChangeSet, mode: RunMode, summary: str, *, final: bool
+        self, session_id: str, changes: ChangeSet, how: Handoff, summary: str
     ) -> EditOutcome | None:
-        return await deliver(self.workspace, session_id, changes, mode, summary, final=final)
+        return await deliver(self.workspace, session_id, changes, how, summary)
 
 
 class ClientFiles:

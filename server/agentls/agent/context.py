@@ -8,8 +8,9 @@ through the host's `UserPrompts`. The loop provides them; a call made outside a 
 act on. They live here, with the context they are part of, so the two do not import each
 other (`agentls.agent.controls` re-exports them).
 
-Mode switches go through the places that already decide plan mode: the run's mode (read by
-`guards.plan_mode_denial`) and the pool's read-only filter (`Conversation.pool`). The loop
+Mode switches change the run's mode, which the one permission decision reads
+(`agentls.agent.decision.decide` forbids every change in plan mode) and which picks the
+pool the model is offered (`Conversation.pool`: read-only tools only in plan mode). The loop
 applies a switch after the current batch of calls, so every later call and the next
 request's tools follow the new mode.
 """
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentls.agent.reads import ReadLog
+from agentls.agent.services import ToolServices
 from agentls.config.base import PermissionMode
 from agentls.config.base import RunMode as RunMode
 from agentls.errors import ToolError
@@ -179,7 +181,8 @@ class ToolContext:
     """What a tool may see and use during one call.
 
     `workspace` is shared by all sessions (roots, ignore rules, editor buffers); `changes`
-    is this session's staged changeset, layered on top when tools read.
+    is this session's staged changeset, layered on top when tools read; `services` are the
+    typed services a tool uses (`agentls.agent.services.ToolServices`).
     """
 
     session_id: str
@@ -208,6 +211,12 @@ class ToolContext:
     reads: ReadLog | None = None
     """What this session read (`agentls.agent.reads`): `edit_file` refuses a file it has not
     read or that changed since. None outside a session (a tool called on its own)."""
+
+    @property
+    def services(self) -> ToolServices:
+        """The typed services this call may use (sandbox, secrets, read roots, environment,
+        editor files, terminal, code intelligence): `agentls.agent.services`."""
+        return ToolServices(self.workspace)
 
     def for_call(self, tool_use_id: str) -> ToolContext:
         return replace(

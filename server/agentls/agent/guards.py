@@ -2,7 +2,9 @@
 
 Why here and not in a policy or a hook: a policy and hooks are what a host configures (and
 a test host, a script or a settings file that failed to load may configure none). These
-steps run for every call in `agentls.agent.pipeline.Pipeline`, whatever was configured:
+steps run for every call, whatever was configured — the first two as inputs of the one
+permission decision (`agentls.agent.decision.decide`), the third in
+`agentls.agent.pipeline.Pipeline`:
 
 - secret files (`.env*`, keys, cloud credentials) are never shown by tools that show file
   contents, in any mode, whatever rules or hooks allow;
@@ -26,7 +28,7 @@ from agentls.agent.messages import text_block
 from agentls.agent.rules import COMMAND_TOOLS, DOMAIN_TOOLS, Subject
 from agentls.agent.shell_parse import split_command
 from agentls.agent.tool import ToolOutput
-from agentls.workspace.secrets import Redactor, secrets_for
+from agentls.workspace.secrets import Redactor
 
 if TYPE_CHECKING:
     from agentls.agent.context import ToolContext
@@ -37,6 +39,7 @@ __all__ = [
     "CREDENTIAL_WITHHELD",
     "SECRET_GUARDED_TOOLS",
     "call_subject",
+    "in_plan_mode",
     "input_dict",
     "is_read_only",
     "plan_mode_denial",
@@ -156,7 +159,7 @@ def secret_file_denial(tool: str, input: Any, ctx: ToolContext) -> str | None:
     if tool not in SECRET_GUARDED_TOOLS:
         return None
     subject = call_subject(tool, input_dict(input), ctx.workspace.roots, _SOURCE_KEYS)
-    matcher = secrets_for(ctx.workspace)
+    matcher = ctx.services.secrets
     for path in (*subject.paths, *subject.real_paths, *subject.contents):
         pattern = matcher.match(path, resolve=False)
         if pattern is not None:
@@ -168,11 +171,19 @@ def secret_file_denial(tool: str, input: Any, ctx: ToolContext) -> str | None:
     return None
 
 
+def in_plan_mode(run_mode: str, permission_mode: str) -> bool:
+    """Plan mode is the run's mode `plan` or the permission mode `plan`: one test for both,
+    used by the permission decision (and by the rules, which judge a plan run's reads like
+    the default mode's)."""
+    return run_mode == "plan" or permission_mode == "plan"
+
+
 def plan_mode_denial(
     tool: Tool[Any], input: Any, ctx: ToolContext, mode: PermissionMode
 ) -> str | None:
-    """The one place plan mode is decided: the run's mode or the permission mode."""
-    if (ctx.mode == "plan" or mode == "plan") and not is_read_only(tool, input):
+    """Why plan mode forbids this call (it is not read-only), or None. Read only by
+    `agentls.agent.decision.decide`, the one place a call's permission is decided."""
+    if in_plan_mode(ctx.mode, mode) and not is_read_only(tool, input):
         return (
             f"Permission denied: {tool.name} changes files, and this run is in plan mode "
             "(read-only). Do not retry; describe the change instead."

@@ -64,7 +64,8 @@ from agentls.agent.hook_config import (
     SubjectFactory,
 )
 from agentls.agent.hook_payload import claude_call, input_from_hook, tool_response
-from agentls.agent.hooks import HookDecision, HookOutcome, HookPermission
+from agentls.agent.hooks import HookOutcome, HookPermission
+from agentls.agent.requirement import Requirement
 from agentls.workspace.process import ProcessStartError, scrub_env
 from agentls.workspace.process_guard import run_guarded
 from agentls.workspace.secrets import Redactor
@@ -196,7 +197,7 @@ class CommandHooks:
         decision = None
         if combined.permission is not None:
             reason = self.redactor.redact(combined.permission_reason)
-            decision = HookDecision(combined.permission, reason)
+            decision = Requirement.from_hook(combined.permission, reason)
         if decision is not None and decision.behavior == "deny":
             return HookOutcome(permission=decision, system_message=message)
         updated = None
@@ -268,7 +269,7 @@ class CommandHooks:
         )
         decision = None
         if combined.permission is not None:
-            decision = HookDecision(combined.permission, combined.permission_reason)
+            decision = Requirement.from_hook(combined.permission, combined.permission_reason)
         return HookOutcome(permission=decision, system_message=self._messages(combined))
 
     async def subagent_start(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from agentls.agent.context import ToolContext
+    from agentls.agent.requirement import Requirement
     from agentls.agent.tool import ToolOutput
 
 
@@ -26,24 +27,18 @@ HookPermission = Literal["allow", "ask", "deny"]
 
 
 @dataclass(frozen=True)
-class HookDecision:
-    """A PreToolUse hook's say on permission (Claude Code's `permissionDecision` and
-    `permissionDecisionReason`). "deny" refuses the call; "ask" sends it to the user even
-    where a rule would allow it; "allow" skips the prompt. Deny rules, secret files and
-    plan mode hold whatever a hook says."""
-
-    behavior: HookPermission
-    reason: str = ""
-
-
-@dataclass(frozen=True)
 class HookOutcome:
+    """What a hook said: an input to the permission decision and to the result, never a
+    decision itself (`block` and a "deny" are folded into one by `decide`)."""
+
     block: bool = False
     message: str = ""
     updated_input: dict[str, Any] | None = None
     additional_context: str = ""
-    permission: HookDecision | None = None
-    """Pre-tool only: weighed with the rules in the pipeline's permission step."""
+    permission: Requirement | None = None
+    """A PreToolUse (or PermissionRequest) hook's `permissionDecision`, read as a
+    `Requirement`: one input of the permission decision (`agentls.agent.decision.decide`),
+    where deny rules, secret files and plan mode hold whatever a hook says."""
     system_message: str = ""
     """A message for the user, not the model (Claude Code's `systemMessage`)."""
 

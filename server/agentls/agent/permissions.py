@@ -1,10 +1,11 @@
 """The permission step's types: the policy the host supplies and the "ask the user" port.
 
-The pipeline decides whether a call runs (see `agentls.agent.pipeline`): hook denials,
-secret files and plan mode are its own steps; the rest — modes, allow/ask/deny rules,
-"allow for this session" — is the `PermissionPolicy`, whose one real implementation is
+Whether a call runs is one decision, `agentls.agent.decision.decide`, with one answer type
+(`agentls.agent.requirement.Requirement`): hook denials, secret files, plan mode and the
+tool's refusal are its own steps; the rest — modes, allow/ask/deny rules, "allow for this
+session" — is the `PermissionPolicy`, whose one real implementation is
 `agentls.agent.policy.RulePolicy`. `AllowAll` is for hosts that trust every call (tests,
-scripts); it still gets the pipeline's own steps.
+scripts); it still gets the decision's own steps.
 
 An `Approver` is the one thing a host must provide for "ask" decisions: it shows the
 request and returns the user's choice. LSP: `window/showMessageRequest` (the headless CLI
@@ -17,78 +18,67 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from agentls.agent.tool import NO_RISK, CallRisk
+from agentls.agent.requirement import NO_RISK, CallRisk, Requirement
 from agentls.config.base import PERMISSION_MODES as PERMISSION_MODES
 from agentls.config.base import PermissionMode as PermissionMode
 
 if TYPE_CHECKING:
     from agentls.agent.context import ToolContext
-    from agentls.agent.hooks import HookDecision
     from agentls.agent.tool import Tool
 
 
 @dataclass(frozen=True)
-class PermissionDecision:
-    """The policy's final answer for one call. `ask` never reaches the pipeline's caller:
-    a policy resolves it by asking the user, and an unresolved `ask` is a denial."""
+class PendingCall:
+    """One call the permission decision is about: the tool, its parsed input, the context,
+    and what others said about it — a PreToolUse hook (`hook`) and the tool itself, with
+    the sandbox's answer (`risk`, from `Tool.assess`). Facts, not decisions."""
 
-    behavior: Literal["allow", "deny", "ask"]
-    message: str = ""
-
-    @classmethod
-    def allow(cls) -> PermissionDecision:
-        return cls("allow")
-
-    @classmethod
-    def deny(cls, message: str) -> PermissionDecision:
-        return cls("deny", message)
-
-    @classmethod
-    def ask(cls, message: str) -> PermissionDecision:
-        return cls("ask", message)
+    tool: Tool[Any]
+    input: Any
+    ctx: ToolContext
+    hook: Requirement | None = None
+    risk: CallRisk = NO_RISK
 
 
 class PermissionPolicy(Protocol):
-    """The rules part of the permission step, supplied by the host."""
+    """The rules part of the permission decision, supplied by the host.
+
+    It is one input of `agentls.agent.decision.decide` (after hook denials, secret files,
+    plan mode and the tool's refusal), and it keeps the ask flow: a `needs_approval`
+    requirement goes back to it (`approve`) to be resolved by the user.
+    """
 
     @property
     def mode(self) -> PermissionMode:
-        """The permission mode; the pipeline denies every change in "plan"."""
+        """The permission mode; the decision forbids every change in "plan"."""
         ...
 
-    async def decide(
-        self,
-        tool: Tool[Any],
-        input: Any,
-        ctx: ToolContext,
-        hook: HookDecision | None = None,
-        risk: CallRisk = NO_RISK,
-    ) -> PermissionDecision:
-        """Allow or deny one call the pipeline's own steps let through.
+    def requirement(self, call: PendingCall) -> Requirement:
+        """What one call needs, before anyone is asked (pure).
 
-        `hook` is a PreToolUse hook's "allow" or "ask" for this call (a "deny" never
-        gets here: the pipeline refused the call); `risk` is what the tool found out about
-        the call (`Tool.assess`; a refusal never gets here either). An `ask` must be
-        resolved here (by asking the user through an `Approver`); returning `ask` is
-        treated as deny, so a host without an approver fails closed.
+        `call.hook` is a PreToolUse hook's "allow" or "ask" (a "deny" never gets here);
+        `call.risk` what the tool found out about the call (`Tool.assess`; a refusal never
+        gets here either).
         """
+        ...
+
+    async def approve(self, call: PendingCall, needed: Requirement) -> Requirement:
+        """Resolve a `needs_approval` requirement: skip when the user allowed the call,
+        forbidden (with why) otherwise. Whatever else comes back is treated as forbidden,
+        so a host without an approver fails closed."""
         ...
 
 
 class AllowAll:
-    """Allows every call the pipeline's own steps let through (no rules, never asks)."""
+    """Allows every call the decision's own steps let through (no rules, never asks)."""
 
     mode: PermissionMode = "default"
 
-    async def decide(
-        self,
-        tool: Tool[Any],
-        input: Any,
-        ctx: ToolContext,
-        hook: HookDecision | None = None,
-        risk: CallRisk = NO_RISK,
-    ) -> PermissionDecision:
-        return PermissionDecision.allow()
+    def requirement(self, call: PendingCall) -> Requirement:
+        return Requirement.skip()
+
+    async def approve(self, call: PendingCall, needed: Requirement) -> Requirement:
+        return Requirement.skip()
 
 
 ApprovalChoice = Literal["allow_once", "allow_session", "deny", "cancelled"]

@@ -1,13 +1,14 @@
 """The per-call execution pipeline: the one path every tool call takes.
 
 lookup → cancelled? → deferred? → schema validation → `validate_input` → pre-hooks →
-permission (hook deny → secret files → plan mode → the host's policy, which may ask the
-user) → call → redact credentials → truncate → post-hooks → redact credentials.
+the permission decision (`agentls.agent.decision.decide`: hook deny → secret files → plan
+mode → the tool's refusal → the host's policy; one `Requirement`) → the approval when it
+needs one → call → redact credentials → truncate → post-hooks → redact credentials.
 
-Secret files, plan mode and credential redaction are steps of their own
-(`agentls.agent.guards`): no host configuration — no policy, no hooks, a settings file that
-failed to load — can leave them out. Every failure becomes an `is_error` result with a
-message the model can act on; nothing here retries a call. See docs/architecture.md.
+Secret files, plan mode and credential redaction are steps no host configuration — no
+policy, no hooks, a settings file that failed to load — can leave out. Every failure
+becomes an `is_error` result with a message the model can act on; nothing here retries a
+call. See docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentls.agent.context import ToolContext
+from agentls.agent.decision import decide, hook_requirement
 from agentls.agent.events import (
     EventSink,
     Notice,
@@ -31,18 +33,13 @@ from agentls.agent.events import (
     ToolStarted,
     ignore_event,
 )
-from agentls.agent.guards import (
-    call_subject,
-    plan_mode_denial,
-    redact_output,
-    secret_file_denial,
-)
-from agentls.agent.hooks import HookDecision, HookOutcome, HookRunner, NoHooks
+from agentls.agent.guards import call_subject, redact_output
+from agentls.agent.hooks import HookOutcome, HookRunner, NoHooks
 from agentls.agent.messages import TextBlockParam, ToolResultBlockParam
-from agentls.agent.permissions import AllowAll, PermissionDecision, PermissionPolicy
+from agentls.agent.permissions import AllowAll, PendingCall, PermissionPolicy
 from agentls.agent.registry import AnyTool, ToolPool
+from agentls.agent.requirement import Requirement
 from agentls.agent.tool import (
-    CallRisk,
     ContentBlock,
     InvalidToolInput,
     ToolError,
@@ -50,7 +47,7 @@ from agentls.agent.tool import (
     output_to_content,
 )
 from agentls.config import describe_validation_error as describe_errors
-from agentls.workspace.editor_files import editor_files_of, refresh_from_editor
+from agentls.workspace.editor_files import refresh_from_editor
 from agentls.workspace.secrets import Redactor
 
 log = logging.getLogger(__name__)
@@ -94,8 +91,8 @@ def cancelled_result(call: ToolCall) -> ToolCallResult:
 
 @dataclass
 class Pipeline:
-    """Runs single calls against a pool with the host's permission policy and hooks;
-    secret files, plan mode and credential redaction are its own steps."""
+    """Runs single calls against a pool with the host's permission policy and hooks; every
+    call gets one permission decision (`decide`) and credential redaction."""
 
     pool: ToolPool
     permissions: PermissionPolicy = field(default_factory=AllowAll)
@@ -179,17 +176,15 @@ class Pipeline:
             return _error(problem)
         pre = await self.hooks.pre_tool(tool.name, raw_input, ctx)
         self._tell_user(pre, ctx)
-        refusal = _hook_refusal(pre)
-        if refusal is not None:
-            return _error(f"Blocked by hook: {refusal or 'a pre-tool hook refused this call'}")
-        if pre.updated_input is not None:
+        hook = hook_requirement(pre)
+        if pre.updated_input is not None and not _forbidden(hook):
             raw_input = pre.updated_input
             parsed = _parse(tool, raw_input)
             if isinstance(parsed, ToolOutput):
                 return parsed
-        denial = await self._permission(tool, parsed, pre.permission, ctx)
-        if denial is not None:
-            return denial
+        needed = await self._permission(PendingCall(tool, parsed, ctx, hook))
+        if needed.kind != "skip":
+            return _error(needed.message(tool.name))
         await _read_from_editor(tool, raw_input, ctx)
         ctx = replace(ctx, recheck=partial(self._recheck, tool, ctx))
         output = await _call(tool, parsed, ctx)
@@ -198,42 +193,31 @@ class Pipeline:
         output = truncate(output, tool.max_result_chars)
         return await self._post_hooks(tool, raw_input, output, ctx)
 
-    async def _permission(
-        self, tool: AnyTool, parsed: Any, hook: HookDecision | None, ctx: ToolContext
-    ) -> ToolOutput | None:
-        """The permission step: the pipeline's own refusals first, then the host's policy."""
-        secret = secret_file_denial(tool.name, parsed, ctx)
-        if secret is not None:
-            return _denied(tool, secret)
-        plan = plan_mode_denial(tool, parsed, ctx, self.permissions.mode)
-        if plan is not None:
-            return _error(plan)
-        risk = await tool.assess(parsed, ctx)
-        if risk.refusal:
-            return _denied(tool, risk.refusal)
-        decision = await self._decide(tool, parsed, hook, risk, ctx)
-        if decision.behavior == "allow":
-            return None
-        return _denied(tool, decision.message)
+    async def _permission(self, call: PendingCall) -> Requirement:
+        """The one permission decision, then the approval when it needs one: skip, or
+        forbidden with what the model is told (an unresolved approval is forbidden)."""
+        needed = await decide(call, self.permissions)
+        if needed.kind == "forbidden":
+            return needed
+        if call.ctx.cancelled.is_set():  # cancelled while the hooks or the tool were asked
+            return Requirement.forbidden(CANCELLED_WHILE_ASKING)
+        if needed.kind == "needs_approval":
+            needed = await self._approve(call, needed)
+        if needed.kind == "needs_approval":  # a policy that could not resolve it: fail closed
+            return Requirement.forbidden(needed.reason)
+        return needed
 
-    async def _decide(
-        self,
-        tool: AnyTool,
-        parsed: Any,
-        hook: HookDecision | None,
-        risk: CallRisk,
-        ctx: ToolContext,
-    ) -> PermissionDecision:
-        """The policy's decision, abandoned the moment the run is cancelled.
+    async def _approve(self, call: PendingCall, needed: Requirement) -> Requirement:
+        """The policy's approval, abandoned the moment the run is cancelled.
 
         Why shielded: the policy may be waiting for the user. Cancel must end the run at
         once, not when the prompt is answered — even with an approver that ignores the
-        cancellation of its task. The decision is then cancelled (the approver withdraws
+        cancellation of its task. The approval is then cancelled (the approver withdraws
         its prompt) and an answer arriving later has no one to run for.
         """
-        if ctx.cancelled.is_set():
-            return PermissionDecision.deny(CANCELLED_WHILE_ASKING)
-        deciding = asyncio.ensure_future(self.permissions.decide(tool, parsed, ctx, hook, risk))
+        if call.ctx.cancelled.is_set():
+            return Requirement.forbidden(CANCELLED_WHILE_ASKING)
+        deciding = asyncio.ensure_future(self.permissions.approve(call, needed))
         try:
             return await asyncio.shield(deciding)
         except asyncio.CancelledError:
@@ -252,11 +236,8 @@ class Pipeline:
         if problem:
             return problem
         pre = await self.hooks.pre_tool(tool.name, raw, ctx)
-        refusal = _hook_refusal(pre)
-        if refusal is not None:
-            return f"blocked by hook: {refusal or 'a pre-tool hook refused it'}"
-        denial = await self._permission(tool, parsed, pre.permission, ctx)
-        return None if denial is None else str(denial.content)
+        needed = await self._permission(PendingCall(tool, parsed, ctx, hook_requirement(pre)))
+        return None if needed.kind == "skip" else needed.message(tool.name)
 
     async def _post_hooks(
         self, tool: AnyTool, raw_input: dict[str, Any], output: ToolOutput, ctx: ToolContext
@@ -285,7 +266,7 @@ async def _read_from_editor(tool: AnyTool, raw_input: dict[str, Any], ctx: ToolC
     """Editors that answer only when asked (ACP `fs/read_text_file`): the files this call
     names are read through the editor first, so the tool sees unsaved changes. Only now,
     after the permission step: a refused call must not make us read its file."""
-    if editor_files_of(ctx.workspace) is None:
+    if ctx.services.editor_files is None:
         return
     subject = call_subject(tool.name, raw_input, ctx.workspace.roots)
     await refresh_from_editor(ctx.workspace, ctx.session_id, subject.paths)
@@ -304,21 +285,8 @@ def _error(message: str) -> ToolOutput:
     return ToolOutput(message, is_error=True)
 
 
-def _hook_refusal(pre: HookOutcome) -> str | None:
-    """Why a pre-tool hook refused the call ("" when it gave no reason), or None."""
-    if pre.block:
-        return pre.message
-    if pre.permission is not None and pre.permission.behavior == "deny":
-        return pre.permission.reason
-    return None
-
-
-def _denied(tool: AnyTool, reason: str) -> ToolOutput:
-    reason = reason or "the user's permission settings do not allow this call"
-    return _error(
-        f"Permission denied for {tool.name}: {reason}. Do not retry the same call; "
-        "choose another approach or ask the user."
-    )
+def _forbidden(hook: Requirement | None) -> bool:
+    return hook is not None and hook.kind == "forbidden"
 
 
 def _ignore_outcome(future: asyncio.Future[Any]) -> None:

@@ -5,10 +5,11 @@ same call, and "allow for this session" must be remembered in one place. A host 
 supplies an `Approver` that shows a prompt; without one, "ask" fails closed. When the
 safety settings cannot be loaded, a host uses this same policy with no rules.
 
-It is the rules part of the pipeline's permission step. Before it, the pipeline has
-already refused what no configuration may allow (`agentls.agent.guards`): a hook's
-"deny", secret files, anything not read-only in plan mode, and a call its tool refuses
-(`CallRisk.refusal`, e.g. a command where the sandbox should run but cannot). Then, first
+It is the rules part of the one permission decision (`agentls.agent.decision.decide`),
+and answers with the same type (`Requirement`: skip, forbidden, needs approval). Before it,
+the decision has already forbidden what no configuration may allow: a hook's "deny",
+secret files, anything not read-only in plan mode, and a call its tool refuses
+(`CallRisk.needs` forbidden, e.g. a command where the sandbox should run but cannot). Then, first
 decisive step wins:
 
 1. deny rules — in every mode, bypass included;
@@ -19,7 +20,7 @@ decisive step wins:
    in bypass mode these are allowed, except the secret and config cases, which are denied;
 3. bypassPermissions: allow;
 4. a PreToolUse hook's "allow", allow rules and this session's remembered approvals;
-5. what the tool found out about the call (`CallRisk.approval`: e.g. run_tests over code
+5. what the tool found out about the call (`CallRisk.needs` an approval: e.g. run_tests over code
    this session staged, or run_tests outside the sandbox): ask;
 6. a shell command that only reads, in the sandbox (`agentls.agent.readonly_commands`;
    off with `read_only_commands=False`): allow;
@@ -27,8 +28,9 @@ decisive step wins:
    auto delivery (acceptEdits: run); everything else (run_command, MCP tools that write)
    asks.
 
-"ask" goes to the approver; without one the call is denied with a message that says how
-to allow it. In `dontAsk` mode nobody is asked: whatever would ask is denied.
+"needs approval" goes to the approver (`approve`); without one the call is forbidden with a
+message that says how to allow it. In `dontAsk` mode nobody is asked: whatever would ask is
+forbidden.
 """
 
 from __future__ import annotations
@@ -36,39 +38,37 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from agentls.agent.guards import call_subject, input_dict, is_read_only
+from agentls.agent.guards import call_subject, in_plan_mode, input_dict, is_read_only
 from agentls.agent.permissions import (
     PERMISSION_MODES,
     ApprovalChoice,
     ApprovalKind,
     ApprovalRequest,
     Approver,
-    PermissionDecision,
+    PendingCall,
     PermissionMode,
 )
 from agentls.agent.readonly_commands import Where, read_only_problem
+from agentls.agent.requirement import Requirement
 from agentls.agent.rules import COMMAND_TOOLS, EDIT_TOOLS, Rule, RuleSet, Subject
 from agentls.agent.settings import ConfigError
 from agentls.agent.settings_guard import settings_table_change
 from agentls.agent.skills import skills_of
 from agentls.agent.suggestions import session_rules
 from agentls.agent.tool import NO_RISK, CallRisk
-from agentls.workspace.secrets import SecretMatcher, secrets_for
+from agentls.workspace.secrets import SecretMatcher
 
 if TYPE_CHECKING:
     from agentls.agent.context import ToolContext
-    from agentls.agent.hooks import HookDecision
     from agentls.agent.tool import Tool
 
 __all__ = [
     "PROTECTED_PATHS",
     "BypassNotAllowed",
     "RulePolicy",
-    "Verdict",
 ]
 
 log = logging.getLogger(__name__)
@@ -88,16 +88,6 @@ _KINDS: dict[str, ApprovalKind] = {
 
 class BypassNotAllowed(ConfigError):
     """bypassPermissions was requested without the user enabling it in user settings."""
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The policy's answer before anyone is asked."""
-
-    behavior: Literal["allow", "deny", "ask"]
-    reason: str = ""
-    remember: tuple[Rule, ...] = ()
-    """What "allow for this session" would remember (empty: only "allow once")."""
 
 
 class RulePolicy:
@@ -170,71 +160,58 @@ class RulePolicy:
 
     # -- PermissionPolicy ------------------------------------------------------------------
 
-    async def decide(
-        self,
-        tool: Tool[Any],
-        input: Any,
-        ctx: ToolContext,
-        hook: HookDecision | None = None,
-        risk: CallRisk = NO_RISK,
-    ) -> PermissionDecision:
-        verdict = self.evaluate(tool, input, ctx, hook, risk)
-        log.debug("permission %s for %s: %s", verdict.behavior, tool.name, verdict.reason)
-        if verdict.behavior == "allow":
-            return PermissionDecision.allow()
-        if verdict.behavior == "deny":
-            return PermissionDecision.deny(verdict.reason)
-        return await self._ask(tool, input, verdict, ctx)
+    def requirement(self, call: PendingCall) -> Requirement:
+        """What the rules say about one call (`PermissionPolicy.requirement`)."""
+        found = self.evaluate(call.tool, call.input, call.ctx, call.hook, call.risk)
+        log.debug("permission %s for %s: %s", found.kind, call.tool.name, found.reason)
+        return found
 
     def evaluate(
         self,
         tool: Tool[Any],
         input: Any,
         ctx: ToolContext,
-        hook: HookDecision | None = None,
+        hook: Requirement | None = None,
         risk: CallRisk = NO_RISK,
-    ) -> Verdict:
-        """The decision before asking anyone (pure). `hook` is a PreToolUse hook's say,
-        `risk` what the tool found out about the call (`Tool.assess`)."""
-        verdict = self._evaluate(tool, input, ctx, hook, risk)
-        if verdict.behavior == "ask" and self._mode == "dontAsk":
-            hint = f" such as `{verdict.remember[0].text}`" if verdict.remember else ""
-            return Verdict(
-                "deny",
-                f"{verdict.reason}; the permission mode is dontAsk, which denies whatever "
+    ) -> Requirement:
+        """The rules' requirement before asking anyone (pure). `hook` is a PreToolUse
+        hook's "allow" or "ask", `risk` what the tool found out about the call
+        (`Tool.assess`). A hook's "deny" is not weighed here: `decide` forbade the call."""
+        found = self._evaluate(tool, input, ctx, hook, risk)
+        if found.kind == "needs_approval" and self._mode == "dontAsk":
+            hint = f" such as `{found.remember[0].text}`" if found.remember else ""
+            return Requirement.forbidden(
+                f"{found.reason}; the permission mode is dontAsk, which denies whatever "
                 f"would ask. The user can add an allow rule{hint} to the settings",
             )
-        return verdict
+        return found
 
     def _evaluate(
         self,
         tool: Tool[Any],
         input: Any,
         ctx: ToolContext,
-        hook: HookDecision | None,
+        hook: Requirement | None,
         risk: CallRisk,
-    ) -> Verdict:
-        name = tool.name
-        if hook is not None and hook.behavior == "deny":
-            return Verdict("deny", hook.reason or "a PreToolUse hook denied this call")
-        subject = self.subject(name, input_dict(input), ctx)
+    ) -> Requirement:
+        subject = self.subject(tool.name, input_dict(input), ctx)
         denied = self.rules.first_hit("deny", subject)
         if denied is not None:
-            return Verdict("deny", f"the rule `{denied.text}` ({denied.source}) denies it")
-        # a plan run never reaches here with a change (the pipeline denied it), and its
+            return Requirement.forbidden(f"the rule `{denied.text}` ({denied.source}) denies it")
+        # a plan run never reaches here with a change (`decide` forbade it), and its
         # reads are judged like the default mode's, bypass or not
-        mode: PermissionMode = "default" if ctx.mode == "plan" else self._mode
+        mode: PermissionMode = "default" if in_plan_mode(ctx.mode, self._mode) else self._mode
         read_only = is_read_only(tool, input)
         forced = self._forced_ask(tool, input, subject, hook, ctx)
         if forced is not None:
             reason, hard = forced
             if mode == "bypassPermissions":
-                return Verdict("deny", reason) if hard else Verdict("allow")
-            return Verdict("ask", reason)
-        if mode == "bypassPermissions" or (hook is not None and hook.behavior == "allow"):
-            return Verdict("allow")
+                return Requirement.forbidden(reason) if hard else Requirement.skip()
+            return Requirement.needs_approval(reason)
+        if mode == "bypassPermissions" or (hook is not None and hook.kind == "skip"):
+            return Requirement.skip()
         if self._allowed_by_rules(subject, ctx.session_id):
-            return Verdict("allow")
+            return Requirement.skip()
         return self._unruled(tool, subject, ctx, risk, mode, read_only=read_only)
 
     def _allowed_by_rules(self, subject: Subject, session_id: str) -> bool:
@@ -256,27 +233,27 @@ class RulePolicy:
         mode: PermissionMode,
         *,
         read_only: bool,
-    ) -> Verdict:
+    ) -> Requirement:
         """A call no rule or hook decided: reads inside the workspace pass, the rest asks."""
         name = tool.name
         remember = self._remember(subject)
-        if risk.approval:
-            return Verdict("ask", risk.approval, remember)
+        if risk.needs.kind == "needs_approval":
+            return Requirement.needs_approval(risk.needs.reason, remember)
         outside = self._outside_reads(subject, ctx) if read_only else None
         if outside is not None:
-            return Verdict(
-                "ask",
+            return Requirement.needs_approval(
                 f"{outside} is outside the workspace and outside "
                 "`permissions.additionalDirectories`",
                 remember,
             )
         if read_only or self._reads_only(subject, risk, ctx):
-            return Verdict("allow")
+            return Requirement.skip()
         if name in self.edit_tools:
             if mode == "acceptEdits" or ctx.mode == "review":
-                return Verdict("allow")  # review: staged, the user accepts or rejects later
-            return Verdict("ask", f"{name} changes files directly (auto delivery)", remember)
-        return Verdict("ask", f"{name} is not read-only", remember)
+                return Requirement.skip()  # review: staged, the user accepts or rejects later
+            reason = f"{name} changes files directly (auto delivery)"
+            return Requirement.needs_approval(reason, remember)
+        return Requirement.needs_approval(f"{name} is not read-only", remember)
 
     # -- pieces ----------------------------------------------------------------------------
 
@@ -307,7 +284,7 @@ class RulePolicy:
         where = Where(
             cwd=roots[0],
             readable=(*roots, *self.read_roots),
-            secrets=self.secrets or secrets_for(ctx.workspace),
+            secrets=self.secrets or ctx.services.secrets,
             home=Path.home(),
         )
         problem = read_only_problem(subject.command, where)
@@ -319,7 +296,7 @@ class RulePolicy:
         tool: Tool[Any],
         input: Any,
         subject: Subject,
-        hook: HookDecision | None,
+        hook: Requirement | None,
         ctx: ToolContext,
     ) -> tuple[str, bool] | None:
         """A reason to ask that no allow rule overrides, and whether bypass must deny it."""
@@ -327,7 +304,7 @@ class RulePolicy:
         if asked is not None:
             return f"the rule `{asked.text}` ({asked.source}) asks for approval", False
         if subject.command is not None:
-            secrets = self.secrets or secrets_for(ctx.workspace)
+            secrets = self.secrets or ctx.services.secrets
             named = [w for part in subject.command.parts for w in part.words[1:]]
             for word in [*named, *subject.command.reads]:  # `cat < .env` names it too
                 pattern = secrets.match(word.strip("'\""), resolve=False)
@@ -351,7 +328,7 @@ class RulePolicy:
                 return settings, True
         if tool.name in self.always_ask or tool.always_ask(input):
             return f"{tool.name} always asks in this configuration", False
-        if hook is not None and hook.behavior == "ask":
+        if hook is not None and hook.kind == "needs_approval":
             return hook.reason or "a PreToolUse hook asks for approval", False
         return None
 
@@ -360,35 +337,36 @@ class RulePolicy:
         `agentls.agent.suggestions`), so the hint in a denial can be pasted as it is."""
         return session_rules(subject)
 
-    async def _ask(
-        self, tool: Tool[Any], input: Any, verdict: Verdict, ctx: ToolContext
-    ) -> PermissionDecision:
-        """The one ask-flow: an approval request to the host's `Approver`."""
-        remember = tuple(r.text for r in verdict.remember)
+    async def approve(self, call: PendingCall, needed: Requirement) -> Requirement:
+        """The one ask-flow: an approval request to the host's `Approver`; the answer is
+        skip (allowed, and remembered for the session when the user chose so) or
+        forbidden."""
+        tool, input, ctx = call.tool, call.input, call.ctx
+        remember = tuple(r.text for r in needed.remember)
         if self.approver is None:
             hint = f" such as `{remember[0]}`" if remember else ""
-            return PermissionDecision.deny(
-                f"{verdict.reason}; it needs the user's approval and no approval prompt is "
+            return Requirement.forbidden(
+                f"{needed.reason}; it needs the user's approval and no approval prompt is "
                 f"available here. The user can add an allow rule{hint} to the settings"
             )
-        request = self._request(tool, input, verdict, ctx)
+        request = self._request(tool, input, needed, ctx)
         try:
             choice: ApprovalChoice = await self.approver.ask(request)
         except Exception as exc:
             log.warning("approval prompt failed: %s", exc)
-            return PermissionDecision.deny(f"the approval prompt failed ({exc})")
+            return Requirement.forbidden(f"the approval prompt failed ({exc})")
         if ctx.cancelled.is_set() or choice == "cancelled":
             # an answer to a question the run no longer asks: never run, never remember
-            return PermissionDecision.deny("the run was cancelled before the user answered")
-        if choice == "allow_session" and verdict.remember:
-            self._session_rules.setdefault(ctx.session_id, RuleSet()).extend(verdict.remember)
-            return PermissionDecision.allow()
+            return Requirement.forbidden("the run was cancelled before the user answered")
+        if choice == "allow_session" and needed.remember:
+            self._session_rules.setdefault(ctx.session_id, RuleSet()).extend(needed.remember)
+            return Requirement.skip()
         if choice in ("allow_once", "allow_session"):
-            return PermissionDecision.allow()
-        return PermissionDecision.deny("the user denied this call")
+            return Requirement.skip()
+        return Requirement.forbidden("the user denied this call")
 
     def _request(
-        self, tool: Tool[Any], input: Any, verdict: Verdict, ctx: ToolContext
+        self, tool: Tool[Any], input: Any, needed: Requirement, ctx: ToolContext
     ) -> ApprovalRequest:
         try:
             summary = tool.summary(input)
@@ -404,9 +382,9 @@ class RulePolicy:
             session_id=ctx.session_id,
             tool=tool.name,
             summary=summary,
-            reason=verdict.reason,
+            reason=needed.reason,
             input=raw,
-            remember=tuple(r.text for r in verdict.remember),
+            remember=tuple(r.text for r in needed.remember),
             tool_use_id=ctx.tool_use_id,
             kind=self._kind(tool, input),
             paths=subject.paths,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from agentls.agent.messages import ToolResultContent, ToolUnionParam
+from agentls.agent.requirement import NO_RISK, CallRisk
 from agentls.agent.schema import compact_json_schema
 from agentls.errors import ToolError
 
@@ -41,26 +42,6 @@ class ToolOutput:
 
     content: str | list[ContentBlock]
     is_error: bool = False
-
-
-@dataclass(frozen=True)
-class CallRisk:
-    """What a tool knows about one call that the permission step must weigh.
-
-    `refusal`: the call must not run here at all (the pipeline denies it with this
-    message, in every mode). `approval`: the call needs the user's approval, with this
-    reason, unless an allow rule or "allow for this session" covers it (like a call that
-    is not read-only; bypass mode allows it).
-    """
-
-    refusal: str = ""
-    approval: str = ""
-    confined: bool = False
-    """The call's processes run in the OS sandbox (a command that only reads can then be
-    allowed without asking; see `agentls.agent.readonly_commands`)."""
-
-
-NO_RISK = CallRisk()
 
 
 class InvalidToolInput(ValueError):

@@ -34,9 +34,9 @@ from agentls.lsp.sync import uri_to_path
 from agentls.workspace.changes import Change, ChangeSet
 
 if TYPE_CHECKING:
-    from agentls.agent.context import RunMode
     from agentls.agent.results import AcceptPayload, RejectPayload
     from agentls.lsp.server import AgentLanguageServer
+    from agentls.runtime.delivery import Handoff
 
 log = logging.getLogger(__name__)
 
@@ -403,23 +403,16 @@ def staged_outcome(ls: AgentLanguageServer, changes: ChangeSet) -> EditOutcome:
 
 
 async def deliver(
-    ls: AgentLanguageServer,
-    session_id: str,
-    changes: ChangeSet,
-    mode: RunMode,
-    summary: str,
-    *,
-    final: bool,
+    ls: AgentLanguageServer, session_id: str, changes: ChangeSet, how: Handoff, summary: str
 ) -> EditOutcome | None:
-    """The host's hook: review → one confirmable edit at the end (or keep staged);
-    auto → apply now without confirmation."""
+    """The host's part of delivery; what to do is the runtime's decision
+    (`agentls.runtime.delivery`): "write" → apply now without confirmation; "review" → one
+    confirmable edit (or keep staged when the editor cannot confirm)."""
     if changes.is_empty():
         return None
     label = f"agentls: {summary}"
-    if mode == "auto":
+    if how == "write":
         return await apply(ls, changes, changes.entries(), label, confirm=False)
-    if not final:
-        return None
     if ls.features.document_changes and ls.features.change_annotations:
         return await apply(ls, changes, changes.entries(), label, confirm=True)
     outcome = staged_outcome(ls, changes)

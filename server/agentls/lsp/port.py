@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 from agentls.lsp.progress import LspRunReporter
 
 if TYPE_CHECKING:
-    from agentls.agent.context import RunMode
     from agentls.host import EditOutcome, RunHandle, RunReporter
     from agentls.lsp.server import AgentLanguageServer
+    from agentls.runtime.delivery import Handoff
     from agentls.workspace import ChangeSet
 
 
@@ -21,8 +21,8 @@ class LspPort:
         return LspRunReporter(self.ls, run)
 
     async def deliver(
-        self, session_id: str, changes: ChangeSet, mode: RunMode, summary: str, *, final: bool
+        self, session_id: str, changes: ChangeSet, how: Handoff, summary: str
     ) -> EditOutcome | None:
         from agentls.lsp.delivery import deliver
 
-        return await deliver(self.ls, session_id, changes, mode, summary, final=final)
+        return await deliver(self.ls, session_id, changes, how, summary)

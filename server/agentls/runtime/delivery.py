@@ -1,7 +1,9 @@
 """When a run's staged edits reach the files: decided here, for every host.
 
-A host's `EditorPort.deliver` asks `delivery_for` and carries out the answer in its own
-protocol; it does not look at permission modes itself.
+The runtime (`agentls.host.AgentHost`) asks `delivery_for` with the session's run mode and
+permission mode, and hands a host's `EditorPort.deliver` only what to do now (`Handoff`:
+write, or review with the user); the host carries it out in its own protocol and never
+looks at permission modes.
 
 - `none`: nothing to deliver (no edits, or plan mode: nothing is staged);
 - `write`: write them now without asking — auto delivery after each write tool (its
@@ -18,6 +20,9 @@ from typing import Literal
 from agentls.config.base import PermissionMode, RunMode
 
 Delivery = Literal["none", "write", "review", "later"]
+
+Handoff = Literal["write", "review"]
+"""What a host's `EditorPort.deliver` is told to do (the other answers need no host)."""
 
 WRITE_WITHOUT_ASKING: tuple[PermissionMode, ...] = ("acceptEdits", "bypassPermissions")
 """Permission modes in which a review run's edits are written at its end without a question."""

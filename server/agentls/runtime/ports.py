@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from agentls.mcp import ProjectFileRequest, QuestionPort
     from agentls.mcp.notices import Notice as McpNotice
     from agentls.workspace import Workspace
+    from agentls.workspace.editor_files import EditorFiles
+    from agentls.workspace.terminals import HostTerminal
 
 log = logging.getLogger(__name__)
 
@@ -71,3 +73,10 @@ class HostPorts:
     before_session: Callable[[], Awaitable[None]] | None = None
     """Awaited before a run creates a new session (the LSP host: while the workspace-trust
     question is open, so the session starts on the answer)."""
+    editor_files: EditorFiles | None = None
+    """The editor's files, for an editor that answers only when asked (ACP
+    `fs/read_text_file`); None: the editor pushes its buffers (LSP). Tools get it as
+    `ToolContext.services.editor_files`."""
+    terminal: HostTerminal | None = None
+    """The editor's terminal for `run_command` in the real tree (ACP `terminal/*`), or
+    None. Tools get it as `ToolContext.services.terminal`."""

@@ -66,6 +66,17 @@ class AgentRuntime:
         self.tool_sources: Sequence[ToolSource] = [self.mcp]
         self.before_session: Callable[[], Awaitable[None]] | None = self.ports.before_session
         self._session_mcp: dict[str, McpManager] = {}
+        self._install_ports()
+
+    def _install_ports(self) -> None:
+        """The host's editor files and terminal, as the tools' services (`ToolServices`)."""
+        from agentls.workspace.editor_files import use_editor_files
+        from agentls.workspace.terminals import use_host_terminal
+
+        if self.ports.editor_files is not None:
+            use_editor_files(self.workspace, self.ports.editor_files)
+        if self.ports.terminal is not None:
+            use_host_terminal(self.workspace, self.ports.terminal)
 
     # -- safety ---------------------------------------------------------------------------
 
@@ -100,7 +111,8 @@ class AgentRuntime:
         return [*self.safety.problems, *self._sandbox_warning()]
 
     def _apply_safety(self, safety: Safety) -> None:
-        """What the tools read from the workspace: secrets, read roots, env, sandbox."""
+        """The tools' services from the settings (`ToolContext.services`): secrets, read
+        roots, environment, sandbox."""
         from agentls.sandbox import SandboxConfig, use_sandbox
         from agentls.workspace.child_env import use_child_env
         from agentls.workspace.read_roots import use_read_roots

@@ -5,12 +5,12 @@
 Seatbelt on macOS. This package decides what a run may see and write (`layout`), which
 resources it gets (`limits`, `network`), whether a sandbox can run at all
 (`availability`) and, from the settings (`settings`), what happens where it cannot
-(`service.SandboxService.decide`). It never imports editor code.
+(`service.SandboxService.place`). It never imports editor code.
 """
 
 from agentls.sandbox.availability import Availability, probe
 from agentls.sandbox.service import (
-    Decision,
+    Placement,
     SandboxConfig,
     SandboxService,
     sandbox_of,
@@ -20,7 +20,7 @@ from agentls.sandbox.settings import SandboxSettings, merge_layers
 
 __all__ = [
     "Availability",
-    "Decision",
+    "Placement",
     "SandboxConfig",
     "SandboxService",
     "SandboxSettings",

@@ -1,7 +1,7 @@
 """The sandbox of one workspace: its settings, whether it can run, and a confinement per run.
 
-Tools ask two things (through `agentls.tools._execution`): may this call run, sandboxed
-or not (`decide`), and, when sandboxed, the `Confinement` to hand to the process runner
+Tools ask two things (through `agentls.tools._execution`): where this call runs, sandboxed
+or not (`place`), and, when sandboxed, the `Confinement` to hand to the process runner
 (`confinement`). The host sets the settings (`use_sandbox`) whenever they are (re)loaded;
 a workspace nobody configured gets the defaults: sandbox on.
 """
@@ -24,7 +24,7 @@ from agentls.workspace.process import Confinement
 from agentls.workspace.secrets import secrets_for
 from agentls.workspace.shadow import ShadowWorkspace
 
-__all__ = ["Decision", "SandboxConfig", "SandboxService", "sandbox_of", "use_sandbox"]
+__all__ = ["Placement", "SandboxConfig", "SandboxService", "sandbox_of", "use_sandbox"]
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +39,10 @@ class SandboxConfig:
 
 
 @dataclass(frozen=True)
-class Decision:
-    """Whether one call runs sandboxed; if not, why, and what the fallback setting says."""
+class Placement:
+    """Where one call runs: sandboxed, or not and why, and what the fallback setting says.
+    The sandbox's answer, not a permission decision: the tool folds it into its
+    `CallRisk`, one input of `agentls.agent.decision.decide`."""
 
     sandboxed: bool
     why_not: str = ""
@@ -63,43 +65,43 @@ class SandboxService:
     def availability(self) -> Availability:
         return probe()
 
-    def decide(
+    def place(
         self,
         tool: str,
         *,
         command_parts: Sequence[str] | None = None,
         unsandboxed_requested: bool = False,
-    ) -> Decision:
+    ) -> Placement:
         """Whether `tool` runs in the sandbox; `command_parts` are run_command's simple
         commands (excluded only when every one matches `excludedCommands`)."""
         settings = self.settings
         if not settings.enabled:
-            return Decision(False, "the sandbox is switched off (`sandbox.enabled: false`)")
+            return Placement(False, "the sandbox is switched off (`sandbox.enabled: false`)")
         if command_parts:
             patterns = [settings.excluded(part) for part in command_parts]
             if all(p is not None for p in patterns):
                 shown = ", ".join(f"`{p}`" for p in dict.fromkeys(patterns))
                 why = f"the command matches `sandbox.excludedCommands` {shown}"
-                return Decision(False, why)
+                return Placement(False, why)
         if unsandboxed_requested:
             if not settings.allow_unsandboxed_commands:
-                return Decision(
+                return Placement(
                     False,
                     "running outside the sandbox was requested, but "
                     "`sandbox.allowUnsandboxedCommands` is false",
                     "refuse",
                 )
-            return Decision(False, "running outside the sandbox was requested", "ask")
+            return Placement(False, "running outside the sandbox was requested", "ask")
         found = self.availability()
         if found.ok:
-            return Decision(True)
+            return Placement(True)
         why = f"no sandbox can run here: {found.reason}"
-        return Decision(False, why, settings.fallback_for(tool), found.fix)
+        return Placement(False, why, settings.fallback_for(tool), found.fix)
 
     def confinement(
         self, shadow: ShadowWorkspace, cwd: Path, *, git_writes: bool = False
     ) -> Confinement:
-        """The sandbox for a run in `shadow` (call only after `decide` said sandboxed);
+        """The sandbox for a run in `shadow` (call only after `place` said sandboxed);
         `git_writes`: the repository's git folder writable (a `git commit` that was
         allowed), else read-only."""
         found = self.availability()

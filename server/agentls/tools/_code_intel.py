@@ -21,7 +21,6 @@ from agentls.codeintel.positions import Target, locate
 from agentls.codeintel.views import document_of, overlay_of
 from agentls.errors import ToolError
 from agentls.tools._files import cut_line, path_problem
-from agentls.workspace.secrets import secrets_for
 from agentls.workspace.textio import number_line, split_lines
 
 LINE_CHARS = 200
@@ -51,7 +50,7 @@ def position_problem(ctx: ToolContext, raw_path: str) -> str | None:
     if problem is not None:
         return problem
     path = ctx.workspace.resolve(raw_path)
-    blocked = secrets_for(ctx.workspace).reading_blocked_by(path)
+    blocked = ctx.services.secrets.reading_blocked_by(path)
     if blocked is not None:
         return (
             f"{ctx.workspace.display(path)} may not be read ({blocked}), so it cannot be "
@@ -108,7 +107,7 @@ class LineReader:
         ws = self.ctx.workspace
         if not ws.contains(path):
             return False
-        return not secrets_for(ws).blocks_reading(path)
+        return not self.ctx.services.secrets.blocks_reading(path)
 
     def lines(self, path: Path) -> list[str] | None:
         if path not in self.cache:

@@ -29,7 +29,7 @@ from typing import Any
 from agentls.agent.context import ToolContext
 from agentls.agent.shell_parse import split_command
 from agentls.agent.tool import NO_RISK, CallRisk, ToolError
-from agentls.sandbox import Decision, sandbox_of
+from agentls.sandbox import Placement
 from agentls.workspace.process import Confinement
 from agentls.workspace.shadow import ShadowWorkspace
 
@@ -46,7 +46,7 @@ class Execution:
     """One call's plan: sandboxed or why not, and the code it runs that is not the user's."""
 
     tool: str
-    decision: Decision
+    placement: Placement
     staged: tuple[str, ...] = ()
     repo_executables: tuple[str, ...] = ()
 
@@ -60,9 +60,9 @@ class Execution:
         return "; ".join(parts)
 
     def sandbox_line(self) -> str:
-        if self.decision.sandboxed:
+        if self.placement.sandboxed:
             return "on"
-        return f"off: {self.decision.why_not}"
+        return f"off: {self.placement.why_not}"
 
     def result_fields(self) -> dict[str, Any]:
         """Keys for a structured tool result: the transcript shows them with the call."""
@@ -85,11 +85,11 @@ def plan_execution(
         programs the call would start, or a function finding them) is only looked at when the
         call would run unsandboxed: inside the sandbox they cannot reach anything. Staged code is
     always named (the transcript says a run executed what the session wrote)."""
-    decision = sandbox_of(ctx.workspace).decide(
+    placement = ctx.services.sandbox.place(
         tool, command_parts=_parts(command), unsandboxed_requested=unsandboxed_requested
     )
-    found = () if decision.sandboxed else executables() if callable(executables) else executables
-    return Execution(tool, decision, _staged(ctx), _in_repository(ctx, found))
+    found = () if placement.sandboxed else executables() if callable(executables) else executables
+    return Execution(tool, placement, _staged(ctx), _in_repository(ctx, found))
 
 
 def execution_risk(
@@ -108,11 +108,11 @@ def execution_risk(
         executables=executables,
         unsandboxed_requested=unsandboxed_requested,
     )
-    decision = plan.decision
+    decision = plan.placement
     if decision.sandboxed:
         return NO_RISK
     if decision.fallback == "refuse":
-        return CallRisk(refusal=_refusal(tool, decision))
+        return CallRisk.refused(_refusal(tool, decision))
     reasons = []
     if decision.fallback == "ask":
         fix = f"; fix: {decision.fix}" if decision.fix else ""
@@ -120,7 +120,7 @@ def execution_risk(
     label = plan.label() if tool != "run_command" else ""
     if label:
         reasons.append(label)
-    return CallRisk(approval="; ".join(reasons)) if reasons else NO_RISK
+    return CallRisk.asks("; ".join(reasons)) if reasons else NO_RISK
 
 
 def confinement_for(
@@ -136,8 +136,8 @@ def confinement_for(
     """The sandbox for this call's processes; None when it runs unsandboxed (allowed by
     the permission step). Refuses again here, so no path around the permission step
     runs code unsandboxed where the settings say refuse."""
-    service = sandbox_of(ctx.workspace)
-    decision = service.decide(
+    service = ctx.services.sandbox
+    decision = service.place(
         tool, command_parts=_parts(command), unsandboxed_requested=unsandboxed_requested
     )
     if decision.sandboxed:
@@ -157,7 +157,7 @@ def _parts(command: str | None) -> list[str] | None:
     return parts if split.complete and parts else [""]
 
 
-def _refusal(tool: str, decision: Decision) -> str:
+def _refusal(tool: str, decision: Placement) -> str:
     fix = f" Fix: {decision.fix}." if decision.fix else ""
     return (
         f"{tool} refuses to run without the sandbox: {decision.why_not}.{fix} (The user "

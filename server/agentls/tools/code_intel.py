@@ -17,7 +17,7 @@ from agentls.agent.context import ToolContext
 from agentls.agent.tool import Tool, ToolInput
 from agentls.codeintel.languages import language_of
 from agentls.codeintel.model import SEVERITY_RANK, Answer, Diagnostic, Document, Location
-from agentls.codeintel.service import Checked, code_intel_for
+from agentls.codeintel.service import Checked
 from agentls.codeintel.sources import IMPLEMENTATION, TYPE_DEFINITION, Method
 from agentls.codeintel.unconfirmed import may_be_incomplete, unconfirmed_matches
 from agentls.codeintel.views import document_of, overlay_of
@@ -38,7 +38,6 @@ from agentls.tools._code_intel import (
 )
 from agentls.tools._files import cut_line
 from agentls.tools._secret_literals import SecretLiterals
-from agentls.workspace.secrets import secrets_for
 
 DEFAULT_REFERENCES = 100
 MAX_REFERENCES = 1000
@@ -95,7 +94,7 @@ Example: {"path": "<path>", "line": <line>, "symbol": "<name>"}
 
     async def call(self, input: PositionInput, ctx: ToolContext) -> str:
         query = prepare(ctx, input)
-        answer = await code_intel_for(ctx.workspace).definition(
+        answer = await ctx.services.code_intel.definition(
             query.document, query.target.pos, query.overlay
         )
         return _with_notes(_located(ctx, query, answer, "definition"), answer)
@@ -133,7 +132,7 @@ class _LocationsQuery(_PositionQuery[PositionInput]):
 
     async def call(self, input: PositionInput, ctx: ToolContext) -> str:
         query = prepare(ctx, input)
-        answer = await code_intel_for(ctx.workspace).locations(
+        answer = await ctx.services.code_intel.locations(
             self.method, query.document, query.target.pos, query.overlay
         )
         return _with_notes(_located(ctx, query, answer, self.noun), answer)
@@ -226,7 +225,7 @@ Example: {{"path": "<path>", "line": <line>, "symbol": "<name>"}}
 
     async def call(self, input: FindReferencesInput, ctx: ToolContext) -> str:
         query = prepare(ctx, input)
-        answer = await code_intel_for(ctx.workspace).references(
+        answer = await ctx.services.code_intel.references(
             query.document, query.target.pos, query.overlay, input.include_declaration
         )
         found = dedupe(answer.value)
@@ -332,7 +331,7 @@ Example: {"path": "<path>", "line": <line>, "symbol": "<name>"}
 
     async def call(self, input: PositionInput, ctx: ToolContext) -> str:
         query = prepare(ctx, input)
-        service = code_intel_for(ctx.workspace)
+        service = ctx.services.code_intel
         answer = await service.hover(query.document, query.target.pos, query.overlay)
         hidden = await _defined_in_hidden_file(ctx, query)
         if hidden is not None:
@@ -354,12 +353,12 @@ async def _defined_in_hidden_file(ctx: ToolContext, query: Query) -> str | None:
     """A definition in a secret or read-denied file: hover would show its values (a
     constant's literal type is its value), so the hover is withheld."""
     try:
-        found = await code_intel_for(ctx.workspace).definition(
+        found = await ctx.services.code_intel.definition(
             query.document, query.target.pos, query.overlay
         )
     except ToolError:
         return None
-    secrets = secrets_for(ctx.workspace)
+    secrets = ctx.services.secrets
     for loc in found.value:
         if ctx.workspace.contains(loc.path) and secrets.blocks_reading(loc.path):
             return ctx.workspace.display(loc.path)
@@ -434,7 +433,7 @@ Example: {"paths": ["<path>"], "severity": "error"}
                 + ("; ".join(skipped) if skipped else "no readable source files were given")
             )
         overlay = overlay_of(ctx.workspace, ctx.changes)
-        checked = await code_intel_for(ctx.workspace).diagnostics(docs, overlay)
+        checked = await ctx.services.code_intel.diagnostics(docs, overlay)
         return _format_diagnostics(ctx, checked, input.severity, skipped)
 
 
@@ -447,7 +446,7 @@ def _diagnostic_targets(ctx: ToolContext, raw: list[str] | None) -> tuple[list[P
             for p in [*ctx.changes.changed_paths(), *ws.open_paths()]
             if ws.is_file(p, ctx.changes) and ws.contains(p)
         ]
-        secrets = secrets_for(ws)
+        secrets = ctx.services.secrets
         paths = [
             p for p in dict.fromkeys(changed) if _checkable(p) and not secrets.blocks_reading(p)
         ]
@@ -462,7 +461,7 @@ def _diagnostic_targets(ctx: ToolContext, raw: list[str] | None) -> tuple[list[P
     for text in raw:
         path = ws.resolve(text)
         if view.is_dir(path):
-            secrets = secrets_for(ws)
+            secrets = ctx.services.secrets
             inside = [
                 Path(p)
                 for p in view.file_strs(path)

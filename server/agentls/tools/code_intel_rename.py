@@ -19,7 +19,6 @@ from pydantic import Field, PrivateAttr, computed_field
 from agentls.agent.context import ToolContext
 from agentls.agent.tool import Tool
 from agentls.codeintel.model import FileEdit, Location, RenameResult
-from agentls.codeintel.service import code_intel_for
 from agentls.codeintel.unconfirmed import may_be_incomplete, unconfirmed_matches
 from agentls.codeintel.views import apply_changes
 from agentls.errors import ToolError
@@ -33,7 +32,6 @@ from agentls.tools._code_intel import (
     what,
 )
 from agentls.tools._files import write_problem
-from agentls.workspace.secrets import secrets_for
 
 _NAME = re.compile(r"^[^\W\d][\w$]*$|^\$[\w$]*$")
 
@@ -142,7 +140,7 @@ Example: {"path": "<path>", "line": <line>, "symbol": "<old name>", "new_name": 
         query = prepare(ctx, input)
         if query.target.name == input.new_name:
             raise ToolError(f"{what(query)} is already named `{input.new_name}`.")
-        answer = await code_intel_for(ctx.workspace).rename(
+        answer = await ctx.services.code_intel.rename(
             query.document, query.target.pos, query.overlay, input.new_name
         )
         notes = list(answer.notes)
@@ -200,7 +198,7 @@ def plan_edits(
             refused.append(f"{edit.path} (outside the workspace)")
             continue
         problem = write_problem(ctx, str(edit.path))
-        blocked = secrets_for(ws).reading_blocked_by(edit.path)
+        blocked = ctx.services.secrets.reading_blocked_by(edit.path)
         if problem is not None or blocked is not None:
             refused.append(f"{ws.display(edit.path)} ({problem or blocked})")
     if refused:

@@ -28,7 +28,6 @@ from agentls.workspace.search import (
     run_search,
     run_search_listing,
 )
-from agentls.workspace.secrets import secrets_for
 from agentls.workspace.view import LayeredView
 
 DEFAULT_MAX = {"content": 200, "files": 500, "count": 500}
@@ -131,7 +130,7 @@ Example: {"pattern": "<regex>", "path": "<folder>", "glob": "*.py", "context": 2
         if folder is not None and not view.exists(folder):
             raise ws.missing_error(folder, ctx.changes)
 
-        secrets = secrets_for(ws)
+        secrets = ctx.services.secrets
         stop = ctx.cancelled.is_set
         listings = ws.attached(_LISTINGS, _Listings)
         key = (str(folder) if folder is not None else None, input.glob)

@@ -1,8 +1,8 @@
 """`enter_plan_mode` / `exit_plan_mode`: research read-only, then have the plan approved.
 
-Plan mode is the run's mode `plan` (or the permission mode `plan`): the pipeline's
-plan-mode step refuses every call that is not read-only and the pool offers read-only
-tools only (`agentls.agent.guards.plan_mode_denial`, `Conversation.pool`). These tools only
+Plan mode is the run's mode `plan` (or the permission mode `plan`): the one permission
+decision forbids every call that is not read-only (`agentls.agent.decision.decide`) and the
+pool offers read-only tools only (`Conversation.pool`). These tools only
 ask the user and switch that mode (`ToolContext.run.switch_mode`); the switch takes effect
 when the current turn's calls are done.
 

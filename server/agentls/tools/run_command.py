@@ -11,7 +11,7 @@ and the network is off unless the settings open it. Where no sandbox can run,
 `sandbox.fallback.run_command` decides: refuse (the default) or ask first.
 
 A config switch (`where="workspace"`) runs in the real tree, unsandboxed; then every call
-asks the user unless an allow rule covers it (`CallRisk.approval`). A call with
+asks the user unless an allow rule covers it (`CallRisk.asks`). A call with
 `dangerously_disable_sandbox` always asks (no rule skips it), and
 `sandbox.allowUnsandboxedCommands: false` forbids it. A sandboxed call is marked
 `confined`, so a command that only reads (`ls`, `git status`; see
@@ -46,13 +46,12 @@ from agentls.agent.tool import CallRisk, Tool, ToolError, ToolInput, ToolOutput
 from agentls.config import RunCommandSettings
 from agentls.tools._execution import confinement_for, execution_risk, plan_execution
 from agentls.tools.background import LiveOutput
-from agentls.workspace.child_env import child_env_of
 from agentls.workspace.process import Confinement, ProcessResult, ProcessStartError, scrub_env
 from agentls.workspace.process_guard import run_guarded
 from agentls.workspace.secrets import Redactor
 from agentls.workspace.shadow import ShadowRegistry, ShadowWorkspace, shadow_for
 from agentls.workspace.shadow_git import writes_refs
-from agentls.workspace.terminals import HostTerminal, TerminalCommand, host_terminal_of
+from agentls.workspace.terminals import HostTerminal, TerminalCommand
 from agentls.workspace.toolchain import venv_env
 
 __all__ = ["RunCommand", "RunCommandConfig", "RunCommandInput"]
@@ -154,8 +153,8 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         """Refused (or asked) where the sandbox should run but cannot; in the real tree,
         asked unless an allow rule covers it; `confined` when it runs sandboxed."""
         if self.config.where == "workspace":
-            return CallRisk(
-                approval="the command runs in your real workspace, without the sandbox "
+            return CallRisk.asks(
+                "the command runs in your real workspace, without the sandbox "
                 '(runCommand.where = "workspace")'
             )
         risk = execution_risk(
@@ -164,7 +163,7 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
             command=input.command,
             unsandboxed_requested=input.dangerously_disable_sandbox,
         )
-        if risk.refusal or risk.approval:
+        if risk.needs.kind != "skip":
             return risk
         plan = plan_execution(
             self.name,
@@ -174,12 +173,12 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         )
         changes = git_change(input.command)
         if changes is not None:
-            return CallRisk(
-                approval=f"`{changes}` changes the repository (refs, HEAD or history), "
+            return CallRisk.asks(
+                f"`{changes}` changes the repository (refs, HEAD or history), "
                 "which is otherwise read-only to commands",
-                confined=plan.decision.sandboxed,
+                confined=plan.placement.sandboxed,
             )
-        return CallRisk(confined=plan.decision.sandboxed)
+        return CallRisk(confined=plan.placement.sandboxed)
 
     async def call(self, input: RunCommandInput, ctx: ToolContext) -> ToolOutput:
         if input.run_in_background:
@@ -194,7 +193,7 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         if not roots:
             raise ToolError("The workspace has no root folder to run the command in.")
         if self.config.where != "shadow":
-            terminal = host_terminal_of(ctx.workspace)
+            terminal = ctx.services.terminal
             if terminal is not None:
                 return await self._run_in_terminal(terminal, input, ctx, Path(roots[0]))
             note = "Ran WITHOUT the sandbox, in the real workspace (runCommand.where)."
@@ -223,7 +222,7 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
                     command=input.command,
                     unsandboxed_requested=input.dangerously_disable_sandbox,
                 )
-                note = f"Ran WITHOUT the sandbox: {plan.decision.why_not}."
+                note = f"Ran WITHOUT the sandbox: {plan.placement.why_not}."
             return await self._run(input, ctx, cwd, shadow, box, note, git_writes, live)
 
     def _start_background(self, input: RunCommandInput, ctx: ToolContext) -> ToolOutput:
@@ -253,7 +252,7 @@ Example: {"command": "npm run build", "description": "Build the project"}"""
         live: LiveOutput | None = None,
     ) -> ToolOutput:
         env = self.config.redactor.scrub_env(scrub_env())
-        env.update(self.config.redactor.scrub_env(child_env_of(ctx.workspace)))
+        env.update(self.config.redactor.scrub_env(ctx.services.environment))
         env.update(venv_env(list(ctx.workspace.roots)))
         map_output = _identity
         if shadow is not None:

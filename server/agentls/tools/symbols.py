@@ -22,7 +22,6 @@ from agentls.index import SearchResult, Symbol, SymbolKind, language_for
 from agentls.tools._files import path_problem
 from agentls.workspace.changes import DELETED
 from agentls.workspace.core import TextSnapshot
-from agentls.workspace.secrets import secrets_for
 
 if TYPE_CHECKING:
     from agentls.index import SymbolIndex
@@ -271,7 +270,7 @@ Example: {"path": "<path>"}
         ws = ctx.workspace
         path = ws.resolve(input.path)
         display = ws.display(path)
-        blocked = secrets_for(ws).reading_blocked_by(path)
+        blocked = ctx.services.secrets.reading_blocked_by(path)
         if blocked is not None:
             raise ToolError(
                 f"No outline for {display}: reading it is denied by the {blocked} (secret "

@@ -101,10 +101,10 @@ Example: {"url": "https://docs.python.org/3/library/pathlib.html", "prompt": "Pa
         try:
             await self.guard.resolve(host, _port(input.url))
         except BlockedAddress as exc:
-            return CallRisk(refusal=str(exc))
+            return CallRisk.refused(str(exc))
         except Exception:  # cannot resolve now: the fetch itself will say so
             pass
-        return CallRisk(approval=f"web_fetch reaches {host} on the network")
+        return CallRisk.asks(f"web_fetch reaches {host} on the network")
 
     async def call(self, input: WebFetchInput, ctx: ToolContext) -> str:
         from agentls.tools._web import page_cache

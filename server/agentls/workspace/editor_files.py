@@ -3,7 +3,8 @@
 An LSP editor tells the server about every buffer it opens or changes (didOpen/didChange
 → `Workspace.set_buffer`). Other editors only answer when asked: ACP's `fs/read_text_file`
 returns a file as the editor has it, unsaved changes included. A host whose editor works
-that way attaches an `EditorFiles` to the workspace (`use_editor_files`); before a call
+that way gives the runtime an `EditorFiles` (`HostPorts.editor_files`, installed with
+`use_editor_files`; tools see it as `ToolContext.services.editor_files`); before a call
 runs, the pipeline asks it for each file the call names (`refresh_from_editor`) and puts
 the answer into the buffer overlay, so tools keep reading synchronously through
 `Workspace.load` and see what the user sees.

@@ -7,7 +7,8 @@ where a command would run that way anyway: `run_command` configured to run in th
 workspace (`runCommand.where: "workspace"`), where every call asks the user first. A
 sandboxed command (the default) always runs in our own process runner.
 
-A host attaches a `HostTerminal` to the workspace (`use_host_terminal`); the tool then
+A host gives the runtime a `HostTerminal` (`HostPorts.terminal`, installed with
+`use_host_terminal`; the tool reads `ToolContext.services.terminal`); the tool then
 hands it the command and formats the `ProcessResult` it gets back like its own runs.
 """
 
