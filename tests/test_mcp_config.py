@@ -246,6 +246,9 @@ def test_settings_entries_are_validated_once_into_typed_servers() -> None:
         }
     )
     files, broken, number = (settings.mcp_servers[k] for k in ("files", "broken", "number"))
-    assert isinstance(files, McpServerConfig) and files.args == ["-y", "x"]
-    assert isinstance(broken, InvalidMcpServer) and "`args`" in broken.problem
-    assert isinstance(number, InvalidMcpServer) and "expected an object" in number.problem
+    assert isinstance(files, McpServerConfig)
+    assert files.args == ["-y", "x"]
+    assert isinstance(broken, InvalidMcpServer)
+    assert "`args`" in broken.problem
+    assert isinstance(number, InvalidMcpServer)
+    assert "expected an object" in number.problem
