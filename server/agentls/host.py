@@ -636,9 +636,12 @@ class AgentHost:
             files = [p.as_uri() for p in session.changes.changed_paths()]
             reason = "the run was cancelled; its edits stay staged"
             return EditOutcome(files, None, reason, left_out=[(f, reason) for f in files])
-        from agentls.tools.after_edit import changeset_checks
+        from agentls.tools.after_edit import checks_of
+        from agentls.tools.review_checks import changeset_checks, hold_failing
 
-        handle.checks = await changeset_checks(self.workspace, session.changes)
+        handle.checks = await changeset_checks(self.workspace, session.id, session.changes)
+        if mode == "auto" and checks_of(self.workspace).block == "newErrors":
+            hold_failing(session.changes, handle.checks)
         return await self.port.deliver(session.id, session.changes, mode, handle.title, final=True)
 
     async def deliver_now(

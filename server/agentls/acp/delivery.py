@@ -20,6 +20,7 @@ overwritten.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import tempfile
@@ -71,7 +72,16 @@ async def deliver(
     permission_mode = workspace.permission_mode(session_id)
     chosen = delivery_for(mode, permission_mode, final=final, empty=changes.is_empty())
     if chosen == "write":
-        return await write_changes(workspace, session_id, changes, changes.entries())
+        from agentls.tools.after_edit import split_held
+
+        entries, kept = split_held(changes)  # `checks.block: "newErrors"` holds failing files
+        outcome = (
+            await write_changes(workspace, session_id, changes, entries)
+            if entries
+            else EditOutcome([], None)
+        )
+        held = [(p.as_uri(), f"kept staged: {why}") for p, why in kept.items()]
+        return dataclasses.replace(outcome, left_out=[*outcome.left_out, *held])
     if chosen == "review":
         return await _review(workspace, session_id, changes, summary)
     return None

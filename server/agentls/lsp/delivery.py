@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import weakref
@@ -417,7 +418,16 @@ async def deliver(
         return None
     label = f"agentls: {summary}"
     if mode == "auto":
-        return await apply(ls, changes, changes.entries(), label, confirm=False)
+        from agentls.tools.after_edit import split_held
+
+        entries, kept = split_held(changes)  # `checks.block: "newErrors"` holds failing files
+        outcome = (
+            await apply(ls, changes, entries, label, confirm=False)
+            if entries
+            else EditOutcome([], None)
+        )
+        held = [(uri_of(ls, p), f"kept staged: {why}") for p, why in kept.items()]
+        return dataclasses.replace(outcome, left_out=[*outcome.left_out, *held])
     if not final:
         return None
     if ls.features.document_changes and ls.features.change_annotations:
