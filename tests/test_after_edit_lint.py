@@ -25,6 +25,7 @@ TODO_LINTER = (
     "        if 'TODO' in line:\n"
     "            print(f'{name}:{number}: error: a TODO is left')\n"
 )
+TODO_FORMAT = r"regex:^(?P<file>[^:]+):(?P<line>\d+): (?P<severity>\w+): (?P<message>.+)$"
 FILES = {
     "e.py": "import os\nvalue = 1\n",
     "notes.cfg": "[main]\nTODO = old\nname = a\n",
@@ -39,7 +40,7 @@ def _options(after_edit: str) -> dict[str, Any]:
                 "command": [sys.executable, "-c", TODO_LINTER, "{paths}"],
                 "globs": ["*.cfg"],
                 "name": "todo-check",
-                "format": r"regex:^(?P<file>[^:]+):(?P<line>\d+): (?P<severity>\w+): (?P<message>.+)$",
+                "format": TODO_FORMAT,
             }
         ],
     }
