@@ -670,11 +670,25 @@ class AgentHost:
             cancelled.append(sid)
         return cancelled
 
+    def review_checks(self, session_id: str) -> list[FileCheckPayload]:
+        """The session's staged files checked before review as its last run ended, for
+        the files still staged (`checks.beforeReview`)."""
+        handle = self.runs.get(session_id)
+        session = self.sessions.get(session_id)
+        if handle is None or not handle.checks or session is None:
+            return []
+        staged = {str(p) for p in session.changes.changed_paths()}
+        return [c for c in handle.checks if c["path"] in staged]
+
     def status(self) -> HostStatusPayload:
         settings = self.options.settings()
-        sessions: list[SessionStatusPayload | StartingSessionPayload] = [
-            s.status_dict() for s in self.sessions.values()
-        ]
+        sessions: list[SessionStatusPayload | StartingSessionPayload] = []
+        for sid, session in self.sessions.items():
+            entry = session.status_dict()
+            checks = self.review_checks(sid)
+            if checks:
+                entry["checks"] = checks
+            sessions.append(entry)
         sessions += [
             StartingSessionPayload(id=sid, status="starting", running=True, turns=0, runs=0)
             for sid in self.runs

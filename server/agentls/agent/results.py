@@ -194,6 +194,8 @@ class StagedFilePayload(TypedDict):
     """What the agent wants."""
     current: str | None
     """What the editor has now."""
+    check: NotRequired[str]
+    """The file's check before review, as the run ended (`FileCheckPayload.summary`)."""
 
 
 class HunkPayload(TypedDict):
@@ -221,6 +223,8 @@ class StagedPayload(TypedDict):
     session: str
     files: list[StagedFilePayload]
     hunks: NotRequired[list[HunkPayload]]
+    checks: NotRequired[list[FileCheckPayload]]
+    """The staged files checked before review, as the last run ended."""
 
 
 ToolsPayload = list[ToolUnionParam]
@@ -257,6 +261,8 @@ class SessionStatusPayload(TypedDict):
     """The agent's todo list (`todo_write`), in order."""
     transcript: str
     state_file: str | None
+    checks: NotRequired[list[FileCheckPayload]]
+    """The staged files checked before review, as the last run ended."""
 
 
 class TurnPayload(TypedDict):
