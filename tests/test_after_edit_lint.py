@@ -109,3 +109,30 @@ async def test_with_diagnostics_the_linter_covers_what_no_language_server_does(
             {"path": "notes.cfg", "old_string": "name = a", "new_string": "name = TODO"},
         )
         assert "1 new problem: notes.cfg:3 error: a TODO is left" in content, content
+
+
+async def test_a_linter_a_permission_rule_denies_is_not_run_by_the_checks(
+    tmp_path: Path,
+) -> None:
+    """The user denied `lint` to the model: the checks do not run it behind their back
+    (the marker file the linter would write never appears)."""
+    root = tmp_path / "ws"
+    write_tree(root, FILES)
+    marker = tmp_path / "linter-ran"
+    options = _options("lint")
+    options["lint"][0]["command"] = [
+        sys.executable,
+        "-c",
+        f"open({str(marker)!r}, 'w').close()\n" + TODO_LINTER,
+        "{paths}",
+    ]
+    options["permissions"] = {"deny": ["lint"]}
+    env = server_env(None, tmp_path / "transcripts")
+    async with editor_session("neovim", root, env, initialization_options=options) as fake:
+        content = await tool(
+            fake,
+            "edit_file",
+            {"path": "notes.cfg", "old_string": "name = a", "new_string": "name = TODO"},
+        )
+    assert "Lint: not run (a permission rule denies `lint`)." in content, content
+    assert not marker.exists()

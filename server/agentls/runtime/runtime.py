@@ -169,7 +169,8 @@ class AgentRuntime:
             run_command = RunCommand.from_settings(self.safety.run_command, self.safety.redactor)
         lint, tests = check_entries(self.config)
         set_checks(workspace, self.config.current.checks)  # the write tools' after-edit checks
-        set_check_tools(workspace, LintConfig(entries=lint), TestConfig(entries=tests))
+        denied = self.pool_filter().denied  # a tool denied to the model: not run by checks
+        set_check_tools(workspace, LintConfig(entries=lint), TestConfig(entries=tests), denied)
         return builtin_tools(
             lint=LintConfig(entries=lint),
             tests=TestConfig(entries=tests),

@@ -78,14 +78,22 @@ class CheckTools:
 
     lint: LintConfig = field(default_factory=LintConfig)
     tests: TestConfig = field(default_factory=TestConfig)
+    denied: Callable[[str], bool] = lambda name: False
+    """Tools a blanket deny rule hides from the model: the checks do not run them either."""
 
 
 _TOOLS = Attachment[CheckTools]("lint and tests settings of the checks")
 
 
-def set_check_tools(workspace: Workspace, lint: LintConfig, tests: TestConfig) -> None:
-    """The host's `lint` / `tests` settings, read by the checks at each run."""
-    workspace.attach(_TOOLS, CheckTools(lint, tests))
+def set_check_tools(
+    workspace: Workspace,
+    lint: LintConfig,
+    tests: TestConfig,
+    denied: Callable[[str], bool] = lambda name: False,
+) -> None:
+    """The host's `lint` / `tests` settings (and tool-wide deny rules), read by the checks
+    at each run."""
+    workspace.attach(_TOOLS, CheckTools(lint, tests, denied))
 
 
 def _tools_of(workspace: Workspace) -> CheckTools:
@@ -118,6 +126,8 @@ def record_tests_run(changes: ChangeSet, target: str | None) -> None:
 def _not_allowed(tool: str, ctx: ToolContext, programs: Callable[[], Sequence[str]]) -> str:
     """Why `tool` would need the user's approval (or is refused) here; "" when it may run
     without asking."""
+    if _tools_of(ctx.workspace).denied(tool):
+        return f"a permission rule denies `{tool}`"
     risk = execution_risk(tool, ctx, executables=programs)
     return risk.refusal or risk.approval
 
@@ -148,7 +158,7 @@ async def lint_file(
     tool = LintTool(_tools_of(workspace).lint)
     why = _not_allowed("lint", ctx, lambda: tool._programs([path], ctx))
     if why:
-        return LintOutcome([], 0, [], f"Lint: not run ({why}); call `lint` to run it.")
+        return LintOutcome([], 0, [], f"Lint: not run ({why}).")
     base = change.original_text if change.kind != "create" else None
     try:
         return await asyncio.wait_for(_lint_compare(tool, ctx, path, base), seconds)
