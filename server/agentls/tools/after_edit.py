@@ -95,7 +95,7 @@ async def file_problems(
     if lint or found is _NO_SERVER:
         linted = await lint_file(workspace, session_id, changes, path, seconds)
         if linted is not None:
-            found = _merge(found, linted)
+            found = _merge(path, found, linted)
     if found is _NO_SERVER or (not found.sources and not found.notes):
         return None
     return found
@@ -105,10 +105,10 @@ _NO_SERVER = FileProblems(Path(), [], 0, [])
 """No language server covers the file (the linter may)."""
 
 
-def _merge(found: FileProblems, linted: LintOutcome) -> FileProblems:
+def _merge(path: Path, found: FileProblems, linted: LintOutcome) -> FileProblems:
     notes = [*found.notes, *([linted.note] if linted.note else [])]
     return FileProblems(
-        found.path if found is not _NO_SERVER else Path(),
+        path,
         [*found.new, *linted.new],
         found.resolved + linted.resolved,
         [*found.sources, *linted.sources],
