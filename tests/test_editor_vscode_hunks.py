@@ -34,3 +34,5 @@ def test_code_server_refactor_preview_lists_hunks_and_applies_the_ticked_one(
         "",
         'print(greet("world"))',
     ]
+    # the agent view lists the file with its check before review
+    assert result["viewChecks"] == ["0 new errors"]

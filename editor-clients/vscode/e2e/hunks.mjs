@@ -3,8 +3,8 @@
 // .vsix, driven by Playwright. A review-mode run renames `greet` in hello.py (two hunks,
 // lines 1 and 5); the edit arrives in the Refactor Preview with one change annotation per
 // hunk (entries start unticked); only the line-1 hunk is ticked and applied. The editor
-// then has line 1 changed and line 5 as it was; the other hunk stays staged (read back
-// with the agentls.status command through the extension).
+// then has line 1 changed and line 5 as it was, and the agent view shows the file with its
+// check before review.
 //
 // Usage: node e2e/hunks.mjs [--python PATH] [--code-server PATH] [--chromium PATH]
 //                           [--vsix PATH] [--screenshot PATH] [--keep]
@@ -12,8 +12,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import {
-  HERE, applyPreview, baseSettings, editorText, finish, option, parseArgs, refactorPreview, runSession, runTask, step,
-  waitFor, writeScenario,
+  HERE, applyPreview, baseSettings, editorText, finish, option, parseArgs, refactorPreview, runCommand, runSession,
+  runTask, step, waitFor, writeScenario,
 } from "./harness.mjs";
 
 const args = parseArgs();
@@ -89,6 +89,13 @@ async function drive({ page, result }) {
     const lines = await editorText(page, ACTIVE_EDITOR);
     return lines && lines[0] === "def welcome(name):" ? lines : null;
   });
+
+  // the agent view: the file with its check before review
+  await runCommand(page, "agentls: Open Agent View");
+  const view = page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+  const checks = view.locator(".file .check");
+  await waitFor("the file's check in the view", 30000, async () => (await checks.count()) >= 1);
+  result.viewChecks = await checks.allTextContents();
 }
 
 await finish(() =>
