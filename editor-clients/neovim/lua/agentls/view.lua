@@ -101,12 +101,14 @@ function M.render(m)
   if m.staged and #m.staged > 0 then
     table.insert(lines, "   staged: " .. table.concat(m.staged, ", "))
     for _, check in ipairs(m.checks or {}) do
-      -- each file's check before review: new errors, lint, the relevant tests
-      local failed = (check.new_errors or 0) > 0
-        or (type(check.tests) == "table" and check.tests.status == "failed")
-      local mark = failed and "✗" or (check.checked and "✓" or "·")
+      -- each staged file's check before review: new errors, lint, the relevant tests
       local name = vim.fn.fnamemodify(check.path, ":~:.")
-      table.insert(lines, ("   %s %s: %s"):format(mark, name, check.summary or ""))
+      if vim.tbl_contains(m.staged, name) then
+        local failed = (check.new_errors or 0) > 0
+          or (type(check.tests) == "table" and check.tests.status == "failed")
+        local mark = failed and "✗" or (check.checked and "✓" or "·")
+        table.insert(lines, ("   %s %s: %s"):format(mark, name, check.summary or ""))
+      end
     end
     table.insert(lines, "   d diff · a accept · r reject")
   end
