@@ -136,3 +136,28 @@ async def test_a_linter_a_permission_rule_denies_is_not_run_by_the_checks(
         )
     assert "Lint: not run (a permission rule denies `lint`)." in content, content
     assert not marker.exists()
+
+
+async def test_a_linter_the_repository_ships_is_not_run_outside_the_sandbox(
+    tmp_path: Path,
+) -> None:
+    """An attacker's repository ships `.venv/bin/ruff`; with the sandbox off, linting runs
+    code the user has not approved (the session's staged code, the repository's programs),
+    which needs the user's approval, and a check never asks for it: nothing is run."""
+    root = tmp_path / "ws"
+    write_tree(root, {**FILES, "pyproject.toml": "[tool.ruff]\n"})
+    marker = tmp_path / "repository-ruff-ran"
+    fake = root / ".venv" / "bin" / "ruff"
+    fake.parent.mkdir(parents=True)
+    fake.write_text(f"#!/bin/sh\ntouch {marker}\necho '[]'\n")
+    fake.chmod(0o755)
+    options = {**_options("lint"), "sandbox": {"enabled": False}}
+    env = server_env(None, tmp_path / "transcripts")
+    async with editor_session("neovim", root, env, initialization_options=options) as editor:
+        content = await tool(
+            editor,
+            "edit_file",
+            {"path": "e.py", "old_string": "value = 1", "new_string": "value = 2"},
+        )
+    assert "Lint: not run (runs code this session wrote: e.py" in content, content
+    assert not marker.exists()
