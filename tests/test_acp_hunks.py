@@ -61,6 +61,7 @@ async def test_review_lists_hunks_and_slash_commands_decide_them(
     texts = [c["content"]["text"] for c in review["content"] if c["type"] == "content"]
     labels = [text for text in texts if text.startswith("Hunk ")]  # beside the checks' result
     assert labels == ["Hunk 1: b.py (line 2)", "Hunk 2: b.py (line 10)"]
+    assert "Checks before review:\nb.py: 0 new errors" in texts  # the file's check
     diffs = [c for c in review["content"] if c["type"] == "diff"]
     assert [(d["oldText"], d["newText"]) for d in diffs] == [
         ("line2 = 2\n", "line2 = 'two'\n"),
@@ -126,3 +127,31 @@ async def test_rewind_slash_command_lists_turns_and_goes_back(
     await prompt(client, session, "/accept")
     assert (root / "one.py").exists()
     assert not (root / "two.py").exists()
+
+
+async def test_auto_mode_with_block_new_errors_keeps_the_file_staged_and_says_why(
+    client: AnyClient, api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    """`checks.block: "newErrors"`: the edit that breaks a call is not written; the user
+    sees which file was kept staged and why (real basedpyright)."""
+    files = {
+        "a.py": "def double(n: int) -> int:\n    return n * 2\n",
+        "b.py": "from a import double\nvalue = double(2)\n",
+    }
+    settings = 'mode = "auto"\n\n[checks]\nafterEditSeconds = 60\nblock = "newErrors"\n'
+    root = write_project(tmp_path / "proj", files, settings, trusted_by=client)
+    session = await new_session(client, root)
+    edit = ("edit_file", {"path": "b.py", "old_string": "double(2)", "new_string": 'double("2")'})
+    api.extend(tool_turn(edit), text_turn("done"))
+    client.editor.answers[:] = ["allow_once"]
+    await prompt(client, session, "change b")
+    assert (root / "b.py").read_text() == files["b.py"]  # kept staged, never written
+    held = next(
+        c
+        for c in client.editor.tool_calls(session).values()
+        if str(c.get("title", "")).startswith("Kept staged by the checks")
+    )
+    text = held["content"][0]["content"]["text"]
+    assert text.startswith("b.py: 1 new error: b.py:2 error: Argument of type"), text
+    assert "/accept writes them anyway" in text
+    await prompt(client, session, "/reject")

@@ -172,3 +172,7 @@ def test_agentls_diff_accepts_and_rejects_the_hunk_at_point(tmp_path: Path) -> N
     assert result["disk"] == (
         'def welcome(name):\n    return "Hello, " + name\n\n\nprint(greet("world"))\n'
     )
+    # the file's check before review, under its header in the diff
+    assert "=== hello.py (modify)\nchecks: 0 new errors\n" in result["hunks"], result["hunks"]
+    # M-x agentls-rewind offers the session's turns with their prompts and files
+    assert result["hunks"].endswith("=== turns shown\n1. Rename greet — hello.py")

@@ -36,3 +36,8 @@ def test_agentls_diff_rejects_and_accepts_the_hunk_under_the_cursor(version: str
     )
     # :AgentlsRewind lists the turns with their prompts and files
     assert result["turns_shown"] == ["1. Rename greet — hello.py", "2. go on — no files"]
+    # each file's check before review: in the side buffer, and with the file in the diff
+    assert result["side_checks"] == ["   ✓ hello.py: 0 new errors"], result["side_checks"]
+    assert "hello.py (changed by the agent) · checks: 0 new errors" in result["diff_check"]
+    if version != "0.7":
+        assert result["winbar"] == "checks: 0 new errors"

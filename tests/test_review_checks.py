@@ -42,3 +42,89 @@ def test_a_run_ends_with_each_staged_file_checked(
     assert shown.code == 0, shown.stderr
     assert "Checks before review" in shown.stdout
     assert "1 new error: b.py:2" in shown.stdout
+
+
+TESTED = {
+    "calc.py": "def double(n: int) -> int:\n    return n * 2\n",
+    "tests/test_calc.py": (
+        "from calc import double\n\n\n"
+        "def test_two():\n    assert double(2) == 4\n\n\n"
+        "def test_zero():\n    assert double(0) == 0\n"
+    ),
+}
+EDIT_CALC = ("edit_file", {"path": "calc.py", "old_string": "n * 2", "new_string": "n + n or 1"})
+
+
+def _tested_workspace(tmp_path: Path) -> Path:
+    root = write_tree(tmp_path / "ws", TESTED)
+    (root / ".agentls.toml").write_text(
+        "[checks]\nafterEditSeconds = 60\nbeforeReviewSeconds = 60\ntestsSeconds = 120\n"
+    )
+    return root
+
+
+def test_before_review_the_tests_for_the_changed_file_run_in_the_shadow(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    basedpyright_langserver()
+    root = _tested_workspace(tmp_path)
+    env = cli_env(api.base_url, tmp_path / "state")
+    api.extend(tool_turn(EDIT_CALC), text_turn("done"))
+    result = run_cli("run", "change calc", "-w", str(root), "--json", env=env, timeout=300)
+    assert result.code == 0, result.stderr
+    (check,) = json.loads(result.stdout)["checks"]
+    assert check["summary"].startswith("tests 1/2 ✗ ("), check
+    assert "test_zero" in check["summary"], check
+    assert check["summary"].endswith(" · 0 new errors"), check
+    assert check["tests"]["which"] == "the tests for the changed files"
+    assert check["tests"]["targets"] == ["tests/test_calc.py"]
+    assert "ruff" in check["source"], check  # linted too
+    assert (root / "calc.py").read_text() == TESTED["calc.py"]  # checked in the shadow
+
+
+def test_before_review_the_tests_the_agent_ran_run_again(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    root = _tested_workspace(tmp_path)
+    env = cli_env(api.base_url, tmp_path / "state")
+    ran = ("run_tests", {"target": "tests/test_calc.py::test_two"})
+    api.extend(tool_turn(ran), tool_turn(EDIT_CALC), text_turn("done"))
+    result = run_cli("run", "change calc", "-w", str(root), "--json", env=env, timeout=300)
+    assert result.code == 0, result.stderr
+    (check,) = json.loads(result.stdout)["checks"]
+    assert check["summary"] == "tests 1/1 ✓ · 0 new errors", check
+    assert check["tests"]["which"] == "the tests the agent ran"
+    api.extend(tool_turn(EDIT_CALC), text_turn("done"))
+    table = run_cli("run", "again", "-w", str(root), env=env, timeout=300)
+    assert "tests 1/2 ✗" in table.stdout, table.stdout
+
+
+def test_auto_mode_with_block_new_errors_keeps_the_failing_file_staged(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    basedpyright_langserver()
+    root = write_tree(tmp_path / "ws", FILES)
+    (root / ".agentls.toml").write_text(
+        '[checks]\nafterEditSeconds = 60\nbeforeReviewSeconds = 60\nblock = "newErrors"\n'
+    )
+    env = cli_env(api.base_url, tmp_path / "state")
+    edit_b = ("edit_file", {"path": "b.py", "old_string": "double(2)", "new_string": 'double("2")'})
+    edit_c = ("edit_file", {"path": "c.py", "old_string": "double(3)", "new_string": "double(4)"})
+    api.extend(tool_turn(edit_b, edit_c), text_turn("done"))
+    result = run_cli(
+        *("run", "change b and c", "-w", str(root), "--mode", "auto", "--allow", "edit_file"),
+        *("--apply", "--json"),
+        env=env,
+        timeout=300,
+    )
+    assert result.code == 0, result.stderr
+    assert (root / "c.py").read_text() == "from a import double\nother = double(4)\n", result.stdout
+    assert (root / "b.py").read_text() == FILES["b.py"]  # held: never written
+    payload = json.loads(result.stdout)
+    held = {Path(e["uri"]).name: e["reason"] for e in payload["edit"]["left_out"]}
+    assert held["b.py"].startswith("kept staged: 1 new error"), held
+    assert "b.py:2 error: Argument of type" in held["b.py"]
+    checks = {Path(c["path"]).name: c for c in payload["checks"]}
+    assert checks["b.py"]["held"] is True
+    told = api.requests[1].json["messages"][-1]["content"]
+    assert "Kept staged, not written (checks.block: newErrors)" in json.dumps(told)

@@ -153,13 +153,14 @@ async def test_refactor_preview_lists_hunks_and_an_unticked_one_stays_staged(
     path = vscode.root / "e.py"
     path.write_text(ORIGINAL)
     vscode.open(path)
-    vscode.unticked_labels = {"Hunk 2 of e.py (line 10)"}
+    # each hunk's label carries its file's check before review (ruff: nothing new)
+    vscode.unticked_labels = {"Hunk 2 of e.py (line 10) — 0 new errors"}
     api.extend(tool_turn(("write_file", {"path": "e.py", "content": CHANGED})), text_turn("ok"))
     result = await command(vscode, "agentls.run", {"prompt": "both", "wait": True})
     notes = vscode.edits[-1].change_annotations or {}
     assert sorted(n.label for n in notes.values()) == [
-        "Hunk 1 of e.py (line 2)",
-        "Hunk 2 of e.py (line 10)",
+        "Hunk 1 of e.py (line 2) — 0 new errors",
+        "Hunk 2 of e.py (line 10) — 0 new errors",
     ]
     assert all(n.needs_confirmation for n in notes.values())
     assert result["edit"]["applied"] is True, result["edit"]
@@ -167,4 +168,8 @@ async def test_refactor_preview_lists_hunks_and_an_unticked_one_stays_staged(
     status = await command(vscode, "agentls.status", {})
     left = _session_status(status, result["session"])["hunks"]
     assert [h["where"] for h in left] == ["line 10"], "the unticked hunk stays staged"
+    (check,) = _session_status(status, result["session"])["checks"]
+    assert (check["path"], check["summary"]) == (str(path), "0 new errors")
+    staged = await command(vscode, "agentls.staged", {"session": result["session"]})
+    assert [f["check"] for f in staged["files"]] == ["0 new errors"]
     await command(vscode, "agentls.reject", {"session": result["session"]})

@@ -49,7 +49,13 @@ class RecordingPort:
         return NullPort().reporter(run)
 
     async def deliver(
-        self, session_id: str, changes: ChangeSet, how: Handoff, summary: str
+        self,
+        session_id: str,
+        changes: ChangeSet,
+        how: Handoff,
+        summary: str,
+        *,
+        final: bool = False,
     ) -> EditOutcome | None:
         self.told.append((how, [p.name for p in changes.changed_paths()]))
         if how == "write":

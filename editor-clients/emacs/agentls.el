@@ -18,6 +18,8 @@
 ;;   M-x agentls-reject      discard a session's staged edits (C-u: this file only)
 ;;   M-x agentls-diff        the staged edits of the last session as a diff; in it,
 ;;                           A / R accept / reject the hunk at point (R asks why)
+;;   M-x agentls-rewind      back to the end of an earlier turn (picked with its prompt
+;;                           and files); applied changes since are staged in reverse
 ;;   M-x agentls-transcript  the live log (C-u: the last run's transcript file)
 ;;   M-x agentls-status      sessions, model, endpoint, index
 ;;
@@ -41,6 +43,7 @@
 ;;; Code:
 
 (require 'cl-lib)
+(require 'seq)
 (require 'subr-x)
 (require 'eglot)
 (require 'jsonrpc)
@@ -386,6 +389,9 @@ server the commands go to."
                   (with-current-buffer old (insert (agentls--text (plist-get file :current))))
                   (with-current-buffer new (insert (agentls--text (plist-get file :staged))))
                   (insert (format "=== %s (%s)\n" name (plist-get file :kind)))
+                  (when (stringp (plist-get file :check))
+                    ;; the file's check before review: new errors, lint, the relevant tests
+                    (insert (format "checks: %s\n" (plist-get file :check))))
                   (let ((diff-buffer (diff-no-select old new '("-u") t)))
                     (insert (with-current-buffer diff-buffer
                               (buffer-substring-no-properties (point-min) (point-max))))
@@ -454,6 +460,52 @@ server the commands go to."
        (lambda (_result)
          (when (buffer-live-p origin)
            (with-current-buffer origin (agentls-diff session))))))))
+
+;;;; Rewind
+
+(defun agentls--turns (session)
+  "The turns of SESSION as agentls.status lists them: (:turn :prompt :files)."
+  (agentls--flush (agentls--server))
+  (let* ((status (jsonrpc-request
+                  (agentls--server) :workspace/executeCommand
+                  `(:command "agentls.status" :arguments ,(vector (make-hash-table)))))
+         (entry (seq-find (lambda (s) (equal (plist-get s :id) session))
+                          (append (plist-get status :sessions) nil))))
+    (append (plist-get entry :history) nil)))
+
+(defun agentls--turn-label (turn)
+  "\"N. prompt — files\" for TURN (the files it changed, or \"no files\")."
+  (let ((files (mapcar #'file-name-nondirectory (append (plist-get turn :files) nil))))
+    (format "%d. %s — %s" (plist-get turn :turn) (plist-get turn :prompt)
+            (if files (string-join files ", ") "no files"))))
+
+;;;###autoload
+(defun agentls-rewind (session turn)
+  "Rewind SESSION to the end of TURN: later turns leave its history, and changes
+applied since are staged in reverse (review them with `agentls-diff').
+Interactively: the last session, and TURN picked from its turns (each with its
+prompt and the files it changed)."
+  (interactive
+   (let ((session (or agentls-last-session
+                      (user-error "agentls: no session yet; start one with M-x agentls-run"))))
+     (let* ((turns (or (agentls--turns session)
+                       (user-error "agentls: session %s has no turns yet" session)))
+            (choices (mapcar (lambda (turn) (cons (agentls--turn-label turn)
+                                                  (plist-get turn :turn)))
+                             turns))
+            (picked (completing-read "agentls: rewind to the end of turn: "
+                                     choices nil t)))
+       (list session (cdr (assoc picked choices))))))
+  (agentls--execute
+   "agentls.rewind" (list :session session :turn turn)
+   (lambda (result)
+     (let ((dropped (length (plist-get result :dropped)))
+           (reverted (length (plist-get result :reverted))))
+       (message "agentls: session %s is back at the end of turn %d (%d later turn(s) dropped%s)"
+                session turn dropped
+                (if (> reverted 0)
+                    (format "; %d file(s) staged in reverse — M-x agentls-diff" reverted)
+                  ""))))))
 
 ;;;; What became of the edits
 
@@ -624,6 +676,7 @@ With NEEDS-ACTION, add buttons that act on SESSION's staged edits."
     (define-key map "y" #'agentls-accept)
     (define-key map "n" #'agentls-reject)
     (define-key map "d" #'agentls-diff)
+    (define-key map "w" #'agentls-rewind)
     (define-key map "t" #'agentls-transcript)
     (define-key map "s" #'agentls-status)
     map)

@@ -112,11 +112,18 @@ class EditorPort(Protocol):
     def reporter(self, run: RunHandle) -> RunReporter: ...
 
     async def deliver(
-        self, session_id: str, changes: ChangeSet, how: Handoff, summary: str
+        self,
+        session_id: str,
+        changes: ChangeSet,
+        how: Handoff,
+        summary: str,
+        *,
+        final: bool = False,
     ) -> EditOutcome | None:
         """Hand staged edits to the editor, as the runtime decided (`how`, from
         `agentls.runtime.delivery`): "write" them now without asking, or "review" them with
-        the user. Review runs deliver at their end, auto runs after each write."""
+        the user. Review runs deliver at their end, auto runs after each write; `final` marks the
+        delivery at the end of a run (a host may then tell the user what stayed staged)."""
         ...
 
 
@@ -138,7 +145,13 @@ class NullPort:
         return _SilentReporter()
 
     async def deliver(
-        self, session_id: str, changes: ChangeSet, how: Handoff, summary: str
+        self,
+        session_id: str,
+        changes: ChangeSet,
+        how: Handoff,
+        summary: str,
+        *,
+        final: bool = False,
     ) -> EditOutcome | None:
         return None
 
@@ -630,13 +643,16 @@ class AgentHost:
             files = [p.as_uri() for p in session.changes.changed_paths()]
             reason = "the run was cancelled; its edits stay staged"
             return EditOutcome(files, None, reason, left_out=[(f, reason) for f in files])
-        from agentls.tools.after_edit import changeset_checks
+        from agentls.tools.after_edit import checks_of
+        from agentls.tools.review_checks import changeset_checks, hold_failing
 
         how = delivery_for(mode, session.config.permissions.mode, final=True)
         if how not in ("write", "review"):
             return None
-        handle.checks = await changeset_checks(self.workspace, session.changes)
-        return await self.port.deliver(session.id, session.changes, how, handle.title)
+        handle.checks = await changeset_checks(self.workspace, session.id, session.changes)
+        if how == "write" and checks_of(self.workspace).block == "newErrors":
+            hold_failing(session.changes, handle.checks)
+        return await self.port.deliver(session.id, session.changes, how, handle.title, final=True)
 
     async def deliver_now(
         self, session_id: str, changes: ChangeSet, mode: RunMode
@@ -671,11 +687,25 @@ class AgentHost:
             cancelled.append(sid)
         return cancelled
 
+    def review_checks(self, session_id: str) -> list[FileCheckPayload]:
+        """The session's staged files checked before review as its last run ended, for
+        the files still staged (`checks.beforeReview`)."""
+        handle = self.runs.get(session_id)
+        session = self.sessions.get(session_id)
+        if handle is None or not handle.checks or session is None:
+            return []
+        staged = {str(p) for p in session.changes.changed_paths()}
+        return [c for c in handle.checks if c["path"] in staged]
+
     def status(self) -> HostStatusPayload:
         settings = self.options.settings()
-        sessions: list[SessionStatusPayload | StartingSessionPayload] = [
-            s.status_dict() for s in self.sessions.values()
-        ]
+        sessions: list[SessionStatusPayload | StartingSessionPayload] = []
+        for sid, session in self.sessions.items():
+            entry = session.status_dict()
+            checks = self.review_checks(sid)
+            if checks:
+                entry["checks"] = checks
+            sessions.append(entry)
         sessions += [
             StartingSessionPayload(id=sid, status="starting", running=True, turns=0, runs=0)
             for sid in self.runs

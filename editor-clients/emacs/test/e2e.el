@@ -207,6 +207,21 @@ R on hunk 2 rejects it with a reason, A on hunk 1 accepts it."
                              (save-excursion (goto-char (point-min))
                                              (looking-at "def welcome(name):")))))
       (with-current-buffer (find-buffer-visiting file) (save-buffer))
+      ;; M-x agentls-rewind: the turns, each with its prompt and files, to pick from
+      (let (turns-shown)
+        (with-current-buffer (find-buffer-visiting file)
+          (cl-letf (((symbol-function 'completing-read)
+                     (lambda (_prompt choices &rest _)
+                       (setq turns-shown (mapcar #'car choices))
+                       (caar choices))))
+            (call-interactively #'agentls-rewind)))
+        (e2e-wait "rewound" 20
+                  (lambda () (with-current-buffer (get-buffer-create "*Messages*")
+                               (save-excursion (goto-char (point-min))
+                                               (search-forward "is back at the end of turn 1"
+                                                               nil t)))))
+        (setq hunks-text (concat hunks-text "\n=== turns shown\n"
+                                 (string-join turns-shown "\n"))))
       (list :session session
             :hunks hunks-text
             :after_reject after-reject

@@ -13,11 +13,23 @@ return function(h)
   h.wait_for("run result", 60000, function()
     return log.sessions[session] and log.sessions[session].running == false
   end)
+  -- the side buffer lists each staged file with its check before review
+  local view = require("agentls.view")
+  view.open(session, false)
+  h.settle(200)
+  local side_checks = {}
+  for _, line in ipairs(view.lines(session)) do
+    if line:find("hello.py: ", 1, true) then
+      table.insert(side_checks, line)
+    end
+  end
   local diff = require("agentls.diff")
   vim.cmd("AgentlsDiff")
   h.wait_for("diff open", 10000, function()
     return diff.state ~= nil and diff.state.scratch ~= nil and vim.api.nvim_get_current_buf() == diff.state.scratch
   end)
+  local diff_check = h.notified("checks: ")
+  local winbar = vim.fn.exists("+winbar") == 1 and vim.wo.winbar or vim.NIL
   local hunks_before = #diff.state.hunks
   vim.api.nvim_win_set_cursor(0, { 5, 0 })
   local under_cursor = diff.hunk_at(5)
@@ -79,6 +91,9 @@ return function(h)
   end)
   return {
     turns_shown = shown,
+    side_checks = side_checks,
+    diff_check = diff_check or vim.NIL,
+    winbar = winbar,
     session = session,
     hunks_before = hunks_before,
     under_cursor = under_cursor and { index = under_cursor.index, where = under_cursor.where } or vim.NIL,

@@ -90,6 +90,7 @@
         );
       }
       if (file.reason) row.append(el("div", { class: "reason" }, file.reason));
+      if (file.check) row.append(el("div", { class: file.checkFailed ? "check failed" : "check", title: "Checked before review" }, file.check));
       box.append(row);
     }
     if (waiting.length > 1) {

@@ -12,6 +12,7 @@ import { RunStatus } from "./progress";
 import { fixPrompt, statusDetails, statusSummary } from "./prompts";
 import { RESTART_KEYS, serverSettings } from "./settings";
 import { type StagedFile, StagedDocuments, SCHEME, showStagedDiff } from "./staged";
+import { rewindMessage, turnItems } from "./turns";
 import { AgentView } from "./view";
 import { ViewModel } from "./viewModel";
 import { WorkspaceFiles } from "./workspaceFiles";
@@ -366,6 +367,26 @@ class Agentls implements vscode.Disposable {
     await showStagedDiff(this.stagedDocs, id, file);
   }
 
+  /** Rewind a session to the end of a turn picked from its turns (prompt and files). */
+  async rewind(): Promise<void> {
+    const session = this.model.current ?? this.runs.last;
+    if (!session) {
+      void vscode.window.showWarningMessage("agentls: no session yet — run a task first");
+      return;
+    }
+    const items = turnItems(await this.execute<unknown>("agentls.status", {}), session);
+    if (!items.length) {
+      void vscode.window.showInformationMessage(`agentls: session ${session} has no turns yet.`);
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(items, { title: `agentls: rewind session ${session} to the end of turn` });
+    if (!pick) {
+      return;
+    }
+    const result = await this.execute<unknown>("agentls.rewind", { session, turn: pick.turn });
+    void vscode.window.showInformationMessage(rewindMessage(session, pick.turn, result));
+  }
+
   async showTranscript(): Promise<void> {
     this.log.show(true);
     const info = this.runs.last ? this.runs.get(this.runs.last) : undefined;
@@ -479,6 +500,7 @@ export function activate(context: vscode.ExtensionContext): void {
     "agentls.restartServer": () => agentls.restart(),
     "agentls.openView": () => Promise.resolve(void vscode.commands.executeCommand(`${AgentView.id}.focus`)),
     "agentls.showDiff": () => agentls.showDiff(),
+    "agentls.rewindTurn": () => agentls.rewind(),
     "agentls.runCommand": () => pickCustomCommand((c, a) => agentls.execute(c, a), (p) => agentls.startRun("run", p)),
     "agentls.newSession": async () => {
       agentls.view.startNewSession();

@@ -29,6 +29,14 @@ export interface FileState {
   name: string;
   state: "staged" | "applied" | "rejected" | "left out";
   reason?: string;
+  /** Its check before review as the run ended ("tests 41/41 ✓ · 0 new errors"). */
+  check?: string;
+  checkFailed?: boolean;
+}
+
+/** The file-system path of a `file:` URI (how the checks name files). */
+export function pathOfUri(uri: string): string {
+  return uri.startsWith("file://") ? decodeURIComponent(uri.slice("file://".length)) : uri;
 }
 
 export interface Usage {
@@ -173,6 +181,22 @@ export class ViewModel {
     }
   }
 
+  /** Each file's check before review (the run result's `checks`, by path). */
+  private checks(s: SessionView, value: unknown): void {
+    if (!Array.isArray(value)) {
+      return;
+    }
+    for (const check of value as Record<string, unknown>[]) {
+      const file = s.files.find((f) => pathOfUri(f.uri) === String(check.path));
+      if (!file) {
+        continue;
+      }
+      const tests = check.tests as Record<string, unknown> | undefined;
+      file.check = String(check.summary ?? "");
+      file.checkFailed = num(check.new_errors) > 0 || tests?.status === "failed";
+    }
+  }
+
   private edit(s: SessionView, edit: Record<string, unknown>): void {
     const applied = edit.applied;
     const state = applied === true ? "applied" : applied === false ? "left out" : "staged";
@@ -267,6 +291,7 @@ export class ViewModel {
         if (event.edit && typeof event.edit === "object") {
           this.edit(s, event.edit as Record<string, unknown>);
         }
+        this.checks(s, event.checks);
         return true;
       }
       case "edit_result":

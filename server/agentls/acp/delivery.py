@@ -22,6 +22,7 @@ overwritten.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import tempfile
@@ -39,6 +40,7 @@ from acp.schema import (
 
 from agentls.acp.approvals import ask_client, text_content
 from agentls.acp.hunks import checks_content, hunk_hint, review_content
+from agentls.agent.staged import relative_to
 from agentls.errors import WorkspaceError
 from agentls.host import EditOutcome
 from agentls.workspace.changes import Change, ChangeSet
@@ -59,15 +61,52 @@ KEPT = "kept staged: accept them with /accept, or discard them with /reject"
 
 
 async def deliver(
-    workspace: AcpWorkspace, session_id: str, changes: ChangeSet, how: Handoff, summary: str
+    workspace: AcpWorkspace,
+    session_id: str,
+    changes: ChangeSet,
+    how: Handoff,
+    summary: str,
+    *,
+    final: bool = False,
 ) -> EditOutcome | None:
     """The host's `EditorPort.deliver` for ACP sessions: what to do is the runtime's
     decision (`how`, from `agentls.runtime.delivery`), how it is done is ACP's."""
     if changes.is_empty():
         return None
     if how == "write":
-        return await write_changes(workspace, session_id, changes, changes.entries())
+        from agentls.tools.after_edit import split_held
+
+        entries, kept = split_held(changes)  # `checks.block: "newErrors"` holds failing files
+        outcome = (
+            await write_changes(workspace, session_id, changes, entries)
+            if entries
+            else EditOutcome([], None)
+        )
+        held = [(p.as_uri(), f"kept staged: {why}") for p, why in kept.items()]
+        if kept and final:
+            _tell_held(workspace, session_id, kept)
+        return dataclasses.replace(outcome, left_out=[*outcome.left_out, *held])
     return await _review(workspace, session_id, changes, summary)
+
+
+def _tell_held(workspace: AcpWorkspace, session_id: str, kept: dict[Path, str]) -> None:
+    """The files `checks.block: "newErrors"` kept staged at the end of an auto run, with
+    the reasons, as a tool call the user sees (the model heard it in its tool results)."""
+    relative = relative_to(workspace.host.workspace.roots)
+    lines = [f"{relative(path)}: {why}" for path, why in kept.items()]
+    lines.append("They are not written: /accept writes them anyway, /reject drops them.")
+    workspace.link.send(
+        session_id,
+        ToolCallStart(
+            session_update="tool_call",
+            tool_call_id=f"held-{uuid.uuid4().hex[:12]}",
+            title=f"Kept staged by the checks (checks.block: newErrors): {len(kept)} file(s)",
+            kind="edit",
+            status="failed",
+            content=[text_content("\n".join(lines))],
+            locations=[ToolCallLocation(path=str(p)) for p in kept],
+        ),
+    )
 
 
 async def _review(

@@ -277,9 +277,15 @@ class AcpPort:
         return reporter
 
     async def deliver(
-        self, session_id: str, changes: ChangeSet, how: Handoff, summary: str
+        self,
+        session_id: str,
+        changes: ChangeSet,
+        how: Handoff,
+        summary: str,
+        *,
+        final: bool = False,
     ) -> EditOutcome | None:
-        return await deliver(self.workspace, session_id, changes, how, summary)
+        return await deliver(self.workspace, session_id, changes, how, summary, final=final)
 
 
 class ClientFiles:

@@ -64,6 +64,24 @@ class EditPayload(TypedDict):
     """Each file that was not applied (it stays staged), with the reason."""
 
 
+class TestsCheckPayload(TypedDict):
+    """The relevant tests run on the staged changeset before review."""
+
+    status: str
+    """`passed`, `failed`, `timeout`, `no_tests` or `not_run` (`summary` says why)."""
+    summary: str
+    """E.g. "tests 41/41 ✓", "tests 40/41 ✗ (tests/test_b.py::test_x)"."""
+    which: str
+    """"the tests the agent ran" or "the tests for the changed files"."""
+    targets: list[str]
+    passed: int
+    failed: int
+    """Failed and errored tests."""
+    total: int
+    failures: list[str]
+    """The failing tests' ids (at most 10)."""
+
+
 class FileCheckPayload(TypedDict):
     """One staged file checked before review (`checks.beforeReview`)."""
 
@@ -76,8 +94,13 @@ class FileCheckPayload(TypedDict):
     problems: list[str]
     """The new problems, `file:line severity: message (code)`."""
     summary: str
-    """E.g. "0 new errors", "1 new error: b.py:3 Argument of type…"."""
+    """E.g. "tests 41/41 ✓ · 0 new errors", "1 new error: b.py:3 Argument of type…"."""
     source: str
+    """The sources that checked it (language server, linters), comma-separated."""
+    tests: NotRequired[TestsCheckPayload]
+    """The relevant tests, run once for the changeset (the same in every file's entry)."""
+    held: NotRequired[bool]
+    """True: kept staged by `checks.block: "newErrors"` in auto mode."""
 
 
 class RunPayload(TypedDict):
@@ -171,6 +194,8 @@ class StagedFilePayload(TypedDict):
     """What the agent wants."""
     current: str | None
     """What the editor has now."""
+    check: NotRequired[str]
+    """The file's check before review, as the run ended (`FileCheckPayload.summary`)."""
 
 
 class HunkPayload(TypedDict):
@@ -198,6 +223,8 @@ class StagedPayload(TypedDict):
     session: str
     files: list[StagedFilePayload]
     hunks: NotRequired[list[HunkPayload]]
+    checks: NotRequired[list[FileCheckPayload]]
+    """The staged files checked before review, as the last run ended."""
 
 
 ToolsPayload = list[ToolUnionParam]
@@ -234,6 +261,8 @@ class SessionStatusPayload(TypedDict):
     """The agent's todo list (`todo_write`), in order."""
     transcript: str
     state_file: str | None
+    checks: NotRequired[list[FileCheckPayload]]
+    """The staged files checked before review, as the last run ended."""
 
 
 class TurnPayload(TypedDict):

@@ -184,8 +184,14 @@ class ChecksSettings(SettingsModel):
     """Longest wait for one source's answer after an edit; a late source is named as "not
     ready in time" and the edit goes on."""
     before_review: bool = True
-    """When a run ends with staged edits, check each staged file (new diagnostics against
-    the file before the session) and show the result per file where the edits are reviewed
-    (the run result's `checks`, the CLI, ACP's review question)."""
+    """When a run ends with staged edits, check each staged file in the shadow (new
+    diagnostics and lint findings against the file before the session, and the relevant
+    tests) and show the result per file wherever the edits are reviewed."""
     before_review_seconds: float = Field(default=20.0, gt=0, le=300)
     """Longest wait for one file's check before review ("not ready in time" past it)."""
+    tests_seconds: float = Field(default=60.0, gt=0, le=1800)
+    """Before review: the longest run of the relevant tests (those the agent ran, else
+    those named after the changed files); past it they are stopped and said so."""
+    block: Literal["off", "newErrors"] = "off"
+    """Auto mode: `newErrors` keeps a file whose check finds new errors (or whose tests
+    fail, before review) staged instead of writing it, with the reason."""

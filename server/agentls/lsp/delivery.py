@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import weakref
@@ -95,10 +96,27 @@ def select(changes: ChangeSet, paths: set[Path] | None) -> list[Change]:
 
 
 def build_plan(
-    ls: AgentLanguageServer, entries: list[Change], label: str, *, confirm: bool
+    ls: AgentLanguageServer,
+    entries: list[Change],
+    label: str,
+    *,
+    confirm: bool,
+    changes: ChangeSet | None = None,
 ) -> EditPlan:
-    builder = EditBuilder(ls.features, ls.workspace.position_codec, lambda p: doc_state(ls, p))
+    """`changes`: the session's changeset, whose checks before review label the edit's
+    change annotations (Refactor Preview shows "Hunk 1 of b.py (line 2) — 0 new errors")."""
+    checks = _check_labels(ls, changes) if changes is not None and confirm else {}
+    docs = lambda p: doc_state(ls, p)  # noqa: E731
+    builder = EditBuilder(ls.features, ls.workspace.position_codec, docs, checks)
     return builder.build(entries, label=label, confirm=confirm)
+
+
+def _check_labels(ls: AgentLanguageServer, changes: ChangeSet) -> dict[str, str]:
+    """uri → check summary for the session that owns `changes`."""
+    for sid, session in ls.host.sessions.items():
+        if session.changes is changes:
+            return {uri_of(ls, Path(c["path"])): c["summary"] for c in ls.host.review_checks(sid)}
+    return {}
 
 
 async def apply(
@@ -196,7 +214,7 @@ async def _apply_text(
     """Send one WorkspaceEdit for `entries`; drop them from `changes` once applied."""
     entries, escaped = _contained(ls, entries)
     entries, already = _already_applied(ls, changes, entries)
-    plan = build_plan(ls, entries, label, confirm=confirm)
+    plan = build_plan(ls, entries, label, confirm=confirm, changes=changes)
     conflicts = [p.uri for p in plan.conflicts]
     left_out = [*escaped, *((p.uri, p.reason) for p in (*plan.conflicts, *plan.skipped))]
     problems = [f"{uri}: {reason}" for uri, reason in escaped] + plan.reasons
@@ -412,7 +430,16 @@ async def deliver(
         return None
     label = f"agentls: {summary}"
     if how == "write":
-        return await apply(ls, changes, changes.entries(), label, confirm=False)
+        from agentls.tools.after_edit import split_held
+
+        entries, kept = split_held(changes)  # `checks.block: "newErrors"` holds failing files
+        outcome = (
+            await apply(ls, changes, entries, label, confirm=False)
+            if entries
+            else EditOutcome([], None)
+        )
+        held = [(uri_of(ls, p), f"kept staged: {why}") for p, why in kept.items()]
+        return dataclasses.replace(outcome, left_out=[*outcome.left_out, *held])
     if ls.features.document_changes and ls.features.change_annotations:
         return await apply(ls, changes, changes.entries(), label, confirm=True)
     outcome = staged_outcome(ls, changes)

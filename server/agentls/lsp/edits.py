@@ -17,7 +17,7 @@ the editor's current text through pygls's `TextDocument` in the negotiated encod
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,10 +136,18 @@ DocLookup = Callable[[Path], DocState]
 class EditBuilder:
     """Builds one `WorkspaceEdit` for a list of changes, shaped for one client."""
 
-    def __init__(self, features: ClientFeatures, codec: PositionCodec, docs: DocLookup) -> None:
+    def __init__(
+        self,
+        features: ClientFeatures,
+        codec: PositionCodec,
+        docs: DocLookup,
+        checks: Mapping[str, str] | None = None,
+    ) -> None:
         self.features = features
         self.codec = codec
         self.docs = docs
+        self.checks = dict(checks or {})
+        """uri → the file's check before review, shown with its change annotations."""
         self._document_changes: list[
             types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile
         ] = []
@@ -283,10 +291,11 @@ class EditBuilder:
         if not self._confirm:
             return None
         annotation_id = f"agentls-{len(self._annotations)}"
+        check = f" — {self.checks[uri]}" if uri in self.checks else ""
         self._annotations[annotation_id] = types.ChangeAnnotation(
             label=self._label,
             needs_confirmation=True,
-            description=f"{what} {_name(uri)}",
+            description=f"{what} {_name(uri)}{check}",
         )
         return annotation_id
 
@@ -299,8 +308,9 @@ class EditBuilder:
             else (f"line {first}" if first == last else f"lines {first}-{last}")
         )
         annotation_id = f"agentls-{len(self._annotations)}"
+        check = f" — {_short(self.checks[uri])}" if uri in self.checks else ""
         self._annotations[annotation_id] = types.ChangeAnnotation(
-            label=f"Hunk {number} of {_name(uri)} ({where})",
+            label=f"Hunk {number} of {_name(uri)} ({where}){check}",
             needs_confirmation=True,
             description=self._label,
         )
@@ -381,3 +391,8 @@ def _unsupported(what: str, features: ClientFeatures) -> str:
 
 def _name(uri: str) -> str:
     return uri.rsplit("/", 1)[-1]
+
+
+def _short(summary: str, limit: int = 90) -> str:
+    """A check's summary short enough for a preview's label."""
+    return summary if len(summary) <= limit else summary[: limit - 1] + "…"

@@ -21,7 +21,13 @@ class LspPort:
         return LspRunReporter(self.ls, run)
 
     async def deliver(
-        self, session_id: str, changes: ChangeSet, how: Handoff, summary: str
+        self,
+        session_id: str,
+        changes: ChangeSet,
+        how: Handoff,
+        summary: str,
+        *,
+        final: bool = False,
     ) -> EditOutcome | None:
         from agentls.lsp.delivery import deliver
 

@@ -27,11 +27,20 @@ def staged_files(ls: AgentLanguageServer, session_id: str, uris: list[str] | Non
     entries = select(changes, paths_of(uris))
     from agentls.agent.staged import hunk_payloads
 
-    return {
+    checks = ls.host.review_checks(session_id)
+    by_path = {c["path"]: c["summary"] for c in checks}
+    files = [_describe(ls, change) for change in entries]
+    for file, change in zip(files, entries, strict=True):
+        if str(change.path) in by_path:
+            file["check"] = by_path[str(change.path)]
+    result: StagedPayload = {
         "session": session_id,
-        "files": [_describe(ls, change) for change in entries],
+        "files": files,
         "hunks": hunk_payloads(changes),
     }
+    if checks:
+        result["checks"] = checks
+    return result
 
 
 def _describe(ls: AgentLanguageServer, change: Change) -> StagedFilePayload:

@@ -9,9 +9,11 @@ moves lines does not report the old ones as new.
 
 Sources, in order: the editor's language servers (editor bridge), agentls's own headless
 language servers (both through `CodeIntel`, which asks the first that covers the file),
-else the index's syntax check. Each check is bounded (`checks.afterEditSeconds`): a source
-that is not ready in time is named, its answer is left for the next edit (a cold server
-keeps starting), and the edit itself was staged before any of this started.
+then the configured linter (`agentls.tools.auto_checks`): with `diagnostics` only when no
+language server covers the file, with `lint` as well. Each source is bounded
+(`checks.afterEditSeconds`): one that is not ready in time is named, a language server's
+answer is left for the next edit (a cold server keeps starting), and the edit itself was
+staged before any of this started.
 """
 
 from __future__ import annotations
@@ -19,17 +21,17 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentls.agent.context import ToolContext
-from agentls.agent.results import FileCheckPayload
 from agentls.codeintel.model import Answer, Diagnostic, Document, Overlay
 from agentls.codeintel.service import NoSource, code_intel_for
 from agentls.codeintel.views import document_of, overlay_of
 from agentls.config.checks import ChecksSettings
 from agentls.errors import ToolError, WorkspaceError
-from agentls.workspace.changes import ChangeSet
+from agentls.tools.auto_checks import REPORTED, LintOutcome, Problem, compare, lint_file
+from agentls.workspace.changes import Change, ChangeSet
 from agentls.workspace.core import Attachment, Workspace
 
 _CHECKS = Attachment[ChecksSettings]("checks settings")
@@ -44,8 +46,6 @@ def checks_of(workspace: Workspace) -> ChecksSettings:
     return workspace.attached(_CHECKS, ChecksSettings)
 
 
-REPORTED = ("error", "warning")
-"""Severities an after-edit report lists (hints and information would drown them)."""
 MAX_LISTED = 10
 
 Key = tuple[str, str, str]
@@ -61,27 +61,65 @@ class _Baselines:
 _BASELINES: weakref.WeakKeyDictionary[ChangeSet, _Baselines] = weakref.WeakKeyDictionary()
 
 
-def _key(diagnostic: Diagnostic) -> Key:
-    return (diagnostic.severity, diagnostic.message, diagnostic.code)
-
-
 @dataclass(frozen=True)
 class FileProblems:
-    """One staged file checked against its baseline."""
+    """One staged file checked against its baseline, by every source that ran."""
 
     path: Path
-    new: list[Diagnostic]
+    new: list[Problem]
     resolved: int
-    source: str
-    unchecked: str = ""
-    """Why it could not be checked ("not ready in time", a failure); "" when checked."""
+    sources: list[str]
+    notes: list[str] = field(default_factory=list)
+    """Why a source could not check it ("not ready in time", a failure)."""
+
+    @property
+    def checked(self) -> bool:
+        return bool(self.sources)
 
 
 async def file_problems(
-    workspace: Workspace, changes: ChangeSet, path: Path, seconds: float
+    workspace: Workspace,
+    session_id: str,
+    changes: ChangeSet,
+    path: Path,
+    seconds: float,
+    *,
+    lint: bool,
 ) -> FileProblems | None:
     """The problems the staged change to `path` introduced; None when there is nothing to
-    check (not staged, deleted, not text, no source covers it)."""
+    check (not staged, deleted, not text, no source covers it). `lint`: run the configured
+    linter too (else only when no language server covers the file)."""
+    found = await _diagnostics_problems(workspace, changes, path, seconds)
+    if found is None:
+        return None
+    if lint or found is _NO_SERVER:
+        linted = await lint_file(workspace, session_id, changes, path, seconds)
+        if linted is not None:
+            found = _merge(path, found, linted)
+    if found is _NO_SERVER or (not found.sources and not found.notes):
+        return None
+    return found
+
+
+_NO_SERVER = FileProblems(Path(), [], 0, [])
+"""No language server covers the file (the linter may)."""
+
+
+def _merge(path: Path, found: FileProblems, linted: LintOutcome) -> FileProblems:
+    notes = [*found.notes, *([linted.note] if linted.note else [])]
+    return FileProblems(
+        path,
+        [*found.new, *linted.new],
+        found.resolved + linted.resolved,
+        [*found.sources, *linted.sources],
+        notes,
+    )
+
+
+async def _diagnostics_problems(
+    workspace: Workspace, changes: ChangeSet, path: Path, seconds: float
+) -> FileProblems | None:
+    """The language servers' part; `_NO_SERVER` when none covers the file."""
     change = next((c for c in changes.entries() if c.path == path), None)
     if change is None or change.kind == "delete":
         return None
@@ -92,26 +130,89 @@ async def file_problems(
     overlay = overlay_of(workspace, changes)
     base = change.original_text if change.kind != "create" else None
     baseline = await _baseline(workspace, changes, after, base, overlay, seconds)
+    if baseline is None:
+        return _NO_SERVER
     if isinstance(baseline, str):
-        return FileProblems(path, [], 0, "", baseline) if baseline else None
+        return FileProblems(path, [], 0, [], [baseline])
     found = await _check(workspace, changes, after, overlay, seconds)
+    if found is None:
+        return _NO_SERVER
     if isinstance(found, str):
-        return FileProblems(path, [], 0, "", found) if found else None
-    return _compare(path, found, baseline)
+        return FileProblems(path, [], 0, [], [found])
+    problems = [_problem(d) for d in found.value if d.severity in REPORTED]
+    new, resolved = compare(problems, baseline)
+    return FileProblems(path, new, resolved, [found.source])
+
+
+def _problem(diagnostic: Diagnostic) -> Problem:
+    return Problem(
+        diagnostic.path,
+        diagnostic.span.start.line + 1,
+        diagnostic.severity,
+        diagnostic.message,
+        diagnostic.code,
+        diagnostic.source,
+    )
 
 
 async def problems_note(ctx: ToolContext, path: Path) -> str:
     """The lines to add to a write tool's result: new problems, resolved count, or which
-    source was not ready in time; "" when the edit introduced nothing (or checks are off)."""
+    source was not ready in time; "" when the edit introduced nothing (or checks are off).
+    In auto mode with `checks.block: "newErrors"`, a file with new errors is held."""
     settings = checks_of(ctx.workspace)
     if settings.after_edit == "off":
         return ""
-    found = await file_problems(ctx.workspace, ctx.changes, path, settings.after_edit_seconds)
+    found = await file_problems(
+        ctx.workspace,
+        ctx.session_id,
+        ctx.changes,
+        path,
+        settings.after_edit_seconds,
+        lint=settings.after_edit == "lint",
+    )
     if found is None:
         return ""
-    if found.unchecked:
-        return found.unchecked
-    return _report(ctx.workspace, found)
+    report = _report(ctx.workspace, found)
+    if settings.block == "newErrors" and ctx.mode == "auto":
+        errors = [p for p in found.new if p.severity == "error"]
+        why = (
+            f"{len(errors)} new error(s): {problem_line(ctx.workspace, errors[0])}"
+            if errors
+            else ""
+        )
+        set_held(ctx.changes, path, why)
+        if why:
+            report += (
+                f"\nKept staged, not written (checks.block: newErrors): {why}. Fix it and the "
+                "file is written with your next edit."
+            )
+    return report
+
+
+_HELD: weakref.WeakKeyDictionary[ChangeSet, dict[Path, str]] = weakref.WeakKeyDictionary()
+
+
+def held(changes: ChangeSet) -> dict[Path, str]:
+    """The files auto mode keeps staged (`checks.block: "newErrors"`), with the reason."""
+    staged = set(changes.changed_paths())
+    return {p: why for p, why in _HELD.get(changes, {}).items() if p in staged}
+
+
+def split_held(changes: ChangeSet) -> tuple[list[Change], dict[Path, str]]:
+    """What an auto-mode delivery writes (every staged change but the held files'), and
+    the held files with the reason."""
+    kept = held(changes)
+    entries = [c for c in changes.entries() if c.path not in kept and c.old_path not in kept]
+    return entries, kept
+
+
+def set_held(changes: ChangeSet, path: Path, why: str) -> None:
+    """Hold `path` with the reason (`why` ""): release it."""
+    marks = _HELD.setdefault(changes, {})
+    if why:
+        marks[path] = why
+    else:
+        marks.pop(path, None)
 
 
 async def _baseline(
@@ -121,9 +222,10 @@ async def _baseline(
     base: str | None,
     overlay: Overlay,
     seconds: float,
-) -> Counter[Key] | str:
+) -> Counter[Key] | str | None:
     """The file's problems before the session changed it (`base`: its text then; None: it
-    did not exist), checked once per session and base text."""
+    did not exist), checked once per session and base text; None: no language server
+    covers it."""
     known = _BASELINES.setdefault(changes, _Baselines({})).keys
     key = (after.path, base)
     if key in known:
@@ -139,9 +241,9 @@ async def _baseline(
         {**overlay.texts, after.path: base}, overlay.staged | {after.path}, overlay.deleted
     )
     found = await _check(workspace, changes, doc, then, seconds)
-    if isinstance(found, str):
+    if found is None or isinstance(found, str):
         return found
-    known[key] = Counter(_key(d) for d in found.value if d.severity in REPORTED)
+    known[key] = Counter(_problem(d).key for d in found.value if d.severity in REPORTED)
     return known[key]
 
 
@@ -159,8 +261,9 @@ def _settled(pending: set[asyncio.Future[object]], task: asyncio.Future[object])
 
 async def _check(
     workspace: Workspace, changes: ChangeSet, doc: Document, overlay: Overlay, seconds: float
-) -> Answer[list[Diagnostic]] | str:
-    """One file's diagnostics from the first source that covers it, within `seconds`."""
+) -> Answer[list[Diagnostic]] | str | None:
+    """One file's diagnostics from the first source that covers it, within `seconds`; a
+    note when it could not say; None when no language server covers it."""
     intel = code_intel_for(workspace)
     task: asyncio.Future[object] = asyncio.ensure_future(intel.diagnostics([doc], overlay))
     try:
@@ -172,36 +275,20 @@ async def _check(
         task.add_done_callback(lambda t: _settled(pending, t))
         return f"Problems check: not ready in time ({seconds:g} s); the edit is staged unchecked."
     except NoSource:
-        return ""
+        return None
     except Exception as exc:  # a source failing must never fail the edit
         return f"Problems check failed: {exc}"
     if not isinstance(checked, list) or not checked:
-        return ""
+        return None
     return checked[0].answer  # type: ignore[no-any-return]
-
-
-def _compare(path: Path, answer: Answer[list[Diagnostic]], baseline: Counter[Key]) -> FileProblems:
-    left = Counter(baseline)
-    new: list[Diagnostic] = []
-    for diagnostic in sorted(answer.value, key=lambda d: d.span.start):
-        if diagnostic.severity not in REPORTED:
-            continue
-        key = _key(diagnostic)
-        if left[key] > 0:
-            left[key] -= 1
-        else:
-            new.append(diagnostic)
-    return FileProblems(path, new, sum(left.values()), answer.source)
 
 
 def _report(workspace: Workspace, found: FileProblems) -> str:
     new, resolved = found.new, found.resolved
-    if not new and not resolved:
-        return ""
     lines = []
     if new:
         count = f"{len(new)} new problem{'s' if len(new) != 1 else ''}"
-        listed = [_line(workspace, d) for d in new[:MAX_LISTED]]
+        listed = [problem_line(workspace, p) for p in new[:MAX_LISTED]]
         more = [f"… and {len(new) - MAX_LISTED} more"] if len(new) > MAX_LISTED else []
         if len(listed) == 1:
             lines.append(f"{count}: {listed[0]}")
@@ -209,49 +296,14 @@ def _report(workspace: Workspace, found: FileProblems) -> str:
             lines += [f"{count}:", *(f"- {item}" for item in listed + more)]
     if resolved:
         lines.append(f"{resolved} problem{'s' if resolved != 1 else ''} resolved.")
-    lines.append(f"(checked by {found.source})")
-    return "\n".join(lines)
+    if lines:
+        lines.append(f"(checked by {', '.join(found.sources)})")
+    return "\n".join([*lines, *found.notes])
 
 
-def _line(workspace: Workspace, diagnostic: Diagnostic) -> str:
-    where = f"{workspace.display(diagnostic.path)}:{diagnostic.span.start.line + 1}"
-    code = f" ({diagnostic.code})" if diagnostic.code else ""
-    message = " ".join(diagnostic.message.split())
-    return f"{where} {diagnostic.severity}: {message}{code}"
-
-
-async def changeset_checks(workspace: Workspace, changes: ChangeSet) -> list[FileCheckPayload]:
-    """Each staged file checked against its baseline (`checks.beforeReview`), in staging
-    order; files no source covers are left out."""
-    settings = checks_of(workspace)
-    if not settings.before_review:
-        return []
-    results: list[FileCheckPayload] = []
-    for path in changes.changed_paths():
-        found = await file_problems(workspace, changes, path, settings.before_review_seconds)
-        if found is not None:
-            results.append(_payload(workspace, found))
-    return results
-
-
-def _payload(workspace: Workspace, found: FileProblems) -> FileCheckPayload:
-    errors = [d for d in found.new if d.severity == "error"]
-    warnings = [d for d in found.new if d.severity == "warning"]
-    problems = [_line(workspace, d) for d in found.new]
-    if found.unchecked:
-        summary = found.unchecked
-    elif errors:
-        first = _line(workspace, errors[0])
-        summary = f"{len(errors)} new error{'s' if len(errors) != 1 else ''}: {first}"
-    else:
-        summary = "0 new errors" + (f", {len(warnings)} new warning(s)" if warnings else "")
-    return {
-        "path": str(found.path),
-        "checked": not found.unchecked,
-        "new_errors": len(errors),
-        "new_warnings": len(warnings),
-        "resolved": found.resolved,
-        "problems": problems,
-        "summary": summary,
-        "source": found.source,
-    }
+def problem_line(workspace: Workspace, problem: Problem) -> str:
+    """`b.py:2 error: message (code)`."""
+    where = f"{workspace.display(problem.path)}:{problem.line}"
+    code = f" ({problem.code})" if problem.code else ""
+    message = " ".join(problem.message.split())
+    return f"{where} {problem.severity}: {message}{code}"

@@ -36,7 +36,7 @@ from agentls.workspace.shadow import ShadowRegistry, ShadowWorkspace, shadow_for
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LintConfig", "LintInput", "LintTool"]
+__all__ = ["LintConfig", "LintFindings", "LintInput", "LintTool"]
 
 _CHUNK_FILES = 200  # files per linter invocation: keeps argv far below ARG_MAX
 _MAX_ELSEWHERE = 20
@@ -68,7 +68,7 @@ class LintInput(ToolInput):
 
 
 @dataclass
-class _Findings:
+class LintFindings:
     diagnostics: list[Finding] = field(default_factory=list)
     elsewhere: list[Finding] = field(default_factory=list)
     checks: list[dict[str, Any]] = field(default_factory=list)
@@ -164,16 +164,7 @@ Example: {"paths": ["<path>", "<folder>/"]}"""
         self, files: list[Path], shadow: ShadowWorkspace, ctx: ToolContext
     ) -> ToolOutput:
         plan = await asyncio.to_thread(self._plan, files, shadow)
-        found = _Findings()
-        runner = CheckRunner(shadow, lambda cwd: confinement_for(self.name, ctx, shadow, cwd))
-        targets = set(files)
-        jobs = [
-            self._run_linter(runner, command, paths, targets, found)
-            for command, paths in plan.runs.items()
-        ]
-        await asyncio.gather(*jobs)
-        if self.config.syntax_check:
-            self._check_syntax(files, shadow, found)
+        found = await self.findings(files, shadow, ctx, plan)
         result = self._result(files, found)
         if plan.unchecked:
             result["not_configured"] = [
@@ -187,6 +178,30 @@ Example: {"paths": ["<path>", "<folder>/"]}"""
         text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
         return ToolOutput(text, is_error=bool(found.problems))
 
+    async def findings(
+        self,
+        files: list[Path],
+        shadow: ShadowWorkspace,
+        ctx: ToolContext,
+        plan: LintPlan | None = None,
+    ) -> LintFindings:
+        """The linters' findings for `files` in a synced shadow, not shaped into a tool
+        result: agentls's own checks of staged edits compare them with a baseline
+        (`agentls.tools.auto_checks`)."""
+        if plan is None:
+            plan = await asyncio.to_thread(self._plan, files, shadow)
+        found = LintFindings()
+        runner = CheckRunner(shadow, lambda cwd: confinement_for(self.name, ctx, shadow, cwd))
+        targets = set(files)
+        jobs = [
+            self._run_linter(runner, command, paths, targets, found)
+            for command, paths in plan.runs.items()
+        ]
+        await asyncio.gather(*jobs)
+        if self.config.syntax_check:
+            self._check_syntax(files, shadow, found)
+        return found
+
     def _plan(self, files: list[Path], shadow: ShadowWorkspace) -> LintPlan:
         """Which linter checks which file (reads project files: off the event loop)."""
         roots = list(shadow.workspace.roots)
@@ -199,7 +214,7 @@ Example: {"paths": ["<path>", "<folder>/"]}"""
         command: CheckCommand,
         paths: list[Path],
         targets: set[Path],
-        found: _Findings,
+        found: LintFindings,
     ) -> None:
         limits = Limits(command.timeout or self.config.timeout, self.config.max_output_bytes)
         chunks = (
@@ -221,7 +236,7 @@ Example: {"paths": ["<path>", "<folder>/"]}"""
         run: CheckRun,
         targets: set[Path],
         shadow: ShadowWorkspace,
-        found: _Findings,
+        found: LintFindings,
     ) -> bool:
         """Parse one run into findings; False (with a `problems` entry) when it failed."""
         command, result = run.command, run.result
@@ -269,7 +284,9 @@ Example: {"paths": ["<path>", "<folder>/"]}"""
                 found.add(mapped, in_targets=mapped.path in targets)
         return True
 
-    def _check_syntax(self, files: list[Path], shadow: ShadowWorkspace, found: _Findings) -> None:
+    def _check_syntax(
+        self, files: list[Path], shadow: ShadowWorkspace, found: LintFindings
+    ) -> None:
         checker = self._syntax_checker or _index_syntax_checker()
         if checker is None:
             return
@@ -290,7 +307,7 @@ Example: {"paths": ["<path>", "<folder>/"]}"""
                 if diag is not None:
                     found.diagnostics.append(diag)
 
-    def _result(self, files: list[Path], found: _Findings) -> dict[str, Any]:
+    def _result(self, files: list[Path], found: LintFindings) -> dict[str, Any]:
         diags = sorted(found.diagnostics, key=_order)
         errors = sum(1 for d in diags if d.severity == "error")
         summary = (

@@ -30,6 +30,7 @@ from agentls.tools.checks.parsing import parse_report
 from agentls.tools.checks.plan import Planner
 from agentls.tools.checks.programs import workspace_programs
 from agentls.tools.checks.projects import ProjectIndex
+from agentls.tools.checks.ran import record_tests_run
 from agentls.tools.checks.runner import CheckRun, CheckRunner, Limits, Missing, strip_ansi
 from agentls.tools.checks.settings import TestEntry
 from agentls.tools.checks.targets import parse_target, target_args
@@ -130,9 +131,16 @@ Example: {"target": "<test file>::<test name>"}"""
         return f"Running tests: {input.target}" if input.target else "Running tests"
 
     async def call(self, input: RunTestsInput, ctx: ToolContext) -> ToolOutput:
+        record_tests_run(ctx.changes, input.target)  # the checks before review run them again
         with shadow_for(ctx, self._shadows).in_use() as shadow:
             await shadow.sync(ctx.changes)
             return await self._run(input, ctx, shadow)
+
+    async def run_in(
+        self, input: RunTestsInput, ctx: ToolContext, shadow: ShadowWorkspace
+    ) -> ToolOutput:
+        """The tests in a shadow the caller synced (agentls's own checks before review)."""
+        return await self._run(input, ctx, shadow)
 
     async def _run(
         self, input: RunTestsInput, ctx: ToolContext, shadow: ShadowWorkspace

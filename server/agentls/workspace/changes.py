@@ -276,6 +276,15 @@ class ChangeSet:
     def is_empty(self) -> bool:
         return not self._live and not self._bases
 
+    def copy(self) -> ChangeSet:
+        """The same staged changes in a new changeset without listeners nor applied log:
+        a "what if" view (the checks lint a file as it was before the session changed it
+        by staging its old text in a copy)."""
+        other = ChangeSet()
+        other._rebuild(self._items())
+        other._seq = self._seq
+        return other
+
     def __len__(self) -> int:
         return len(self._items())
 

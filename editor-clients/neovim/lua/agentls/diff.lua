@@ -2,7 +2,9 @@
 -- buffer (left, what you have) and the agent's version (right, a scratch buffer), in diff
 -- mode. In the agent's side: ga accepts this file, gr rejects it, ha / hr accept / reject
 -- the hunk under the cursor (hr asks why: the model is told when the session continues),
--- ]f / [f go to the next / previous staged file, q closes the review.
+-- ]f / [f go to the next / previous staged file, q closes the review. The file's check
+-- before review ("tests 4/4 ✓ · 0 new errors") is in the agent side's winbar (Neovim 0.8+)
+-- and in the message shown with each file.
 local compat = require("agentls.compat")
 
 local M = {}
@@ -91,12 +93,18 @@ local function show(index)
     or file.kind == "create" and "created by the agent"
     or file.kind == "rename" and ("renamed from " .. rel(file.old_uri))
     or "changed by the agent"
+  -- the file's check before review (new errors, lint, tests), as the run ended
+  local check = file.check ~= nil and file.check ~= vim.NIL and ("checks: " .. file.check) or nil
+  if check and vim.fn.exists("+winbar") == 1 then
+    vim.wo.winbar = check:gsub("%%", "%%%%")
+  end
   compat.notify(
-    ("agentls diff %d/%d: %s (%s) — ga/gr accept/reject file · ha/hr hunk · ]f next · [f previous · q close"):format(
+    ("agentls diff %d/%d: %s (%s)%s — ga/gr accept/reject file · ha/hr hunk · ]f next · [f previous · q close"):format(
       index,
       #state.files,
       rel(file.uri),
-      what
+      what,
+      check and (" · " .. check) or ""
     )
   )
 end

@@ -100,6 +100,16 @@ function M.render(m)
   end
   if m.staged and #m.staged > 0 then
     table.insert(lines, "   staged: " .. table.concat(m.staged, ", "))
+    for _, check in ipairs(m.checks or {}) do
+      -- each staged file's check before review: new errors, lint, the relevant tests
+      local name = vim.fn.fnamemodify(check.path, ":~:.")
+      if vim.tbl_contains(m.staged, name) then
+        local failed = (check.new_errors or 0) > 0
+          or (type(check.tests) == "table" and check.tests.status == "failed")
+        local mark = failed and "✗" or (check.checked and "✓" or "·")
+        table.insert(lines, ("   %s %s: %s"):format(mark, name, check.summary or ""))
+      end
+    end
     table.insert(lines, "   d diff · a accept · r reject")
   end
   return lines, tool_at
@@ -245,6 +255,7 @@ local handlers = {
   run_result = function(m, e)
     m.status = e.status or m.status
     m.result = e
+    m.checks = type(e.checks) == "table" and e.checks or nil
     m.staged = {}
     local edit = e.edit
     if type(edit) == "table" and edit.applied ~= true then
