@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agentls.agent.context import ToolContext
-from agentls.agent.pipeline import Pipeline, ToolCall
-from agentls.agent.registry import ToolPool
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.registry import ToolPool
+from agentls.agent.run.pipeline import Pipeline, ToolCall
 from agentls.tools import builtin_tools
 from agentls.workspace import ChangeSet, Workspace
 from agentls.workspace.ripgrep import Ripgrep, find_ripgrep

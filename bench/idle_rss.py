@@ -33,7 +33,7 @@ SUBSYSTEMS = (
     "agentls.host",
     "agentls.tools",
     "agentls.runtime.runtime",
-    "agentls.agent.settings_files",
+    "agentls.agent.safety",
 )
 """Imported in this order, as the server does (`agentls.lsp.lifecycle`)."""
 _IMPORTS = """

@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentls.agent.context import ToolContext
+from agentls.agent.framework.context import ToolContext
 from agentls.tools.lint import LintInput, LintTool
 from agentls.workspace import ChangeSet, Workspace
 from agentls.workspace.shadow import ShadowRegistry

@@ -19,11 +19,11 @@ from typing import Any
 
 import anthropic
 
-from agentls.agent.context import ToolContext
-from agentls.agent.model_client import AnthropicModelClient
-from agentls.agent.session import AgentSession, SessionConfig
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool, ToolInput
+from agentls.agent.run.model_client import AnthropicModelClient
+from agentls.agent.run.session import AgentSession, SessionConfig
 from agentls.agent.settings import AgentSettings
-from agentls.agent.tool import Tool, ToolInput
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.workspace import Workspace
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from agentls.agent.settings_files import load_safety
+from agentls.agent.safety import load_safety
 from agentls.host import AgentHost, HostOptions
 from agentls.workspace import Workspace
 

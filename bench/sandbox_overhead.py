@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentls.agent.context import ToolContext
+from agentls.agent.framework.context import ToolContext
 from agentls.sandbox import SandboxConfig, SandboxSettings, probe, use_sandbox
 from agentls.tools.run_command import RunCommand, RunCommandConfig, RunCommandInput
 from agentls.workspace import ChangeSet, Workspace

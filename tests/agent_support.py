@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agentls.agent.context import ToolContext
-from agentls.agent.events import AgentEvent
-from agentls.agent.model_client import AnthropicModelClient
-from agentls.agent.session import AgentSession, SessionConfig
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool, ToolError, ToolInput
+from agentls.agent.protocol.events import AgentEvent
+from agentls.agent.run.model_client import AnthropicModelClient
+from agentls.agent.run.session import AgentSession, SessionConfig
 from agentls.agent.settings import AgentSettings
-from agentls.agent.tool import Tool, ToolError, ToolInput
 from agentls.config.loop import ToolsSettings
 from agentls.testing import ScriptedMessagesServer
 from agentls.workspace import Workspace

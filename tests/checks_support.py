@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.context import ToolContext
-from agentls.agent.tool import Tool, output_to_content
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool, output_to_content
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "checks"

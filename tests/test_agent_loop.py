@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.events import AgentEvent
-from agentls.agent.transcript import read_records, render_tree
+from agentls.agent.persistence.transcript import read_records, render_tree
+from agentls.agent.protocol.events import AgentEvent
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from tests.agent_support import EventLog, ProbeRead, ProbeWrite, make_session
 
@@ -319,7 +319,7 @@ async def test_cancel_during_a_hung_stream_stops_quickly(
 async def test_concurrent_run_on_busy_session_is_refused(
     api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
-    from agentls.agent.session import SessionBusy
+    from agentls.agent.run.session import SessionBusy
 
     api.extend(text_turn("slow", event_delay=0.05))
     session = make_session(api, tmp_path)

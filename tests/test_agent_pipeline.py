@@ -8,16 +8,16 @@ from typing import Any
 import pytest
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.hooks import HookOutcome
-from agentls.agent.model_client import AnthropicModelClient
-from agentls.agent.permissions import PendingCall, PermissionMode
-from agentls.agent.pipeline import Pipeline, ToolCall
-from agentls.agent.registry import PoolFilter, ToolPool
-from agentls.agent.requirement import Requirement
-from agentls.agent.schema import compact_json_schema
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.registry import PoolFilter, ToolPool
+from agentls.agent.framework.requirement import Requirement
+from agentls.agent.framework.schema import compact_json_schema
+from agentls.agent.framework.tool import ToolInput, ToolOutput
+from agentls.agent.hooks.runner import HookOutcome
+from agentls.agent.permissions.approval import PendingCall, PermissionMode
+from agentls.agent.run.model_client import AnthropicModelClient
+from agentls.agent.run.pipeline import Pipeline, ToolCall
 from agentls.agent.settings import AgentSettings, ConfigError
-from agentls.agent.tool import ToolInput, ToolOutput
 from agentls.workspace import ChangeSet, Workspace
 from tests.agent_support import ProbeRead, ProbeWrite, all_test_tools
 

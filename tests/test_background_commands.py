@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.context import ToolContext
-from agentls.agent.permissions import ApprovalChoice, ApprovalRequest
-from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
-from agentls.agent.policy import RulePolicy
-from agentls.agent.registry import ToolPool
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.registry import ToolPool
+from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
+from agentls.agent.permissions.policy import RulePolicy
+from agentls.agent.run.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.tools import builtin_tools
 from agentls.tools.background import close_jobs, jobs_of
 from agentls.workspace import ChangeSet, Workspace
@@ -83,7 +83,7 @@ async def test_kill_shell_stops_a_long_command_and_its_children(ws: Workspace) -
 
 
 async def test_a_denied_background_command_never_starts(ws: Workspace) -> None:
-    from agentls.agent.rules import RuleSet, parse_rules
+    from agentls.agent.rules.rule import RuleSet, parse_rules
 
     rules, _ = parse_rules({"deny": ["Bash(rm:*)"]}, "user", root=ws.roots[0])
     pipeline = Pipeline(

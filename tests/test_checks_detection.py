@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.tool import ToolError
+from agentls.agent.framework.tool import ToolError
 from agentls.tools.checks.commands import CheckCommand
 from agentls.tools.checks.plan import Planner
 from agentls.tools.checks.projects import ProjectIndex

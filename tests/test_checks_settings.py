@@ -83,7 +83,7 @@ def test_the_project_file_sets_lint_and_tests_and_bad_entries_are_reported(tmp_p
 
 def test_project_commands_need_trusted_project_settings(tmp_path: Path) -> None:
     """Like hooks: a cloned repository's commands run only once the user trusts the
-    workspace (`agentls.agent.trust`), never with `trustProjectSettings: false`; the user's
+    workspace (`agentls.agent.claude.trust`), never with `trustProjectSettings: false`; the user's
     own entries always apply."""
     (tmp_path / "pyproject.toml").write_text(
         "[[tool.agentls.lint]]\ncommand = ['evil', '{paths}']\n"

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.plugins import commands_with_plugins
-from agentls.agent.prompt_commands import discover_commands
-from agentls.agent.skills import discover_skills
-from agentls.agent.subagents import AgentCatalog, parse_agent_file
+from agentls.agent.claude.plugins import commands_with_plugins
+from agentls.agent.claude.prompt_commands import discover_commands
+from agentls.agent.claude.skills import discover_skills
+from agentls.agent.claude.subagents import AgentCatalog, parse_agent_file
 from tests.artefact_support import Artefacts
 
 ANTHROPIC = "anthropics/claude-code"
@@ -89,7 +89,7 @@ def test_skills_and_commands_of_the_artefacts_load(artefacts: Artefacts, tmp_pat
 
 
 def _duplicates(names: list[str], files: list[Path]) -> int:
-    from agentls.agent.frontmatter import read_markdown
+    from agentls.agent.claude.frontmatter import read_markdown
 
     declared = [str(read_markdown(f)[0].get("name") or f.parent.name).lower() for f in files]
     return len(declared) - len(set(declared))
@@ -113,7 +113,7 @@ def test_wshobsons_181_skills_stay_within_the_description_budget(
 def test_an_output_style_of_hooks_mastery_joins_the_system_prompt(
     artefacts: Artefacts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentls.agent.prompts import build_system_prompt
+    from agentls.agent.run.prompts import build_system_prompt
 
     repo = artefacts(HOOKS_MASTERY)
     home = tmp_path / "home"
@@ -132,7 +132,7 @@ def test_wshobsons_marketplace_offers_every_agent_skill_and_command(
     offered under its plugin's name (agents of the same name in two plugins stay apart)."""
     import json
 
-    from agentls.agent.plugins import load_plugins
+    from agentls.agent.claude.plugins import load_plugins
 
     repo = artefacts(WSHOBSON_AGENTS)
     entries = json.loads((repo / ".claude-plugin/marketplace.json").read_text())["plugins"]

@@ -8,8 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from agentls.agent.policy import RulePolicy
-from agentls.agent.prompt_commands import command_run, discover_commands, substitute
+from agentls.agent.claude.prompt_commands import command_run, discover_commands, substitute
+from agentls.agent.permissions.policy import RulePolicy
 from agentls.testing import ScriptedMessagesServer, text_turn
 from agentls.tools import builtin_tools
 from tests.agent_support import EventLog, make_session

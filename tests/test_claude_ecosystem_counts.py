@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.context import ToolContext
-from agentls.agent.hook_commands import CommandHooks
-from agentls.agent.hook_config import HookConfig
-from agentls.agent.prompt_commands import discover_commands
-from agentls.agent.settings_files import load_safety
-from agentls.agent.tool import ToolOutput
+from agentls.agent.claude.prompt_commands import discover_commands
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import ToolOutput
+from agentls.agent.hooks.commands import CommandHooks
+from agentls.agent.hooks.config import HookConfig
+from agentls.agent.safety import load_safety
 from agentls.workspace import ChangeSet, Workspace
 from tests.artefact_support import Artefacts
 
@@ -145,8 +145,8 @@ def test_wshobson_commands_cloned_into_the_user_commands_all_load(
 def test_every_output_style_of_hooks_mastery_can_be_chosen(
     artefacts: Artefacts, tmp_path: Path
 ) -> None:
-    from agentls.agent.frontmatter import read_markdown
-    from agentls.agent.output_styles import output_style
+    from agentls.agent.claude.frontmatter import read_markdown
+    from agentls.agent.claude.output_styles import output_style
 
     repo = artefacts("disler/claude-code-hooks-mastery")
     files = sorted((repo / ".claude" / "output-styles").glob("*.md"))

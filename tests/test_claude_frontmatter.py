@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.frontmatter import FrontMatterError, split_front_matter, text_field
-from agentls.agent.prompt_commands import discover_commands
-from agentls.agent.skills import discover_skills
-from agentls.agent.subagents import AgentCatalog, parse_agent_file
+from agentls.agent.claude.frontmatter import FrontMatterError, split_front_matter, text_field
+from agentls.agent.claude.prompt_commands import discover_commands
+from agentls.agent.claude.skills import discover_skills
+from agentls.agent.claude.subagents import AgentCatalog, parse_agent_file
 
 EXAMPLES_AGENT = """---
 name: reviewer
@@ -117,7 +117,7 @@ def test_agents_in_subfolders_load(tmp_path: Path) -> None:
 
 
 def test_claude_codes_tool_names_in_tools_keep_their_tools() -> None:
-    from agentls.agent.subagents import AgentType
+    from agentls.agent.claude.subagents import AgentType
     from agentls.tools import builtin_tools
 
     names = ("WebFetch", "WebSearch", "NotebookEdit", "NotebookRead", "TaskCreate", "Skill")
@@ -138,7 +138,7 @@ def test_claude_codes_tool_names_in_tools_keep_their_tools() -> None:
 
 
 def test_model_aliases_resolve_as_claude_code_does(monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentls.agent.subagents import AgentType
+    from agentls.agent.claude.subagents import AgentType
 
     def model(name: str) -> str:
         return AgentType("a", "d", "p", model=name).model_for("claude-parent-1")[0]
@@ -154,7 +154,7 @@ def test_model_aliases_resolve_as_claude_code_does(monkeypatch: pytest.MonkeyPat
 
 
 def test_a_projects_safe_env_is_kept_and_a_dangerous_one_dropped() -> None:
-    from agentls.agent.claude_settings import filter_env
+    from agentls.agent.claude.settings import filter_env
 
     env = {"NODE_ENV": "test", "RUST_LOG": "debug", "NODE_OPTIONS": "--require x", "PATH": "/x"}
     kept, problems = filter_env(env, ".claude/settings.json", user_level=False)

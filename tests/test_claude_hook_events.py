@@ -9,13 +9,13 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from agentls.agent.conversation import SessionConfig
-from agentls.agent.model_client import AnthropicModelClient
-from agentls.agent.permissions import ApprovalChoice, ApprovalRequest
-from agentls.agent.session import AgentSession
+from agentls.agent.claude.subagents import AgentCatalog
+from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
+from agentls.agent.run.conversation import SessionConfig
+from agentls.agent.run.model_client import AnthropicModelClient
+from agentls.agent.run.session import AgentSession
+from agentls.agent.safety import load_safety, notifying
 from agentls.agent.settings import AgentSettings
-from agentls.agent.settings_files import load_safety, notifying
-from agentls.agent.subagents import AgentCatalog
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.tools import builtin_tools
 from agentls.workspace import Workspace

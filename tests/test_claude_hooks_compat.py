@@ -13,19 +13,19 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.context import ToolContext
-from agentls.agent.events import AgentEvent, Notice
-from agentls.agent.hook_commands import CommandHooks, HookConfig, NotifyingApprover
-from agentls.agent.hooks import subagent_hooks
-from agentls.agent.model_client import AnthropicModelClient
-from agentls.agent.permissions import ApprovalChoice, ApprovalRequest
-from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
-from agentls.agent.policy import RulePolicy
-from agentls.agent.registry import ToolPool
-from agentls.agent.session import AgentSession, SessionConfig
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.registry import ToolPool
+from agentls.agent.hooks.commands import CommandHooks, HookConfig, NotifyingApprover
+from agentls.agent.hooks.runner import subagent_hooks
+from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
+from agentls.agent.permissions.policy import RulePolicy
+from agentls.agent.persistence.transcript import read_records
+from agentls.agent.protocol.events import AgentEvent, Notice
+from agentls.agent.run.model_client import AnthropicModelClient
+from agentls.agent.run.pipeline import Pipeline, ToolCall, ToolCallResult
+from agentls.agent.run.session import AgentSession, SessionConfig
+from agentls.agent.safety import load_safety
 from agentls.agent.settings import AgentSettings
-from agentls.agent.settings_files import load_safety
-from agentls.agent.transcript import read_records
 from agentls.testing import ScriptedMessagesServer, text_turn
 from agentls.tools import builtin_tools
 from agentls.workspace import ChangeSet, Workspace

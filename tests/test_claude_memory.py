@@ -1,4 +1,4 @@
-"""Claude Code's memory files (`agentls.agent.memory`): every source it reads, `@path`
+"""Claude Code's memory files (`agentls.agent.run.memory`): every source it reads, `@path`
 imports (and the boundary on them), nested `CLAUDE.md` and path rules when files there are
 touched, through a real session against the scripted model."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.memory import memory_files, nested_for
+from agentls.agent.run.memory import memory_files, nested_for
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.tools import builtin_tools
 from tests.agent_support import make_session

@@ -1,4 +1,4 @@
-"""Claude Code plugins and marketplaces (`agentls.agent.plugins`), tested on Anthropic's own
+"""Claude Code plugins and marketplaces (`agentls.agent.claude.plugins`), tested on Anthropic's own
 marketplace (the fetched `anthropics/claude-code`: `.claude-plugin/marketplace.json` and
 `plugins/`, unchanged) enabled through a temporary `~/.claude/settings.json`."""
 
@@ -11,17 +11,17 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.context import ToolContext
-from agentls.agent.events import AgentEvent, Notice
-from agentls.agent.hook_commands import CommandHooks
-from agentls.agent.permissions import ApprovalChoice, ApprovalRequest
-from agentls.agent.pipeline import Pipeline, ToolCall
-from agentls.agent.plugins import commands_with_plugins, load_plugins
-from agentls.agent.policy import RulePolicy
-from agentls.agent.registry import ToolPool
-from agentls.agent.settings_files import load_safety
-from agentls.agent.skills import discover_skills
-from agentls.agent.subagents import AgentCatalog
+from agentls.agent.claude.plugins import commands_with_plugins, load_plugins
+from agentls.agent.claude.skills import discover_skills
+from agentls.agent.claude.subagents import AgentCatalog
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.registry import ToolPool
+from agentls.agent.hooks.commands import CommandHooks
+from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
+from agentls.agent.permissions.policy import RulePolicy
+from agentls.agent.protocol.events import AgentEvent, Notice
+from agentls.agent.run.pipeline import Pipeline, ToolCall
+from agentls.agent.safety import load_safety
 from agentls.testing import ScriptedMessagesServer, text_turn
 from agentls.tools import builtin_tools
 from agentls.workspace import ChangeSet, Workspace
@@ -252,7 +252,7 @@ def test_a_user_enabled_plugins_mcp_server_is_offered(tmp_path: Path, ws: Path) 
 def test_a_repository_enabled_plugin_starts_no_mcp_server(
     tmp_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentls.agent import plugins
+    from agentls.agent.claude import plugins
     from agentls.mcp.manager import McpManager
 
     monkeypatch.setattr(plugins, "_trusted", lambda roots: True)  # the user trusted it
@@ -286,9 +286,9 @@ async def test_ralph_wiggums_stop_hook_reads_the_transcript_and_loops(
 ) -> None:
     """The plugin's unchanged `stop-hook.sh` greps `transcript_path` for Claude Code's
     `"role":"assistant"` lines and reads `.message.content`."""
-    from agentls.agent.conversation import SessionConfig
-    from agentls.agent.model_client import AnthropicModelClient
-    from agentls.agent.session import AgentSession
+    from agentls.agent.run.conversation import SessionConfig
+    from agentls.agent.run.model_client import AnthropicModelClient
+    from agentls.agent.run.session import AgentSession
     from agentls.agent.settings import AgentSettings
     from tests.agent_support import close_at_loop_end
 
@@ -329,7 +329,7 @@ def test_trust_holds_back_a_repositorys_plugins_until_answered(
 ) -> None:
     """Without an answer, the trust assessment lists the repository's plugin settings as
     held back, so `load_plugins` (asking the trust store itself) loads none of them."""
-    from agentls.agent.trust import TrustStore, assess_trust
+    from agentls.agent.claude.trust import TrustStore, assess_trust
     from agentls.config.project import load_project_layer
 
     _settings(

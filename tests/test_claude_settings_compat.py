@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.pipeline import Pipeline, ToolCall
-from agentls.agent.registry import ToolPool
-from agentls.agent.settings_files import DEFAULT_THINKING_BUDGET, Safety, load_safety
+from agentls.agent.framework.registry import ToolPool
+from agentls.agent.run.pipeline import Pipeline, ToolCall
+from agentls.agent.safety import DEFAULT_THINKING_BUDGET, Safety, load_safety
 from agentls.mcp import ApprovalStore, McpManager
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.tools import builtin_tools
@@ -129,12 +129,12 @@ def test_disable_all_hooks(paths: dict[str, Path]) -> None:
 def test_the_managed_path_is_claude_codes_and_overridable(
     paths: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentls.agent.claude_settings import managed_settings_files
+    from agentls.agent.claude.settings import managed_settings_files
 
     monkeypatch.delenv("AGENTLS_MANAGED_SETTINGS", raising=False)
     if sys.platform.startswith("linux"):
         assert managed_settings_files.__module__  # the default place on Linux:
-        from agentls.agent import claude_settings
+        from agentls.agent.claude import settings as claude_settings
 
         assert claude_settings._platform_path() == Path("/etc/claude-code/managed-settings.json")
     _write(paths["managed"], {"permissions": {"deny": ["Bash(rm:*)"]}})

@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.compaction import (
+from agentls.agent.persistence.store import SessionStore
+from agentls.agent.persistence.transcript import read_records, render_tree
+from agentls.agent.run.compaction import (
     SUMMARY_SYSTEM,
     CompactionError,
     next_stub_boundary,
     split_history,
     stub_text,
 )
-from agentls.agent.model_client import ModelRequest, ModelResponse
-from agentls.agent.session import AgentSession
-from agentls.agent.store import SessionStore
-from agentls.agent.transcript import read_records, render_tree
+from agentls.agent.run.model_client import ModelRequest, ModelResponse
+from agentls.agent.run.session import AgentSession
 from agentls.testing import RecordedRequest, ScriptedMessagesServer, Turn, text_turn, tool_turn
 from agentls.testing._wire import estimate_input_tokens
 from tests.agent_support import close_at_loop_end, make_session
@@ -320,7 +320,7 @@ async def test_a_run_killed_after_an_auto_compaction_resumes_from_the_compacted_
     import asyncio
     import time
 
-    from agentls.agent.model_client import AnthropicModelClient
+    from agentls.agent.run.model_client import AnthropicModelClient
 
     turns = [tool_turn(("huge", {"label": str(i)})) for i in range(5)]
     api.extend(*dispatcher([*turns, text_turn("never", hang=True), text_turn("resumed")]))

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.pricing import ModelPrice, PriceTable, parse_prices
+from agentls.agent.protocol.pricing import ModelPrice, PriceTable, parse_prices
+from agentls.agent.protocol.usage import Usage
 from agentls.agent.settings import AgentSettings, ConfigError
-from agentls.agent.usage import Usage
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from tests.agent_support import make_session
 

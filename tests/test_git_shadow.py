@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.permissions import ApprovalChoice, ApprovalRequest
-from agentls.agent.pipeline import Pipeline, ToolCall
-from agentls.agent.policy import RulePolicy
-from agentls.agent.registry import ToolPool
-from agentls.agent.rules import RuleSet, parse_rules
+from agentls.agent.framework.registry import ToolPool
+from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
+from agentls.agent.permissions.policy import RulePolicy
+from agentls.agent.rules.rule import RuleSet, parse_rules
+from agentls.agent.run.pipeline import Pipeline, ToolCall
 from agentls.tools.run_command import RunCommand, RunCommandConfig, RunCommandInput, git_change
 from agentls.workspace import ChangeSet, Workspace
 from agentls.workspace.shadow import ShadowRegistry

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.context import ToolContext
+from agentls.agent.framework.context import ToolContext
 from agentls.workspace import ChangeSet, Workspace
 from tests.test_ws_walk_cache import _MUTATIONS, Tree, _a_dir
 from tests.ws_support import Runner, make_ctx, make_tree

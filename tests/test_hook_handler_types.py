@@ -19,14 +19,14 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.context import ToolContext
-from agentls.agent.conversation import SessionConfig
-from agentls.agent.hook_commands import CommandHooks
-from agentls.agent.hook_config import HookConfig
-from agentls.agent.model_client import AnthropicModelClient
-from agentls.agent.session import AgentSession
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.hooks.commands import CommandHooks
+from agentls.agent.hooks.config import HookConfig
+from agentls.agent.run.conversation import SessionConfig
+from agentls.agent.run.model_client import AnthropicModelClient
+from agentls.agent.run.session import AgentSession
+from agentls.agent.safety import load_safety
 from agentls.agent.settings import AgentSettings
-from agentls.agent.settings_files import load_safety
 from agentls.testing import RecordedRequest, ScriptedMessagesServer, Turn, text_turn, tool_turn
 from agentls.tools import builtin_tools
 from agentls.workspace import ChangeSet, Workspace
@@ -415,7 +415,7 @@ async def test_a_model_hook_that_answers_nonsense_or_too_late_does_not_block(
 async def test_prompt_subagent_stop_hook_keeps_the_sub_agent_going(
     api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
-    from agentls.agent.subagents import AgentCatalog
+    from agentls.agent.claude.subagents import AgentCatalog
 
     root = _root(tmp_path)
     task = ("task", {"description": "look", "prompt": "[E] Find notes", "subagent_type": "explore"})

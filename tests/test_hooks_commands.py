@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.context import ToolContext
-from agentls.agent.hook_commands import CommandHooks, HookConfig
-from agentls.agent.model_client import AnthropicModelClient
-from agentls.agent.permissions import ApprovalChoice, ApprovalRequest
-from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
-from agentls.agent.policy import RulePolicy
-from agentls.agent.registry import ToolPool
-from agentls.agent.session import AgentSession, SessionConfig
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.registry import ToolPool
+from agentls.agent.hooks.commands import CommandHooks, HookConfig
+from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
+from agentls.agent.permissions.policy import RulePolicy
+from agentls.agent.run.model_client import AnthropicModelClient
+from agentls.agent.run.pipeline import Pipeline, ToolCall, ToolCallResult
+from agentls.agent.run.session import AgentSession, SessionConfig
+from agentls.agent.safety import load_safety
 from agentls.agent.settings import AgentSettings
-from agentls.agent.settings_files import load_safety
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.workspace import ChangeSet, Workspace
 from tests.agent_support import ProbeRead, ProbeWrite, close_at_loop_end
@@ -100,7 +100,7 @@ async def test_a_passing_hook_sees_the_call_and_lets_it_run(tmp_path: Path) -> N
     assert payload["session_id"] == "sess"
     assert payload["tool_use_id"] == "tu1"
     assert payload["cwd"] == str(tmp_path)
-    # Claude Code's transcript format, beside ours (`agentls.agent.transcript.ClaudeTranscript`)
+    # Claude Code's transcript format, beside ours (`agentls.agent.persistence.transcript.ClaudeTranscript`)
     assert payload["transcript_path"] == str(tmp_path / "t" / "claude-code" / "sess.jsonl")
     assert os.path.isfile(payload["transcript_path"])  # noqa: ASYNC240 - a hook can open it
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from agentls.agent.context import ToolContext
+from agentls.agent.framework.context import ToolContext
 from agentls.errors import ToolError
 from agentls.index import index_for
 from agentls.index.registry import forget

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.context import ToolContext
+from agentls.agent.framework.context import ToolContext
 from agentls.errors import ToolError, WorkspaceError
 from agentls.index import index_for
 from agentls.index.registry import forget

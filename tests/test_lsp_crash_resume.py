@@ -23,7 +23,7 @@ from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-from agentls.agent.transcript import read_records
+from agentls.agent.persistence.transcript import read_records
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from tests.lsp_support import (
     HELIX_LIKE,

@@ -8,7 +8,7 @@ import asyncio
 from types import SimpleNamespace
 from typing import Any
 
-from agentls.agent.events import TextDelta, ToolStarted
+from agentls.agent.protocol.events import TextDelta, ToolStarted
 from agentls.host import RunHandle
 from agentls.lsp.progress import EVENT_METHOD, TEXT_FLUSH_SECONDS, LspRunReporter
 

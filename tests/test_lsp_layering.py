@@ -105,7 +105,7 @@ def test_building_the_server_imports_neither_the_model_sdk_nor_pydantic() -> Non
 
 
 def _subpackage(module: str) -> str | None:
-    """`agentls.agent.loop` → `agent`; top-level modules (`agentls.cli`) count as their own."""
+    """`agentls.agent.run.loop` → `agent`; top-level modules (`agentls.cli`) count as their own."""
     parts = module.split(".")
     if parts[0] != "agentls" or len(parts) < 2:
         return None
@@ -169,7 +169,7 @@ def test_top_level_modules_are_nodes_of_the_graph() -> None:
 
 
 def _modules() -> dict[str, Path]:
-    """Every module by dotted name (`agentls.agent.loop`; a package by its own name)."""
+    """Every module by dotted name (`agentls.agent.run.loop`; a package by its own name)."""
     found = {}
     for path in PACKAGE.rglob("*.py"):
         relative = path.relative_to(PACKAGE.parent).with_suffix("")
@@ -260,8 +260,10 @@ def test_the_module_cycle_check_sees_type_checking_and_lazy_imports() -> None:
     groups = _strongly_connected({"p.a": {"p.b"}, "p.b": {"p.c"}, "p.c": {"p.a"}, "p.d": set()})
     assert groups == [{"p.a", "p.b", "p.c"}]
     graph = _module_graph()
-    assert "agentls.agent.context" in graph["agentls.agent.tool"]  # a module-level import
-    assert "agentls.agent.subagent_run" in graph["agentls.agent.loop"]  # a lazy import
+    assert (
+        "agentls.agent.framework.context" in graph["agentls.agent.framework.tool"]
+    )  # a module-level import
+    assert "agentls.agent.run.subagent_run" in graph["agentls.agent.run.loop"]  # a lazy import
 
 
 def test_the_cycle_check_finds_a_cycle() -> None:

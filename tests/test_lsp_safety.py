@@ -23,7 +23,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 BROKEN_SETTINGS = '''"""Test only: the safety settings cannot be loaded (as with a settings file
 that breaks the loader), so the server takes its fallback path."""
-import agentls.agent.settings_files as settings_files
+import agentls.agent.safety as settings_files
 
 
 def _cannot_load(*args, **kwargs):

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from agentls.agent import journal
-from agentls.agent.session import AgentSession
-from agentls.agent.store import SessionStore
+from agentls.agent.persistence import journal
+from agentls.agent.persistence.store import SessionStore
+from agentls.agent.run.session import AgentSession
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.tools import builtin_tools
 from tests.agent_support import close_at_loop_end, make_session

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentls.agent.context import ToolContext
+from agentls.agent.framework.context import ToolContext
 from agentls.mcp import ApprovalStore, McpManager, Notice
 from agentls.mcp.manager import MAX_SERVER_INSTRUCTIONS
 from agentls.workspace import ChangeSet, Workspace

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from agentls.agent.events import AgentEvent, ToolProgress
-from agentls.agent.registry import ToolSearchSettings
+from agentls.agent.framework.registry import ToolSearchSettings
+from agentls.agent.protocol.events import AgentEvent, ToolProgress
 from agentls.mcp import ApprovalStore, HostBridge, McpManager
 from agentls.mcp.manager import MAX_SERVER_INSTRUCTIONS
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
@@ -259,7 +259,7 @@ async def test_a_tool_of_mcp_server_time(manager: McpManager) -> None:
 
 
 async def _call(tool: Any, args: dict[str, Any]) -> str:
-    from agentls.agent.context import ToolContext
+    from agentls.agent.framework.context import ToolContext
     from agentls.workspace import ChangeSet, Workspace
 
     ctx = ToolContext(session_id="t", workspace=Workspace([Path.cwd()]), changes=ChangeSet())

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from agentls.agent.permissions import PendingCall, PermissionMode
-from agentls.agent.registry import PoolFilter, ToolSearchSettings
-from agentls.agent.requirement import Requirement
-from agentls.agent.tool import ToolError
+from agentls.agent.framework.registry import PoolFilter, ToolSearchSettings
+from agentls.agent.framework.requirement import Requirement
+from agentls.agent.framework.tool import ToolError
+from agentls.agent.permissions.approval import PendingCall, PermissionMode
 from agentls.mcp import ApprovalStore, McpManager, rule_matches_tool
 from agentls.mcp.naming import API_NAME
 from agentls.mcp.processes import marked_processes

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.model_client import AnthropicModelClient, ModelRequest, ignore_text
+from agentls.agent.run.model_client import AnthropicModelClient, ModelRequest, ignore_text
 from agentls.agent.settings import AgentSettings
 from agentls.testing import (
     RedactedThinkingBlock,
@@ -181,7 +181,7 @@ async def test_an_api_key_helper_supplies_the_key_and_is_asked_again_after_a_401
 async def test_a_helper_key_is_redacted_from_tool_results(
     api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
-    from agentls.agent.tool import Tool, ToolInput
+    from agentls.agent.framework.tool import Tool, ToolInput
 
     class Echo(ToolInput):
         text: str
@@ -211,7 +211,7 @@ async def test_a_helper_key_is_redacted_from_tool_results(
 def test_a_failing_helper_is_a_clear_error(api: ScriptedMessagesServer) -> None:
     import asyncio
 
-    from agentls.agent.model_client import ModelError
+    from agentls.agent.run.model_client import ModelError
 
     client = AnthropicModelClient(
         _settings(api, api_key_helper=f"{sys.executable} -c 'raise SystemExit(3)'")

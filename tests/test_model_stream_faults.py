@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.context import ToolContext
-from agentls.agent.model_client import AnthropicModelClient
-from agentls.agent.session import AgentSession, SessionConfig
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool, ToolInput
+from agentls.agent.run.model_client import AnthropicModelClient
+from agentls.agent.run.session import AgentSession, SessionConfig
 from agentls.agent.settings import AgentSettings, ConfigError
-from agentls.agent.tool import Tool, ToolInput
 from agentls.config import AgentlsSettings, load_layer
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.workspace import Workspace

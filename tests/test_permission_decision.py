@@ -12,16 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentls.agent.context import RunMode, ToolContext
-from agentls.agent.decision import decide, requirement_for
-from agentls.agent.hooks import HookOutcome
-from agentls.agent.permissions import PendingCall, PermissionMode
-from agentls.agent.pipeline import Pipeline, ToolCall
-from agentls.agent.policy import RulePolicy
-from agentls.agent.registry import ToolPool
-from agentls.agent.requirement import CallRisk, Requirement
-from agentls.agent.rules import RuleSet, parse_rules
-from agentls.agent.tool import Tool, ToolOutput
+from agentls.agent.framework.context import RunMode, ToolContext
+from agentls.agent.framework.registry import ToolPool
+from agentls.agent.framework.requirement import CallRisk, Requirement
+from agentls.agent.framework.tool import Tool, ToolOutput
+from agentls.agent.hooks.runner import HookOutcome
+from agentls.agent.permissions.approval import PendingCall, PermissionMode
+from agentls.agent.permissions.policy import RulePolicy
+from agentls.agent.rules.rule import RuleSet, parse_rules
+from agentls.agent.run.decision import decide, requirement_for
+from agentls.agent.run.pipeline import Pipeline, ToolCall
 from agentls.tools import builtin_tools
 from agentls.workspace import ChangeSet, Workspace
 from tests.agent_support import ProbeInput, ProbeRead

@@ -8,16 +8,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentls.agent.context import ToolContext
-from agentls.agent.model_client import AnthropicModelClient
-from agentls.agent.permissions import ApprovalChoice, ApprovalRequest
-from agentls.agent.pipeline import Pipeline, ToolCall
-from agentls.agent.policy import RulePolicy
-from agentls.agent.registry import ToolPool
-from agentls.agent.rules import RuleSet, parse_rules
-from agentls.agent.session import AgentSession, SessionConfig
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.registry import ToolPool
+from agentls.agent.framework.tool import Tool, ToolInput
+from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
+from agentls.agent.permissions.policy import RulePolicy
+from agentls.agent.rules.rule import RuleSet, parse_rules
+from agentls.agent.run.model_client import AnthropicModelClient
+from agentls.agent.run.pipeline import Pipeline, ToolCall
+from agentls.agent.run.session import AgentSession, SessionConfig
 from agentls.agent.settings import AgentSettings
-from agentls.agent.tool import Tool, ToolInput
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.workspace import ChangeSet, Workspace
 from tests.agent_support import ProbeRead, ProbeWrite, close_at_loop_end

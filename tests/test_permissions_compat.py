@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.guards import call_subject
-from agentls.agent.policy import RulePolicy
-from agentls.agent.rules import RuleSet, parse_rule, parse_rules
-from agentls.agent.settings_files import load_safety
-from agentls.agent.suggestions import is_valid_suggestion, session_rules
-from agentls.agent.tool import CallRisk
+from agentls.agent.framework.tool import CallRisk
+from agentls.agent.permissions.guards import call_subject
+from agentls.agent.permissions.policy import RulePolicy
+from agentls.agent.rules.rule import RuleSet, parse_rule, parse_rules
+from agentls.agent.rules.suggestions import is_valid_suggestion, session_rules
+from agentls.agent.safety import load_safety
 from agentls.tools import builtin_tools
 from agentls.tools.run_command import RunCommand, RunCommandInput
 from agentls.workspace import ChangeSet, Workspace
@@ -284,8 +284,8 @@ def test_a_denial_without_an_approver_names_a_valid_rule(root: Path) -> None:
 
 
 async def test_dont_ask_denies_whatever_would_ask(root: Path) -> None:
-    from agentls.agent.pipeline import Pipeline, ToolCall
-    from agentls.agent.registry import ToolPool
+    from agentls.agent.framework.registry import ToolPool
+    from agentls.agent.run.pipeline import Pipeline, ToolCall
     from tests.shadow_support import unsandboxed
 
     safety = load_safety(
@@ -324,8 +324,8 @@ async def test_dont_ask_denies_whatever_would_ask(root: Path) -> None:
 async def test_additional_directories_and_read_rules_are_read_roots(
     root: Path, tmp_path: Path
 ) -> None:
-    from agentls.agent.pipeline import Pipeline, ToolCall
-    from agentls.agent.registry import ToolPool
+    from agentls.agent.framework.registry import ToolPool
+    from agentls.agent.run.pipeline import Pipeline, ToolCall
 
     home = tmp_path / "home"
     (home / "notes").mkdir(parents=True)

@@ -7,18 +7,18 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.context import RunMode, ToolContext
-from agentls.agent.decision import requirement_for
-from agentls.agent.hooks import HookOutcome
-from agentls.agent.permissions import PendingCall, PermissionMode
-from agentls.agent.pipeline import Pipeline, ToolCall
-from agentls.agent.policy import BypassNotAllowed, RulePolicy
-from agentls.agent.registry import ToolPool
-from agentls.agent.requirement import Requirement
-from agentls.agent.rules import RuleSet, parse_rules
+from agentls.agent.framework.context import RunMode, ToolContext
+from agentls.agent.framework.registry import ToolPool
+from agentls.agent.framework.requirement import Requirement
+from agentls.agent.framework.tool import Tool, ToolOutput
+from agentls.agent.hooks.runner import HookOutcome
+from agentls.agent.permissions.approval import PendingCall, PermissionMode
+from agentls.agent.permissions.policy import BypassNotAllowed, RulePolicy
+from agentls.agent.rules.rule import RuleSet, parse_rules
+from agentls.agent.run.decision import requirement_for
+from agentls.agent.run.pipeline import Pipeline, ToolCall
+from agentls.agent.safety import load_safety
 from agentls.agent.settings import ConfigError
-from agentls.agent.settings_files import load_safety
-from agentls.agent.tool import Tool, ToolOutput
 from agentls.tools import builtin_tools
 from agentls.tools.run_command import RunCommand
 from agentls.workspace import ChangeSet, Workspace

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.policy import RulePolicy
-from agentls.agent.prompt_commands import UnknownCommand, command_run, discover_commands
-from agentls.agent.rules import RuleSet, parse_rules
+from agentls.agent.claude.prompt_commands import UnknownCommand, command_run, discover_commands
+from agentls.agent.permissions.policy import RulePolicy
+from agentls.agent.rules.rule import RuleSet, parse_rules
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from tests.agent_support import EventLog, make_session
 
@@ -173,7 +173,7 @@ async def test_grants_never_beat_ask_or_deny_rules(
 
 
 async def test_a_grant_allows_for_its_run_and_not_after(tmp_path: Path) -> None:
-    from agentls.agent.context import ToolContext
+    from agentls.agent.framework.context import ToolContext
     from agentls.tools import RunCommand
     from agentls.workspace import ChangeSet, Workspace
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.settings_files import load_safety
+from agentls.agent.safety import load_safety
 
 REPO = Path(__file__).resolve().parents[1]
 WALL_SECONDS = 60
@@ -61,8 +61,8 @@ def _project(tmp_path: Path, settings: dict[str, Any]) -> Path:
 
 _RULES = """
     from pathlib import Path
-    from agentls.agent.settings_files import load_safety
-    from agentls.agent.guards import call_subject
+    from agentls.agent.safety import load_safety
+    from agentls.agent.permissions.guards import call_subject
     root = Path(sys.argv[1])
     safety = load_safety([root], home=root.parent / "home", project_trusted=False)
     assert not safety.problems, safety.problems
@@ -97,7 +97,7 @@ def test_a_hostile_bash_wildcard_rule_meets_a_long_command_promptly(tmp_path: Pa
 def test_a_bash_wildcard_rule_still_matches_as_written(tmp_path: Path) -> None:
     root = _project(tmp_path, {"permissions": {"deny": ["Bash(git * main)", "Bash(rm *)"]}})
     safety = load_safety([root], home=tmp_path / "home", project_trusted=False)
-    from agentls.agent.guards import call_subject
+    from agentls.agent.permissions.guards import call_subject
 
     def hit(command: str) -> bool:
         subject = call_subject("run_command", {"command": command}, [root])
@@ -116,8 +116,8 @@ def test_a_bash_wildcard_rule_still_matches_as_written(tmp_path: Path) -> None:
 
 _HOOKS = """
     from pathlib import Path
-    from agentls.agent.settings_files import load_safety
-    from agentls.agent.hook_config import SubjectFactory
+    from agentls.agent.safety import load_safety
+    from agentls.agent.hooks.config import SubjectFactory
     root = Path(sys.argv[1])
     safety = load_safety([root], home=root.parent / "home", project_trusted=True)
     tool = "mcp__evil__" + "a" * 60 + "-"
@@ -184,7 +184,7 @@ def test_a_matcher_only_a_backtracking_engine_runs_is_reported_not_run(
 
 _SECRETS = """
     from pathlib import Path
-    from agentls.agent.settings_files import load_safety
+    from agentls.agent.safety import load_safety
     root = Path(sys.argv[1])
     safety = load_safety([root], home=root.parent / "home", project_section={
         "secrets": {"extraPatterns": [sys.argv[3], "deploy/" + sys.argv[3]]}

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.rules import RuleSet, Subject, parse_rule, parse_rules
-from agentls.agent.settings_files import load_safety
-from agentls.agent.shell_parse import split_command
+from agentls.agent.rules.rule import RuleSet, Subject, parse_rule, parse_rules
+from agentls.agent.rules.shell import split_command
+from agentls.agent.safety import load_safety
 
 
 def _rule(text: str, behavior: str = "allow", root: Path = Path("/ws"), home: Path = Path("/h")):

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.policy import RulePolicy
-from agentls.agent.rules import RuleSet, parse_rules
-from agentls.agent.shell_parse import split_command
+from agentls.agent.permissions.policy import RulePolicy
+from agentls.agent.rules.rule import RuleSet, parse_rules
+from agentls.agent.rules.shell import split_command
 from agentls.tools.run_command import RunCommand, RunCommandInput
 from agentls.workspace import Workspace
 from tests.shadow_support import make_ctx

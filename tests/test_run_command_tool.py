@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.pipeline import Pipeline, ToolCall
-from agentls.agent.policy import RulePolicy
-from agentls.agent.registry import ToolPool
-from agentls.agent.rules import RuleSet, parse_rules
+from agentls.agent.framework.registry import ToolPool
+from agentls.agent.permissions.policy import RulePolicy
+from agentls.agent.rules.rule import RuleSet, parse_rules
+from agentls.agent.run.pipeline import Pipeline, ToolCall
 from agentls.tools.run_command import RunCommand, RunCommandConfig, RunCommandInput
 from agentls.workspace import ChangeSet, Workspace
 from agentls.workspace.shadow import ShadowRegistry
@@ -169,7 +169,7 @@ async def test_the_real_tree_honours_allow_rules_and_asks_otherwise(
 
 
 def test_settings_choose_where_and_how_long(tmp_path: Path, root: Path) -> None:
-    from agentls.agent.settings_files import load_safety
+    from agentls.agent.safety import load_safety
 
     safety = load_safety(
         [root],

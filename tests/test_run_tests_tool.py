@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.context import ToolContext
-from agentls.agent.tool import ToolError, output_to_content
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import ToolError, output_to_content
 from agentls.tools.checks.settings import TestEntry
 from agentls.tools.run_tests import RunTestsInput, RunTestsTool, TestConfig
 from agentls.workspace import ChangeSet, Workspace

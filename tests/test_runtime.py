@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.registry import ToolPool
+from agentls.agent.framework.registry import ToolPool
 from agentls.langservers import LanguageServerPool
 from agentls.runtime.config_state import ConfigState, load_project_config
 from agentls.runtime.ports import HostPorts

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.context import RunMode
-from agentls.agent.permissions import PermissionMode
-from agentls.agent.policy import RulePolicy
+from agentls.agent.framework.context import RunMode
+from agentls.agent.permissions.approval import PermissionMode
+from agentls.agent.permissions.policy import RulePolicy
 from agentls.host import AgentHost, EditOutcome, HostOptions, NullPort, RunHandle, RunReporter
 from agentls.runtime.delivery import Handoff, delivery_for
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn

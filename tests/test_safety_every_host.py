@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.context import ToolContext
-from agentls.agent.hooks import HookOutcome
-from agentls.agent.pipeline import Pipeline, ToolCall
-from agentls.agent.registry import ToolPool
-from agentls.agent.requirement import Requirement
-from agentls.agent.tool import Tool, ToolInput, ToolOutput
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.registry import ToolPool
+from agentls.agent.framework.requirement import Requirement
+from agentls.agent.framework.tool import Tool, ToolInput, ToolOutput
+from agentls.agent.hooks.runner import HookOutcome
+from agentls.agent.run.pipeline import Pipeline, ToolCall
 from agentls.host import AgentHost, HostOptions
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.tools import builtin_tools

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.tool import output_to_content
+from agentls.agent.framework.tool import output_to_content
 from agentls.tools.run_command import RunCommand, RunCommandConfig, RunCommandInput
 from agentls.tools.run_tests import RunTestsInput, RunTestsTool
 from agentls.workspace import ChangeSet, Workspace

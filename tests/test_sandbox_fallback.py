@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.context import ToolContext
-from agentls.agent.permissions import ApprovalChoice, ApprovalRequest
-from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
-from agentls.agent.policy import RulePolicy
-from agentls.agent.registry import ToolPool
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.registry import ToolPool
+from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
+from agentls.agent.permissions.policy import RulePolicy
+from agentls.agent.run.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.headless.doctor import check_sandbox
 from agentls.sandbox import SandboxConfig, SandboxSettings, sandbox_of, use_sandbox
 from agentls.sandbox.availability import reset_probe_cache

@@ -5,9 +5,9 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from agentls.agent.context import ToolContext
-from agentls.agent.hook_commands import CommandHooks
-from agentls.agent.settings_files import load_safety
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.hooks.commands import CommandHooks
+from agentls.agent.safety import load_safety
 from agentls.workspace import ChangeSet, Workspace
 
 KEY = "sk-ant-api03-hook-secret-4411"

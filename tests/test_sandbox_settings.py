@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentls.agent.settings_files import load_safety
+from agentls.agent.safety import load_safety
 from agentls.config import load_layer
 from agentls.sandbox import SandboxSettings, merge_layers
 

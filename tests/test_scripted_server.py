@@ -24,7 +24,7 @@ import httpx2
 import pytest
 from anthropic.types import MessageParam
 
-from agentls.agent.model_client import (
+from agentls.agent.run.model_client import (
     AnthropicModelClient,
     ModelError,
     ModelRequest,

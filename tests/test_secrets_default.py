@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.guards import secret_file_denial
-from agentls.agent.model_client import AnthropicModelClient
-from agentls.agent.permissions import PermissionMode
-from agentls.agent.pipeline import Pipeline, ToolCall
-from agentls.agent.policy import RulePolicy
-from agentls.agent.registry import ToolPool
-from agentls.agent.session import AgentSession, SessionConfig
+from agentls.agent.framework.registry import ToolPool
+from agentls.agent.permissions.approval import PermissionMode
+from agentls.agent.permissions.guards import secret_file_denial
+from agentls.agent.permissions.policy import RulePolicy
+from agentls.agent.run.model_client import AnthropicModelClient
+from agentls.agent.run.pipeline import Pipeline, ToolCall
+from agentls.agent.run.session import AgentSession, SessionConfig
+from agentls.agent.safety import load_safety
 from agentls.agent.settings import AgentSettings
-from agentls.agent.settings_files import load_safety
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.tools import builtin_tools
 from agentls.tools.run_command import RunCommand
@@ -231,7 +231,7 @@ def test_folder_walks_skip_what_a_read_would_be_denied(tmp_path: Path) -> None:
 
 
 async def test_grep_skips_secret_files_but_finds_the_rest(tmp_path: Path) -> None:
-    from agentls.agent.context import ToolContext
+    from agentls.agent.framework.context import ToolContext
     from agentls.tools.grep import Grep, GrepInput
     from agentls.workspace import ChangeSet, Workspace
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import psutil
 
-from agentls.agent.settings_files import load_safety
+from agentls.agent.safety import load_safety
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from tests.cli_support import cli_env, run_cli
 from tests.sandbox_support import require_bwrap
@@ -62,9 +62,9 @@ def test_a_trusted_repository_with_bypass_mode_still_runs(
 
 
 def test_explore_gets_no_tool_that_executes_or_reaches_the_network() -> None:
-    from agentls.agent.registry import PoolFilter
-    from agentls.agent.subagent_run import _pool_filter
-    from agentls.agent.subagents import EXPLORE, GENERAL_PURPOSE
+    from agentls.agent.claude.subagents import EXPLORE, GENERAL_PURPOSE
+    from agentls.agent.framework.registry import PoolFilter
+    from agentls.agent.run.subagent_run import _pool_filter
     from agentls.tools import builtin_tools
 
     given = {t.name for t in EXPLORE.select_tools(builtin_tools())}

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from agentls.agent import staged
-from agentls.agent.context import ToolContext
-from agentls.agent.model_client import AnthropicModelClient
-from agentls.agent.session import AgentSession, SessionConfig
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool, ToolInput
+from agentls.agent.persistence import staged
+from agentls.agent.persistence.store import SessionStateError, SessionStore
+from agentls.agent.persistence.transcript import read_records
+from agentls.agent.run.model_client import AnthropicModelClient
+from agentls.agent.run.session import AgentSession, SessionConfig
 from agentls.agent.settings import AgentSettings
-from agentls.agent.store import SessionStateError, SessionStore
-from agentls.agent.tool import Tool, ToolInput
-from agentls.agent.transcript import read_records
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.workspace import Workspace
 from tests.agent_support import all_test_tools, close_at_loop_end

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.registry import ToolSearchSettings
+from agentls.agent.framework.registry import ToolSearchSettings
+from agentls.agent.safety import load_safety
 from agentls.agent.settings import AgentSettings, ConfigError
-from agentls.agent.settings_files import load_safety
 from agentls.config import AgentlsSettings, Layer, SettingsStack, load_layer
 from agentls.config.base import field_meta
 from agentls.config.environment import (

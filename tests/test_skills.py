@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.pipeline import ToolCall
+from agentls.agent.claude.skills import discover_skills, use_skills
+from agentls.agent.run.pipeline import ToolCall
 from agentls.agent.settings import AgentSettings
-from agentls.agent.skills import discover_skills, use_skills
 from agentls.host import AgentHost, HostOptions
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.workspace import Workspace

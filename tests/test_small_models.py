@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.conversation import SessionConfig
-from agentls.agent.model_client import AnthropicModelClient
-from agentls.agent.prompts import build_system_prompt
-from agentls.agent.registry import PoolFilter, ToolPool
-from agentls.agent.rules import parse_rules
-from agentls.agent.session import AgentSession
+from agentls.agent.framework.registry import PoolFilter, ToolPool
+from agentls.agent.framework.tool_profile import COMPACT_TOOLS
+from agentls.agent.rules.rule import parse_rules
+from agentls.agent.run.conversation import SessionConfig
+from agentls.agent.run.model_client import AnthropicModelClient
+from agentls.agent.run.prompts import build_system_prompt
+from agentls.agent.run.session import AgentSession
+from agentls.agent.run.text_tool_calls import looks_like_a_call, parse_text_calls
 from agentls.agent.settings import AgentSettings
-from agentls.agent.text_tool_calls import looks_like_a_call, parse_text_calls
-from agentls.agent.tool_profile import COMPACT_TOOLS
 from agentls.config import LoopSettings
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.tools import builtin_tools
@@ -226,7 +226,7 @@ def test_model_settings_as_an_object_or_dotted() -> None:
 
 
 def test_the_overview_lists_files_and_ranks_used_definitions(tmp_path: Path) -> None:
-    from agentls.agent.overview import workspace_overview
+    from agentls.agent.run.overview import workspace_overview
     from agentls.workspace import ChangeSet
 
     (tmp_path / "lookup.py").write_text("def find_user(name):\n    return name\n")
@@ -265,8 +265,8 @@ async def test_the_overview_skips_secret_files_in_a_session(
 
 
 def test_chat_completions_body_pairs_calls_and_results() -> None:
-    from agentls.agent.chat_completions import endpoint_url, request_body
-    from agentls.agent.model_client import ModelRequest
+    from agentls.agent.run.chat_completions import endpoint_url, request_body
+    from agentls.agent.run.model_client import ModelRequest
 
     request = ModelRequest(
         model="qwen",

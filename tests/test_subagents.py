@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.subagents import AgentCatalog
-from agentls.agent.transcript import read_records, render_tree
+from agentls.agent.claude.subagents import AgentCatalog
+from agentls.agent.persistence.transcript import read_records, render_tree
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.tools import builtin_tools
 from agentls.workspace import Workspace
@@ -443,7 +443,7 @@ def test_claude_codes_rules_for_these_tools_apply_to_ours(
 ) -> None:
     """A `deny: ["Task"]` in `.claude/settings.json` must not be ignored now that the tool
     exists: it removes `task` from the pool (and hook matchers see the same names)."""
-    from agentls.agent.rules import RuleSet, claude_names_for, parse_rule
+    from agentls.agent.rules.rule import RuleSet, claude_names_for, parse_rule
 
     rule, problem = parse_rule(claude, "deny", "settings.json", root=tmp_path)
     assert problem is None

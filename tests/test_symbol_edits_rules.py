@@ -1,6 +1,6 @@
 """The symbol-level edits and an applied code action are edits like edit_file's: a deny on
 edit_file covers them, and a model session must read the file before changing a symbol in
-it (`agentls.agent.reads`). The index's outline gives the range (no language server)."""
+it (`agentls.agent.framework.reads`). The index's outline gives the range (no language server)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.conversation import SessionConfig
-from agentls.agent.model_client import AnthropicModelClient
-from agentls.agent.rules import parse_rules
-from agentls.agent.session import AgentSession
+from agentls.agent.rules.rule import parse_rules
+from agentls.agent.run.conversation import SessionConfig
+from agentls.agent.run.model_client import AnthropicModelClient
+from agentls.agent.run.session import AgentSession
 from agentls.agent.settings import AgentSettings
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.tools import builtin_tools

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentls.agent.context import ToolContext
-from agentls.agent.pipeline import Pipeline, ToolCall
-from agentls.agent.registry import ToolPool, ToolSearchSettings, discovered_tool_names
-from agentls.agent.tool import Tool, ToolInput
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.registry import ToolPool, ToolSearchSettings, discovered_tool_names
+from agentls.agent.framework.tool import Tool, ToolInput
+from agentls.agent.run.pipeline import Pipeline, ToolCall
 from agentls.tools.tool_search import ToolSearch, ToolSearchInput, rank_tools
 from agentls.workspace import ChangeSet, Workspace
 from tests.agent_support import ProbeRead, ProbeWrite

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from agentls.agent.context import ToolContext
+from agentls.agent.framework.context import ToolContext
 from agentls.sandbox import SandboxConfig, SandboxService, use_sandbox
 from agentls.sandbox.settings import SandboxSettings
 from agentls.workspace import ChangeSet, Workspace

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import agentls
-from agentls.agent.registry import ToolPool
+from agentls.agent.framework.registry import ToolPool
 from agentls.tools import builtin_tools
 
 EXPECTED_INPUTS = {
@@ -65,7 +65,7 @@ def test_usage_text_and_summaries() -> None:
 
 
 def test_plan_mode_pool_keeps_only_read_tools() -> None:
-    from agentls.agent.registry import PoolFilter
+    from agentls.agent.framework.registry import PoolFilter
 
     pool = ToolPool.assemble(builtin_tools(), pool_filter=PoolFilter(read_only=True))
     assert set(pool.names) & set(EXPECTED_INPUTS) == READ_ONLY

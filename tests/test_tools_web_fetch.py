@@ -15,12 +15,12 @@ from typing import Any
 import httpx2
 import pytest
 
-from agentls.agent.context import ToolContext
-from agentls.agent.permissions import ApprovalRequest
-from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
-from agentls.agent.policy import RulePolicy
-from agentls.agent.registry import ToolPool
-from agentls.agent.rules import RuleSet, parse_rules
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.registry import ToolPool
+from agentls.agent.permissions.approval import ApprovalRequest
+from agentls.agent.permissions.policy import RulePolicy
+from agentls.agent.rules.rule import RuleSet, parse_rules
+from agentls.agent.run.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.config.web import WebFetchSettings
 from agentls.tools._web import AddressGuard, guarded_client
 from agentls.tools.web_fetch import WebFetch

@@ -1,4 +1,4 @@
-"""The core of workspace trust (`agentls.agent.trust`): what is held back, what the answer
+"""The core of workspace trust (`agentls.agent.claude.trust`): what is held back, what the answer
 is remembered by, and the `[tool.agentls]` table as the settings loader reads it."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentls.agent.trust import TrustStore, assess_trust, hold_back
+from agentls.agent.claude.trust import TrustStore, assess_trust, hold_back
 from agentls.config import load_layer
 from agentls.config.project import INVALID, load_project_layer, settings_table
 

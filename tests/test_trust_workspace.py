@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentls.agent.trust import assess_trust
+from agentls.agent.claude.trust import assess_trust
 from agentls.config.project import load_project_layer
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from tests.cli_support import answer_once, cli_env, on_a_terminal, run_cli

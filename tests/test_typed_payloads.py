@@ -6,9 +6,9 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from agentls.agent import events, results
-from agentls.agent.compaction import CompactionResult
-from agentls.agent.store import SessionStore
+from agentls.agent.persistence.store import SessionStore
+from agentls.agent.protocol import events, results
+from agentls.agent.run.compaction import CompactionResult
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from tests.agent_support import EventLog, make_session
 

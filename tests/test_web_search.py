@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentls.agent.rules import RuleSet, parse_rules
-from agentls.agent.transcript import read_records, render_tree
+from agentls.agent.persistence.transcript import read_records, render_tree
+from agentls.agent.rules.rule import RuleSet, parse_rules
 from agentls.config.web import WebSearchSettings
 from agentls.testing import ScriptedMessagesServer, text_turn, web_search_turn
 from agentls.tools import WebSearch

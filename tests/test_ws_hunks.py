@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.staged import review_note
+from agentls.agent.persistence.staged import review_note
 from agentls.workspace.changes import ChangeSet
 from agentls.workspace.hunks import file_hunks, select, text_with
 
@@ -83,8 +83,8 @@ def test_acp_parse_reads_numbers_then_the_reason() -> None:
 def test_rewind_reverses_applied_changes_one_by_one_after_a_reload(tmp_path: Path) -> None:
     """Two applied changes to one file, saved and loaded: rewinding past the second only
     stages its own reverse (B ← C), not the pair merged (A ← C)."""
-    from agentls.agent.rewind import reverse
-    from agentls.agent.staged import change_of, snapshot_entries
+    from agentls.agent.persistence.rewind import reverse
+    from agentls.agent.persistence.staged import change_of, snapshot_entries
     from agentls.workspace.changes import Change
 
     path = tmp_path / "v.py"

@@ -1,7 +1,7 @@
 """Trusting a test workspace the way a user does: `agentls trust` with the server's env.
 
 A workspace whose own settings loosen safety (allow rules, hooks, lint/tests commands,
-language servers) has them held back until it is trusted (`agentls.agent.trust`); tests
+language servers) has them held back until it is trusted (`agentls.agent.claude.trust`); tests
 that exercise those settings trust it first, through the real CLI, in the same config
 folder the server will read (`HOME` / `XDG_CONFIG_HOME` of `env`).
 """

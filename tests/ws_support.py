@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentls.agent.context import ToolContext
-from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
-from agentls.agent.registry import ToolPool
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.registry import ToolPool
+from agentls.agent.run.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.tools import builtin_tools
 from agentls.workspace import ChangeSet, Workspace
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 
 def _transcript(args: argparse.Namespace) -> int:
-    from agentls.agent.transcript import read_records, render_tree, resolve_transcript
+    from agentls.agent.persistence.transcript import read_records, render_tree, resolve_transcript
     from agentls.headless.sessions import resolve_id
 
     try:

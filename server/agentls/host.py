@@ -18,14 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from agentls.agent.accounting import Tally
-from agentls.agent.context import RunMode, ToolContext
-from agentls.agent.events import AgentEvent, ignore_event
-from agentls.agent.hooks import HookRunner, NoHooks
-from agentls.agent.messages import ContentBlockParam
-from agentls.agent.permissions import AllowAll, PendingCall, PermissionMode, PermissionPolicy
-from agentls.agent.pipeline import Pipeline, ToolCall, ToolCallResult
-from agentls.agent.registry import (
+from agentls.agent.framework.context import RunMode, ToolContext
+from agentls.agent.framework.registry import (
     AnyTool,
     PoolFilter,
     ToolPool,
@@ -34,8 +28,19 @@ from agentls.agent.registry import (
     load_sources,
     tool_to_api_schema,
 )
-from agentls.agent.requirement import Requirement
-from agentls.agent.results import (
+from agentls.agent.framework.requirement import Requirement
+from agentls.agent.hooks.runner import HookRunner, NoHooks
+from agentls.agent.permissions.approval import (
+    AllowAll,
+    PendingCall,
+    PermissionMode,
+    PermissionPolicy,
+)
+from agentls.agent.persistence.store import SessionStateError, SessionStore
+from agentls.agent.protocol.accounting import Tally
+from agentls.agent.protocol.events import AgentEvent, ignore_event
+from agentls.agent.protocol.messages import ContentBlockParam
+from agentls.agent.protocol.results import (
     CompactionPayload,
     EditPayload,
     FileCheckPayload,
@@ -45,20 +50,20 @@ from agentls.agent.results import (
     StartingSessionPayload,
     ToolsPayload,
 )
+from agentls.agent.run.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.agent.settings import AgentSettings, ConfigError
-from agentls.agent.store import SessionStateError, SessionStore
 from agentls.errors import SessionBusy
 from agentls.runtime.delivery import Handoff, delivery_for
 from agentls.workspace import ChangeSet, Workspace
 
 if TYPE_CHECKING:
     # the session and model client pull in the model SDK (seconds to import): loaded lazily
-    from agentls.agent.model_client import ModelClient, ModelRequest, ModelResponse
-    from agentls.agent.prompt_commands import CommandRun
-    from agentls.agent.questions import UserPrompts
-    from agentls.agent.results import RunResult
-    from agentls.agent.session import AgentSession, SessionConfig
-    from agentls.agent.skills import SkillCatalog
+    from agentls.agent.claude.prompt_commands import CommandRun
+    from agentls.agent.claude.skills import SkillCatalog
+    from agentls.agent.framework.questions import UserPrompts
+    from agentls.agent.protocol.results import RunResult
+    from agentls.agent.run.model_client import ModelClient, ModelRequest, ModelResponse
+    from agentls.agent.run.session import AgentSession, SessionConfig
     from agentls.codeintel.sources import CodeSource
 
 log = logging.getLogger(__name__)
@@ -189,7 +194,7 @@ class _FailingClient:
         self.message = message
 
     async def stream(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
-        from agentls.agent.model_client import ModelError
+        from agentls.agent.run.model_client import ModelError
 
         raise ModelError(self.message, transient=False)
 
@@ -212,7 +217,7 @@ class _DenyAll:
 class _HostEditSink:
     """Auto delivery: a write tool's staged change goes to the editor before its result.
 
-    The write tool awaits this inside its call (see `agentls.agent.context.EditSink`), so
+    The write tool awaits this inside its call (see `agentls.agent.framework.context.EditSink`), so
     the model hears whether the editor applied the change and the next call starts only
     after it was delivered. Review and plan runs deliver at the end (`_deliver_at_end`).
     """
@@ -244,7 +249,7 @@ ClientFactory = Callable[[AgentSettings], "ModelClient"]
 
 def default_tools(workspace: Workspace) -> Sequence[AnyTool]:
     """The built-in tools (imported lazily: they pull in the workspace machinery)."""
-    from agentls.agent.subagents import agents_for
+    from agentls.agent.claude.subagents import agents_for
     from agentls.tools import builtin_tools
 
     tools: Sequence[AnyTool] = builtin_tools(agents=agents_for(workspace))
@@ -254,17 +259,17 @@ def default_tools(workspace: Workspace) -> Sequence[AnyTool]:
 def default_client(settings: AgentSettings) -> ModelClient:
     """The client of the endpoint's protocol (`model.api`)."""
     if settings.api == "chat-completions":
-        from agentls.agent.chat_completions import ChatCompletionsClient
+        from agentls.agent.run.chat_completions import ChatCompletionsClient
 
         return ChatCompletionsClient(settings)
-    from agentls.agent.model_client import AnthropicModelClient
+    from agentls.agent.run.model_client import AnthropicModelClient
 
     return AnthropicModelClient(settings)
 
 
 def default_skills(workspace: Workspace) -> SkillCatalog:
     """`.claude/skills`, `.agentls/skills` of each root and `~/.claude/skills`."""
-    from agentls.agent.skills import discover_skills
+    from agentls.agent.claude.skills import discover_skills
 
     return discover_skills(workspace.roots)
 
@@ -427,7 +432,7 @@ class AgentHost:
 
     def refresh_skills(self) -> list[str]:
         """Discover the skills again (new sessions see new ones); returns their problems."""
-        from agentls.agent.skills import use_skills
+        from agentls.agent.claude.skills import use_skills
 
         catalog = self.options.skills(self.workspace)
         use_skills(self.workspace, catalog)
@@ -462,7 +467,7 @@ class AgentHost:
 
         `tool_sources` are this session's own, besides the host's (e.g. the MCP servers an
         ACP client passes with `session/load`)."""
-        from agentls.agent.session import AgentSession
+        from agentls.agent.run.session import AgentSession
 
         client, config = self._session_parts(tool_sources)
         try:
@@ -492,7 +497,7 @@ class AgentHost:
 
         `tool_sources` are this session's own, besides the host's (e.g. the MCP servers an
         ACP client passes with `session/new`)."""
-        from agentls.agent.session import AgentSession
+        from agentls.agent.run.session import AgentSession
 
         client, config = self._session_parts(tool_sources)
         session = AgentSession(client, config, session_id)
@@ -502,7 +507,7 @@ class AgentHost:
     def _session_parts(
         self, extra_sources: Sequence[ToolSource] = ()
     ) -> tuple[ModelClient, SessionConfig]:
-        from agentls.agent.session import SessionConfig
+        from agentls.agent.run.session import SessionConfig
 
         settings = self.options.settings()
         client: ModelClient
@@ -619,7 +624,7 @@ class AgentHost:
         waiting = asyncio.ensure_future(self.options.before_session())
         await asyncio.wait({waiting}, timeout=0.05)
         if not waiting.done():
-            from agentls.agent.events import Notice
+            from agentls.agent.protocol.events import Notice
 
             reporter.on_event(
                 Notice(handle.session_id, "waiting for your answer to the question shown")
@@ -764,7 +769,7 @@ def _sandbox_status(workspace: Workspace) -> dict[str, Any]:
 
 def _agents_status(workspace: Workspace) -> Mapping[str, object]:
     """The sub-agent types `task` offers, and the agent files that were skipped and why."""
-    from agentls.agent.subagents import agents_for
+    from agentls.agent.claude.subagents import agents_for
 
     return cast("Mapping[str, object]", agents_for(workspace).status())
 
@@ -786,7 +791,11 @@ def _code_intel_status(workspace: Workspace) -> list[dict[str, Any]]:
     return service.status() if service is not None else []
 
 
-CORE_MODULES = ("agentls.agent.session", "agentls.agent.loop", "agentls.agent.model_client")
+CORE_MODULES = (
+    "agentls.agent.run.session",
+    "agentls.agent.run.loop",
+    "agentls.agent.run.model_client",
+)
 
 
 def _import_core() -> None:
@@ -796,6 +805,6 @@ def _import_core() -> None:
 
 
 def _cancelled_before_start(session: AgentSession) -> RunResult:
-    from agentls.agent.results import RunResult
+    from agentls.agent.protocol.results import RunResult
 
     return RunResult(session.id, "cancelled", "", Tally(), 0, session.transcript.path)

@@ -14,9 +14,9 @@ from typing import Any
 
 import uvicorn
 
-from agentls.agent.model_client import AnthropicModelClient
-from agentls.agent.registry import AnyTool, PoolFilter, ToolSearchSettings, ToolSource
-from agentls.agent.session import AgentSession, SessionConfig
+from agentls.agent.framework.registry import AnyTool, PoolFilter, ToolSearchSettings, ToolSource
+from agentls.agent.run.model_client import AnthropicModelClient
+from agentls.agent.run.session import AgentSession, SessionConfig
 from agentls.agent.settings import AgentSettings
 from agentls.testing import ScriptedMessagesServer
 from agentls.workspace import Workspace

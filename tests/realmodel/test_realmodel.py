@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from agentls.agent.chat_completions import ChatCompletionsClient
-from agentls.agent.conversation import SessionConfig
-from agentls.agent.model_client import AnthropicModelClient
-from agentls.agent.session import AgentSession
+from agentls.agent.persistence.transcript import read_records
+from agentls.agent.run.chat_completions import ChatCompletionsClient
+from agentls.agent.run.conversation import SessionConfig
+from agentls.agent.run.model_client import AnthropicModelClient
+from agentls.agent.run.session import AgentSession
 from agentls.agent.settings import AgentSettings
-from agentls.agent.transcript import read_records
 from agentls.tools import builtin_tools
 from agentls.workspace import Workspace
 from tests.realmodel.support import SMALL, llama_server, missing

@@ -96,14 +96,14 @@ from agentls.acp.options import (
 )
 from agentls.acp.replay import replay
 from agentls.acp.workspace import AcpSession, AcpWorkspace
-from agentls.agent.permissions import PERMISSION_MODES, PermissionMode
+from agentls.agent.permissions.approval import PERMISSION_MODES, PermissionMode
 from agentls.errors import SessionBusy
 from agentls.host import CORE_MODULES, UnknownSession
 
 if TYPE_CHECKING:
-    from agentls.agent.session import AgentSession
+    from agentls.agent.persistence.state import SessionState
+    from agentls.agent.run.session import AgentSession
     from agentls.agent.settings import AgentSettings
-    from agentls.agent.state import SessionState
 
 log = logging.getLogger(__name__)
 
@@ -303,7 +303,7 @@ class AgentlsAcpAgent:
         session = self.sessions.get(session_id)
         if session is not None:
             await self._drop(session)
-        from agentls.agent.store import SessionStore
+        from agentls.agent.persistence.store import SessionStore
 
         store = SessionStore()
         if not store.exists(session_id):
@@ -382,7 +382,7 @@ class AgentlsAcpAgent:
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        from agentls.agent.store import SessionStore
+        from agentls.agent.persistence.store import SessionStore
 
         folder = _folder(cwd) if cwd is not None else None
         found = []

@@ -40,7 +40,7 @@ from acp.schema import (
 )
 
 from agentls.acp.mapping import tool_kind
-from agentls.agent.permissions import ApprovalChoice, ApprovalRequest
+from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
 
 if TYPE_CHECKING:
     from agentls.acp.client import ClientLink

@@ -3,7 +3,7 @@
 - `/accept`, `/reject` (whole or by hunk), `/rewind`: the session's staged edits and turns
   (handled by the agent itself, `docs/review.md`);
 - custom commands (`.claude/commands/*.md`, `.agentls/commands/*.md`, the user's): expanded
-  by the core (`agentls.agent.prompt_commands`), `allowed-tools` only where their source
+  by the core (`agentls.agent.claude.prompt_commands`), `allowed-tools` only where their source
   is trusted, as in the LSP host;
 - skills (`.claude/skills/*/SKILL.md`, …): `/name args` asks the agent to load the skill
   with its `skill` tool and follow it for `args`.
@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
-from agentls.agent.plugins import commands_with_plugins
-from agentls.agent.prompt_commands import command_run
-from agentls.agent.skills import discover_skills
+from agentls.agent.claude.plugins import commands_with_plugins
+from agentls.agent.claude.prompt_commands import command_run
+from agentls.agent.claude.skills import discover_skills
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from agentls.agent.prompt_commands import CommandRun
+    from agentls.agent.claude.prompt_commands import CommandRun
 
 STAGED_COMMANDS = ("/accept", "/reject")
 BUILTIN = [

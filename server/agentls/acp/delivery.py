@@ -40,7 +40,7 @@ from acp.schema import (
 
 from agentls.acp.approvals import ask_client, text_content
 from agentls.acp.hunks import checks_content, hunk_hint, review_content
-from agentls.agent.staged import relative_to
+from agentls.agent.persistence.staged import relative_to
 from agentls.errors import WorkspaceError
 from agentls.host import EditOutcome
 from agentls.workspace.changes import Change, ChangeSet

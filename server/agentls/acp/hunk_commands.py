@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentls.acp.delivery import write_changes
-from agentls.agent.staged import relative_to, review_note
+from agentls.agent.persistence.staged import relative_to, review_note
 from agentls.errors import SessionBusy
 from agentls.host import EditOutcome
 from agentls.workspace.hunks import FileHunks, Hunk, drop, part, select
 
 if TYPE_CHECKING:
     from agentls.acp.workspace import AcpWorkspace
-    from agentls.agent.session import AgentSession
+    from agentls.agent.run.session import AgentSession
 
 
 async def accept(

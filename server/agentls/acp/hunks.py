@@ -10,8 +10,8 @@ from pathlib import Path
 
 from acp.schema import ContentToolCallContent, FileEditToolCallContent, TextContentBlock
 
-from agentls.agent.results import FileCheckPayload
-from agentls.agent.staged import relative_to
+from agentls.agent.persistence.staged import relative_to
+from agentls.agent.protocol.results import FileCheckPayload
 from agentls.workspace.changes import Change
 from agentls.workspace.hunks import file_hunks
 

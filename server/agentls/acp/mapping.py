@@ -36,9 +36,9 @@ from acp.schema import (
     ToolKind,
 )
 
-from agentls.agent.guards import call_subject
-from agentls.agent.messages import ContentBlockParam, text_block
-from agentls.agent.rules import COMMAND_TOOLS, EDIT_TOOLS
+from agentls.agent.permissions.guards import call_subject
+from agentls.agent.protocol.messages import ContentBlockParam, text_block
+from agentls.agent.rules.rule import COMMAND_TOOLS, EDIT_TOOLS
 from agentls.config.base import PermissionMode
 
 if TYPE_CHECKING:

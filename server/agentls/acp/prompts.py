@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 from acp.schema import PermissionOption, ToolCallUpdate
 
 from agentls.acp.approvals import ask_client, text_content
-from agentls.agent.questions import PLAN_CHOICES, PlanDecision, PlanReview, QuestionAnswer
+from agentls.agent.framework.questions import PLAN_CHOICES, PlanDecision, PlanReview, QuestionAnswer
 
 if TYPE_CHECKING:
     from agentls.acp.client import ClientLink
-    from agentls.agent.questions import PlanRequest, Question, QuestionRequest
+    from agentls.agent.framework.questions import PlanRequest, Question, QuestionRequest
 
 T = TypeVar("T")
 

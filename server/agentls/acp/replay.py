@@ -26,9 +26,9 @@ from acp.schema import (
 
 from agentls.acp.approvals import text_content
 from agentls.acp.mapping import context_source, tool_kind, tool_locations, uri_path
-from agentls.agent.messages import History
-from agentls.agent.pipeline import content_text
-from agentls.agent.registry import AnyTool
+from agentls.agent.framework.registry import AnyTool
+from agentls.agent.protocol.messages import History
+from agentls.agent.run.pipeline import content_text
 
 REMINDER = "<system-reminder"
 """Notes the agent added for the model (instructions, restarts): not the user's words."""

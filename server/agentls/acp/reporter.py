@@ -43,7 +43,8 @@ from acp.schema import (
 
 from agentls.acp.approvals import ToolCallContent, text_content
 from agentls.acp.mapping import plan_entries, tool_kind, tool_locations
-from agentls.agent.events import (
+from agentls.agent.permissions.approval import PERMISSION_MODES
+from agentls.agent.protocol.events import (
     AgentEvent,
     ModeChanged,
     Notice,
@@ -54,12 +55,11 @@ from agentls.agent.events import (
     ToolStarted,
     TurnUsage,
 )
-from agentls.agent.permissions import PERMISSION_MODES
 from agentls.workspace.merge import lines_with_endings
 
 if TYPE_CHECKING:
     from agentls.acp.workspace import AcpWorkspace
-    from agentls.agent.results import RunPayload
+    from agentls.agent.protocol.results import RunPayload
     from agentls.host import RunHandle
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """Workspace trust in the ACP host: the same gate as the LSP's, asked in the agent panel.
 
-The decision, its storage and the gate are shared (`agentls.agent.trust`,
+The decision, its storage and the gate are shared (`agentls.agent.claude.trust`,
 `agentls.runtime.trust_gate`). A workspace is assessed when it is created and again at every
 `session/new` and `session/load` (the project file is re-read, so a pull that changed the
 settings is noticed and asked about again). While the answer is pending, a new session's
@@ -34,7 +34,7 @@ from agentls.runtime.trust_gate import TrustGate
 
 if TYPE_CHECKING:
     from agentls.acp.workspace import AcpSession, AcpWorkspace
-    from agentls.agent.trust import WorkspaceTrust
+    from agentls.agent.claude.trust import WorkspaceTrust
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ from agentls.acp.delivery import deliver, write_disk
 from agentls.acp.prompts import AcpPrompts
 from agentls.acp.reporter import AcpReporter
 from agentls.acp.trust import AcpTrust
-from agentls.agent.permissions import ApprovalRequest, PermissionMode
+from agentls.agent.permissions.approval import ApprovalRequest, PermissionMode
 from agentls.host import AgentHost
 from agentls.runtime.config_state import ConfigState, load_project_config
 from agentls.runtime.ports import HostPorts
@@ -46,8 +46,8 @@ from agentls.workspace.process import ProcessResult
 from agentls.workspace.terminals import TerminalCommand
 
 if TYPE_CHECKING:
-    from agentls.agent.context import RunMode
-    from agentls.agent.settings_files import Safety
+    from agentls.agent.framework.context import RunMode
+    from agentls.agent.safety import Safety
     from agentls.host import EditOutcome, RunHandle, RunReporter
     from agentls.mcp import McpManager
     from agentls.mcp.config import ServerSpec

@@ -8,7 +8,7 @@ activated for them); rust-analyzer runs `build.rs` scripts and proc macros and f
 `rust-toolchain.toml` to whatever toolchain it names. Before the workspace is trusted,
 agentls starts every server so that none of this happens (`agentls.langservers.hardening`);
 this table names what trust would widen, so the trust assessment can ask about it
-(`agentls.agent.trust`) and `docs/security.md` can say it.
+(`agentls.agent.claude.trust`) and `docs/security.md` can say it.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ RunMode = Literal["review", "auto", "plan"]
 RUN_MODES: tuple[RunMode, ...] = get_args(RunMode)
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
-"""Claude Code's permission modes (see `agentls.agent.policy` for what each allows);
+"""Claude Code's permission modes (see `agentls.agent.permissions.policy` for what each allows);
 `dontAsk` denies whatever would ask."""
 PERMISSION_MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
 

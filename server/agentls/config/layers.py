@@ -13,7 +13,7 @@ A project layer may not set the fields marked `userOnly` (the endpoint, MCP serv
 `allowBypassPermissions`, `trustProjectSettings`, `readClaudeSettings`, `secrets.patterns`,
 `secrets.exceptions`, and the credential settings `apiKeyHelper`, `authHeader` and
 `headers`): they are dropped and reported. The safety settings are not
-simply overridden: `agentls.agent.settings_files.load_safety` combines each layer's rules,
+simply overridden: `agentls.agent.safety.load_safety` combines each layer's rules,
 hooks and secret patterns (see there).
 """
 

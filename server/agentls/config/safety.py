@@ -2,7 +2,7 @@
 
 The same classes validate our `agentls` section and Claude Code's own `settings.json`
 files (`ClaudeSettingsFile`, which ignores the many keys of theirs we do not use).
-How the sources combine (what a project may do, trust) is `agentls.agent.settings_files`.
+How the sources combine (what a project may do, trust) is `agentls.agent.safety`.
 """
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ class ClaudePermissions(PermissionsSettings):
 
 class ClaudeSettingsFile(SettingsModel):
     """The parts of Claude Code's `settings.json` we use; its other keys are ignored (and
-    listed once in a warning: `agentls.agent.claude_settings.unsupported_keys`)."""
+    listed once in a warning: `agentls.agent.claude.settings.unsupported_keys`)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -217,6 +217,6 @@ class ClaudeSettingsFile(SettingsModel):
     """Managed settings only: apply no permission rules but the managed ones."""
     enabled_plugins: dict[str, Any] | None = None
     """Claude Code plugins switched on or off (`"name@marketplace": true`); read by
-    `agentls.agent.plugins` (a project's wait for workspace trust)."""
+    `agentls.agent.claude.plugins` (a project's wait for workspace trust)."""
     extra_known_marketplaces: dict[str, Any] | None = None
-    """Marketplaces besides the ones Claude Code added (`agentls.agent.plugins`)."""
+    """Marketplaces besides the ones Claude Code added (`agentls.agent.claude.plugins`)."""

@@ -2,7 +2,7 @@
 
 A dry run (`agentls run` without `--apply`) leaves its edits staged in the session, and the
 session saves them with their base texts (`SessionStore.staged_changes`). This command
-says up front which files changed since the edits were staged (`agent.staged`), then
+says up front which files changed since the edits were staged (`agent.persistence.staged`), then
 starts `agentls serve` and asks it to accept the session's edits, exactly as an editor's
 "Accept" does: each edit is rebased onto the file as it is now, or left staged as a
 conflict when the same lines changed; a path that now leads outside the workspace is
@@ -23,8 +23,8 @@ from typing import Any
 
 from rich.markup import escape
 
-from agentls.agent.staged import StaleChange, stale_changes
-from agentls.agent.store import SessionStateError, SessionStore
+from agentls.agent.persistence.staged import StaleChange, stale_changes
+from agentls.agent.persistence.store import SessionStateError, SessionStore
 from agentls.headless.client import ServerConnection, ServerError
 from agentls.headless.edits import EditError, EditLedger, read_text
 from agentls.headless.ui import files_table, make_console, print_diff

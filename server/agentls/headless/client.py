@@ -31,7 +31,7 @@ from agentls.headless.edits import EditLedger
 from agentls.parentwatch import PARENT_ENV
 
 if TYPE_CHECKING:
-    from agentls.agent.events import EventPayload
+    from agentls.agent.protocol.events import EventPayload
 
 log = logging.getLogger(__name__)
 
@@ -310,7 +310,7 @@ class ServerConnection:
     def _agent_event(self, params: Any) -> None:
         event = plain(params)
         if isinstance(event, dict) and isinstance(event.get("type"), str):
-            # the payloads of `agentls.agent.events`; readers still use .get for fields
+            # the payloads of `agentls.agent.protocol.events`; readers still use .get for fields
             self.listener.on_event(cast("EventPayload", event))
 
     async def command(self, name: str, argument: Any = None) -> Any:

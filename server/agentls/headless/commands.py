@@ -40,7 +40,7 @@ from agentls.headless.ui import (
 )
 
 if TYPE_CHECKING:
-    from agentls.agent.results import RefusedEditPayload, RunPayload
+    from agentls.agent.protocol.results import RefusedEditPayload, RunPayload
 
 Output = Literal["show", "apply", "diff", "patch"]
 EXIT_CODES = {"completed": 0, "cancelled": 2}
@@ -139,7 +139,7 @@ def _cancelled(session: str | None = None) -> RunPayload:
 
 
 def _run_payload(result: object) -> RunPayload:
-    """The server's run result (`agentls.agent.results.RunPayload`), checked for the
+    """The server's run result (`agentls.agent.protocol.results.RunPayload`), checked for the
     fields the CLI relies on; anything else is a failed run that says what came back."""
     if isinstance(result, dict) and isinstance(result.get("status"), str):
         result.setdefault("usage", {})

@@ -112,7 +112,7 @@ def check_endpoint(timeout: float) -> list[Check]:
 def ping(settings: object, timeout: float) -> tuple[Status, str]:
     import anthropic
 
-    from agentls.agent.model_client import client_options
+    from agentls.agent.run.model_client import client_options
     from agentls.agent.settings import AgentSettings
 
     assert isinstance(settings, AgentSettings)
@@ -319,7 +319,7 @@ def check_mcp(workspace: Path, timeout: float) -> list[Check]:
 
 def check_agents(workspace: Path) -> list[Check]:
     """The sub-agent types `task` offers, and each agent file that was skipped and why."""
-    from agentls.agent.subagents import AgentCatalog
+    from agentls.agent.claude.subagents import AgentCatalog
 
     catalog = AgentCatalog([workspace])
     checks = [
@@ -346,8 +346,8 @@ def check_web(workspace: Path) -> list[Check]:
 
 def check_prompt_files(workspace: Path) -> list[Check]:
     """Skills and custom commands found for this workspace, and the files that were skipped."""
-    from agentls.agent.plugins import commands_with_plugins
-    from agentls.agent.skills import discover_skills
+    from agentls.agent.claude.plugins import commands_with_plugins
+    from agentls.agent.claude.skills import discover_skills
 
     skills = discover_skills([workspace])
     commands = commands_with_plugins([workspace])
@@ -363,7 +363,7 @@ def check_prompt_files(workspace: Path) -> list[Check]:
 
 def check_plugins(workspace: Path) -> list[Check]:
     """Claude Code plugins enabled here: what each brings, and why any was skipped."""
-    from agentls.agent.plugins import load_plugins
+    from agentls.agent.claude.plugins import load_plugins
 
     try:
         found = load_plugins([workspace])

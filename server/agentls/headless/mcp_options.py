@@ -16,7 +16,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentls.agent.events import EventPayload
+    from agentls.agent.protocol.events import EventPayload
 
 ALL = "*"
 _NAME = re.compile(r"^[^\s,]+$")

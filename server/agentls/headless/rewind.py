@@ -17,7 +17,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from agentls.agent.store import SessionStateError, SessionStore
+from agentls.agent.persistence.store import SessionStateError, SessionStore
 from agentls.headless.client import ServerConnection, ServerError
 from agentls.headless.ui import make_console
 

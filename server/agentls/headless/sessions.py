@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from agentls.agent.store import STATE_SUFFIX, SessionStore
+from agentls.agent.persistence.store import STATE_SUFFIX, SessionStore
 
 SHORT_ID = 6
 """Shortest prefix shown (like git's short hashes); longer where needed to be unique."""

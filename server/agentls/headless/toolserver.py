@@ -241,8 +241,8 @@ def _trust_key(workspace: Path) -> tuple[str, str]:
 
 
 def _settings_digest(workspace: Path) -> str:
-    from agentls.agent.claude_settings import managed_settings_files
-    from agentls.agent.settings_files import claude_settings_files
+    from agentls.agent.claude.settings import managed_settings_files
+    from agentls.agent.safety import claude_settings_files
 
     files = [path for path, _, _ in claude_settings_files([workspace], Path.home())]
     digest = hashlib.sha256()

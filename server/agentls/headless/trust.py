@@ -1,6 +1,6 @@
 """`agentls trust` and `--trust`: workspace trust from the command line.
 
-The decision and its storage are the core's (`agentls.agent.trust`). `agentls trust`
+The decision and its storage are the core's (`agentls.agent.claude.trust`). `agentls trust`
 shows what a workspace's own settings would loosen and records the user's answer (the
 same answer the editor's trust prompt records); `--trust` on `run`, `resume`, `ask`,
 `tool` and `tools` records it before the server starts, for scripts. On a terminal without
@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from agentls.agent.trust import TrustStore, WorkspaceTrust, assess_trust
+from agentls.agent.claude.trust import TrustStore, WorkspaceTrust, assess_trust
 
 
 def assess(workspace: Path) -> WorkspaceTrust:

@@ -23,7 +23,7 @@ from rich.text import Text
 from agentls.headless.edits import FileChange, change_kind, line_counts
 
 if TYPE_CHECKING:
-    from agentls.agent.events import (
+    from agentls.agent.protocol.events import (
         EventPayload,
         TodoPayload,
         ToolFinishedPayload,
@@ -33,14 +33,14 @@ if TYPE_CHECKING:
 
 def progress(todos: list[TodoPayload]) -> str:
     """ "3/7 · Running tests" (the same line the editors show)."""
-    from agentls.agent.todos import progress_line
+    from agentls.agent.framework.todos import progress_line
 
     return progress_line(todos)
 
 
 def todo_count(todos: list[TodoPayload]) -> str:
     """ "3/7", or "" without a list."""
-    from agentls.agent.todos import progress_count
+    from agentls.agent.framework.todos import progress_count
 
     return progress_count(todos)
 

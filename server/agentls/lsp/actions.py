@@ -17,8 +17,8 @@ from agentls.lsp.sync import uri_to_path
 from agentls.lsp.trust import trust_of
 
 if TYPE_CHECKING:
-    from agentls.agent.context import RunMode
-    from agentls.agent.results import (
+    from agentls.agent.framework.context import RunMode
+    from agentls.agent.protocol.results import (
         AcceptPayload,
         CancelPayload,
         CompactionPayload,
@@ -218,7 +218,7 @@ async def trust(ls: AgentLanguageServer, args: TrustArgs) -> dict[str, object]:
 
 async def compact(ls: AgentLanguageServer, args: CompactArgs) -> CompactionPayload:
     """Summarise a session's older turns now; the session keeps working afterwards."""
-    from agentls.agent.compaction import CompactionError
+    from agentls.agent.run.compaction import CompactionError
 
     try:
         return await ls.host.compact(args.session)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from agentls.agent.permissions import ApprovalChoice, ApprovalRequest
+from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
 
 if TYPE_CHECKING:
     from agentls.lsp.server import AgentLanguageServer

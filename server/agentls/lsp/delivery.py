@@ -35,7 +35,7 @@ from agentls.lsp.sync import uri_to_path
 from agentls.workspace.changes import Change, ChangeSet
 
 if TYPE_CHECKING:
-    from agentls.agent.results import AcceptPayload, RejectPayload
+    from agentls.agent.protocol.results import AcceptPayload, RejectPayload
     from agentls.lsp.server import AgentLanguageServer
     from agentls.runtime.delivery import Handoff
 

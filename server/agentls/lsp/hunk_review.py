@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from agentls.agent.staged import file_note, relative_to, review_note
+from agentls.agent.persistence.staged import file_note, relative_to, review_note
 from agentls.host import EditOutcome
 from agentls.lsp.delivery import (
     _apply_now,
@@ -34,7 +34,7 @@ from agentls.workspace.changes import ChangeSet
 from agentls.workspace.hunks import FileHunks, Hunk, drop, part, select
 
 if TYPE_CHECKING:
-    from agentls.agent.results import HunksAcceptPayload, RejectPayload
+    from agentls.agent.protocol.results import HunksAcceptPayload, RejectPayload
     from agentls.lsp.server import AgentLanguageServer
 
 CHANGED = (

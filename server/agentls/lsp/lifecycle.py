@@ -26,7 +26,7 @@ HOST_IMPORTS = (
     "agentls.lsp.arguments",
     "agentls.lsp.actions",
     "agentls.tools",
-    "agentls.agent.settings_files",
+    "agentls.agent.safety",
     "agentls.lsp.safety",
     "agentls.runtime.config_state",
     "agentls.runtime.runtime",
@@ -37,7 +37,7 @@ HOST_IMPORTS = (
     "agentls.config.environment",
     "agentls.lsp.code_intel",
     "agentls.langservers",
-    "agentls.agent.trust",
+    "agentls.agent.claude.trust",
     "agentls.lsp.trust",
 )
 INDEX_IMPORTS = ("agentls.workspace", "agentls.index")

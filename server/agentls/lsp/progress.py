@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from agentls.agent.events import (
+from agentls.agent.framework.todos import progress_count, progress_line, todo_payloads
+from agentls.agent.protocol.events import (
     AgentEvent,
     Notice,
     Retrying,
@@ -30,10 +31,9 @@ from agentls.agent.events import (
     TurnUsage,
     event_to_dict,
 )
-from agentls.agent.todos import progress_count, progress_line, todo_payloads
 
 if TYPE_CHECKING:
-    from agentls.agent.results import RunPayload
+    from agentls.agent.protocol.results import RunPayload
     from agentls.host import RunHandle
     from agentls.lsp.server import AgentLanguageServer
 

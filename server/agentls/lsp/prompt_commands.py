@@ -1,6 +1,6 @@
 """Custom commands (`/name args`) for `agentls.run` and `agentls.commands`.
 
-The core discovers and expands them (`agentls.agent.prompt_commands`); this module only
+The core discovers and expands them (`agentls.agent.claude.prompt_commands`); this module only
 hands it the workspace roots and the workspace-trust decision, and shapes the
 list editors show (VS Code's quick pick, Neovim's `:AgentlsRun /` completion).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypedDict
 
-from agentls.agent.prompt_commands import CommandRun, command_run
+from agentls.agent.claude.prompt_commands import CommandRun, command_run
 
 if TYPE_CHECKING:
     from agentls.lsp.server import AgentLanguageServer

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from lsprotocol import types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentls.agent.questions import (
+from agentls.agent.framework.questions import (
     OTHER_LABEL,
     PlanRequest,
     PlanReview,

@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentls.agent.messages import blocks_of
+from agentls.agent.protocol.messages import blocks_of
 from agentls.lsp.delivery import doc_state, escape_reason, paths_of, select, uri_of
 from agentls.workspace.changes import Change
 
 if TYPE_CHECKING:
-    from agentls.agent.results import StagedFilePayload, StagedPayload, ToolResultPayload
+    from agentls.agent.protocol.results import StagedFilePayload, StagedPayload, ToolResultPayload
     from agentls.lsp.server import AgentLanguageServer
 
 
@@ -25,7 +25,7 @@ def staged_files(ls: AgentLanguageServer, session_id: str, uris: list[str] | Non
     where the file does not exist (before a create, after a delete)."""
     changes = ls.host.changes_of(session_id)
     entries = select(changes, paths_of(uris))
-    from agentls.agent.staged import hunk_payloads
+    from agentls.agent.persistence.staged import hunk_payloads
 
     checks = ls.host.review_checks(session_id)
     by_path = {c["path"]: c["summary"] for c in checks}
@@ -74,7 +74,7 @@ def tool_result(ls: AgentLanguageServer, session_id: str, tool_use_id: str) -> T
         for block in blocks_of(message):
             if block["type"] == "tool_result" and block["tool_use_id"] == tool_use_id:
                 return _result(tool_use_id, block.get("content"), block.get("is_error"))
-    from agentls.agent.transcript import subagent_transcripts
+    from agentls.agent.persistence.transcript import subagent_transcripts
 
     path = session.transcript.path
     for transcript in [path, *subagent_transcripts(path)]:  # a sub-agent's call too
@@ -85,7 +85,7 @@ def tool_result(ls: AgentLanguageServer, session_id: str, tool_use_id: str) -> T
 
 
 def _from_transcript(path: Path, tool_use_id: str) -> ToolResultPayload | None:
-    from agentls.agent.transcript import read_records
+    from agentls.agent.persistence.transcript import read_records
 
     try:
         for record in read_records(path):

@@ -24,7 +24,7 @@ from agentls import __version__
 from agentls.lsp.capabilities import ClientFeatures
 
 if TYPE_CHECKING:
-    from agentls.agent.settings_files import Safety
+    from agentls.agent.safety import Safety
     from agentls.host import AgentHost
     from agentls.lsp.protocol import AgentProtocol
     from agentls.runtime.config_state import ConfigState

@@ -1,6 +1,6 @@
 """Workspace trust in the language server: assess, ask once, apply.
 
-The decision and its storage are the core's (`agentls.agent.trust`); this module asks the
+The decision and its storage are the core's (`agentls.agent.claude.trust`); this module asks the
 editor's user (`window/showMessageRequest`: "Trust workspace" / "Don't trust"), applies the
 answer to the settings (the project layer, the permission policy, hooks, commands,
 language servers) and makes new sessions wait while the question is open, so a run never
@@ -21,7 +21,7 @@ from lsprotocol import types
 from agentls.runtime.trust_gate import TrustGate
 
 if TYPE_CHECKING:
-    from agentls.agent.trust import WorkspaceTrust
+    from agentls.agent.claude.trust import WorkspaceTrust
     from agentls.lsp.server import AgentLanguageServer
 
 log = logging.getLogger(__name__)

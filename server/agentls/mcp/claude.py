@@ -130,10 +130,10 @@ class ClaudeCodeFiles:
 def plugin_servers(
     root: Path | None, home: Path | None, environ: Mapping[str, str]
 ) -> list[ParsedServers]:
-    """MCP servers of the Claude Code plugins the user enabled (`agentls.agent.plugins`).
+    """MCP servers of the Claude Code plugins the user enabled (`agentls.agent.claude.plugins`).
     A plugin a repository enabled brings none: a repository cannot approve its own
     servers (reported)."""
-    from agentls.agent.plugins import load_plugins
+    from agentls.agent.claude.plugins import load_plugins
 
     found: list[ParsedServers] = []
     for plugin in load_plugins([root] if root else [], home).plugins:

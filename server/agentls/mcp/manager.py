@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentls.agent.registry import AnyTool
+from agentls.agent.framework.registry import AnyTool
 from agentls.config import McpSettings, validate_leniently
 from agentls.mcp.approval import ApprovalStore, ProjectFileApprover, ProjectFileRequest
 from agentls.mcp.bridge import HostBridge

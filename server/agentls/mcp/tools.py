@@ -21,8 +21,8 @@ import mcp_types as types
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.tool import (
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import (
     ContentBlock,
     InvalidToolInput,
     Tool,

@@ -3,7 +3,7 @@
 Settings are read per query, so a settings change that touches `languageServers` restarts
 the affected server on its next use. A project file's `languageServers` (and the project's
 own executables found by discovery) are used only once the workspace is trusted
-(`agentls.agent.trust`; never with `trustProjectSettings: false`).
+(`agentls.agent.claude.trust`; never with `trustProjectSettings: false`).
 """
 
 from __future__ import annotations

@@ -46,8 +46,8 @@ class ConfigState(SettingsStack):
     """The layered settings of one connection; `current` is always valid.
 
     The project layer in the stack is the project file without what loosens safety
-    (`agentls.agent.trust.hold_back`) until the workspace is trusted (`project_trusted`,
-    set by the host from `agentls.agent.trust.assess_trust`); `project_source` is the
+    (`agentls.agent.claude.trust.hold_back`) until the workspace is trusted (`project_trusted`,
+    set by the host from `agentls.agent.claude.trust.assess_trust`); `project_source` is the
     whole file, for the trust assessment and status."""
 
     project_trusted: bool = False
@@ -74,7 +74,7 @@ class ConfigState(SettingsStack):
             self.set("project", self._effective_project())
 
     def _effective_project(self) -> Layer:
-        from agentls.agent.trust import hold_back
+        from agentls.agent.claude.trust import hold_back
 
         source = self.project_source
         return source if self.project_trusted else hold_back(source)

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from agentls.agent.registry import AnyTool
-    from agentls.agent.settings_files import Safety
+    from agentls.agent.framework.registry import AnyTool
+    from agentls.agent.safety import Safety
     from agentls.config import McpSettings
     from agentls.mcp import McpManager
     from agentls.runtime.config_state import ConfigState

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agentls.agent.permissions import Approver
-    from agentls.agent.questions import UserPrompts
+    from agentls.agent.framework.questions import UserPrompts
+    from agentls.agent.permissions.approval import Approver
     from agentls.codeintel.sources import CodeSource
     from agentls.mcp import ProjectFileRequest, QuestionPort
     from agentls.mcp.notices import Notice as McpNotice

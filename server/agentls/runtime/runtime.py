@@ -22,15 +22,15 @@ from typing import TYPE_CHECKING
 from agentls.runtime.ports import HostPorts
 
 if TYPE_CHECKING:
-    from agentls.agent.hooks import HookRunner
-    from agentls.agent.model_client import ModelClient
-    from agentls.agent.permissions import PermissionPolicy
-    from agentls.agent.prompt_commands import CommandCatalog
-    from agentls.agent.questions import UserPrompts
-    from agentls.agent.registry import AnyTool, PoolFilter, ToolSearchSettings, ToolSource
+    from agentls.agent.claude.prompt_commands import CommandCatalog
+    from agentls.agent.claude.skills import SkillCatalog
+    from agentls.agent.framework.questions import UserPrompts
+    from agentls.agent.framework.registry import AnyTool, PoolFilter, ToolSearchSettings, ToolSource
+    from agentls.agent.hooks.runner import HookRunner
+    from agentls.agent.permissions.approval import PermissionPolicy
+    from agentls.agent.run.model_client import ModelClient
+    from agentls.agent.safety import Safety
     from agentls.agent.settings import AgentSettings
-    from agentls.agent.settings_files import Safety
-    from agentls.agent.skills import SkillCatalog
     from agentls.codeintel.sources import CodeSource
     from agentls.mcp import McpManager
     from agentls.mcp.config import ServerSpec
@@ -91,7 +91,7 @@ class AgentRuntime:
 
         workspace = self.workspace
         try:
-            from agentls.agent import settings_files
+            from agentls.agent import safety as settings_files
 
             self.safety = settings_files.load_safety(
                 workspace.roots,
@@ -143,13 +143,13 @@ class AgentRuntime:
         Without loaded settings: the same policy with no rules (fails closed)."""
         approver = self.ports.approver()
         if self.safety is None:
-            from agentls.agent.policy import RulePolicy
+            from agentls.agent.permissions.policy import RulePolicy
 
             return RulePolicy(approver=approver)
         return self.safety.policy(approver)
 
     def hooks(self) -> HookRunner:
-        from agentls.agent.hooks import NoHooks
+        from agentls.agent.hooks.runner import NoHooks
 
         if self.safety is None:
             return NoHooks()
@@ -161,7 +161,7 @@ class AgentRuntime:
     def pool_filter(self) -> PoolFilter:
         """Tool-wide deny rules hide those tools from the model altogether (plan mode's
         read-only filter is applied per run)."""
-        from agentls.agent.registry import PoolFilter
+        from agentls.agent.framework.registry import PoolFilter
 
         if self.safety is None:
             return PoolFilter()
@@ -173,7 +173,7 @@ class AgentRuntime:
         """Every built-in tool with its settings: `run_command` by the safety settings,
         `lint` / `run_tests` by `lint` / `tests`, `web_fetch` / `web_search` by `webFetch`
         / `webSearch`, `task` with the workspace's sub-agent types (`.claude/agents`)."""
-        from agentls.agent.subagents import agents_for
+        from agentls.agent.claude.subagents import agents_for
         from agentls.runtime.config_state import check_entries
         from agentls.tools import LintConfig, RunCommand, TestConfig, builtin_tools
         from agentls.tools.after_edit import set_checks
@@ -236,14 +236,14 @@ class AgentRuntime:
 
     def skills(self, workspace: Workspace) -> SkillCatalog:
         """`.claude/skills`, `.agentls/skills` of each root and `~/.claude/skills`."""
-        from agentls.agent.skills import discover_skills
+        from agentls.agent.claude.skills import discover_skills
 
         return discover_skills(workspace.roots)
 
     def commands(self) -> CommandCatalog:
         """Custom slash commands (`.claude/commands`, `.agentls/commands`, the user's), read
         now: hosts list and expand them from here (`/name args`)."""
-        from agentls.agent.plugins import commands_with_plugins
+        from agentls.agent.claude.plugins import commands_with_plugins
 
         return commands_with_plugins(self.workspace.roots)
 
@@ -267,7 +267,7 @@ class AgentRuntime:
         return AgentSettings.resolve(self.config.current, credentials, **claude)
 
     def client(self, settings: AgentSettings) -> ModelClient:
-        from agentls.agent.model_client import AnthropicModelClient
+        from agentls.agent.run.model_client import AnthropicModelClient
 
         return AnthropicModelClient(settings)
 

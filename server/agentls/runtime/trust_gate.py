@@ -1,6 +1,6 @@
 """The hosts' side of workspace trust: assess and apply, remember the answer, ask once, wait.
 
-The decision and its storage are the core's (`agentls.agent.trust`). Every host (the
+The decision and its storage are the core's (`agentls.agent.claude.trust`). Every host (the
 language server, `agentls.lsp.trust`; the ACP agent, `agentls.acp.trust`) does the same
 around it, and only how it asks differs, so that part lives here:
 
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentls.agent.trust import WorkspaceTrust
+    from agentls.agent.claude.trust import WorkspaceTrust
     from agentls.runtime.config_state import ConfigState
 
 Ask = Callable[["WorkspaceTrust"], Coroutine[Any, Any, None]]
@@ -46,7 +46,7 @@ class TrustGate:
     ) -> WorkspaceTrust:
         """Assess the workspace (re-reading the project file when `reload_project`) and
         apply the result to `config`; returns the new state."""
-        from agentls.agent.trust import assess_trust
+        from agentls.agent.claude.trust import assess_trust
         from agentls.runtime.config_state import load_project_config
 
         if reload_project:
@@ -66,7 +66,7 @@ class TrustGate:
 
     def record(self, trust: WorkspaceTrust, trusted: bool) -> list[str]:
         """Remember the answer for these settings; returns problems to show the user."""
-        from agentls.agent.trust import TrustStore
+        from agentls.agent.claude.trust import TrustStore
 
         try:
             TrustStore().record(trust, trusted)

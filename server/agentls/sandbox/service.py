@@ -42,7 +42,7 @@ class SandboxConfig:
 class Placement:
     """Where one call runs: sandboxed, or not and why, and what the fallback setting says.
     The sandbox's answer, not a permission decision: the tool folds it into its
-    `CallRisk`, one input of `agentls.agent.decision.decide`."""
+    `CallRisk`, one input of `agentls.agent.run.decision.decide`."""
 
     sandboxed: bool
     why_not: str = ""

@@ -1,7 +1,7 @@
 """Combining `sandbox` settings layers so that a project can only tighten them.
 
 The model is `agentls.config.sandbox.SandboxSettings` (part of the settings tree); this
-module is the merge the safety loader uses (`agentls.agent.settings_files`).
+module is the merge the safety loader uses (`agentls.agent.safety`).
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentls.agent.subagents import AgentCatalog
-from agentls.agent.tool import Tool
+from agentls.agent.claude.subagents import AgentCatalog
+from agentls.agent.framework.tool import Tool
 from agentls.config.web import WebFetchSettings, WebSearchSettings
 from agentls.tools.ask_user import AskUserQuestion
 from agentls.tools.background import BashOutput, KillShell

@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.tool import ToolInput
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import ToolInput
 from agentls.codeintel.model import Answer, Document, Location, Overlay
 from agentls.codeintel.positions import Target, locate
 from agentls.codeintel.views import document_of, overlay_of

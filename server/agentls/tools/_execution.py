@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentls.agent.context import ToolContext
-from agentls.agent.shell_parse import split_command
-from agentls.agent.tool import NO_RISK, CallRisk, ToolError
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import NO_RISK, CallRisk, ToolError
+from agentls.agent.rules.shell import split_command
 from agentls.sandbox import Placement
 from agentls.workspace.process import Confinement
 from agentls.workspace.shadow import ShadowWorkspace

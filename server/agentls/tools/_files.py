@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentls.agent.context import ToolContext
+from agentls.agent.framework.context import ToolContext
 from agentls.errors import WorkspaceError
 from agentls.workspace.ignore import VCS_DIRS
 from agentls.workspace.read_roots import resolve_readable

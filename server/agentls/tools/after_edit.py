@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentls.agent.context import ToolContext
+from agentls.agent.framework.context import ToolContext
 from agentls.codeintel.model import Answer, Diagnostic, Document, Overlay
 from agentls.codeintel.service import NoSource, code_intel_for
 from agentls.codeintel.views import document_of, overlay_of

@@ -12,15 +12,15 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.questions import (
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.questions import (
     OTHER_LABEL,
     Question,
     QuestionAnswer,
     QuestionOption,
     QuestionRequest,
 )
-from agentls.agent.tool import Tool, ToolInput, ToolOutput
+from agentls.agent.framework.tool import Tool, ToolInput, ToolOutput
 
 NOBODY_TO_ASK = (
     "No one can answer questions here (the editor cannot show them, or this is a "

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from agentls.agent.context import ToolContext
-from agentls.agent.results import TestsCheckPayload
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.protocol.results import TestsCheckPayload
 from agentls.errors import ToolError
 from agentls.tools._execution import execution_risk
 from agentls.tools.checks.findings import Finding

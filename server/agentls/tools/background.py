@@ -25,8 +25,8 @@ from typing import Any
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.tool import Tool, ToolError, ToolInput, ToolOutput
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool, ToolError, ToolInput, ToolOutput
 from agentls.workspace.core import Attachment, Workspace
 
 __all__ = ["BackgroundJobs", "BashOutput", "KillShell", "LiveOutput", "close_jobs", "jobs_of"]

@@ -13,8 +13,8 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.tool import Tool, ToolInput
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool, ToolInput
 from agentls.codeintel.languages import language_of
 from agentls.codeintel.model import SEVERITY_RANK, Answer, Diagnostic, Document, Location
 from agentls.codeintel.service import Checked

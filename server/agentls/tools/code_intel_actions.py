@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from pydantic import Field, PrivateAttr, computed_field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.tool import Tool
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool
 from agentls.codeintel.actions import choose
 from agentls.codeintel.model import CodeAction, Pos, SourceFailed, Span
 from agentls.codeintel.service import code_intel_for

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
+from agentls.agent.framework.context import ToolContext
 from agentls.codeintel.model import Call, CallItem
 from agentls.codeintel.service import code_intel_for
 from agentls.tools._code_intel import LineReader, PositionInput, notes_block, prepare, what

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from pydantic import Field, PrivateAttr, computed_field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.tool import Tool
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool
 from agentls.codeintel.model import FileEdit, Location, RenameResult
 from agentls.codeintel.unconfirmed import may_be_incomplete, unconfirmed_matches
 from agentls.codeintel.views import apply_changes

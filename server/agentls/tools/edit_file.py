@@ -15,8 +15,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.tool import Tool, ToolInput
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool, ToolInput
 from agentls.errors import ToolError
 from agentls.tools._files import after_staging, snippet, write_problem
 from agentls.workspace.textio import newline_of, number_line, split_lines, with_newlines
@@ -124,7 +124,7 @@ Example: {"path": "<path>", "old_string": "<exact text copied from read_file>",
 
 
 def _require_read(ctx: ToolContext, path: Path, display: str, text: str) -> None:
-    """Read before edit (`agentls.agent.reads`); the session's own staged text counts as
+    """Read before edit (`agentls.agent.framework.reads`); the session's own staged text counts as
     read (the model saw what it wrote)."""
     if ctx.reads is None or ctx.changes.text(path) == text:
         return

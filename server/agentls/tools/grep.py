@@ -11,8 +11,8 @@ from typing import Final, Literal
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.tool import Tool, ToolInput
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool, ToolInput
 from agentls.errors import ToolError
 from agentls.tools._files import cut_line, read_path_problem, relative_to
 from agentls.workspace import Workspace

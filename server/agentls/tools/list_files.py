@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.tool import Tool, ToolInput
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool, ToolInput
 from agentls.errors import ToolError
 from agentls.tools._files import read_path_problem, relative_to
 from agentls.workspace.globs import GlobError, PathGlob

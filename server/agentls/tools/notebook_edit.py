@@ -12,8 +12,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from agentls.agent.context import ToolContext
-from agentls.agent.tool import Tool, ToolInput
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool, ToolInput
 from agentls.errors import ToolError
 from agentls.tools._files import after_staging, write_problem
 from agentls.tools._notebook import (

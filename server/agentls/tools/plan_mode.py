@@ -1,7 +1,7 @@
 """`enter_plan_mode` / `exit_plan_mode`: research read-only, then have the plan approved.
 
 Plan mode is the run's mode `plan` (or the permission mode `plan`): the one permission
-decision forbids every call that is not read-only (`agentls.agent.decision.decide`) and the
+decision forbids every call that is not read-only (`agentls.agent.run.decision.decide`) and the
 pool offers read-only tools only (`Conversation.pool`). These tools only
 ask the user and switch that mode (`ToolContext.run.switch_mode`); the switch takes effect
 when the current turn's calls are done.
@@ -19,16 +19,16 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.controls import NOT_IN_A_RUN
-from agentls.agent.questions import (
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.controls import NOT_IN_A_RUN
+from agentls.agent.framework.questions import (
     PLAN_CHOICES,
     PlanRequest,
     Question,
     QuestionOption,
     QuestionRequest,
 )
-from agentls.agent.tool import Tool, ToolInput, ToolOutput
+from agentls.agent.framework.tool import Tool, ToolInput, ToolOutput
 
 PLAN_FIRST = "Plan first"
 SKIP_PLANNING = "Continue without planning"

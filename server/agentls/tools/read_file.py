@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.skills import skills_of
-from agentls.agent.tool import Tool, ToolInput
+from agentls.agent.claude.skills import skills_of
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool, ToolInput
 from agentls.errors import ToolError, WorkspaceError
 from agentls.tools._files import MAX_LINE_CHARS, cut_line, read_path_problem
 from agentls.tools._notebook import is_notebook, parse, render
@@ -89,7 +89,9 @@ Example: {{"path": "<path>", "offset": 120, "limit": 80}}
     async def validate_input(self, input: ReadFileInput, ctx: ToolContext) -> str | None:
         problem = read_path_problem(ctx, input.path)
         if problem is not None and skills_of(ctx.workspace).readable(input.path) is not None:
-            return None  # a file of a skill folder: readable, and only those (agent/skills.py)
+            return (
+                None  # a file of a skill folder: readable, and only those (agent/claude/skills.py)
+            )
         return problem
 
     async def call(self, input: ReadFileInput, ctx: ToolContext) -> str:

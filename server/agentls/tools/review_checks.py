@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentls.agent.results import FileCheckPayload, TestsCheckPayload
+from agentls.agent.protocol.results import FileCheckPayload, TestsCheckPayload
 from agentls.tools.after_edit import (
     FileProblems,
     checks_of,

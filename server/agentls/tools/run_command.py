@@ -15,7 +15,7 @@ asks the user unless an allow rule covers it (`CallRisk.asks`). A call with
 `dangerously_disable_sandbox` always asks (no rule skips it), and
 `sandbox.allowUnsandboxedCommands: false` forbids it. A sandboxed call is marked
 `confined`, so a command that only reads (`ls`, `git status`; see
-`agentls.agent.readonly_commands`) can run without asking.
+`agentls.agent.rules.readonly`) can run without asking.
 
 Git works in the shadow against the real repository's history (`shadow_git`): the
 repository is read-only to commands, and a command that would change it (`git commit`,
@@ -39,10 +39,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.readonly_commands import git_reads_only
-from agentls.agent.shell_parse import dequote, split_command, strip_wrappers
-from agentls.agent.tool import CallRisk, Tool, ToolError, ToolInput, ToolOutput
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import CallRisk, Tool, ToolError, ToolInput, ToolOutput
+from agentls.agent.rules.readonly import git_reads_only
+from agentls.agent.rules.shell import dequote, split_command, strip_wrappers
 from agentls.config import RunCommandSettings
 from agentls.tools._execution import confinement_for, execution_risk, plan_execution
 from agentls.tools.background import LiveOutput

@@ -21,8 +21,8 @@ from typing import Any
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.tool import CallRisk, Tool, ToolError, ToolInput, ToolOutput
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import CallRisk, Tool, ToolError, ToolInput, ToolOutput
 from agentls.tools._execution import confinement_for, execution_risk, plan_execution
 from agentls.tools.checks.commands import CheckCommand
 from agentls.tools.checks.findings import display_command, resolve_output_path

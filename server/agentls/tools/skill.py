@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.skills import Skill, skill_files, skills_of
-from agentls.agent.tool import Tool, ToolInput
+from agentls.agent.claude.skills import Skill, skill_files, skills_of
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool, ToolInput
 from agentls.errors import ToolError
 from agentls.workspace.textio import human_size
 

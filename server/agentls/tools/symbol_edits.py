@@ -5,7 +5,7 @@ The model names a definition by position (the `{path, line, symbol}` contract); 
 comes from a language server (`textDocument/documentSymbol`) or, when none covers the file,
 from the tree-sitter outline. The edit covers whole lines, so the model never counts
 columns or copies the old text. Like `edit_file` the change is staged (never written), the
-file must have been read first (`agentls.agent.reads`), and the after-edit checks run.
+file must have been read first (`agentls.agent.framework.reads`), and the after-edit checks run.
 `safe_delete_symbol` refuses while references remain, listing them.
 """
 
@@ -17,8 +17,8 @@ from typing import TypeVar
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.tool import Tool
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool
 from agentls.codeintel.model import Answer, Location, SymbolRange
 from agentls.codeintel.service import code_intel_for
 from agentls.codeintel.unconfirmed import may_be_incomplete, unconfirmed_matches

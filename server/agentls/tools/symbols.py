@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from agentls import index as _index  # its parsing half loads on first use (issue 33)
-from agentls.agent.context import ToolContext
-from agentls.agent.tool import Tool, ToolInput
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool, ToolInput
 from agentls.errors import ToolError
 from agentls.index import SearchResult, Symbol, SymbolKind, language_for
 from agentls.tools._files import path_problem

@@ -2,7 +2,7 @@
 
 The sub-agent runs with its own context (only its report enters the session's history),
 the tools of its type, and the session's changeset, permissions and cancel event (see
-`agentls.agent.subagent_run`). The call itself changes nothing: whatever the sub-agent
+`agentls.agent.run.subagent_run`). The call itself changes nothing: whatever the sub-agent
 does goes through the pipeline call by call, so `task` counts as read-only for the
 permission step (in plan mode the sub-agent runs in plan mode too). A type whose tools are
 all read-only (`explore`) runs in parallel with other read-only calls.
@@ -15,16 +15,16 @@ from typing import Any
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.controls import SubagentReport
-from agentls.agent.subagents import (
+from agentls.agent.claude.subagents import (
     CLAUDE_AGENT_TOOLS,
     SUBAGENT_EXCLUDED_TOOLS,
     TASK_TOOL,
     AgentCatalog,
     AgentType,
 )
-from agentls.agent.tool import Tool, ToolInput, ToolOutput
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.controls import SubagentReport
+from agentls.agent.framework.tool import Tool, ToolInput, ToolOutput
 
 DEFAULT_TYPE = "general-purpose"
 

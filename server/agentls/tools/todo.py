@@ -1,6 +1,6 @@
 """`todo_write`: the agent's plan as a checklist the user watches (Claude Code's TodoWrite).
 
-Each call replaces the session's whole list (`agentls.agent.todos`). The list changes no
+Each call replaces the session's whole list (`agentls.agent.framework.todos`). The list changes no
 file, so the call is read-only (allowed in plan mode, never asked for).
 """
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.todos import TodoItem, progress_line
-from agentls.agent.tool import Tool, ToolInput
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.todos import TodoItem, progress_line
+from agentls.agent.framework.tool import Tool, ToolInput
 
 MAX_TODOS = 100
 

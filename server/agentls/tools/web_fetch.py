@@ -19,8 +19,8 @@ from urllib.parse import urljoin, urlsplit
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.tool import CallRisk, Tool, ToolInput
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import CallRisk, Tool, ToolInput
 from agentls.config.web import WebFetchSettings
 from agentls.errors import ToolError
 

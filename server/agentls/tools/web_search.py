@@ -18,18 +18,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentls.agent.context import ToolContext
-from agentls.agent.pricing import is_anthropic_endpoint
-from agentls.agent.prompts import search_summary
-from agentls.agent.tool import Tool, ToolInput
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool, ToolInput
+from agentls.agent.protocol.pricing import is_anthropic_endpoint
+from agentls.agent.run.prompts import search_summary
 from agentls.config.web import WebSearchSettings
 from agentls.errors import ToolError
 
 if TYPE_CHECKING:
     from anthropic.types import WebSearchTool20250305Param
 
-    from agentls.agent.messages import ToolUnionParam
-    from agentls.agent.rules import RuleSet
+    from agentls.agent.protocol.messages import ToolUnionParam
+    from agentls.agent.rules.rule import RuleSet
 
 WEB_SEARCH_TYPE = "web_search_20250305"
 """The version of the server tool agentls offers."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agentls.agent.context import ToolContext
-from agentls.agent.tool import Tool, ToolInput
+from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.tool import Tool, ToolInput
 from agentls.tools._files import (
     after_staging,
     count_lines,

@@ -1,5 +1,5 @@
 """The private-address guard and a client that connects only through it: `web_fetch` and
-`http` hooks (`agentls.agent.hook_http`) reach the network this way.
+`http` hooks (`agentls.agent.hooks.http`) reach the network this way.
 
 The guard runs at connection time: the network backend resolves the host itself and
 connects only to addresses it checked, so a name that resolves differently the second

@@ -9,7 +9,7 @@ What is allowed outside the workspace, and what is not:
   Secret files stay refused there as everywhere.
 - **never**: edits, renames, deletions, code intelligence or staged changes outside the
   workspace roots. Shell commands see the rest of the system read-only in the sandbox
-  anyway; the read-only command set (`agentls.agent.readonly_commands`) reads only inside
+  anyway; the read-only command set (`agentls.agent.rules.readonly`) reads only inside
   the workspace and `additionalDirectories`.
 
 The host sets the folders with `use_read_roots` whenever the settings are (re)loaded;

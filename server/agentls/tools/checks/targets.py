@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from agentls.agent.tool import ToolError
+from agentls.agent.framework.tool import ToolError
 from agentls.tools.checks.commands import CheckCommand
 
 __all__ = ["ParsedTarget", "parse_target", "target_args"]
