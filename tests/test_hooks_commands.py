@@ -100,7 +100,8 @@ async def test_a_passing_hook_sees_the_call_and_lets_it_run(tmp_path: Path) -> N
     assert payload["session_id"] == "sess"
     assert payload["tool_use_id"] == "tu1"
     assert payload["cwd"] == str(tmp_path)
-    # Claude Code's transcript format, beside ours (`agentls.agent.persistence.transcript.ClaudeTranscript`)
+    # Claude Code's transcript format, beside ours
+    # (`agentls.agent.persistence.transcript.ClaudeTranscript`)
     assert payload["transcript_path"] == str(tmp_path / "t" / "claude-code" / "sess.jsonl")
     assert os.path.isfile(payload["transcript_path"])  # noqa: ASYNC240 - a hook can open it
 

@@ -1,5 +1,5 @@
-"""`tool_search` is part of the agent core (`agentls.agent.framework.tool_search`): the registry adds
-it to a pool whose tools are deferred. Re-exported here beside the other tools."""
+"""`tool_search` is part of the agent core (`agentls.agent.framework.tool_search`): the
+registry adds it to a pool whose tools are deferred. Re-exported here beside the other tools."""
 
 from agentls.agent.framework.tool_search import (
     ToolSearch,

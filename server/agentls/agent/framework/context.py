@@ -209,8 +209,8 @@ class ToolContext:
     with another input, e.g. the redirect `web_fetch` is about to follow. None: allowed;
     else why not. A tool uses it instead of deciding anything about permission itself."""
     reads: ReadLog | None = None
-    """What this session read (`agentls.agent.framework.reads`): `edit_file` refuses a file it has not
-    read or that changed since. None outside a session (a tool called on its own)."""
+    """What this session read (`agentls.agent.framework.reads`): `edit_file` refuses a file
+    it has not read or that changed since. None outside a session (a tool called on its own)."""
 
     @property
     def services(self) -> ToolServices:

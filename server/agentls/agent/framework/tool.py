@@ -118,13 +118,15 @@ class Tool(ABC, Generic[InputT]):
     async def assess(self, input: InputT, ctx: ToolContext) -> CallRisk:
         """What this call would do that bears on permission, found out at call time (e.g.
         it runs code the session staged, or would run outside the sandbox). Facts, not a
-        decision: the pipeline's permission step decides (see `agentls.agent.permissions.policy`)."""
+        decision: the pipeline's permission step decides (see
+        `agentls.agent.permissions.policy`)."""
         return NO_RISK
 
     def always_ask(self, input: InputT | None = None) -> bool:
         """Whether every call needs the user's approval, whatever the allow rules say (e.g.
         `run_command` configured to run in the real tree). A fact about the tool, not a
-        decision: the pipeline's permission step decides (see `agentls.agent.permissions.policy`)."""
+        decision: the pipeline's permission step decides (see
+        `agentls.agent.permissions.policy`)."""
         return False
 
     def summary(self, input: InputT) -> str:

@@ -411,8 +411,8 @@ class CommandHooks:
 
     def _hook_transcript(self, session_id: str) -> Path:
         """What hooks get as `transcript_path`: the session's messages in Claude Code's
-        format (`agentls.agent.persistence.transcript.ClaudeTranscript`), created empty when there are
-        none yet, so a hook can always open it."""
+        format (`agentls.agent.persistence.transcript.ClaudeTranscript`), created empty when
+        there are none yet, so a hook can always open it."""
         from agentls.agent.persistence.transcript import claude_transcript_path
         from agentls.privatefiles import open_private, private_dir
 

@@ -15,7 +15,8 @@ decisive step wins:
 1. deny rules — in every mode, bypass included;
 2. reasons to ask that no allow rule can override: an ask rule, a shell command that names
    a secret file, an edit to the agent's own configuration (`.claude/`, `.agentls.toml`,
-   `.git/`, the `[tool.agentls]` table of a pyproject.toml: `agent/permissions/settings_edits.py`), a
+   `.git/`, the `[tool.agentls]` table of a pyproject.toml:
+   `agent/permissions/settings_edits.py`), a
    tool that always asks (run_command in the real tree), a hook's "ask" —
    in bypass mode these are allowed, except the secret and config cases, which are denied;
 3. bypassPermissions: allow;

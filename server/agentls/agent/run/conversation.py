@@ -1,11 +1,12 @@
 """`Conversation`: a session's state — history, counters, staged edits, tools, transcript.
 
 The layers around it: the loop (`agentls.agent.run.loop`) runs a conversation, the compactor
-(`agentls.agent.run.context_window`) shrinks its history, accounting (`agentls.agent.protocol.accounting`)
-counts its tokens and cost, and `agentls.agent.run.session.AgentSession` ties them together
-and persists them through `agentls.agent.persistence.store`. None of those is imported here, so the
-state knows nothing of how it is run or saved: it only calls `on_change` when it changed
-enough to be saved (the session persists then).
+(`agentls.agent.run.context_window`) shrinks its history, accounting
+(`agentls.agent.protocol.accounting`) counts its tokens and cost, and
+`agentls.agent.run.session.AgentSession` ties them together and persists them through
+`agentls.agent.persistence.store`. None of those is imported here, so the state knows
+nothing of how it is run or saved: it only calls `on_change` when it changed enough to be
+saved (the session persists then).
 """
 
 from __future__ import annotations
