@@ -185,18 +185,18 @@ async def test_list_shows_summaries_newest_first_and_filters_by_workspace(
     await b.run("explain the lexer\nin detail")
     store = SessionStore(tmp_path / "transcripts")
     listed = store.list()
-    assert [s.id for s in listed] == [b.id, a.id]
-    newest = listed[0].to_dict()
+    assert [s["id"] for s in listed] == [b.id, a.id]
+    newest = listed[0]
     assert newest["first_prompt"] == "explain the lexer\nin detail"
     assert newest["status"] == "completed"
     assert newest["tokens"] == 220
     assert newest["workspace"] == [str(two.resolve())]
     assert newest["cost_usd"] == pytest.approx((200 * 3 + 20 * 15) / 1e6)
     assert newest["updated"] >= newest["created"] > 0
-    assert [s.id for s in store.list(workspace=one)] == [a.id]
-    assert [s.id for s in store.list(workspace=one / "sub")] == [a.id]
+    assert [s["id"] for s in store.list(workspace=one)] == [a.id]
+    assert [s["id"] for s in store.list(workspace=one / "sub")] == [a.id]
     assert store.list(workspace=tmp_path / "elsewhere") == []
-    assert {s.id for s in store.list(workspace=tmp_path)} == {a.id, b.id}
+    assert {s["id"] for s in store.list(workspace=tmp_path)} == {a.id, b.id}
 
 
 async def test_corrupt_missing_and_foreign_state_give_clear_errors(

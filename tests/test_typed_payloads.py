@@ -57,7 +57,7 @@ async def test_results_status_and_sessions_have_the_documented_keys(
     assert keys(results.SessionStatusPayload) - set(status) == {"checks"}
     assert set(status["context"]) == keys(results.ContextPayload)
     (summary,) = SessionStore(tmp_path / "transcripts").list()
-    assert set(summary.to_dict()) == keys(results.SessionSummaryPayload)
+    assert set(summary) == keys(results.SessionSummaryPayload)
     for event in log:
         payload_keys = set(events.event_to_dict(event))
         assert payload_keys == {f.name for f in dataclasses.fields(type(event))}

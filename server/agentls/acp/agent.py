@@ -387,13 +387,13 @@ class AgentlsAcpAgent:
         folder = _folder(cwd) if cwd is not None else None
         found = []
         for summary in await asyncio.to_thread(SessionStore().list, folder):
-            updated = datetime.fromtimestamp(summary.updated, UTC).isoformat()
-            root = summary.workspace[0] if summary.workspace else str(folder or "")
+            updated = datetime.fromtimestamp(summary["updated"], UTC).isoformat()
+            root = summary["workspace"][0] if summary["workspace"] else str(folder or "")
             found.append(
                 SessionInfo(
-                    session_id=summary.id,
+                    session_id=summary["id"],
                     cwd=root,
-                    title=title_of(summary.first_prompt),
+                    title=title_of(summary["first_prompt"]),
                     updated_at=updated,
                 )
             )

@@ -63,7 +63,7 @@ def list_sessions(workspace: Path | None, *, as_json: bool = False) -> int:
     store = SessionStore()
     summaries = store.list(root)
     if as_json:
-        sys.stdout.write(json.dumps([s.to_dict() for s in summaries], indent=2) + "\n")
+        sys.stdout.write(json.dumps(summaries, indent=2) + "\n")
         return 0
     if not summaries:
         where = f" for {root}" if root is not None else ""
@@ -74,10 +74,10 @@ def list_sessions(workspace: Path | None, *, as_json: bool = False) -> int:
 
     from agentls.headless.ui import format_cost
 
-    short = short_ids([s.id for s in summaries], known_ids(store))
+    short = short_ids([s["id"] for s in summaries], known_ids(store))
     table = Table("id", "updated", "status", "tokens", "cost", "first prompt", "workspace")
     table.columns[0].no_wrap = True
-    for entry in (s.to_dict() for s in summaries):
+    for entry in summaries:
         cost = entry.get("cost_usd")
         table.add_row(
             short[str(entry["id"])],

@@ -229,7 +229,7 @@ async def compact(ls: AgentLanguageServer, args: CompactArgs) -> CompactionPaylo
 async def sessions(ls: AgentLanguageServer, args: StatusArgs) -> SessionsPayload:
     """Saved sessions of this workspace, newest first (resumable with `agentls.run`)."""
     root = ls.host.workspace.roots[0]
-    return {"sessions": [summary.to_dict() for summary in ls.host.store.list(root)]}
+    return {"sessions": ls.host.store.list(root)}
 
 
 async def staged(ls: AgentLanguageServer, args: StagedArgs) -> StagedPayload:

@@ -3,10 +3,11 @@
 `<transcript_dir>/<id>.state.json` holds what a resumed session needs (history, usage,
 cost, discovered deferred tools, stub boundary, token calibration, the staged changeset)
 plus what a session list shows (dates, workspace, first prompt, status). The layout is the
-`SessionState` model (`agentls.agent.persistence.state`). A file is rewritten atomically (temp file +
-`os.replace`) at every status change, after every run, after each compaction and when the
-user accepts or rejects staged edits, so a crash leaves the previous complete state; the
-turns of a run in flight are journaled in the transcript (`agentls.agent.persistence.journal`).
+`SessionState` model (`agentls.agent.persistence.state`). A file is rewritten atomically
+(temp file + `os.replace`) at every status change, after every run, after each compaction
+and when the user accepts or rejects staged edits, so a crash leaves the previous complete
+state; the turns of a run in flight are journaled in the transcript
+(`agentls.agent.persistence.journal`).
 Credentials are never written. State files are private like transcripts: 0600 in a 0700
 folder (`agentls.privatefiles`); the atomic replace never follows a symlink planted at the
 state file's name.
@@ -26,7 +27,6 @@ import logging
 import os
 import re
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,7 +39,7 @@ from agentls.agent.protocol.usage import Usage
 from agentls.workspace import ChangeSet
 
 if TYPE_CHECKING:
-    from agentls.agent.protocol.results import HunkPayload, SessionSummaryPayload
+    from agentls.agent.protocol.results import SessionSummaryPayload
 
 __all__ = [
     "STATE_SUFFIX",
@@ -47,7 +47,6 @@ __all__ = [
     "SessionState",
     "SessionStateError",
     "SessionStore",
-    "SessionSummary",
 ]
 
 log = logging.getLogger(__name__)
@@ -58,44 +57,6 @@ _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 class SessionStateError(Exception):
     """A session's state is missing, unreadable or not a state file; the message says which."""
-
-
-@dataclass(frozen=True)
-class SessionSummary:
-    """One line of `agentls sessions`."""
-
-    id: str
-    created: float
-    updated: float
-    workspace: list[str]
-    model: str
-    first_prompt: str
-    status: str
-    runs: int
-    turns: int
-    tokens: int
-    cost_usd: float | None
-    state_file: str
-    staged: tuple[str, ...] = ()
-    hunks: tuple[HunkPayload, ...] = ()
-
-    def to_dict(self) -> SessionSummaryPayload:
-        return {
-            "id": self.id,
-            "created": self.created,
-            "updated": self.updated,
-            "workspace": self.workspace,
-            "model": self.model,
-            "first_prompt": self.first_prompt,
-            "status": self.status,
-            "runs": self.runs,
-            "turns": self.turns,
-            "tokens": self.tokens,
-            "cost_usd": self.cost_usd,
-            "state_file": self.state_file,
-            "staged": list(self.staged),
-            "hunks": list(self.hunks),
-        }
 
 
 class SessionStore:
@@ -171,13 +132,13 @@ class SessionStore:
             )
         return staged.restore(state.staged)
 
-    def list(self, workspace: Path | None = None) -> list[SessionSummary]:
+    def list(self, workspace: Path | None = None) -> list[SessionSummaryPayload]:
         """Saved sessions, newest first; with `workspace`, those with a root that is it, holds
         it or lies inside it. Unreadable state files are skipped (and logged)."""
         if not self.folder.is_dir():
             return []
         wanted = workspace.expanduser().resolve() if workspace is not None else None
-        found: list[SessionSummary] = []
+        found: list[SessionSummaryPayload] = []
         for path in self.folder.glob(f"*{STATE_SUFFIX}"):
             session_id = path.name[: -len(STATE_SUFFIX)]
             try:
@@ -190,7 +151,7 @@ class SessionStore:
             ):
                 continue
             found.append(_summary(state, path))
-        found.sort(key=lambda s: s.updated, reverse=True)
+        found.sort(key=lambda s: s["updated"], reverse=True)
         return found
 
     def delete(self, session_id: str) -> bool:
@@ -219,24 +180,25 @@ def _validate(data: object, source: Path) -> SessionState:
         raise SessionStateError(f"{source} is not a valid session state: {problems}") from None
 
 
-def _summary(state: SessionState, path: Path) -> SessionSummary:
-    tokens = Usage.from_dict(state.usage).total
-    return SessionSummary(
-        id=state.id,
-        created=state.created,
-        updated=state.updated,
-        workspace=state.workspace,
-        model=state.model,
-        first_prompt=state.first_prompt,
-        status=state.status,
-        runs=state.runs,
-        turns=state.turns,
-        tokens=tokens,
-        cost_usd=state.cost_usd,
-        state_file=str(path),
-        staged=tuple(c.path for c in state.staged) if state.staged else tuple(state.staged_paths),
-        hunks=tuple(staged.hunk_payloads(staged.restore(state.staged))) if state.staged else (),
-    )
+def _summary(state: SessionState, path: Path) -> SessionSummaryPayload:
+    """One session as `agentls.sessions` answers it: the wire shape is the only shape."""
+    changes = staged.restore(state.staged) if state.staged else None
+    return {
+        "id": state.id,
+        "created": state.created,
+        "updated": state.updated,
+        "workspace": state.workspace,
+        "model": state.model,
+        "first_prompt": state.first_prompt,
+        "status": state.status,
+        "runs": state.runs,
+        "turns": state.turns,
+        "tokens": Usage.from_dict(state.usage).total,
+        "cost_usd": state.cost_usd,
+        "state_file": str(path),
+        "staged": [c.path for c in state.staged] if state.staged else list(state.staged_paths),
+        "hunks": staged.hunk_payloads(changes) if changes is not None else [],
+    }
 
 
 def _same_or_inside(root: Path, wanted: Path) -> bool:
