@@ -256,6 +256,72 @@ def test_modules_inside_a_package_import_each_other_without_cycles() -> None:
     assert new == []
 
 
+def _packages() -> list[str]:
+    """Every package by dotted name: `agentls`, `agentls.agent`, `agentls.agent.run`, …"""
+    return sorted(
+        ".".join(init.parent.relative_to(PACKAGE.parent).parts)
+        for init in PACKAGE.rglob("__init__.py")
+    )
+
+
+def _child(package: str, module: str) -> str | None:
+    """The child of `package` (a subpackage or a module) that `module` is or lies in."""
+    if not module.startswith(package + "."):
+        return None
+    name = module[len(package) + 1 :].split(".")[0]
+    folder = PACKAGE.parent.joinpath(*package.split("."))
+    is_child = (folder / name / "__init__.py").is_file() or (folder / f"{name}.py").is_file()
+    return f"{package}.{name}" if is_child else None
+
+
+def _children_graph(package: str) -> dict[str, set[str]]:
+    """The children of `package` → the children they import. A subpackage is one node, made
+    of every module under it (lazy and `TYPE_CHECKING` imports included); the package's own
+    `__init__` is left out, as it only re-exports."""
+    folder = PACKAGE.parent.joinpath(*package.split("."))
+    graph: dict[str, set[str]] = {}
+    for path in folder.rglob("*.py"):
+        relative = path.relative_to(PACKAGE.parent).with_suffix("")
+        if path == folder / "__init__.py" or (
+            "demo" in relative.parts and "sample" in relative.parts
+        ):
+            continue
+        me = _child(package, ".".join(relative.parts).removesuffix(".__init__"))
+        if me is None:
+            continue
+        for _, module in _imports(path):
+            target = _child(package, module)
+            if target is not None and target != me:
+                graph.setdefault(me, set()).add(target)
+    return graph
+
+
+def test_the_children_of_every_package_import_each_other_without_cycles() -> None:
+    """At every level — `agentls`'s subpackages and top-level modules, `agent/`'s subpackages
+    (`run/`, `hooks/`, …) and its modules, the modules of each subpackage — only the host
+    packages' listed cycles remain."""
+    new = {
+        package: sorted(group)
+        for package in _packages()
+        for group in _strongly_connected(_children_graph(package))
+        if not group <= HOST_CYCLES.get(package, frozenset())
+    }
+    assert new == {}
+
+
+def test_the_children_check_sees_the_subpackages_of_agent() -> None:
+    graph = _children_graph("agentls.agent")
+    parts = ("protocol", "rules", "claude", "framework", "permissions", "hooks", "persistence")
+    assert {f"agentls.agent.{p}" for p in (*parts, "run")} <= set(graph) | {
+        target for targets in graph.values() for target in targets
+    }
+    run, framework = "agentls.agent.run", "agentls.agent.framework"
+    assert framework in graph[run]  # the loop runs tools
+    assert f"{run}.loop" in _children_graph(run)  # modules inside a subpackage are nodes too
+    assert "agentls.agent.settings" in graph[run]  # so are an agent/ module and its importers
+    assert _children_graph("agentls")["agentls.lsp"] >= {"agentls.host", "agentls.agent"}
+
+
 def test_the_module_cycle_check_sees_type_checking_and_lazy_imports() -> None:
     groups = _strongly_connected({"p.a": {"p.b"}, "p.b": {"p.c"}, "p.c": {"p.a"}, "p.d": set()})
     assert groups == [{"p.a", "p.b", "p.c"}]
