@@ -10,7 +10,7 @@ policy should just work here. Claude Code's tool names map onto ours (`Read` →
 - `run_command`: an exact command, a prefix `npm run test:*` ("starts with", as Claude
   Code documents it: `npm run test`, `npm run test --watch` and `npm run test:unit`), or a
   wildcard `git * main`. Allow rules also match a command without the wrappers
-  `timeout`, `nice`, `nohup`, `time` and `env VAR=…` (`shell_parse.strip_wrappers`);
+  `timeout`, `nice`, `nohup`, `time` and `env VAR=…` (`shell.strip_wrappers`);
 - MCP: `mcp__server` (every tool of the server), `mcp__server__*`, `mcp__server__tool`.
 
 Safety properties: a rule that cannot be parsed is reported and dropped, never read more
@@ -20,7 +20,7 @@ broadly than written. Deny and ask rules on one file tool cover its siblings (a 
 without a specifier is not widened: `deny = ["notebook_edit"]` removes that one tool (the
 user named a tool, not a set of files). Allow rules are never widened. For shell
 commands, an allow needs *every* simple command of a compound line to match (see
-`shell_parse`), a deny needs any one.
+`agentls.agent.rules.shell`), a deny needs any one.
 
 Matching takes time linear in the path or command whatever the rule: rules come from a
 cloned project's settings (deny and ask rules apply even before the workspace is trusted)
