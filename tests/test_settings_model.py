@@ -24,6 +24,7 @@ from agentls.config.environment import (
     setting_variables,
     variable_names,
 )
+from agentls.config.mcp import McpServerConfig
 from agentls.config.problems import model_class
 from agentls.config.project import load_project_layer
 from agentls.mcp import McpOptions
@@ -471,4 +472,6 @@ def test_null_or_empty_text_means_not_set() -> None:
     # inside a map an empty value is a value
     servers = {"a": {"command": "x", "env": {"EMPTY": ""}}}
     layer = load_layer({"mcp": {"mcpServers": servers}}, "editor", "user")
-    assert layer.settings.mcp.mcp_servers == servers
+    entry = layer.settings.mcp.mcp_servers["a"]
+    assert isinstance(entry, McpServerConfig)
+    assert entry.env == {"EMPTY": ""}

@@ -65,8 +65,7 @@ from agentls.agent.hooks.config import (
     SubjectFactory,
 )
 from agentls.agent.hooks.payload import claude_call, input_from_hook, tool_response
-from agentls.agent.hooks.runner import HookOutcome
-from agentls.agent.permissions.approval import HookPermission
+from agentls.agent.hooks.runner import HookOutcome, HookPermission
 from agentls.workspace.process import ProcessStartError, scrub_env
 from agentls.workspace.process_guard import run_guarded
 from agentls.workspace.secrets import Redactor

@@ -13,9 +13,10 @@ Inputs, first decisive one wins:
    forbidden;
 4. the tool's own findings with the sandbox's answer (`Tool.assess` → `CallRisk`): a
    refusal (the sandbox should run but cannot and the fallback refuses) → forbidden;
-5. the host's `PermissionPolicy` (`agentls.agent.permissions.policy.RulePolicy`: deny/ask/allow rules,
-   the permission mode, the hook's "allow" or "ask", the tool's `approval`, protected
-   paths, "allow for this session") → skip, forbidden or needs approval.
+5. the host's `PermissionPolicy` (`agentls.agent.permissions.policy.RulePolicy`:
+   deny/ask/allow rules, the permission mode, the hook's "allow" or "ask", the tool's
+   `approval`, protected paths, "allow for this session") → skip, forbidden or needs
+   approval.
 
 Steps 1-4 are no host's configuration: no policy, no hooks, a settings file that failed to
 load — none can leave them out. A `needs_approval` answer goes to the policy's approver
