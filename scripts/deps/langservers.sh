@@ -7,7 +7,8 @@
 # - PyPI: requirements/langservers.lock (hashes; scripts/lock.sh) into a virtualenv of its
 #   own, langservers-py-<hash of the lock> beside it, so the servers' dependencies never mix
 #   with agentls's;
-# - Debian: clangd and gopls (lib/apt.sh), with the Go toolchain gopls runs.
+# - Debian: clangd and gopls (lib/apt.sh), with the Go toolchain gopls runs, and shellcheck
+#   (bash-language-server's diagnostics come from it).
 #
 # Idempotent: a second run is a fast no-op. A cold run takes about 2 minutes (npm ~60 s,
 # pip ~40 s, apt ~30 s; they run one after another).
@@ -37,7 +38,7 @@ else
 fi
 
 missing=()
-for tool in clangd gopls go; do
+for tool in clangd gopls go shellcheck; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -51,5 +52,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt_install "${packages[@]}"
   echo "langservers: installed ${packages[*]} (Debian)"
 else
-  echo "langservers: clangd, gopls and go present"
+  echo "langservers: clangd, gopls, go and shellcheck present"
 fi

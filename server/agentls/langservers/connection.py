@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+import attrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, PyglsError
 from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
+from pygls.protocol import default_converter
 
 from agentls import __version__
 from agentls.langservers.documents import Documents
@@ -91,9 +93,34 @@ class DiagnosticStore:
                 self._waiters.remove(entry)
 
 
+_NOTEBOOK_FILTERS = (
+    ("notebookType", types.NotebookDocumentFilterNotebookType),
+    ("scheme", types.NotebookDocumentFilterScheme),
+    ("pattern", types.NotebookDocumentFilterPattern),
+)
+
+
+def _converter() -> Any:
+    """lsprotocol's converter, plus the notebook filter union it cannot structure (ruff's
+    `initialize` result names one: without the hook the whole answer is rejected)."""
+    converter = default_converter()
+
+    def notebook_filter(value: Any, _: Any) -> Any:
+        if value is None or isinstance(value, str):
+            return value
+        for key, kind in _NOTEBOOK_FILTERS:
+            if isinstance(value, dict) and key in value:
+                return converter.structure(value, kind)
+        return value
+
+    for owner in (types.NotebookDocumentFilterWithNotebook, types.NotebookDocumentFilterWithCells):
+        converter.register_structure_hook(attrs.fields(owner).notebook.type, notebook_filter)
+    return converter
+
+
 class _Client(LanguageClient):
     def __init__(self, on_exit: Callable[[int | None], None]) -> None:
-        super().__init__("agentls", __version__)
+        super().__init__("agentls", __version__, converter_factory=_converter)
         self._on_exit = on_exit
 
     async def server_exit(self, server: asyncio.subprocess.Process) -> None:
