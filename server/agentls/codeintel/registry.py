@@ -79,6 +79,8 @@ class KnownServer:
     complete. Empty: ready once initialized."""
     initialization_options: dict[str, Any] = field(default_factory=dict)
     """Sent with `initialize` unless `languageServers` gives its own (theirs win per key)."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """Answered to `workspace/configuration` under `languageServers`' `settings`."""
     loads: str = ""
     """What it may load or run from the project (empty: only reads files)."""
     before_trust: BeforeTrust = "nothing"
@@ -165,7 +167,7 @@ _PYTHON = (
         "jedi-language-server",
         ("jedi-language-server",),
         ("python",),
-        _pypi("jedi-language-server", "0.47.0"),
+        _pypi("jedi-language-server", "0.45.1"),
         "compiled modules on the project's path (jedi imports them to read their names)",
         ("pyproject.toml", "setup.py"),
     ),
@@ -237,6 +239,7 @@ _WEB = (
         ("css", "scss", "less"),
         _EXTRACTED,
         initialization_options={"provideFormatter": False},
+        settings={lang: {"validate": True, "lint": {}} for lang in ("css", "scss", "less")},
     ),
     KnownServer(
         "vscode-json-language-server",

@@ -104,6 +104,15 @@ class AgentlsSettings(LoopSettings):
     """Language servers agentls starts itself for code intelligence, by language:
     `{command, initializationOptions?, settings?, extensions?, enabled?}`
     (docs/code-intelligence.md); a project file's apply once the workspace is trusted."""
+    language_server_idle_timeout: float = Field(default=600.0, ge=0)
+    """Seconds a language server agentls started may sit unused before it is stopped (it
+    starts again on the next query); 0: never stopped for being idle."""
+    language_server_memory_budget: int = Field(default=0, ge=0)
+    """MiB of resident memory all of agentls's language servers may use together; over it,
+    the least recently used server is stopped. 0: no budget."""
+    language_server_max_restarts: int = Field(default=3, ge=0, le=20)
+    """How often a crashed language server is restarted within ten minutes; after that it
+    stays down, and queries say why, until the settings change."""
     editor_queries: list[str] | bool | None = None
     """The `agentls/editorQuery` methods this editor answers with its own language features
     (a client announces them in its initialization options; `true`: all of them)."""

@@ -103,7 +103,7 @@ _NOTEBOOK_FILTERS = (
 def _converter() -> Any:
     """lsprotocol's converter, plus the notebook filter union it cannot structure (ruff's
     `initialize` result names one: without the hook the whole answer is rejected)."""
-    converter = default_converter()
+    converter = default_converter()  # type: ignore[no-untyped-call]
 
     def notebook_filter(value: Any, _: Any) -> Any:
         if value is None or isinstance(value, str):

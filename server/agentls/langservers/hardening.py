@@ -58,6 +58,8 @@ class Hardening:
 
     initialization_options: Mapping[str, Any] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=dict)
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    """The registry's default `workspace/configuration` answers (the user's win per key)."""
     problem: str = ""
     """Why the server must not start at all (then it is not started)."""
     notes: tuple[str, ...] = ()
@@ -69,10 +71,10 @@ def harden(plan: ServerPlan, trusted: bool, roots: Sequence[Path]) -> Hardening:
     default initialization options."""
     found = _restrictions(plan, trusted, roots)
     known = known_server_named(plan.name)
-    if known is None or not known.initialization_options:
+    if known is None:
         return found
     options = merge_options(known.initialization_options, dict(found.initialization_options))
-    return replace(found, initialization_options=options)
+    return replace(found, initialization_options=options or {}, settings=known.settings)
 
 
 def _restrictions(plan: ServerPlan, trusted: bool, roots: Sequence[Path]) -> Hardening:

@@ -3,6 +3,9 @@
 `LanguageServerPool` implements the core's `CodeSource`. It finds a server for a file's
 language (`languageServers`, else discovery), starts it on the first query, keeps it warm,
 restarts it after a crash (see `managed.py`) and stops every server with the workspace.
+A server unused for `languageServerIdleTimeout` seconds is stopped, and while the servers
+together use more than `languageServerMemoryBudget` MiB the least recently used one is
+stopped (both start again on their next query; `agentls.status` says why they stopped).
 Before each request the server is shown what the agent sees (`documents.py`); disk
 changes the host reports are forwarded as `workspace/didChangeWatchedFiles`.
 """
@@ -49,6 +52,8 @@ PLAN_TTL_SECONDS = 30.0
 """How long a "no server found" answer is kept before PATH is searched again."""
 SETTLE_SECONDS = 30.0
 """How long a fresh server's first query waits for the project to be loaded."""
+REAP_SECONDS = 30.0
+"""How often idle servers and the memory budget are checked (at most)."""
 DIAGNOSTICS_SETTLE_SECONDS = 0.15
 """After a version-less `publishDiagnostics`, how long to wait for a follow-up one."""
 _PROVIDERS: dict[Method, str] = {
@@ -88,6 +93,9 @@ class LanguageServerPool:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pending_disk: set[Path] = set()
         self._unsubscribe = workspace.add_listener(self._workspace_changed)
+        self._stopped_why: dict[str, str] = {}
+        """By language: why its server was stopped (idle, memory budget), for status."""
+        self._reaper: asyncio.TimerHandle | None = None
 
     # -- which server ---------------------------------------------------------------------
 
@@ -143,11 +151,67 @@ class LanguageServerPool:
                 extra_env,
                 hardening=harden(plan, trusted, roots),
                 confinement=confine(self.workspace, plan.argv),
+                max_restarts=self._settings().max_restarts,
             )
             self._servers[key] = server
         server.languages.add(plan.language)
+        server.last_used = time.monotonic()
+        self._stopped_why.pop(plan.language, None)
         self._loop = asyncio.get_running_loop()
+        self._schedule_reaper()
         return server
+
+    # -- idle time and memory budget ------------------------------------------------------
+
+    def _schedule_reaper(self) -> None:
+        if self._reaper is not None:
+            return
+        idle = self._settings().idle_timeout
+        every = min(REAP_SECONDS, idle / 2) if idle > 0 else REAP_SECONDS
+        loop = asyncio.get_running_loop()
+        self._reaper = loop.call_later(every, self._reap)
+
+    def _reap(self) -> None:
+        """Stop idle servers and, over the memory budget, the least recently used ones."""
+        self._reaper = None
+        settings = self._settings()
+        now = time.monotonic()
+        running = [s for s in self._servers.values() if s.running and not s.gate.locked()]
+        if settings.idle_timeout > 0:
+            for server in running:
+                if now - server.last_used >= settings.idle_timeout:
+                    idle = f"unused for {settings.idle_timeout:.0f} s (languageServerIdleTimeout)"
+                    self._stop(server, idle)
+        if settings.memory_budget_mb > 0:
+            self._keep_budget(settings.memory_budget_mb)
+        if any(s.running for s in self._servers.values()):
+            self._schedule_reaper()
+
+    def _keep_budget(self, budget_mb: int) -> None:
+        running = sorted(
+            (s for s in self._servers.values() if s.running), key=lambda s: s.last_used
+        )
+        sizes = {id(s): s.rss_mb() for s in running}
+        total = sum(sizes.values())
+        for server in running[:-1]:  # the most recently used one always stays
+            if total <= budget_mb:
+                return
+            total -= sizes[id(server)]
+            self._stop(
+                server,
+                f"over the memory budget of {budget_mb} MiB (languageServerMemoryBudget): "
+                f"the least recently used server ({sizes[id(server)]:.0f} MiB)",
+            )
+
+    def _stop(self, server: ManagedServer, why: str) -> None:
+        log.info("stopping %s: %s", server.name, why)
+        for key, found in list(self._servers.items()):
+            if found is server:
+                del self._servers[key]
+        for language in server.languages:
+            self._stopped_why[language] = f"stopped: {why}; starts again on its next query"
+        self._retired.append(server)
+        asyncio.get_running_loop().create_task(server.stop())
 
     def _retire_replaced(self, plan: ServerPlan) -> None:
         """A language got a different server (settings changed): stop the old one."""
@@ -400,7 +464,7 @@ class LanguageServerPool:
                     "command": list(plan.argv),
                     "origin": plan.origin,
                     "state": "idle",
-                    "reason": "starts on first use",
+                    "reason": self._stopped_why.get(plan.language, "starts on first use"),
                 }
             else:
                 entry = {
@@ -425,6 +489,8 @@ class LanguageServerPool:
 
     async def aclose(self) -> None:
         self._unsubscribe()
+        if self._reaper is not None:
+            self._reaper.cancel()
         servers = [*self._servers.values(), *self._retired]
         self._servers.clear()
         self._retired.clear()
@@ -433,6 +499,8 @@ class LanguageServerPool:
     def close(self) -> None:
         """Synchronous: end every server's process group (no LSP handshake)."""
         self._unsubscribe()
+        if self._reaper is not None:
+            self._reaper.cancel()
         for server in [*self._servers.values(), *self._retired]:
             server.kill()
         self._servers.clear()

@@ -29,8 +29,16 @@ class LanguageServerSettingsReader:
         user = config.editor.settings.language_servers
         project = config.project_source.settings.language_servers
         trust = config.project_trusted  # workspace trust (the host's trust gate)
-        key = repr((user, project, trust))
+        current = config.current
+        lifecycle = (
+            current.language_server_idle_timeout,
+            current.language_server_memory_budget,
+            current.language_server_max_restarts,
+        )
+        key = repr((user, project, trust, lifecycle))
         if key != self._key:
             self._key = key
-            self._value = LanguageServerSettings.merge(user, project, trust_project=trust)
+            self._value = LanguageServerSettings.merge(
+                user, project, trust_project=trust, lifecycle=lifecycle
+            )
         return self._value
