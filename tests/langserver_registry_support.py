@@ -104,7 +104,7 @@ CASES: tuple[Case, ...] = (
             "tsconfig.json": '{"compilerOptions": {"strict": true}}\n',
             "App.vue": '<script setup lang="ts">\nfunction greet(name: string) {\n'
             "  return name;\n}\ngreet('a');\ngreet('b');\n</script>\n",
-            "Bad.vue": "<script setup lang=\"ts\">\nconst n: number = 'text';\n</script>\n",
+            "Bad.vue": "<template>\n  <div>\n</template>\n",
         },
         ("App.vue", 5, "greet"),
         ("App.vue", 2),

@@ -274,6 +274,7 @@ _WEB = (
         ("intelephense", "--stdio"),
         ("php",),
         _npm("intelephense", "1.18.5"),
+        r"^Indexer: Indexing (finished|cancelled|aborted)",
         initialization_options={"storagePath": "/tmp/intelephense", "clearCache": True},
     ),
     _held(
