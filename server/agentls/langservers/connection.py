@@ -273,7 +273,8 @@ class LanguageServerConnection:
             return  # its readiness message already said the project is loaded
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
-        await self.diagnostics.wait(uri, lambda published: True, seconds)
+        if self.capabilities.diagnostic_provider is None:  # a pull server never publishes
+            await self.diagnostics.wait(uri, lambda published: True, seconds)
         await asyncio.sleep(0.05)  # a progress `begin` right after the publish
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.quiet.wait(), max(0.0, deadline - loop.time()))
