@@ -29,9 +29,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from code_intel_bench import CACHE, PYRIGHT, Target, agentls_split, django_root  # noqa: E402
-
-from agentls.headless.client import ServerConnection  # noqa: E402
+from agentls.headless.client import ServerConnection
+from code_intel_bench import CACHE, PYRIGHT, Target, agentls_split, django_root
 
 METHODS = [
     ("django/db/models/query.py", "select_related"),
@@ -67,7 +66,7 @@ def targets(root: Path) -> list[Target]:
         lines = (root / rel).read_text(encoding="utf-8").splitlines()
         pattern = re.compile(rf"^\s*(async\s+)?def\s+{name}\b")
         number = next(i for i, text in enumerate(lines, 1) if pattern.match(text))
-        chosen.append(Target(name, rel, number))
+        chosen.append(Target(name, Path(rel), number, set(), set()))
     return chosen
 
 

@@ -35,8 +35,9 @@ DEFAULT_EDITOR_TIMEOUT = 5.0
 """Seconds the editor gets to answer one `agentls/editorQuery`."""
 
 
-LanguageServersSetting = dict[str, LanguageServerConfig]
-"""The value of `languageServers` (language → server)."""
+LanguageServersSetting = dict[str, LanguageServerConfig | bool]
+"""The value of `languageServers` (language → server, and the `autoInstall` flag)."""
+AUTO_INSTALL = "autoInstall"
 
 
 @dataclass(frozen=True)
@@ -65,12 +66,14 @@ class LanguageServerSettings:
     """`languageServerMemoryBudget`: MiB for all servers together (0: no budget)."""
     max_restarts: int = DEFAULT_MAX_RESTARTS
     """`languageServerMaxRestarts`: restarts after crashes within ten minutes."""
+    auto_install: bool = False
+    """`languageServers.autoInstall` (the user's, or a trusted project's)."""
 
     @classmethod
     def merge(
         cls,
-        user: Mapping[str, LanguageServerConfig] | None,
-        project: Mapping[str, LanguageServerConfig] | None,
+        user: Mapping[str, LanguageServerConfig | bool] | None,
+        project: Mapping[str, LanguageServerConfig | bool] | None,
         *,
         project_label: str = ".agentls.toml",
         trust_project: bool = True,
@@ -79,14 +82,20 @@ class LanguageServerSettings:
         """`lifecycle`: (idle timeout, memory budget, max restarts)."""
         configured: dict[str, ConfiguredServer] = {}
         ignored: list[str] = []
+        auto_install = False
         for language, config in (project or {}).items():
-            if trust_project:
-                configured[language.lower()] = ConfiguredServer(config, project_label)
-            else:
+            if not trust_project:  # a repository never installs anything before trust
                 ignored.append(language)
+            elif isinstance(config, bool):
+                auto_install = config
+            else:
+                configured[language.lower()] = ConfiguredServer(config, project_label)
         for language, config in (user or {}).items():
-            configured[language.lower()] = ConfiguredServer(config, "user settings")
-        return cls(configured, trust_project, tuple(ignored), *lifecycle)
+            if isinstance(config, bool):
+                auto_install = config
+            else:
+                configured[language.lower()] = ConfiguredServer(config, "user settings")
+        return cls(configured, trust_project, tuple(ignored), *lifecycle, auto_install)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,9 @@ from typing import Any, TypeVar
 
 from lsprotocol import types
 
+from agentls.codeintel.autoinstall import InstallFailed, install
 from agentls.codeintel.discovery import ServerPlan, all_plans, language_for_file, plan_language
+from agentls.codeintel.languages import known_servers_for
 from agentls.codeintel.model import (
     Answer,
     Diagnostic,
@@ -34,6 +36,7 @@ from agentls.codeintel.model import (
     RenameResult,
     SourceFailed,
 )
+from agentls.codeintel.registry import KnownServer
 from agentls.codeintel.settings import LanguageServerSettings
 from agentls.codeintel.sources import Method
 from agentls.langservers.connection import LanguageServerConnection, Published
@@ -47,6 +50,8 @@ from agentls.workspace.toolchain import venv_env
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+ConfirmInstall = Callable[[KnownServer], Awaitable[bool]]
+"""Asked with the registry row before it is installed; True: install it."""
 
 PLAN_TTL_SECONDS = 30.0
 """How long a "no server found" answer is kept before PATH is searched again."""
@@ -81,8 +86,13 @@ class LanguageServerPool:
         workspace: Workspace,
         settings: Callable[[], LanguageServerSettings] = LanguageServerSettings,
         spawn: Spawn = spawn_language_server,
+        confirm_install: ConfirmInstall | None = None,
     ) -> None:
         self.workspace = workspace
+        self._confirm_install = confirm_install
+        """Asks the user before `languageServers.autoInstall` installs a server (None: the
+        host cannot ask, so nothing is installed)."""
+        self._declined: set[str] = set()
         self._settings = settings
         self._spawn = spawn
         self._servers: dict[str, ManagedServer] = {}
@@ -130,6 +140,32 @@ class LanguageServerPool:
         if connection is not None and connection.exit_code is None and method in _PROVIDERS:
             return bool(getattr(connection.capabilities, _PROVIDERS[method], None))
         return True
+
+    async def _auto_install(self, path: Path) -> None:
+        """With `languageServers.autoInstall`, a missing npm/PyPI server of the registry is
+        installed into agentls's cache once the user agreed (asked once per language)."""
+        settings = self._current_settings()
+        if not settings.auto_install or self._confirm_install is None:
+            return
+        plan = self.plan_for(path)
+        if plan is None or plan.argv is not None or plan.config is not None:
+            return
+        if plan.language in self._declined:
+            return
+        candidates = [
+            s for s in known_servers_for(plan.language) if s.install_spec.auto_installable
+        ]
+        if not candidates:
+            return
+        server = candidates[0]
+        if not await self._confirm_install(server):
+            self._declined.add(plan.language)
+            return
+        try:
+            await asyncio.to_thread(install, server)
+        except InstallFailed as exc:
+            raise SourceFailed(f"Installing {server.name} failed: {exc}") from None
+        self._plans.pop(plan.language, None)
 
     def _server(self, path: Path) -> ManagedServer:
         plan = self.plan_for(path)
@@ -299,6 +335,7 @@ class LanguageServerPool:
         method: Method,
         ask: Callable[[ManagedServer, Converter], Awaitable[Answer[T]]],
     ) -> Answer[T] | None:
+        await self._auto_install(doc.path)
         server = self._server(doc.path)
         async with server.gate:
             connection = await server.connect()
@@ -317,6 +354,7 @@ class LanguageServerPool:
     ) -> Answer[list[Diagnostic]] | None:
         groups: dict[int, tuple[ManagedServer, list[Document]]] = {}
         for doc in docs:
+            await self._auto_install(doc.path)
             server = self._server(doc.path)
             groups.setdefault(id(server), (server, []))[1].append(doc)
         found: list[Diagnostic] = []
