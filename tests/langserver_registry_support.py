@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,7 +58,8 @@ class Case:
     """Operations the server does not offer: "definition", "references", "diagnostics"."""
     trusted: bool = False
     """Held-back servers only start in a trusted workspace."""
-    extra_options: dict[str, object] = field(default_factory=dict)
+    links: tuple[str, ...] = ()
+    """npm packages of the test install linked into the fixture's node_modules."""
 
 
 PY = {
@@ -124,6 +125,21 @@ CASES: tuple[Case, ...] = (
         frozenset({("App.svelte", 5), ("App.svelte", 6)}),
         "Bad.svelte",
         trusted=True,
+    ),
+    Case(
+        "tailwindcss-language-server",
+        "html",
+        {
+            "tailwind.config.js": "module.exports = { content: ['./*.html'] };\n",
+            "index.html": '<div class="p-1 p-2">text</div>\n',
+        },
+        ("index.html", 1, "p-1"),
+        ("index.html", 1),
+        frozenset(),
+        "index.html",
+        unsupported=frozenset({"definition", "references"}),
+        trusted=True,
+        links=("tailwindcss",),
     ),
     Case(
         "bash-language-server",

@@ -23,7 +23,7 @@ from agentls.codeintel.settings import (
 )
 from agentls.langservers.pool import LanguageServerPool
 from agentls.workspace import Workspace
-from tests.langserver_registry_support import CASES, INSTALL, Case, find_server
+from tests.langserver_registry_support import CASES, INSTALL, Case, find_server, npm_bin
 
 pytestmark = pytest.mark.asyncio
 
@@ -44,6 +44,9 @@ def setup(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Case, Path, P
     for name, text in case.files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
+    for package in case.links:  # the project's own package (Tailwind's server loads it)
+        (root / "node_modules").mkdir(exist_ok=True)
+        (root / "node_modules" / package).symlink_to(npm_bin().parent / package)
     return case, root, program
 
 
