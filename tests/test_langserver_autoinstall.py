@@ -5,6 +5,7 @@ user agreed, and never because a repository's settings asked before trust."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,3 +111,38 @@ def test_only_npm_and_pypi_rows_install(tmp_path: Path) -> None:
     fortls = known_server_named("fortls")
     assert fortls is not None
     assert installed(fortls, tmp_path) is None
+
+
+class _Prompts:
+    """A host's question port that records the question and gives a fixed answer."""
+
+    def __init__(self, choice: str | None) -> None:
+        self.choice = choice
+        self.asked: list[str] = []
+
+    async def ask_questions(self, request: Any) -> Any:
+        from agentls.agent.questions import QuestionAnswer
+
+        question = request.questions[0]
+        self.asked.append(question.question)
+        if self.choice is None:
+            return None
+        return [QuestionAnswer(question.question, (self.choice,))]
+
+    async def review_plan(self, request: Any) -> Any:
+        return None
+
+
+@pytest.mark.asyncio
+async def test_the_host_asks_through_its_question_port() -> None:
+    from agentls.codeintel.languages import known_server_named
+    from agentls.runtime.code_sources import confirm_install_through
+
+    fortls = known_server_named("fortls")
+    assert fortls is not None
+    yes, no, silent = _Prompts("Install"), _Prompts("Not now"), _Prompts(None)
+    assert await confirm_install_through(lambda: yes)(fortls)
+    assert "pipx install fortls==3.2.2" in yes.asked[0]
+    assert not await confirm_install_through(lambda: no)(fortls)
+    assert not await confirm_install_through(lambda: silent)(fortls)
+    assert not await confirm_install_through(lambda: None)(fortls)  # nobody to ask
