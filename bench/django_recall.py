@@ -45,6 +45,8 @@ METHODS = [
     ("django/db/models/sql/query.py", "add_filter"),
 ]
 TARGET = 0.95
+MISSES = int(os.environ.get("DJANGO_RECALL_MISSES", "0"))
+"""How many missed call lines to print per method (to see why they were missed)."""
 
 
 def rg_lines(root: Path, name: str, calls_only: bool) -> set[tuple[str, int]]:
@@ -96,6 +98,9 @@ async def measure(root: Path) -> list[dict[str, Any]]:
                 }
             )
             print(rows[-1], flush=True)
+            for rel, number in sorted(calls - reported)[:MISSES]:
+                text = (root / rel).read_text(encoding="utf-8").splitlines()[number - 1]
+                print(f"   missed {rel}:{number}: {text.strip()[:100]}", flush=True)
     return rows
 
 
