@@ -7,6 +7,9 @@ language server did not confirm, labelled as unconfirmed. This script measures, 
 
 - recall reported to the model: call lines (`name(`) in Django's .py files that the answer
   names, confirmed or unconfirmed, over all such lines (`rg -w` restricted to calls);
+- the same recall on call lines in code only (Python's tokenizer: `name` then `(`; the
+  `rg` lines in comments, docstrings and messages such as "select_related() after
+  .values()" are no calls, and by-name matching rightly skips them);
 - precision of the confirmed part: confirmed lines on which `rg -w name` matches at all
   (a line the server confirmed without the name on it would be wrong).
 
@@ -19,11 +22,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +67,22 @@ def rg_lines(root: Path, name: str, calls_only: bool) -> set[tuple[str, int]]:
     return found
 
 
+def code_calls(root: Path, lines: set[tuple[str, int]], name: str) -> set[tuple[str, int]]:
+    """Of `lines`, those where `name(` is code (Python's tokenizer: a NAME token followed by
+    `(`), not text in a comment, docstring or string."""
+    found: set[tuple[str, int]] = set()
+    for rel in {rel for rel, _ in lines}:
+        with (root / rel).open("rb") as handle:
+            try:
+                tokens = list(tokenize.tokenize(handle.readline))
+            except (tokenize.TokenError, SyntaxError):
+                continue
+        for token, after in itertools.pairwise(tokens):
+            if token.type == tokenize.NAME and token.string == name and after.string == "(":
+                found.add((rel, token.start[0]))
+    return found & lines
+
+
 def targets(root: Path) -> list[Target]:
     chosen: list[Target] = []
     for rel, name in METHODS:
@@ -85,6 +106,7 @@ async def measure(root: Path) -> list[dict[str, Any]]:
             confirmed, unconfirmed = await agentls_split(conn, target)
             calls = rg_lines(root, target.name, calls_only=True)
             words = rg_lines(root, target.name, calls_only=False)
+            code = code_calls(root, calls, target.name)
             reported = confirmed | unconfirmed
             rows.append(
                 {
@@ -93,12 +115,14 @@ async def measure(root: Path) -> list[dict[str, Any]]:
                     "confirmed": len(confirmed),
                     "unconfirmed": len(unconfirmed),
                     "found_calls": len(calls & reported),
+                    "code_call_lines": len(code),
+                    "found_code_calls": len(code & reported),
                     "found_calls_confirmed": len(calls & confirmed),
                     "confirmed_with_name": len(confirmed & words),
                 }
             )
             print(rows[-1], flush=True)
-            for rel, number in sorted(calls - reported)[:MISSES]:
+            for rel, number in sorted(code - reported)[:MISSES]:
                 text = (root / rel).read_text(encoding="utf-8").splitlines()[number - 1]
                 print(f"   missed {rel}:{number}: {text.strip()[:100]}", flush=True)
     return rows
@@ -115,6 +139,9 @@ def main() -> None:
     confirmed = sum(r["confirmed"] for r in rows)
     right = sum(r["confirmed_with_name"] for r in rows)
     recall = found / calls if calls else 0.0
+    code = sum(r["code_call_lines"] for r in rows)
+    found_code = sum(r["found_code_calls"] for r in rows)
+    code_recall = found_code / code if code else 0.0
     precision = right / confirmed if confirmed else 0.0
     print(
         f"recall reported to the model (confirmed + unconfirmed): {found}/{calls} = "
@@ -122,8 +149,17 @@ def main() -> None:
         f"confirmed part: {right}/{confirmed} = {precision:.3f}; target ≥ {TARGET} each: "
         f"{'met' if recall >= TARGET and precision >= TARGET else 'not met'}"
     )
+    print(
+        f"recall on call lines in code (comments, docstrings and strings left out): "
+        f"{found_code}/{code} = {code_recall:.3f}"
+    )
     if args.json:
-        summary = {"rows": rows, "recall": recall, "precision_confirmed": precision}
+        summary = {
+            "rows": rows,
+            "recall": recall,
+            "recall_code_calls": code_recall,
+            "precision_confirmed": precision,
+        }
         args.json.write_text(json.dumps(summary, indent=2), encoding="utf-8")
 
 
