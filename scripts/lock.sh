@@ -2,6 +2,7 @@
 # Regenerates the lock files from pyproject.toml with uv (pinned below), hashes included:
 #   requirements/runtime.lock  what `pip install agentls` needs (the README's demo command)
 #   requirements/dev.lock      that plus the `dev` extra and the build backend (tests, CI)
+#   requirements/langservers.lock  the registry's PyPI language servers (their own venv)
 # Run it after changing a dependency in pyproject.toml, and commit both files. Installs
 # (scripts/_venv.sh, the README's commands) take exactly these versions; the package's own
 # ranges in pyproject.toml stay for users who `pip install agentls`.
@@ -29,5 +30,7 @@ compile() {
 }
 compile requirements/runtime.lock pyproject.toml
 compile requirements/dev.lock pyproject.toml requirements/build.in --extra dev
+# The registry's PyPI language servers, for their own virtualenv (scripts/deps/langservers.sh).
+compile requirements/langservers.lock requirements/langservers.in
 echo "lock: requirements/runtime.lock ($(grep -c '==' requirements/runtime.lock) pins)," \
   "requirements/dev.lock ($(grep -c '==' requirements/dev.lock) pins)"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from agentls.codeintel.languages import (
     BY_ID,
+    KNOWN_SERVERS,
     LANGUAGES,
     SETTING_KEYS,
     known_server_named,
@@ -90,11 +91,28 @@ class SearchPlaces:
         found = shutil.which(name, path=str(beside))
         if found:
             return found, f"next to {sys.executable}"
+        cached = _cached(name)
+        if cached is not None:
+            return str(cached), "agentls's cache (languageServers.autoInstall)"
         return None
 
     def describe(self) -> str:
         labels = [label for _, label in self.folders]
-        return ", ".join([*dict.fromkeys(labels), "PATH", "agentls's own environment"])
+        return ", ".join(
+            [*dict.fromkeys(labels), "PATH", "agentls's own environment", "agentls's cache"]
+        )
+
+
+def _cached(executable: str) -> Path | None:
+    """A registry server auto-installed into agentls's cache (`autoinstall.py`)."""
+    from agentls.codeintel.autoinstall import installed
+
+    for server in KNOWN_SERVERS:
+        if server.argv[0] == executable and server.install_spec.auto_installable:
+            found = installed(server)
+            if found is not None:
+                return found
+    return None
 
 
 def configured_for(language: str, settings: LanguageServerSettings) -> ConfiguredServer | None:

@@ -11,6 +11,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentls.codeintel.registry import KNOWN_SERVERS, PYRIGHT_READY, KnownServer
+
+__all__ = [
+    "BY_ID",
+    "KNOWN_SERVERS",
+    "LANGUAGES",
+    "PYRIGHT_READY",
+    "SETTING_KEYS",
+    "KnownServer",
+    "Language",
+    "known_server_named",
+    "known_servers_for",
+    "language_of",
+    "ready_log_for",
+]
+
 
 @dataclass(frozen=True)
 class Language:
@@ -18,6 +34,8 @@ class Language:
     lsp_id: str
     extensions: tuple[str, ...]
     group: str
+    filenames: tuple[str, ...] = ()
+    """Whole file names (`Dockerfile`, `CMakeLists.txt`) for files without an extension."""
 
 
 LANGUAGES: tuple[Language, ...] = (
@@ -36,9 +54,47 @@ LANGUAGES: tuple[Language, ...] = (
     Language("c_sharp", "csharp", (".cs",), "c_sharp"),
     Language("ruby", "ruby", (".rb", ".rake", ".gemspec"), "ruby"),
     Language("php", "php", (".php",), "php"),
+    Language("bash", "shellscript", (".sh", ".bash"), "bash"),
+    Language("yaml", "yaml", (".yaml", ".yml"), "yaml"),
+    Language("json", "json", (".json", ".jsonc"), "json"),
+    Language("html", "html", (".html", ".htm"), "html"),
+    Language("css", "css", (".css",), "css"),
+    Language("scss", "scss", (".scss",), "css"),
+    Language("less", "less", (".less",), "css"),
+    Language(
+        "dockerfile", "dockerfile", (".dockerfile",), "dockerfile", ("Dockerfile", "Containerfile")
+    ),
+    Language("vue", "vue", (".vue",), "ecmascript"),
+    Language("svelte", "svelte", (".svelte",), "ecmascript"),
+    Language("fortran", "fortran", (".f90", ".f95", ".f03", ".f08", ".f", ".for"), "fortran"),
+    Language("cmake", "cmake", (".cmake",), "cmake", ("CMakeLists.txt",)),
+    Language("markdown", "markdown", (".md", ".markdown"), "markdown"),
+    Language("lua", "lua", (".lua",), "lua"),
+    Language("kotlin", "kotlin", (".kt", ".kts"), "java"),
+    Language("scala", "scala", (".scala", ".sc"), "java"),
+    Language("swift", "swift", (".swift",), "swift"),
+    Language("zig", "zig", (".zig",), "zig"),
+    Language("haskell", "haskell", (".hs",), "haskell"),
+    Language("elixir", "elixir", (".ex", ".exs"), "elixir"),
+    Language("erlang", "erlang", (".erl", ".hrl"), "erlang"),
+    Language("ocaml", "ocaml", (".ml", ".mli"), "ocaml"),
+    Language("dart", "dart", (".dart",), "dart"),
+    Language("toml", "toml", (".toml",), "toml"),
+    Language("terraform", "terraform", (".tf", ".tfvars"), "terraform"),
+    Language("latex", "latex", (".tex",), "latex"),
+    Language("nix", "nix", (".nix",), "nix"),
+    Language("r", "r", (".r",), "r"),
+    Language("julia", "julia", (".jl",), "julia"),
+    Language("clojure", "clojure", (".clj", ".cljs", ".cljc"), "clojure"),
+    Language("elm", "elm", (".elm",), "elm"),
+    Language("perl", "perl", (".pl", ".pm"), "perl"),
+    Language("graphql", "graphql", (".graphql", ".gql"), "graphql"),
+    Language("protobuf", "proto", (".proto",), "protobuf"),
+    Language("sql", "sql", (".sql",), "sql"),
 )
 BY_ID: dict[str, Language] = {lang.id: lang for lang in LANGUAGES}
 _BY_EXTENSION: dict[str, Language] = {ext: lang for lang in LANGUAGES for ext in lang.extensions}
+_BY_FILENAME: dict[str, Language] = {name: lang for lang in LANGUAGES for name in lang.filenames}
 
 SETTING_KEYS: dict[str, tuple[str, ...]] = {
     "python": ("python",),
@@ -58,6 +114,7 @@ SETTING_KEYS: dict[str, tuple[str, ...]] = {
     "c_sharp": ("c_sharp",),
     "ruby": ("ruby",),
     "php": ("php",),
+    **{key: (lang.id,) for lang in LANGUAGES[13:] for key in dict.fromkeys((lang.id, lang.lsp_id))},
 }
 """A `languageServers` key → the languages it configures (LSP ids and ours both work;
 `typescript` also covers `.tsx`, `javascript` also `.jsx`, unless those are set too)."""
@@ -65,68 +122,20 @@ SETTING_KEYS: dict[str, tuple[str, ...]] = {
 
 def language_of(path: Path | str) -> Language | None:
     """The language of a file by its extension (None: not one agentls knows by name)."""
-    suffix = Path(path).suffix.lower()
-    return _BY_EXTENSION.get(suffix)
-
-
-@dataclass(frozen=True)
-class KnownServer:
-    """A language server found by name when nothing is configured."""
-
-    name: str
-    argv: tuple[str, ...]
-    languages: tuple[str, ...]
-    install: str
-    """How to get it (said when it is missing)."""
-    ready_log: str = ""
-    """A regular expression for the `window/logMessage` that says the server has found the
-    project's files; queries wait for it (up to a limit) so the first cross-file answer is
-    complete. Empty: ready once initialized."""
-
-
-PYRIGHT_READY = r"^(Found \d+ source files?|No source files found)"
-"""pyright (and basedpyright) log this when the workspace's files are enumerated: before it,
-references miss files nothing imported yet."""
-
-
-KNOWN_SERVERS: tuple[KnownServer, ...] = (
-    KnownServer(
-        "basedpyright",
-        ("basedpyright-langserver", "--stdio"),
-        ("python",),
-        "pip install basedpyright",
-        PYRIGHT_READY,
-    ),
-    KnownServer(
-        "pyright",
-        ("pyright-langserver", "--stdio"),
-        ("python",),
-        "npm install -g pyright",
-        PYRIGHT_READY,
-    ),
-    KnownServer(
-        "typescript-language-server",
-        ("typescript-language-server", "--stdio"),
-        ("typescript", "tsx", "javascript", "jsx"),
-        "npm install -g typescript-language-server typescript",
-    ),
-    KnownServer("gopls", ("gopls",), ("go",), "go install golang.org/x/tools/gopls@latest"),
-    KnownServer(
-        "rust-analyzer", ("rust-analyzer",), ("rust",), "rustup component add rust-analyzer"
-    ),
-    KnownServer("clangd", ("clangd",), ("c", "cpp"), "apt-get install clangd"),
-)
+    name = Path(path).name
+    return _BY_FILENAME.get(name) or _BY_EXTENSION.get(Path(name).suffix.lower())
 
 
 def known_servers_for(language: str) -> list[KnownServer]:
-    return [s for s in KNOWN_SERVERS if language in s.languages]
+    """The registry's servers discovered for `language`, in the order they are tried."""
+    return [s for s in KNOWN_SERVERS if language in s.languages and s.primary]
 
 
 def known_server_named(executable: str) -> KnownServer | None:
     """The well-known server an executable is (by its file name)."""
     name = executable.rsplit("/", 1)[-1]
     for server in KNOWN_SERVERS:
-        if name == server.argv[0]:
+        if name == server.argv[0] or name == server.name:
             return server
     return None
 

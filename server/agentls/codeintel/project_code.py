@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentls.codeintel.registry import KNOWN_SERVERS
+
 __all__ = ["PROJECT_CODE", "ProjectCode", "project_code_in"]
 
 
@@ -32,34 +34,12 @@ class ProjectCode:
     """What trust lets the server do with it (said in the trust prompt)."""
 
 
-PROJECT_CODE: tuple[ProjectCode, ...] = (
-    ProjectCode(
-        "typescript-language-server",
-        (
-            "node_modules/typescript/lib/tsserver.js",
-            ".yarn/sdks/typescript/lib/tsserver.js",
-            ".vscode/pnpify/typescript/lib/tsserver.js",
-        ),
-        "the project's TypeScript server and the tsconfig plugins beside it",
-    ),
-    *(
-        ProjectCode(
-            name,
-            tuple(
-                f"{venv}/bin/{exe}"
-                for venv in (".venv", "venv", ".env", "env")
-                for exe in ("python", "python3")
-            ),
-            "the project's virtualenv interpreter (run to list its import paths)",
-        )
-        for name in ("basedpyright", "pyright")
-    ),
-    ProjectCode(
-        "rust-analyzer",
-        ("Cargo.toml",),
-        "the crate's build scripts, proc macros and `rust-toolchain.toml` toolchain",
-    ),
+PROJECT_CODE: tuple[ProjectCode, ...] = tuple(
+    ProjectCode(server.name, server.project_files, server.loads)
+    for server in KNOWN_SERVERS
+    if server.before_trust != "nothing" and server.project_files
 )
+"""From the registry: every server that trust would let run project code."""
 
 
 def project_code_in(roots: Sequence[Path], servers: Iterable[str]) -> list[tuple[str, str, str]]:

@@ -27,12 +27,17 @@ from agentls.config.code_intel import LanguageServerConfig as LanguageServerConf
 
 DEFAULT_REQUEST_TIMEOUT = 60.0
 """Seconds one language-server request may take (a cold server indexes the project first)."""
+DEFAULT_IDLE_TIMEOUT = 600.0
+"""Seconds a language server may sit unused before it is stopped."""
+DEFAULT_MAX_RESTARTS = 3
+"""Restarts after crashes within ten minutes before a server stays down."""
 DEFAULT_EDITOR_TIMEOUT = 5.0
 """Seconds the editor gets to answer one `agentls/editorQuery`."""
 
 
-LanguageServersSetting = dict[str, LanguageServerConfig]
-"""The value of `languageServers` (language → server)."""
+LanguageServersSetting = dict[str, LanguageServerConfig | bool]
+"""The value of `languageServers` (language → server, and the `autoInstall` flag)."""
+AUTO_INSTALL = "autoInstall"
 
 
 @dataclass(frozen=True)
@@ -55,26 +60,42 @@ class LanguageServerSettings:
     `languageServers` entries may be started."""
     ignored_project: tuple[str, ...] = ()
     """Project entries left out because project settings are not trusted (for status)."""
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+    """`languageServerIdleTimeout`: seconds unused before a server is stopped (0: never)."""
+    memory_budget_mb: int = 0
+    """`languageServerMemoryBudget`: MiB for all servers together (0: no budget)."""
+    max_restarts: int = DEFAULT_MAX_RESTARTS
+    """`languageServerMaxRestarts`: restarts after crashes within ten minutes."""
+    auto_install: bool = False
+    """`languageServers.autoInstall` (the user's, or a trusted project's)."""
 
     @classmethod
     def merge(
         cls,
-        user: Mapping[str, LanguageServerConfig] | None,
-        project: Mapping[str, LanguageServerConfig] | None,
+        user: Mapping[str, LanguageServerConfig | bool] | None,
+        project: Mapping[str, LanguageServerConfig | bool] | None,
         *,
         project_label: str = ".agentls.toml",
         trust_project: bool = True,
+        lifecycle: tuple[float, int, int] = (DEFAULT_IDLE_TIMEOUT, 0, DEFAULT_MAX_RESTARTS),
     ) -> LanguageServerSettings:
+        """`lifecycle`: (idle timeout, memory budget, max restarts)."""
         configured: dict[str, ConfiguredServer] = {}
         ignored: list[str] = []
+        auto_install = False
         for language, config in (project or {}).items():
-            if trust_project:
-                configured[language.lower()] = ConfiguredServer(config, project_label)
-            else:
+            if not trust_project:  # a repository never installs anything before trust
                 ignored.append(language)
+            elif isinstance(config, bool):
+                auto_install = config
+            else:
+                configured[language.lower()] = ConfiguredServer(config, project_label)
         for language, config in (user or {}).items():
-            configured[language.lower()] = ConfiguredServer(config, "user settings")
-        return cls(configured, trust_project, tuple(ignored))
+            if isinstance(config, bool):
+                auto_install = config
+            else:
+                configured[language.lower()] = ConfiguredServer(config, "user settings")
+        return cls(configured, trust_project, tuple(ignored), *lifecycle, auto_install)
 
 
 @dataclass(frozen=True)

@@ -98,12 +98,35 @@ class AgentlsSettings(LoopSettings):
     """Checks of the agent's edits agentls runs by itself: after each edit, before review
     (docs/review.md)."""
 
-    language_servers: dict[str, LanguageServerConfig] = Field(
+    language_servers: dict[str, LanguageServerConfig | bool] = Field(
         default_factory=dict, json_schema_extra=meta(restricted=True)
     )
     """Language servers agentls starts itself for code intelligence, by language:
     `{command, initializationOptions?, settings?, extensions?, enabled?}`
-    (docs/code-intelligence.md); a project file's apply once the workspace is trusted."""
+    (docs/code-intelligence.md); a project file's apply once the workspace is trusted.
+    `autoInstall: true` lets agentls install a missing registry server from npm or PyPI
+    (pinned version, agentls's own cache) after asking."""
+
+    @field_validator("language_servers")
+    @classmethod
+    def _auto_install_is_the_only_flag(
+        cls, value: dict[str, LanguageServerConfig | bool]
+    ) -> dict[str, LanguageServerConfig | bool]:
+        for key, entry in value.items():
+            if isinstance(entry, bool) != (key == "autoInstall"):
+                want = "true or false" if key == "autoInstall" else "a server table"
+                raise ValueError(f"`languageServers.{key}` must be {want}")
+        return value
+
+    language_server_idle_timeout: float = Field(default=600.0, ge=0)
+    """Seconds a language server agentls started may sit unused before it is stopped (it
+    starts again on the next query); 0: never stopped for being idle."""
+    language_server_memory_budget: int = Field(default=0, ge=0)
+    """MiB of resident memory all of agentls's language servers may use together; over it,
+    the least recently used server is stopped. 0: no budget."""
+    language_server_max_restarts: int = Field(default=3, ge=0, le=20)
+    """How often a crashed language server is restarted within ten minutes; after that it
+    stays down, and queries say why, until the settings change."""
     editor_queries: list[str] | bool | None = None
     """The `agentls/editorQuery` methods this editor answers with its own language features
     (a client announces them in its initialization options; `true`: all of them)."""

@@ -275,16 +275,21 @@ def check_index(workspace: Path) -> list[Check]:
 def check_language_servers(workspace: Path) -> list[Check]:
     """Which language servers code intelligence would start (settings, then discovery)."""
     try:
-        from agentls.codeintel.report import language_server_lines
+        from agentls.codeintel.report import language_server_lines, workspace_language_lines
         from agentls.codeintel.settings import LanguageServerSettings
+        from agentls.headless.trust import assess
         from agentls.runtime.config_state import load_project_config
 
         project = load_project_config(workspace).settings.language_servers
         settings = LanguageServerSettings.merge(None, project)
         lines = language_server_lines(workspace, settings)
+        present = workspace_language_lines(workspace, settings, assess(workspace).trusted)
     except Exception as exc:
         return [Check("language servers", "discovery", "warn", f"failed: {exc}")]
-    return [Check("language servers", name, status, detail) for name, status, detail in lines]
+    return [
+        *(Check("language servers", name, status, detail) for name, status, detail in lines),
+        *(Check("languages", name, status, detail) for name, status, detail in present),
+    ]
 
 
 def check_trust(workspace: Path) -> list[Check]:

@@ -25,6 +25,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, PyglsError
 from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
+from pygls.protocol import default_converter
 
 from agentls import __version__
 from agentls.langservers.documents import Documents
@@ -101,9 +102,34 @@ class DiagnosticStore:
                 self._waiters.remove(entry)
 
 
+_NOTEBOOK_FILTERS = (
+    ("notebookType", types.NotebookDocumentFilterNotebookType),
+    ("scheme", types.NotebookDocumentFilterScheme),
+    ("pattern", types.NotebookDocumentFilterPattern),
+)
+
+
+def _converter() -> Any:
+    """lsprotocol's converter, plus the notebook filter union it cannot structure (ruff's
+    `initialize` result names one: without the hook the whole answer is rejected)."""
+    converter = default_converter()  # type: ignore[no-untyped-call]
+
+    def notebook_filter(value: Any, _: Any) -> Any:
+        if value is None or isinstance(value, str):
+            return value
+        for key, kind in _NOTEBOOK_FILTERS:
+            if isinstance(value, dict) and key in value:
+                return converter.structure(value, kind)
+        return value
+
+    for owner in (types.NotebookDocumentFilterWithNotebook, types.NotebookDocumentFilterWithCells):
+        converter.register_structure_hook(attrs.fields(owner).notebook.type, notebook_filter)
+    return converter
+
+
 class _Client(LanguageClient):
     def __init__(self, on_exit: Callable[[int | None], None]) -> None:
-        super().__init__("agentls", __version__)
+        super().__init__("agentls", __version__, converter_factory=_converter)
         self._on_exit = on_exit
 
     async def server_exit(self, server: asyncio.subprocess.Process) -> None:
@@ -263,7 +289,8 @@ class LanguageServerConnection:
             return  # its readiness message already said the project is loaded
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
-        await self.diagnostics.wait(uri, lambda published: True, seconds)
+        if self.capabilities.diagnostic_provider is None:  # a pull server never publishes
+            await self.diagnostics.wait(uri, lambda published: True, seconds)
         await asyncio.sleep(0.05)  # a progress `begin` right after the publish
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.quiet.wait(), max(0.0, deadline - loop.time()))

@@ -18,6 +18,10 @@ before the workspace is trusted (issue 27: a repository's `tsserver.js` ran unsa
   download and run another Go), `GOPROXY=off`, `CGO_ENABLED=0` (no C compiler runs for
   `go list`); gopls itself never runs `go:generate`.
 - clangd runs nothing of the project (no `--query-driver` is passed).
+- vue-language-server gets the TypeScript installed beside it as `typescript.tsdk`.
+- Every registry row marked `"held back"` (`agentls.codeintel.registry`: a server that
+  would run build files, JavaScript configs or plugins the project names) is not started
+  at all before trust; its `problem` says so and names what it would run.
 
 Trust widens what they may load (the workspace's TypeScript and its plugins, the project's
 interpreter, build scripts); the sandbox (`sandboxed.py`) keeps what they may touch the
@@ -30,12 +34,13 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from agentls.codeintel.discovery import ServerPlan
+from agentls.codeintel.languages import known_server_named
 
 __all__ = ["Hardening", "global_tsserver", "harden", "merge_options"]
 
@@ -53,6 +58,8 @@ class Hardening:
 
     initialization_options: Mapping[str, Any] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=dict)
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    """The registry's default `workspace/configuration` answers (the user's win per key)."""
     problem: str = ""
     """Why the server must not start at all (then it is not started)."""
     notes: tuple[str, ...] = ()
@@ -60,7 +67,20 @@ class Hardening:
 
 
 def harden(plan: ServerPlan, trusted: bool, roots: Sequence[Path]) -> Hardening:
-    """The restrictions for `plan` (by the well-known server it runs)."""
+    """The restrictions for `plan` (by the well-known server it runs), over the registry's
+    default initialization options."""
+    found = _restrictions(plan, trusted, roots)
+    known = known_server_named(plan.name)
+    if known is None:
+        return found
+    options = merge_options(known.initialization_options, dict(found.initialization_options))
+    return replace(found, initialization_options=options or {}, settings=known.settings)
+
+
+def _restrictions(plan: ServerPlan, trusted: bool, roots: Sequence[Path]) -> Hardening:
+    known = known_server_named(plan.name)
+    if plan.name == "vue-language-server":
+        return _vue(plan)
     if plan.name == "gopls":
         return Hardening(env=GO_ENV, notes=("GOTOOLCHAIN=local, GOPROXY=off, CGO_ENABLED=0",))
     if trusted:
@@ -69,7 +89,29 @@ def harden(plan: ServerPlan, trusted: bool, roots: Sequence[Path]) -> Hardening:
         return _typescript(plan, roots)
     if plan.name == "rust-analyzer":
         return _rust()
+    if known is not None and known.before_trust == "held back":
+        return Hardening(
+            problem=f"{known.name} is not started in an untrusted workspace: it would run "
+            f"{known.loads}. Trust the workspace (then it runs in the sandbox) or configure "
+            "another server in `languageServers`"
+        )
     return Hardening()
+
+
+def _vue(plan: ServerPlan) -> Hardening:
+    """Vue's server needs a TypeScript (`typescript.tsdk`): the one installed beside it."""
+    for word in plan.argv or ():
+        program = shutil.which(word) if os.sep not in word else word
+        if program is None or "vue-language-server" not in Path(word).name:
+            continue
+        for folder in Path(os.path.realpath(program)).parents:
+            lib = folder / "node_modules" / "typescript" / "lib"
+            if (lib / "tsserver.js").is_file():
+                return Hardening({"typescript": {"tsdk": str(lib)}}, notes=(f"TypeScript: {lib}",))
+    return Hardening(
+        problem="vue-language-server needs a TypeScript beside it (npm install -g "
+        "@vue/language-server typescript), or `typescript.tsdk` in its initializationOptions"
+    )
 
 
 def _typescript(plan: ServerPlan, roots: Sequence[Path]) -> Hardening:

@@ -2,8 +2,10 @@
 
 A crash is recorded with its exit code and the last line the server wrote to stderr; the
 next query restarts it once the back-off has passed (immediately after a first crash, then
-1, 5, 15, 30 and 60 s while crashes keep coming within ten minutes). Nothing is restarted
-in the background: a server nobody asks for stays down.
+1, 5, 15, 30 and 60 s while crashes keep coming within ten minutes). After
+`languageServerMaxRestarts` restarts (3 by default) within ten minutes it stays down and
+every query says why. Nothing is restarted in the background: a server nobody asks for
+stays down.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class ManagedServer:
         *,
         hardening: Hardening | None = None,
         confinement: Confinement | None = None,
+        max_restarts: int = 3,
     ) -> None:
         self.plan = plan
         self.hardening = hardening or Hardening()
@@ -69,8 +72,11 @@ class ManagedServer:
         self.state = "idle"
         self.last_error = ""
         self.started_at = 0.0
-        self.crashes: deque[float] = deque(maxlen=len(BACKOFF_SECONDS))
+        self.max_restarts = max_restarts
+        self.crashes: deque[float] = deque()
         self.restart_at = 0.0
+        self.last_used = time.monotonic()
+        """When a query last used it (the idle timeout and the memory budget's LRU)."""
         self.gate = asyncio.Lock()
         """Held while the documents are synced and a request runs (one view at a time)."""
         self._starting: asyncio.Task[LanguageServerConnection] | None = None
@@ -94,6 +100,8 @@ class ManagedServer:
         """The running connection, started (or restarted) now if needed."""
         if self.connection is not None and self.connection.exit_code is None:
             return self.connection
+        if self.state == "failed":
+            raise SourceFailed(self.last_error, final=True)
         wait = self.restart_at - time.monotonic()
         if wait > 0:
             raise SourceFailed(
@@ -132,7 +140,7 @@ class ManagedServer:
                 self.name,
                 spawned,
                 self.roots,
-                config.settings if config is not None else None,
+                merge_options(self.hardening.settings, config.settings if config else None),
                 self._exited,
             )
         except Exception:
@@ -179,6 +187,16 @@ class ManagedServer:
         while self.crashes and now - self.crashes[0] > CRASH_WINDOW_SECONDS:
             self.crashes.popleft()
         self.crashes.append(now)
+        if len(self.crashes) > self.max_restarts:
+            self.state = "failed"
+            self.last_error = (
+                f"The language server {self.name} crashed {len(self.crashes)} times within "
+                f"{CRASH_WINDOW_SECONDS / 60:.0f} minutes (last: {reason}); agentls does not "
+                f"restart it again (languageServerMaxRestarts: {self.max_restarts}) until "
+                "its settings change or agentls restarts"
+            )
+            log.warning("%s", self.last_error)
+            return
         delay = BACKOFF_SECONDS[min(len(self.crashes), len(BACKOFF_SECONDS)) - 1]
         self.restart_at = now + delay
         log.warning("%s: %s (restart allowed in %.0f s)", self.name, reason, delay)
@@ -233,6 +251,19 @@ class ManagedServer:
             self.connection.spawned.kill_group()
         self.state = "stopped"
 
+    @property
+    def running(self) -> bool:
+        connection = self.connection
+        return connection is not None and connection.exit_code is None
+
+    def rss_mb(self) -> float:
+        """Resident memory of its process tree in MiB (0 when not running)."""
+        connection = self.connection
+        if connection is None or connection.exit_code is not None:
+            return 0.0
+        rss = _tree_rss(connection.spawned.pid)
+        return rss / 2**20 if rss is not None else 0.0
+
     def status(self) -> dict[str, Any]:
         connection = self.connection
         running = connection is not None and connection.exit_code is None
@@ -250,6 +281,9 @@ class ManagedServer:
         entry["sandbox"] = self.confinement.describe()
         if self.hardening.notes:
             entry["restricted"] = list(self.hardening.notes)
+        entry["idle_s"] = round(time.monotonic() - self.last_used)
+        if self.state == "failed":
+            entry["reason"] = self.last_error
         if self.state == "crashed":
             wait = self.restart_at - time.monotonic()
             entry["reason"] = self.last_error + (

@@ -3,6 +3,9 @@
 `LanguageServerPool` implements the core's `CodeSource`. It finds a server for a file's
 language (`languageServers`, else discovery), starts it on the first query, keeps it warm,
 restarts it after a crash (see `managed.py`) and stops every server with the workspace.
+A server unused for `languageServerIdleTimeout` seconds is stopped, and while the servers
+together use more than `languageServerMemoryBudget` MiB the least recently used one is
+stopped (both start again on their next query; `agentls.status` says why they stopped).
 Before each request the server is shown what the agent sees (`documents.py`); disk
 changes the host reports are forwarded as `workspace/didChangeWatchedFiles`.
 """
@@ -20,7 +23,9 @@ from typing import Any, TypeVar
 
 from lsprotocol import types
 
+from agentls.codeintel.autoinstall import InstallFailed, install
 from agentls.codeintel.discovery import ServerPlan, all_plans, language_for_file, plan_language
+from agentls.codeintel.languages import known_servers_for
 from agentls.codeintel.model import (
     Answer,
     CallHierarchy,
@@ -36,6 +41,7 @@ from agentls.codeintel.model import (
     Span,
     SymbolRange,
 )
+from agentls.codeintel.registry import KnownServer
 from agentls.codeintel.settings import LanguageServerSettings
 from agentls.codeintel.sources import Direction, Method
 from agentls.langservers.connection import LanguageServerConnection, Published
@@ -56,11 +62,15 @@ from agentls.workspace.toolchain import venv_env
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+ConfirmInstall = Callable[[KnownServer], Awaitable[bool]]
+"""Asked with the registry row before it is installed; True: install it."""
 
 PLAN_TTL_SECONDS = 30.0
 """How long a "no server found" answer is kept before PATH is searched again."""
 SETTLE_SECONDS = 30.0
 """How long a fresh server's first query waits for the project to be loaded."""
+REAP_SECONDS = 30.0
+"""How often idle servers and the memory budget are checked (at most)."""
 DIAGNOSTICS_SETTLE_SECONDS = 0.15
 """After a version-less `publishDiagnostics`, how long to wait for a follow-up one."""
 _PROVIDERS: dict[Method, str] = {
@@ -91,8 +101,13 @@ class LanguageServerPool:
         workspace: Workspace,
         settings: Callable[[], LanguageServerSettings] = LanguageServerSettings,
         spawn: Spawn = spawn_language_server,
+        confirm_install: ConfirmInstall | None = None,
     ) -> None:
         self.workspace = workspace
+        self._confirm_install = confirm_install
+        """Asks the user before `languageServers.autoInstall` installs a server (None: the
+        host cannot ask, so nothing is installed)."""
+        self._declined: set[str] = set()
         self._settings = settings
         self._spawn = spawn
         self._servers: dict[str, ManagedServer] = {}
@@ -103,6 +118,9 @@ class LanguageServerPool:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pending_disk: set[Path] = set()
         self._unsubscribe = workspace.add_listener(self._workspace_changed)
+        self._stopped_why: dict[str, str] = {}
+        """By language: why its server was stopped (idle, memory budget), for status."""
+        self._reaper: asyncio.TimerHandle | None = None
 
     # -- which server ---------------------------------------------------------------------
 
@@ -138,6 +156,32 @@ class LanguageServerPool:
             return bool(getattr(connection.capabilities, _PROVIDERS[method], None))
         return True
 
+    async def _auto_install(self, path: Path) -> None:
+        """With `languageServers.autoInstall`, a missing npm/PyPI server of the registry is
+        installed into agentls's cache once the user agreed (asked once per language)."""
+        settings = self._current_settings()
+        if not settings.auto_install or self._confirm_install is None:
+            return
+        plan = self.plan_for(path)
+        if plan is None or plan.argv is not None or plan.config is not None:
+            return
+        if plan.language in self._declined:
+            return
+        candidates = [
+            s for s in known_servers_for(plan.language) if s.install_spec.auto_installable
+        ]
+        if not candidates:
+            return
+        server = candidates[0]
+        if not await self._confirm_install(server):
+            self._declined.add(plan.language)
+            return
+        try:
+            await asyncio.to_thread(install, server)
+        except InstallFailed as exc:
+            raise SourceFailed(f"Installing {server.name} failed: {exc}") from None
+        self._plans.pop(plan.language, None)
+
     def _server(self, path: Path) -> ManagedServer:
         plan = self.plan_for(path)
         if plan is None or plan.argv is None:
@@ -158,11 +202,67 @@ class LanguageServerPool:
                 extra_env,
                 hardening=harden(plan, trusted, roots),
                 confinement=confine(self.workspace, plan.argv),
+                max_restarts=self._settings().max_restarts,
             )
             self._servers[key] = server
         server.languages.add(plan.language)
+        server.last_used = time.monotonic()
+        self._stopped_why.pop(plan.language, None)
         self._loop = asyncio.get_running_loop()
+        self._schedule_reaper()
         return server
+
+    # -- idle time and memory budget ------------------------------------------------------
+
+    def _schedule_reaper(self) -> None:
+        if self._reaper is not None:
+            return
+        idle = self._settings().idle_timeout
+        every = min(REAP_SECONDS, idle / 2) if idle > 0 else REAP_SECONDS
+        loop = asyncio.get_running_loop()
+        self._reaper = loop.call_later(every, self._reap)
+
+    def _reap(self) -> None:
+        """Stop idle servers and, over the memory budget, the least recently used ones."""
+        self._reaper = None
+        settings = self._settings()
+        now = time.monotonic()
+        running = [s for s in self._servers.values() if s.running and not s.gate.locked()]
+        if settings.idle_timeout > 0:
+            for server in running:
+                if now - server.last_used >= settings.idle_timeout:
+                    idle = f"unused for {settings.idle_timeout:.0f} s (languageServerIdleTimeout)"
+                    self._stop(server, idle)
+        if settings.memory_budget_mb > 0:
+            self._keep_budget(settings.memory_budget_mb)
+        if any(s.running for s in self._servers.values()):
+            self._schedule_reaper()
+
+    def _keep_budget(self, budget_mb: int) -> None:
+        running = sorted(
+            (s for s in self._servers.values() if s.running), key=lambda s: s.last_used
+        )
+        sizes = {id(s): s.rss_mb() for s in running}
+        total = sum(sizes.values())
+        for server in running[:-1]:  # the most recently used one always stays
+            if total <= budget_mb:
+                return
+            total -= sizes[id(server)]
+            self._stop(
+                server,
+                f"over the memory budget of {budget_mb} MiB (languageServerMemoryBudget): "
+                f"the least recently used server ({sizes[id(server)]:.0f} MiB)",
+            )
+
+    def _stop(self, server: ManagedServer, why: str) -> None:
+        log.info("stopping %s: %s", server.name, why)
+        for key, found in list(self._servers.items()):
+            if found is server:
+                del self._servers[key]
+        for language in server.languages:
+            self._stopped_why[language] = f"stopped: {why}; starts again on its next query"
+        self._retired.append(server)
+        asyncio.get_running_loop().create_task(server.stop())
 
     def _retire_replaced(self, plan: ServerPlan) -> None:
         """A language got a different server (settings changed): stop the old one."""
@@ -342,6 +442,7 @@ class LanguageServerPool:
         method: Method,
         ask: Callable[[ManagedServer, Converter], Awaitable[Answer[T]]],
     ) -> Answer[T] | None:
+        await self._auto_install(doc.path)
         server = self._server(doc.path)
         async with server.gate:
             connection = await server.connect()
@@ -360,6 +461,7 @@ class LanguageServerPool:
     ) -> Answer[list[Diagnostic]] | None:
         groups: dict[int, tuple[ManagedServer, list[Document]]] = {}
         for doc in docs:
+            await self._auto_install(doc.path)
             server = self._server(doc.path)
             groups.setdefault(id(server), (server, []))[1].append(doc)
         found: list[Diagnostic] = []
@@ -507,7 +609,7 @@ class LanguageServerPool:
                     "command": list(plan.argv),
                     "origin": plan.origin,
                     "state": "idle",
-                    "reason": "starts on first use",
+                    "reason": self._stopped_why.get(plan.language, "starts on first use"),
                 }
             else:
                 entry = {
@@ -532,6 +634,8 @@ class LanguageServerPool:
 
     async def aclose(self) -> None:
         self._unsubscribe()
+        if self._reaper is not None:
+            self._reaper.cancel()
         servers = [*self._servers.values(), *self._retired]
         self._servers.clear()
         self._retired.clear()
@@ -540,6 +644,8 @@ class LanguageServerPool:
     def close(self) -> None:
         """Synchronous: end every server's process group (no LSP handshake)."""
         self._unsubscribe()
+        if self._reaper is not None:
+            self._reaper.cancel()
         for server in [*self._servers.values(), *self._retired]:
             server.kill()
         self._servers.clear()

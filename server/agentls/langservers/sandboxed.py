@@ -67,6 +67,7 @@ def confine(workspace: Workspace, argv: Sequence[str]) -> Confinement:
         reason = found.reason or f"language servers are sandboxed with bwrap only ({found.backend})"
         return Confinement(why_not=reason)
     roots = [Path(r).resolve() for r in workspace.roots]
+    programs = _program_folders(argv)
     layout = build_layout(
         roots=(),
         writable=(),
@@ -74,14 +75,20 @@ def confine(workspace: Workspace, argv: Sequence[str]) -> Confinement:
         cwd=roots[0] if roots else Path("/"),
         caches={},
         secrets=secrets_for(workspace),
-        readable=_program_folders(argv),
+        readable=programs,
     )
-    # The roots are shown read-only (they may sit under /tmp, private in every run).
-    shown = tuple(dict.fromkeys([*layout.reexposed, *roots]))
+    # The roots and the server's own installation are shown read-only (they may sit under
+    # /tmp, private in every run: a temporary cache of auto-installed servers).
+    installs = [p.resolve() for p in programs if p.is_dir() and _under_tmp(p)]
+    shown = tuple(dict.fromkeys([*layout.reexposed, *roots, *installs]))
     layout = replace(layout, reexposed=shown)
     args = [found.program, *bwrap_args(layout, NetworkPlan()), "--dir", str(HOME), "--"]
     env = sandbox_env({}, layout)
     return Confinement(tuple(args), env)
+
+
+def _under_tmp(path: Path) -> bool:
+    return path.resolve().is_relative_to("/tmp")
 
 
 def _program_folders(argv: Sequence[str]) -> list[Path]:

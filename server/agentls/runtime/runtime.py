@@ -228,11 +228,18 @@ class AgentRuntime:
         """The editor's own answers (when the host has them), then agentls's language
         servers, with the `languageServers` settings read per query."""
         from agentls.langservers import LanguageServerPool
-        from agentls.runtime.code_sources import LanguageServerSettingsReader
+        from agentls.runtime.code_sources import (
+            LanguageServerSettingsReader,
+            confirm_install_through,
+        )
 
         reader = LanguageServerSettingsReader(self.config)
         editor = list(self.ports.editor_code_sources(workspace))
-        return [*editor, LanguageServerPool(workspace, reader.language_servers)]
+        confirm = confirm_install_through(self.ports.prompts)
+        return [
+            *editor,
+            LanguageServerPool(workspace, reader.language_servers, confirm_install=confirm),
+        ]
 
     def skills(self, workspace: Workspace) -> SkillCatalog:
         """`.claude/skills`, `.agentls/skills` of each root and `~/.claude/skills`."""
