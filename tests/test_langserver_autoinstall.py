@@ -121,7 +121,7 @@ class _Prompts:
         self.asked: list[str] = []
 
     async def ask_questions(self, request: Any) -> Any:
-        from agentls.agent.questions import QuestionAnswer
+        from agentls.agent.framework.questions import QuestionAnswer
 
         question = request.questions[0]
         self.asked.append(question.question)

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from agentls.agent.questions import Question, QuestionOption, QuestionRequest, UserPrompts
+from agentls.agent.framework.questions import Question, QuestionOption, QuestionRequest, UserPrompts
 from agentls.codeintel.registry import KnownServer
 from agentls.codeintel.settings import LanguageServerSettings
 
