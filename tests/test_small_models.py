@@ -300,3 +300,37 @@ def test_chat_completions_body_pairs_calls_and_results() -> None:
     assert body["temperature"] == 0
     assert endpoint_url("http://h:1") == "http://h:1/v1/chat/completions"
     assert endpoint_url("http://h:1/v1/") == "http://h:1/v1/chat/completions"
+
+
+def test_named_files_are_whole_names_and_unique_base_names() -> None:
+    from agentls.agent.mentions import named_files
+
+    files = ["window.py", "test_window.py", "src/app.py", "lib/util.py", "b/util.py"]
+    assert named_files("test_window.py fails: fix window.py.", files) == [
+        "test_window.py",
+        "window.py",
+    ]
+    assert named_files("see app.py", files) == ["src/app.py"]  # one file has that base name
+    assert named_files("see util.py", files) == []  # two do: the path must be written
+    assert named_files("see b/util.py", files) == ["b/util.py"]
+    assert named_files("window.pyc, mywindow.py, window.py.bak", files) == []
+
+
+async def test_files_the_prompt_names_are_shown_and_count_as_read(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    (root / ".env").write_text("TOKEN=abc\n")
+    edit = ("edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"})
+    api.extend(tool_turn(edit), text_turn("done"))
+    session = _file_session(api, root, tmp_path)
+    result = await session.run("Fix add in calc.py (see .env too).")
+    assert result.status == "completed", result.error
+    first = json.dumps(api.message_requests[0].messages[0])
+    assert "Called the read_file tool" in first
+    assert "     2\\t    return a - b" in first  # read_file's numbered lines
+    assert "TOKEN" not in first  # a secret file is not shown, named or not
+    applied = api.message_requests[1].tool_results()[0]
+    assert not applied["is_error"], applied  # no "read it first": the model saw the file
+    api.extend(text_turn("ok"))
+    await _file_session(api, root, tmp_path, tools={"overview": False}).run("Fix calc.py")
+    assert "Called the read_file tool" not in json.dumps(api.message_requests[2].messages[0])

@@ -29,6 +29,7 @@ from agentls.agent.accounting import Accounting, Tally
 from agentls.agent.context import EditSink, KeepStaged, RunMode, ToolContext
 from agentls.agent.guards import call_subject
 from agentls.agent.hooks import HookRunner, NoHooks
+from agentls.agent.mentions import shown_as_read
 from agentls.agent.messages import (
     ContentBlockParam,
     History,
@@ -419,9 +420,10 @@ class Conversation:
             self.messages.append(assistant_message(content))
         self.transcript.write("message", role="assistant", content=content)
 
-    def initial_context(self) -> list[ContentBlockParam]:
+    def initial_context(self, prompt: str = "") -> list[ContentBlockParam]:
         """Blocks that go before the user's prompt: the pinned instruction files on a new
-        session's first prompt; notes waiting for the model (e.g. after a restart)."""
+        session's first prompt, with the workspace overview and the files `prompt` names;
+        notes waiting for the model (e.g. after a restart)."""
         blocks: list[ContentBlockParam] = []
         if not self.messages and self.config.pin_instruction_files:
             block = cx.instructions_block(cx.load_instruction_files(self.config.workspace.roots))
@@ -429,6 +431,7 @@ class Conversation:
                 blocks.append(block)
         if not self.messages and self.settings.tools.overview:
             blocks.extend(self._overview())
+            blocks.extend(self._named_files(prompt))
         blocks.extend(self.reminders)
         self.reminders = []
         return blocks
@@ -444,6 +447,25 @@ class Conversation:
             )
         except Exception:
             log.exception("the workspace overview failed")
+            return []
+        return [text_block(text)] if text else []
+
+    def _named_files(self, prompt: str) -> list[ContentBlockParam]:
+        """The files the prompt names, as read (`agentls.agent.mentions`); a failure only
+        costs them."""
+        if not prompt:
+            return []
+        try:
+            text = shown_as_read(
+                prompt,
+                self.config.workspace,
+                self.changes,
+                self.reads,
+                overview_budget(self.context_window()),
+                self._readable,
+            )
+        except Exception:
+            log.exception("showing the files the prompt names failed")
             return []
         return [text_block(text)] if text else []
 

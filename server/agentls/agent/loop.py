@@ -375,7 +375,7 @@ class AgentLoop:
                 blocks.append(text_block(outcome.additional_context))
         if self.command is not None:
             blocks.extend(await self._start_command(self.command))
-        self.conversation.add_user_content([*self.conversation.initial_context(), *blocks])
+        self.conversation.add_user_content([*self.conversation.initial_context(prompt), *blocks])
         return None
 
     async def _session_start(self, source: str | None = None) -> list[ContentBlockParam]:
