@@ -334,3 +334,26 @@ async def test_files_the_prompt_names_are_shown_and_count_as_read(
     api.extend(text_turn("ok"))
     await _file_session(api, root, tmp_path, tools={"overview": False}).run("Fix calc.py")
     assert "Called the read_file tool" not in json.dumps(api.message_requests[2].messages[0])
+
+
+async def test_a_compact_session_sends_the_environment_after_the_tools(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """Qwen's chat template renders the system text before the tools: the workspace path
+    and the date go to the first message, so the system prompt and tools (the prefix a
+    llama.cpp server caches) are the same for every folder and day."""
+    api.extend(tool_turn(("read_file", {"path": "calc.py"})), text_turn("ok"))
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    assert session.compact_tools()
+    await session.run("hi")
+    first, second = api.message_requests
+    assert str(root) not in first.system_text
+    head = first.messages[0]["content"][0]["text"]
+    assert f"- Workspace root: {root}" in head
+    assert second.messages[0]["content"][0]["text"] == head  # byte-stable across turns
+    assert len([m for m in session.messages if str(root) in json.dumps(m)]) == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    api.extend(text_turn("ok"))
+    await _file_session(api, other, tmp_path, context_window=8192).run("hi")
+    assert api.message_requests[2].system_text == first.system_text

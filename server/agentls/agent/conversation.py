@@ -44,7 +44,12 @@ from agentls.agent.model_client import ModelClient, ModelRequest
 from agentls.agent.overview import overview_budget, workspace_overview
 from agentls.agent.permissions import AllowAll, PermissionPolicy
 from agentls.agent.pricing import PriceTable
-from agentls.agent.prompts import build_system_prompt, deferred_tools_reminder, one_line
+from agentls.agent.prompts import (
+    build_system_prompt,
+    deferred_tools_reminder,
+    environment_section,
+    one_line,
+)
 from agentls.agent.questions import UserPrompts
 from agentls.agent.reads import ReadLog
 from agentls.agent.registry import (
@@ -114,12 +119,29 @@ def _offered_names(config: SessionConfig) -> set[str]:
     denied = config.pool_filter.denied
     tools = [*config.tools, *config.external_tools]
     names = {t.name for t in tools if not denied(t.name) and t.is_enabled()}
-    window = cx.context_window_for(config.settings.model, config.settings.context_window)
-    profile = config.settings.tools
-    if pick_profile(profile.profile, window, profile.compact_below) == "compact":
+    if _compact(config):
         builtin = {t.name for t in config.tools}
         names = {n for n in names if n in COMPACT_TOOLS or n not in builtin}
     return names
+
+
+def _with_environment(messages: History, environment: str) -> History:
+    """`messages` with `environment` (if any) as a reminder at the head of the first user
+    message: byte-stable across turns, and kept when compaction rewrites the history."""
+    if not environment or not messages or messages[0]["role"] != "user":
+        return messages
+    first = messages[0]
+    content = first["content"]
+    blocks = [text_block(content)] if isinstance(content, str) else list(content)
+    note = text_block(f"<system-reminder>\n{environment}\n</system-reminder>")
+    return [{**first, "content": [note, *blocks]}, *messages[1:]]
+
+
+def _compact(config: SessionConfig) -> bool:
+    """Whether the session offers the compact tool profile (a small, local model)."""
+    window = cx.context_window_for(config.settings.model, config.settings.context_window)
+    profile = config.settings.tools
+    return pick_profile(profile.profile, window, profile.compact_below) == "compact"
 
 
 class Conversation:
@@ -146,12 +168,19 @@ class Conversation:
         self.changes.add_listener(self._changes_changed)
         self.changes_dirty = False
         """The changeset changed since the last checkpoint or save."""
+        local = _compact(config)
         self.system = build_system_prompt(
             config.workspace.roots,
             config.instructions,
             skills=config.skills,
             offered=_offered_names(config),
+            environment=not local,
         )
+        self.environment = environment_section(config.workspace.roots) if local else ""
+        """The environment, sent at the head of the first message instead of in the system
+        prompt for a compact-profile (local, small-context) model: chat templates such as
+        Qwen's render the system text before the tools, so a workspace path or date in it
+        would make a new folder or day re-read the whole tool list on a CPU."""
         self.discovered: set[str] = set()
         """Deferred tools loaded by `tool_search`; kept across compactions (the history
         that proved them may be summarised away)."""
@@ -508,9 +537,10 @@ class Conversation:
         self.context.stub_boundary = cx.next_stub_boundary(
             self.context.stub_boundary, total, self.settings.stub_after_turns
         )
-        return cx.stub_old_results(
+        messages = cx.stub_old_results(
             self.messages, self.context.stub_boundary, self.settings.stub_min_chars
         )
+        return _with_environment(messages, self.environment)
 
     def _system_for(self, pool: ToolPool) -> list[TextBlockParam]:
         """The cached main prompt, then what depends on the tools: the tool sources'
