@@ -357,3 +357,22 @@ async def test_a_compact_session_sends_the_environment_after_the_tools(
     api.extend(text_turn("ok"))
     await _file_session(api, other, tmp_path, context_window=8192).run("hi")
     assert api.message_requests[2].system_text == first.system_text
+
+
+async def test_an_edit_of_the_wrong_file_names_the_file_that_has_the_text(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    (root / "test_calc.py").write_text("from calc import add\n", encoding="utf-8")
+    wrong = ("edit_file", {"path": "test_calc.py", "old_string": "a - b", "new_string": "a + b"})
+    api.extend(
+        tool_turn(("read_file", {"path": "calc.py"})),
+        tool_turn(("read_file", {"path": "test_calc.py"})),
+        tool_turn(wrong),
+        text_turn("ok"),
+    )
+    await _file_session(api, root, tmp_path, tools={"overview": False}).run("fix add")
+    refused = api.message_requests[3].tool_results()[0]
+    assert refused["is_error"]
+    assert 'it is in calc.py. To change that file, call edit_file with path "calc.py"' in str(
+        refused["content"]
+    )
