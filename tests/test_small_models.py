@@ -376,3 +376,19 @@ async def test_an_edit_of_the_wrong_file_names_the_file_that_has_the_text(
     assert 'it is in calc.py. To change that file, call edit_file with path "calc.py"' in str(
         refused["content"]
     )
+
+
+async def test_an_empty_last_reply_after_failed_calls_is_not_a_success(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """The 1.5B model sent a failing edit twice, then an empty reply: "completed" before."""
+    wrong = ("edit_file", {"path": "calc.py", "old_string": "a * b", "new_string": "a + b"})
+    api.extend(tool_turn(wrong), text_turn(""))
+    result = await _file_session(api, root, tmp_path).run("Fix add in calc.py")
+    assert result.status == "failed"
+    assert "empty and the run changed nothing" in str(result.error)
+    # an edit needs no words: the same empty reply after an applied edit is a success
+    right = ("edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"})
+    api.extend(tool_turn(right), text_turn(""))
+    result = await _file_session(api, root, tmp_path).run("Fix add in calc.py")
+    assert result.status == "completed", result.error

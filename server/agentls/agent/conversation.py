@@ -168,6 +168,8 @@ class Conversation:
         self.changes.add_listener(self._changes_changed)
         self.changes_dirty = False
         """The changeset changed since the last checkpoint or save."""
+        self.staging_count = 0
+        """Changes to the staged edits so far (a run compares it to say it did something)."""
         local = _compact(config)
         self.system = build_system_prompt(
             config.workspace.roots,
@@ -435,6 +437,7 @@ class Conversation:
 
     def _changes_changed(self, event: ChangeEvent) -> None:
         self.changes_dirty = True
+        self.staging_count += 1
         self.on_staging(event)
 
     # --- history --------------------------------------------------------------------------
