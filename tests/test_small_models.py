@@ -392,3 +392,18 @@ async def test_an_empty_last_reply_after_failed_calls_is_not_a_success(
     api.extend(tool_turn(right), text_turn(""))
     result = await _file_session(api, root, tmp_path).run("Fix add in calc.py")
     assert result.status == "completed", result.error
+
+
+async def test_nearby_replacements_show_each_line_once(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    (root / "app.py").write_text(
+        "from lookup import find_usr\n\n\ndef main(users):\n    return find_usr(users)\n"
+    )
+    rename = ("edit_file", {"path": "app.py", "old_string": "find_usr",
+                            "new_string": "find_user", "replace_all": True})  # fmt: skip
+    api.extend(tool_turn(rename), text_turn("done"))
+    await _file_session(api, root, tmp_path).run("rename find_usr in app.py")
+    shown = str(api.message_requests[1].tool_results()[0]["content"])
+    assert "replaced 2 occurrences" in shown
+    assert shown.count("def main(users):") == 1

@@ -171,11 +171,23 @@ def _confirmation(display: str, new_text: str, plan: _Plan) -> str:
     what = "1 occurrence" if count == 1 else f"{count} occurrences"
     spans = ", ".join(_span(a, b) for a, b in regions[:10])
     parts = [f"Edited {display}: replaced {what} (now at {spans}; staged in this session)."]
-    for first, last in regions[:3]:
+    for first, last in _merged(regions[:3]):
         parts.append(snippet(new_text, first, last))
     if count > 3:
         parts.append(f"[{count - 3} more replacements not shown]")
     return "\n".join(parts)
+
+
+def _merged(regions: list[tuple[int, int]], context: int = 3) -> list[tuple[int, int]]:
+    """Regions whose snippets (with `context` lines each side) would overlap, joined: each
+    line is shown once (a rename's two replacements 4 lines apart printed lines 2-4 twice)."""
+    merged: list[tuple[int, int]] = []
+    for first, last in sorted(regions):
+        if merged and first - context <= merged[-1][1] + context + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return merged
 
 
 def _span(first: int, last: int) -> str:
