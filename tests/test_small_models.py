@@ -407,3 +407,18 @@ async def test_nearby_replacements_show_each_line_once(
     shown = str(api.message_requests[1].tool_results()[0]["content"])
     assert "replaced 2 occurrences" in shown
     assert shown.count("def main(users):") == 1
+
+
+async def test_a_call_repeated_with_the_same_result_is_told_to_act(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """The 1.5B model ran the same lint three times with the same report, then stopped."""
+    read = ("read_file", {"path": "calc.py"})
+    api.extend(tool_turn(read), tool_turn(read), text_turn("done"))
+    result = await _file_session(api, root, tmp_path).run("what does add do")
+    assert result.status == "completed", result.error
+    first = str(api.message_requests[1].tool_results()[0]["content"])
+    second = str(api.message_requests[2].tool_results()[0]["content"])
+    assert "same result" not in first
+    assert "returned this same result 2 times" in second
+    assert "Act on the result" in second
