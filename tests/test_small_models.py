@@ -422,3 +422,13 @@ async def test_a_call_repeated_with_the_same_result_is_told_to_act(
     assert "same result" not in first
     assert "returned this same result 2 times" in second
     assert "Act on the result" in second
+
+
+async def test_a_reply_that_echoes_the_reminders_is_not_a_success(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    echo = "<system-reminder>\n# Environment\n</system-reminder>\nThe docstring has been added."
+    api.extend(text_turn(echo))
+    result = await _file_session(api, root, tmp_path).run("Add a docstring to add in calc.py")
+    assert result.status == "failed"
+    assert "repeated the context" in str(result.error)

@@ -342,8 +342,9 @@ class AgentLoop:
 
     def _final_status(self) -> RunStatus:
         """No hollow success: a run whose last reply is empty (and that changed nothing:
-        an edit needs no words, an answer does), or is a tool call that could not be read,
-        failed."""
+        an edit needs no words, an answer does), echoes the reminders agentls sent (the
+        1.5B model copied them and wrote "the docstring has been added" without an edit),
+        or is a tool call that could not be read, failed."""
         text = "".join(self.text_parts).strip()
         changed = self.conversation.staging_count != self.staged_at_start
         if not text and not self.calls_made:
@@ -352,6 +353,11 @@ class AgentLoop:
             self.failure = (
                 "the model's final reply was empty and the run changed nothing (its calls "
                 "only read, or failed)"
+            )
+        elif "<system-reminder>" in text:
+            self.failure = (
+                "the model's reply repeated the context it was given (<system-reminder> "
+                "blocks) instead of answering or acting"
             )
         elif text and looks_like_a_call(text):
             self.failure = (
