@@ -5,14 +5,18 @@ run (pass/fail on the files afterwards, or on the answer). Each task is run thro
 agentls (`agentls run --apply`, headless) and through aider (`aider-chat` 0.86.2, whole-file
 edits, in its own venv) against one llama.cpp server (xllamacpp) on 127.0.0.1 serving a
 Qwen2.5-Coder GGUF at temperature 0 with a fixed seed. Reported per agent: passes, turns
-(model requests), tokens (input + output, from the server's usage) and wall time.
+(model requests), tokens (prompt + generated, from the server's /metrics for both agents)
+and wall time, with the 1-minute load average sampled before each run (bench/conditions.py):
+on 2 shared cores, wall times are only comparable at the same load.
 
     bash scripts/deps/realmodel.sh                  # the server venv and the 0.5B model
     AGENTLS_REALMODEL_BIG=1 bash scripts/deps/realmodel.sh   # also the 1.5B model
     python bench/agent_tasks.py --model 0.5b [--agents agentls,aider] [--tasks a,b]
 
 aider is found as $AIDER (default ~/.cache/agentls-models/aider-venv/bin/aider). Results
-are printed as a Markdown table and written to bench/results/agent_tasks-<model>.json.
+are printed as a Markdown table and written to bench/results/agent_tasks-<model>.json; the
+workspaces, agentls's transcripts and aider's chat histories are kept under --keep (default
+a new folder in the models directory) for reading the failures.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.realmodel.support import BIG, MODELS, SMALL, llama_server  # noqa: E402
+
+from conditions import Conditions, load  # noqa: E402  (bench/ is the script's folder)
 
 Checker = Callable[[Path, str], bool]
 
@@ -214,6 +220,8 @@ class Outcome:
     tokens: int = 0
     seconds: float = 0.0
     status: str = ""
+    load: float = 0.0
+    """The 1-minute load average when the run started."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -226,13 +234,15 @@ def _workspace(task: Task, base: Path) -> Path:
     return root
 
 
-def _server_usage(url: str) -> tuple[int, int]:
-    """(requests, tokens) the server has processed so far (its /metrics, else zeros)."""
+def _server_usage(url: str) -> int:
+    """Tokens the server has processed so far (prompt tokens read, not those its prompt
+    cache reused, plus tokens generated; its /metrics, else 0): the same count for both
+    agents, whatever each reports of itself."""
     try:
         with urllib.request.urlopen(url + "/metrics", timeout=10) as reply:
             text = reply.read().decode()
     except OSError:
-        return 0, 0
+        return 0
     values: dict[str, float] = {}
     for line in text.splitlines():
         if line and not line.startswith("#"):
@@ -241,7 +251,7 @@ def _server_usage(url: str) -> tuple[int, int]:
     tokens = values.get("llamacpp:prompt_tokens_total", 0) + values.get(
         "llamacpp:tokens_predicted_total", 0
     )
-    return int(values.get("llamacpp:requests_processing", 0)), int(tokens)
+    return int(tokens)
 
 
 def run_agentls(task: Task, root: Path, url: str, api: str) -> Outcome:
@@ -263,6 +273,7 @@ def run_agentls(task: Task, root: Path, url: str, api: str) -> Outcome:
     }
     env.pop("ANTHROPIC_API_KEY", None)
     agentls = shutil.which("agentls") or str(Path(sys.executable).parent / "agentls")
+    before = _server_usage(url)
     started = time.monotonic()
     run = subprocess.run(
         [agentls, "run", "--json", "--apply", "--trust", "--allow", "edit_file",
@@ -270,13 +281,12 @@ def run_agentls(task: Task, root: Path, url: str, api: str) -> Outcome:
         env=env, capture_output=True, text=True, timeout=3600,
     )  # fmt: skip
     seconds = time.monotonic() - started
+    (root.parent / f"{task.name}.agentls.out").write_text(run.stdout + "\n" + run.stderr)
     try:
         result = json.loads(run.stdout)
     except ValueError:
         result = {"status": "crashed", "text": "", "usage": {}, "error": run.stderr[-500:]}
-    usage = result.get("usage") or {}
-    tokens = sum(int(usage.get(k) or 0) for k in ("input_tokens", "output_tokens",
-                 "cache_read_input_tokens"))  # fmt: skip
+    tokens = _server_usage(url) - before
     answer = str(result.get("text") or "")
     outcome = Outcome(task.name, f"agentls ({api})", False, int(result.get("turns") or 0),
                       tokens, seconds, str(result.get("status")))  # fmt: skip
@@ -291,7 +301,7 @@ def run_aider(task: Task, root: Path, url: str, aider: str) -> Outcome:
     env = {**os.environ, "OPENAI_API_BASE": url + "/v1", "OPENAI_API_KEY": "local",
            "AIDER_ANALYTICS": "false", "AIDER_CHECK_UPDATE": "false"}  # fmt: skip
     history = root.parent / f".aider-{task.name}.md"
-    before = _server_usage(url)[1]
+    before = _server_usage(url)
     started = time.monotonic()
     run = subprocess.run(
         [aider, "--model", "openai/qwen", "--edit-format", "whole", "--yes-always",
@@ -302,9 +312,10 @@ def run_aider(task: Task, root: Path, url: str, aider: str) -> Outcome:
         cwd=root, env=env, capture_output=True, text=True, timeout=3600,
     )  # fmt: skip
     seconds = time.monotonic() - started
+    (root.parent / f"{task.name}.aider.out").write_text(run.stdout + "\n" + run.stderr)
     answer = run.stdout
-    turns = answer.count("Tokens:") or 1
-    tokens = _server_usage(url)[1] - before
+    turns = answer.count("Tokens:") or 1  # aider prints one "Tokens: …" line per request
+    tokens = _server_usage(url) - before
     outcome = Outcome(
         task.name, "aider (whole)", False, turns, tokens, seconds, f"exit {run.returncode}"
     )
@@ -321,13 +332,17 @@ def _checked(task: Task, root: Path, answer: str) -> bool:
 
 def table(outcomes: list[Outcome]) -> str:
     agents = sorted({o.agent for o in outcomes})
-    lines = ["| agent | passed | turns | tokens | wall time |", "|---|---|---|---|---|"]
+    lines = [
+        "| agent | passed | turns | tokens | wall time | load (1 min) |",
+        "|---|---|---|---|---|---|",
+    ]
     for agent in agents:
         mine = [o for o in outcomes if o.agent == agent]
+        loads = [o.load for o in mine]
         lines.append(
             f"| {agent} | {sum(o.passed for o in mine)}/{len(mine)} | "
             f"{sum(o.turns for o in mine)} | {sum(o.tokens for o in mine):,} | "
-            f"{sum(o.seconds for o in mine):.0f} s |"
+            f"{sum(o.seconds for o in mine):.0f} s | {min(loads):.1f}–{max(loads):.1f} |"
         )
     lines += ["", "| task | " + " | ".join(agents) + " |", "|---" * (len(agents) + 1) + "|"]
     for task in dict.fromkeys(o.task for o in outcomes):
@@ -347,6 +362,8 @@ def main() -> None:
     parser.add_argument("--tasks", default="", help="comma-separated task names (default all)")
     parser.add_argument("--api", choices=("messages", "chat-completions"), default="messages")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--keep", type=Path, default=None, help="folder for the workspaces")
+    parser.add_argument("--out", default="", help="results file suffix (default the model)")
     args = parser.parse_args()
     model = SMALL if args.model == "0.5b" else BIG
     chosen = [t for t in TASKS if not args.tasks or t.name in args.tasks.split(",")]
@@ -354,22 +371,26 @@ def main() -> None:
     outcomes: list[Outcome] = []
     results = ROOT / "bench" / "results"
     results.mkdir(exist_ok=True)
-    with (
-        llama_server(model, ctx=8192, threads=args.threads) as url,
-        tempfile.TemporaryDirectory() as tmp,
-    ):
+    keep = args.keep or Path(tempfile.mkdtemp(prefix=f"agent-tasks-{args.model}-", dir=MODELS))
+    print(f"workspaces and transcripts: {keep}", flush=True)
+    out = results / f"agent_tasks-{args.out or args.model}.json"
+    cond = Conditions.start()
+    with llama_server(model, ctx=8192, threads=args.threads) as url:
         for task in chosen:
             for agent in args.agents.split(","):
-                root = _workspace(task, Path(tmp) / agent)
+                root = _workspace(task, keep / agent)
+                started_load = cond.sample()
                 if agent == "agentls":
                     outcome = run_agentls(task, root, url, args.api)
                 else:
                     outcome = run_aider(task, root, url, aider)
+                outcome.load = started_load
                 outcomes.append(outcome)
                 print(json.dumps(asdict(outcome)), flush=True)
-                out = results / f"agent_tasks-{args.model}.json"
-                out.write_text(json.dumps([asdict(o) for o in outcomes], indent=1))
+                out.write_text(json.dumps([asdict(o) for o in outcomes], indent=1) + "\n")
     print(table(outcomes))
+    print(cond.report())
+    print(f"load now {load():.2f}")
 
 
 if __name__ == "__main__":

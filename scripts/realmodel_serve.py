@@ -28,6 +28,7 @@ def main() -> None:
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
     params.use_jinja = True
+    params.endpoint_metrics = True  # /metrics: the bench counts every agent's tokens there
     params.hostnames = ["127.0.0.1"]
     params.port = port
     params.sampling.seed = 42

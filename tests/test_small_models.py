@@ -300,3 +300,135 @@ def test_chat_completions_body_pairs_calls_and_results() -> None:
     assert body["temperature"] == 0
     assert endpoint_url("http://h:1") == "http://h:1/v1/chat/completions"
     assert endpoint_url("http://h:1/v1/") == "http://h:1/v1/chat/completions"
+
+
+def test_named_files_are_whole_names_and_unique_base_names() -> None:
+    from agentls.agent.run.mentions import named_files
+
+    files = ["window.py", "test_window.py", "src/app.py", "lib/util.py", "b/util.py"]
+    assert named_files("test_window.py fails: fix window.py.", files) == [
+        "test_window.py",
+        "window.py",
+    ]
+    assert named_files("see app.py", files) == ["src/app.py"]  # one file has that base name
+    assert named_files("see util.py", files) == []  # two do: the path must be written
+    assert named_files("see b/util.py", files) == ["b/util.py"]
+    assert named_files("window.pyc, mywindow.py, window.py.bak", files) == []
+
+
+async def test_files_the_prompt_names_are_shown_and_count_as_read(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    (root / ".env").write_text("TOKEN=abc\n")
+    edit = ("edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"})
+    api.extend(tool_turn(edit), text_turn("done"))
+    session = _file_session(api, root, tmp_path)
+    result = await session.run("Fix add in calc.py (see .env too).")
+    assert result.status == "completed", result.error
+    first = json.dumps(api.message_requests[0].messages[0])
+    assert "Called the read_file tool" in first
+    assert "     2\\t    return a - b" in first  # read_file's numbered lines
+    assert "TOKEN" not in first  # a secret file is not shown, named or not
+    applied = api.message_requests[1].tool_results()[0]
+    assert not applied["is_error"], applied  # no "read it first": the model saw the file
+    api.extend(text_turn("ok"))
+    await _file_session(api, root, tmp_path, tools={"overview": False}).run("Fix calc.py")
+    assert "Called the read_file tool" not in json.dumps(api.message_requests[2].messages[0])
+
+
+async def test_a_compact_session_sends_the_environment_after_the_tools(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """Qwen's chat template renders the system text before the tools: the workspace path
+    and the date go to the first message, so the system prompt and tools (the prefix a
+    llama.cpp server caches) are the same for every folder and day."""
+    api.extend(tool_turn(("read_file", {"path": "calc.py"})), text_turn("ok"))
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    assert session.compact_tools()
+    await session.run("hi")
+    first, second = api.message_requests
+    assert str(root) not in first.system_text
+    head = first.messages[0]["content"][0]["text"]
+    assert f"- Workspace root: {root}" in head
+    assert second.messages[0]["content"][0]["text"] == head  # byte-stable across turns
+    assert len([m for m in session.messages if str(root) in json.dumps(m)]) == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    api.extend(text_turn("ok"))
+    await _file_session(api, other, tmp_path, context_window=8192).run("hi")
+    assert api.message_requests[2].system_text == first.system_text
+
+
+async def test_an_edit_of_the_wrong_file_names_the_file_that_has_the_text(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    (root / "test_calc.py").write_text("from calc import add\n", encoding="utf-8")
+    wrong = ("edit_file", {"path": "test_calc.py", "old_string": "a - b", "new_string": "a + b"})
+    api.extend(
+        tool_turn(("read_file", {"path": "calc.py"})),
+        tool_turn(("read_file", {"path": "test_calc.py"})),
+        tool_turn(wrong),
+        text_turn("ok"),
+    )
+    await _file_session(api, root, tmp_path, tools={"overview": False}).run("fix add")
+    refused = api.message_requests[3].tool_results()[0]
+    assert refused["is_error"]
+    assert 'it is in calc.py. To change that file, call edit_file with path "calc.py"' in str(
+        refused["content"]
+    )
+
+
+async def test_an_empty_last_reply_after_failed_calls_is_not_a_success(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """The 1.5B model sent a failing edit twice, then an empty reply: "completed" before."""
+    wrong = ("edit_file", {"path": "calc.py", "old_string": "a * b", "new_string": "a + b"})
+    api.extend(tool_turn(wrong), text_turn(""))
+    result = await _file_session(api, root, tmp_path).run("Fix add in calc.py")
+    assert result.status == "failed"
+    assert "empty and the run changed nothing" in str(result.error)
+    # an edit needs no words: the same empty reply after an applied edit is a success
+    right = ("edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"})
+    api.extend(tool_turn(right), text_turn(""))
+    result = await _file_session(api, root, tmp_path).run("Fix add in calc.py")
+    assert result.status == "completed", result.error
+
+
+async def test_nearby_replacements_show_each_line_once(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    (root / "app.py").write_text(
+        "from lookup import find_usr\n\n\ndef main(users):\n    return find_usr(users)\n"
+    )
+    rename = ("edit_file", {"path": "app.py", "old_string": "find_usr",
+                            "new_string": "find_user", "replace_all": True})  # fmt: skip
+    api.extend(tool_turn(rename), text_turn("done"))
+    await _file_session(api, root, tmp_path).run("rename find_usr in app.py")
+    shown = str(api.message_requests[1].tool_results()[0]["content"])
+    assert "replaced 2 occurrences" in shown
+    assert shown.count("def main(users):") == 1
+
+
+async def test_a_call_repeated_with_the_same_result_is_told_to_act(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """The 1.5B model ran the same lint three times with the same report, then stopped."""
+    read = ("read_file", {"path": "calc.py"})
+    api.extend(tool_turn(read), tool_turn(read), text_turn("done"))
+    result = await _file_session(api, root, tmp_path).run("what does add do")
+    assert result.status == "completed", result.error
+    first = str(api.message_requests[1].tool_results()[0]["content"])
+    second = str(api.message_requests[2].tool_results()[0]["content"])
+    assert "same result" not in first
+    assert "returned this same result 2 times" in second
+    assert "Act on the result" in second
+
+
+async def test_a_reply_that_echoes_the_reminders_is_not_a_success(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    echo = "<system-reminder>\n# Environment\n</system-reminder>\nThe docstring has been added."
+    api.extend(text_turn(echo))
+    result = await _file_session(api, root, tmp_path).run("Add a docstring to add in calc.py")
+    assert result.status == "failed"
+    assert "repeated the context" in str(result.error)

@@ -105,7 +105,8 @@ Example: {"path": "<path>", "old_string": "<exact text copied from read_file>",
         else:
             plan = _plan(text, input.old_string, input.new_string)
             if not plan.starts:
-                raise ToolError(_not_found(display, text, input.old_string))
+                elsewhere = _found_elsewhere(ctx, path, input.old_string)
+                raise ToolError(elsewhere or _not_found(display, text, input.old_string))
             if len(plan.starts) > 1 and not input.replace_all:
                 lines = [text.count("\n", 0, s) + 1 for s in plan.starts]
                 shown = ", ".join(str(n) for n in lines[:20])
@@ -170,15 +171,50 @@ def _confirmation(display: str, new_text: str, plan: _Plan) -> str:
     what = "1 occurrence" if count == 1 else f"{count} occurrences"
     spans = ", ".join(_span(a, b) for a, b in regions[:10])
     parts = [f"Edited {display}: replaced {what} (now at {spans}; staged in this session)."]
-    for first, last in regions[:3]:
+    for first, last in _merged(regions[:3]):
         parts.append(snippet(new_text, first, last))
     if count > 3:
         parts.append(f"[{count - 3} more replacements not shown]")
     return "\n".join(parts)
 
 
+def _merged(regions: list[tuple[int, int]], context: int = 3) -> list[tuple[int, int]]:
+    """Regions whose snippets (with `context` lines each side) would overlap, joined: each
+    line is shown once (a rename's two replacements 4 lines apart printed lines 2-4 twice)."""
+    merged: list[tuple[int, int]] = []
+    for first, last in sorted(regions):
+        if merged and first - context <= merged[-1][1] + context + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return merged
+
+
 def _span(first: int, last: int) -> str:
     return f"line {first}" if first == last else f"lines {first}-{last}"
+
+
+def _found_elsewhere(ctx: ToolContext, path: Path, old: str) -> str | None:
+    """When old_string is not in `path` but is in another file this session read: the
+    model mixed up the paths (a small model edits the test that names the function it
+    means), so the error names the file that has the text."""
+    if ctx.reads is None or not old.strip():
+        return None
+    ws = ctx.workspace
+    for other in ctx.reads.paths():
+        if other == path:
+            continue
+        try:
+            text = ws.load(other, ctx.changes).text
+        except Exception:  # gone or unreadable since: no hint from it
+            continue
+        if old in text or _plan(text, old, old).starts:
+            return (
+                f"old_string was not found in {ws.display(path)}, but it is in "
+                f"{ws.display(other)}. To change that file, call edit_file with path "
+                f'"{ws.display(other)}".'
+            )
+    return None
 
 
 def _not_found(display: str, text: str, old: str) -> str:

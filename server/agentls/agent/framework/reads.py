@@ -25,6 +25,10 @@ class ReadLog:
     def record(self, path: Path, text: str) -> None:
         self._seen[path] = _digest(text)
 
+    def paths(self) -> list[Path]:
+        """The files read or written in this session, in the order first seen."""
+        return list(self._seen)
+
     def problem(self, path: Path, text: str, display: str) -> str | None:
         """Why an edit of `path` (now `text`) must wait for a read; None when it may go."""
         seen = self._seen.get(path)

@@ -61,9 +61,14 @@ from agentls.agent.protocol.pricing import PriceTable
 from agentls.agent.protocol.results import RewindPayload, SessionStatusPayload, TurnPayload
 from agentls.agent.protocol.usage import Usage
 from agentls.agent.run import compaction as cx
+from agentls.agent.run.mentions import shown_as_read
 from agentls.agent.run.model_client import ModelClient, ModelRequest
 from agentls.agent.run.overview import overview_budget, workspace_overview
-from agentls.agent.run.prompts import build_system_prompt, deferred_tools_reminder
+from agentls.agent.run.prompts import (
+    build_system_prompt,
+    deferred_tools_reminder,
+    environment_section,
+)
 from agentls.agent.settings import AgentSettings
 from agentls.errors import SessionBusy
 from agentls.workspace import ChangeSet, Workspace
@@ -115,12 +120,29 @@ def _offered_names(config: SessionConfig) -> set[str]:
     denied = config.pool_filter.denied
     tools = [*config.tools, *config.external_tools]
     names = {t.name for t in tools if not denied(t.name) and t.is_enabled()}
-    window = cx.context_window_for(config.settings.model, config.settings.context_window)
-    profile = config.settings.tools
-    if pick_profile(profile.profile, window, profile.compact_below) == "compact":
+    if _compact(config):
         builtin = {t.name for t in config.tools}
         names = {n for n in names if n in COMPACT_TOOLS or n not in builtin}
     return names
+
+
+def _with_environment(messages: History, environment: str) -> History:
+    """`messages` with `environment` (if any) as a reminder at the head of the first user
+    message: byte-stable across turns, and kept when compaction rewrites the history."""
+    if not environment or not messages or messages[0]["role"] != "user":
+        return messages
+    first = messages[0]
+    content = first["content"]
+    blocks = [text_block(content)] if isinstance(content, str) else list(content)
+    note = text_block(f"<system-reminder>\n{environment}\n</system-reminder>")
+    return [{**first, "content": [note, *blocks]}, *messages[1:]]
+
+
+def _compact(config: SessionConfig) -> bool:
+    """Whether the session offers the compact tool profile (a small, local model)."""
+    window = cx.context_window_for(config.settings.model, config.settings.context_window)
+    profile = config.settings.tools
+    return pick_profile(profile.profile, window, profile.compact_below) == "compact"
 
 
 class Conversation:
@@ -147,12 +169,21 @@ class Conversation:
         self.changes.add_listener(self._changes_changed)
         self.changes_dirty = False
         """The changeset changed since the last checkpoint or save."""
+        self.staging_count = 0
+        """Changes to the staged edits so far (a run compares it to say it did something)."""
+        local = _compact(config)
         self.system = build_system_prompt(
             config.workspace.roots,
             config.instructions,
             skills=config.skills,
             offered=_offered_names(config),
+            environment=not local,
         )
+        self.environment = environment_section(config.workspace.roots) if local else ""
+        """The environment, sent at the head of the first message instead of in the system
+        prompt for a compact-profile (local, small-context) model: chat templates such as
+        Qwen's render the system text before the tools, so a workspace path or date in it
+        would make a new folder or day re-read the whole tool list on a CPU."""
         self.discovered: set[str] = set()
         """Deferred tools loaded by `tool_search`; kept across compactions (the history
         that proved them may be summarised away)."""
@@ -407,6 +438,7 @@ class Conversation:
 
     def _changes_changed(self, event: ChangeEvent) -> None:
         self.changes_dirty = True
+        self.staging_count += 1
         self.on_staging(event)
 
     # --- history --------------------------------------------------------------------------
@@ -421,9 +453,10 @@ class Conversation:
             self.messages.append(assistant_message(content))
         self.transcript.write("message", role="assistant", content=content)
 
-    def initial_context(self) -> list[ContentBlockParam]:
+    def initial_context(self, prompt: str = "") -> list[ContentBlockParam]:
         """Blocks that go before the user's prompt: the pinned instruction files on a new
-        session's first prompt; notes waiting for the model (e.g. after a restart)."""
+        session's first prompt, with the workspace overview and the files `prompt` names;
+        notes waiting for the model (e.g. after a restart)."""
         blocks: list[ContentBlockParam] = []
         if not self.messages and self.config.pin_instruction_files:
             block = cx.instructions_block(cx.load_instruction_files(self.config.workspace.roots))
@@ -431,6 +464,7 @@ class Conversation:
                 blocks.append(block)
         if not self.messages and self.settings.tools.overview:
             blocks.extend(self._overview())
+            blocks.extend(self._named_files(prompt))
         blocks.extend(self.reminders)
         self.reminders = []
         return blocks
@@ -446,6 +480,25 @@ class Conversation:
             )
         except Exception:
             log.exception("the workspace overview failed")
+            return []
+        return [text_block(text)] if text else []
+
+    def _named_files(self, prompt: str) -> list[ContentBlockParam]:
+        """The files the prompt names, as read (`agentls.agent.run.mentions`); a failure only
+        costs them."""
+        if not prompt:
+            return []
+        try:
+            text = shown_as_read(
+                prompt,
+                self.config.workspace,
+                self.changes,
+                self.reads,
+                overview_budget(self.context_window()),
+                self._readable,
+            )
+        except Exception:
+            log.exception("showing the files the prompt names failed")
             return []
         return [text_block(text)] if text else []
 
@@ -488,9 +541,10 @@ class Conversation:
         self.context.stub_boundary = cx.next_stub_boundary(
             self.context.stub_boundary, total, self.settings.stub_after_turns
         )
-        return cx.stub_old_results(
+        messages = cx.stub_old_results(
             self.messages, self.context.stub_boundary, self.settings.stub_min_chars
         )
+        return _with_environment(messages, self.environment)
 
     def _system_for(self, pool: ToolPool) -> list[TextBlockParam]:
         """The cached main prompt, then what depends on the tools: the tool sources'

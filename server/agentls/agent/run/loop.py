@@ -133,6 +133,9 @@ class AgentLoop:
         self.failure: str | None = None
         """Why a run that got replies still failed (an empty reply, a stuck loop)."""
         self.calls_made = 0
+        self.staged_at_start = conversation.staging_count
+        """The session's count of staging events when the run began: a run whose final
+        reply is empty succeeded only if it changed something since."""
 
     def _tool_progress(self, tool_use_id: str, message: str) -> None:
         self._emit_safe(ToolProgress(self.conversation.id, tool_use_id, message))
@@ -344,11 +347,24 @@ class AgentLoop:
         return None
 
     def _final_status(self) -> RunStatus:
-        """No hollow success: a run whose last reply is empty (and that did nothing), or is
-        a tool call that could not be read, failed."""
+        """No hollow success: a run whose last reply is empty (and that changed nothing:
+        an edit needs no words, an answer does), echoes the reminders agentls sent (the
+        1.5B model copied them and wrote "the docstring has been added" without an edit),
+        or is a tool call that could not be read, failed."""
         text = "".join(self.text_parts).strip()
+        changed = self.conversation.staging_count != self.staged_at_start
         if not text and not self.calls_made:
             self.failure = "the model's reply was empty: nothing was done"
+        elif not text and not changed:
+            self.failure = (
+                "the model's final reply was empty and the run changed nothing (its calls "
+                "only read, or failed)"
+            )
+        elif "<system-reminder>" in text:
+            self.failure = (
+                "the model's reply repeated the context it was given (<system-reminder> "
+                "blocks) instead of answering or acting"
+            )
         elif text and looks_like_a_call(text):
             self.failure = (
                 "the model's last reply looks like a tool call that could not be read (an "
@@ -381,7 +397,7 @@ class AgentLoop:
                 blocks.append(text_block(outcome.additional_context))
         if self.command is not None:
             blocks.extend(await self._start_command(self.command))
-        self.conversation.add_user_content([*self.conversation.initial_context(), *blocks])
+        self.conversation.add_user_content([*self.conversation.initial_context(prompt), *blocks])
         return None
 
     async def _session_start(self, source: str | None = None) -> list[ContentBlockParam]:

@@ -3,7 +3,9 @@
 Why: small models resend a call whose error already named the fix ("Did you mean:
 lookup.py?") until max turns. From the second identical failure the result carries an
 instruction to change approach; after `limit` identical failures the run ends with a clear
-status instead of burning the remaining turns. A call that succeeds clears its count.
+status instead of burning the remaining turns. A call that succeeds clears its count; one
+that succeeds with the very result it returned last time is told that repeating it will
+not help (a note only: reading a file again after an edit is normal, and gets new text).
 """
 
 from __future__ import annotations
@@ -25,10 +27,20 @@ def change_approach(count: int) -> str:
     )
 
 
+def same_result(count: int) -> str:
+    return (
+        f"\n\n[This exact call has now returned this same result {count} times: nothing "
+        "changed in between, so calling it again will not help. Act on the result (for "
+        "example, edit the file it points at) or give your answer.]"
+    )
+
+
 @dataclass
 class LoopGuard:
     limit: int
     failures: dict[str, int] = field(default_factory=dict)
+    repeats: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """Successful calls: key → (their result, how many times in a row it came back)."""
     stuck: str | None = None
     """Set once a call failed `limit` times: what the run's error says."""
 
@@ -46,7 +58,7 @@ class LoopGuard:
             key = _key(call)
             if not result.is_error:
                 self.failures.pop(key, None)
-                checked.append(result)
+                checked.append(self._repeated(key, result))
                 continue
             count = self.failures.get(key, 0) + 1
             self.failures[key] = count
@@ -59,6 +71,18 @@ class LoopGuard:
                 result = replace(result, content=result.content + change_approach(count))
             checked.append(result)
         return checked
+
+    def _repeated(self, key: str, result: ToolCallResult) -> ToolCallResult:
+        """A successful call that returns the same text again (the 1.5B model ran the same
+        lint three times, then stopped without fixing what it reported) is told so."""
+        if not isinstance(result.content, str):
+            return result
+        seen, count = self.repeats.get(key, ("", 0))
+        count = count + 1 if seen == result.content else 1
+        self.repeats[key] = (result.content, count)
+        if count >= WARN_AFTER:
+            return replace(result, content=result.content + same_result(count))
+        return result
 
 
 def _key(call: ToolCall) -> str:

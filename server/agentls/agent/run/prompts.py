@@ -66,22 +66,10 @@ def using_your_tools(offered: Collection[str] | None = None) -> str:
 USING_YOUR_TOOLS = using_your_tools()
 
 
-def build_system_prompt(
-    roots: Sequence[Path],
-    extra_instructions: str = "",
-    today: datetime.date | None = None,
-    intro: str = INTRO,
-    skills: str = "",
-    offered: Collection[str] | None = None,
-) -> list[TextBlockParam]:
-    """System blocks; the last carries the cache breakpoint. `intro`: who the agent is (a
-    sub-agent has its own); `offered`: the tool names the prompt may mention.
-
-    Stable parts first, what varies by folder and day last (the environment), so a new
-    workspace or a new day re-reads as little of the prompt as possible.
-    """
+def environment_section(roots: Sequence[Path], today: datetime.date | None = None) -> str:
+    """What varies by folder and day: the workspace roots, the platform, the date."""
     day = (today or datetime.date.today()).isoformat()
-    environment = "\n".join(
+    return "\n".join(
         [
             "# Environment",
             *(f"- Workspace root: {root}" for root in roots),
@@ -89,6 +77,24 @@ def build_system_prompt(
             f"- Today's date: {day}",
         ]
     )
+
+
+def build_system_prompt(
+    roots: Sequence[Path],
+    extra_instructions: str = "",
+    today: datetime.date | None = None,
+    intro: str = INTRO,
+    skills: str = "",
+    offered: Collection[str] | None = None,
+    environment: bool = True,
+) -> list[TextBlockParam]:
+    """System blocks; the last carries the cache breakpoint. `intro`: who the agent is (a
+    sub-agent has its own); `offered`: the tool names the prompt may mention;
+    `environment=False` leaves the environment out (the caller sends it with the messages).
+
+    Stable parts first, what varies by folder and day last (the environment), so a new
+    workspace or a new day re-reads as little of the prompt as possible.
+    """
     sections = [intro, using_your_tools(offered)]
     if intro == INTRO:  # the main agent's prompt; sub-agents keep their own voice
         from agentls.agent.claude.output_styles import output_style
@@ -100,7 +106,8 @@ def build_system_prompt(
         sections.append(skills)  # `SkillCatalog.prompt_section()`, fixed for the session
     if extra_instructions.strip():
         sections.append("# Project instructions\n" + extra_instructions.strip())
-    sections.append(environment)
+    if environment:
+        sections.append(environment_section(roots, today))
     return [{"type": "text", "text": "\n\n".join(sections), "cache_control": cache_control()}]
 
 
