@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from agentls.agent.framework.context import RunMode, ToolContext
 from agentls.agent.framework.registry import (
@@ -408,7 +408,7 @@ class AgentHost:
         return [*tools, *extra]
 
     async def run_tool(
-        self, name: str, input: dict[str, Any], mode: RunMode = "review"
+        self, name: str, input: dict[str, object], mode: RunMode = "review"
     ) -> ToolCallResult:
         """One tool call through the full pipeline, without a model (scripts, debugging)."""
         try:
@@ -760,7 +760,7 @@ class AgentHost:
         self.workspace.close()  # shadow copies deleted, the symbol index persisted
 
 
-def _sandbox_status(workspace: Workspace) -> dict[str, Any]:
+def _sandbox_status(workspace: Workspace) -> dict[str, object]:
     """Whether commands, tests and linters run sandboxed, and the fix when they cannot."""
     from agentls.sandbox import sandbox_of
 
@@ -783,7 +783,7 @@ def _source_status(source: ToolSource) -> list[Mapping[str, object]]:
     return list(entries) if isinstance(entries, list) else [cast(Mapping[str, object], entries)]
 
 
-def _code_intel_status(workspace: Workspace) -> list[dict[str, Any]]:
+def _code_intel_status(workspace: Workspace) -> list[dict[str, object]]:
     """Language servers: which run, for which languages, and why one does not."""
     from agentls.codeintel.service import installed_code_intel
 

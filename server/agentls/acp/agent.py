@@ -660,10 +660,10 @@ class AgentlsAcpAgent:
 
     # -- extensions -----------------------------------------------------------------------
 
-    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def ext_method(self, method: str, params: dict[str, object]) -> dict[str, object]:
         raise RequestError.method_not_found(f"_{method}")
 
-    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+    async def ext_notification(self, method: str, params: dict[str, object]) -> None:
         log.info("ignoring extension notification _%s", method)
 
     # -- pieces ---------------------------------------------------------------------------
@@ -730,7 +730,7 @@ def _use_model(session: AcpSession) -> None:
     core.config.settings = settings
 
 
-def _auth_data(problem: str) -> dict[str, Any]:
+def _auth_data(problem: str) -> dict[str, object]:
     return {"reason": problem, "authMethods": [m.id for m in AUTH_METHODS]}
 
 

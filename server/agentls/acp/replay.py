@@ -99,10 +99,10 @@ def _assistant(blocks: list[Any], roots: list[Path], find: ToolLookup) -> Iterat
             yield _tool_call(block, roots, find)
 
 
-def _tool_call(block: dict[str, Any], roots: list[Path], find: ToolLookup) -> ToolCallStart:
+def _tool_call(block: dict[str, object], roots: list[Path], find: ToolLookup) -> ToolCallStart:
     name = str(block.get("name", ""))
     raw = block.get("input")
-    raw_input: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    raw_input: dict[str, object] = raw if isinstance(raw, dict) else {}
     tool = find(name)
     title, read_only = f"{name} {json.dumps(raw_input)[:80]}", None
     if tool is not None:

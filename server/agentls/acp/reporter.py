@@ -23,7 +23,7 @@ import difflib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from acp.schema import (
     AgentMessageChunk,
@@ -204,7 +204,7 @@ class AcpReporter:
             found.append((diff, first_changed_line(before or "", after or "")))
         return found
 
-    def _read_only(self, name: str, raw_input: dict[str, Any]) -> bool | None:
+    def _read_only(self, name: str, raw_input: dict[str, object]) -> bool | None:
         session = self.workspace.host.sessions.get(self.session_id)
         if session is None:
             return None

@@ -32,13 +32,13 @@ class StdioTransport:
         self._writer = writer
         self._lock = asyncio.Lock()
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: dict[str, object]) -> None:
         data = json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n"
         async with self._lock:  # one message per line, never interleaved
             self._writer.write(data.encode("utf-8"))
             await self._writer.drain()
 
-    async def receive(self) -> dict[str, Any] | None:
+    async def receive(self) -> dict[str, object] | None:
         while True:
             line = await self._read_line()
             if line is None:
@@ -52,7 +52,7 @@ class StdioTransport:
     async def close(self) -> None:
         self._writer.close()
 
-    async def _parse(self, line: bytes) -> dict[str, Any] | None:
+    async def _parse(self, line: bytes) -> dict[str, object] | None:
         try:
             message = loads_bounded(line)
         except (ValueError, UnicodeDecodeError) as exc:

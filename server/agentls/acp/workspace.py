@@ -21,7 +21,7 @@ import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from acp.schema import EnvVariable, TerminalToolCallContent, ToolCallProgress
 
@@ -423,7 +423,7 @@ class EditPreviews(PreviewSource):
         ]
 
 
-def _after(tool: str, raw: dict[str, Any], before: str | None) -> str | None:
+def _after(tool: str, raw: dict[str, object], before: str | None) -> str | None:
     if tool == "write_file":
         content = raw.get("content")
         return content if isinstance(content, str) else None

@@ -13,7 +13,6 @@ import asyncio
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from agentls.codeintel.identifiers import occurrences
 from agentls.codeintel.languages import language_of
@@ -160,7 +159,7 @@ class IndexSource:
             final=True,
         )
 
-    def status(self) -> list[dict[str, Any]]:
+    def status(self) -> list[dict[str, object]]:
         return []
 
     async def aclose(self) -> None:

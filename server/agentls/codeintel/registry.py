@@ -77,9 +77,9 @@ class KnownServer:
     """A regular expression for the `window/logMessage` that says the server has found the
     project's files; queries wait for it (up to a limit) so the first cross-file answer is
     complete. Empty: ready once initialized."""
-    initialization_options: dict[str, Any] = field(default_factory=dict)
+    initialization_options: dict[str, object] = field(default_factory=dict)
     """Sent with `initialize` unless `languageServers` gives its own (theirs win per key)."""
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, object] = field(default_factory=dict)
     """Answered to `workspace/configuration` under `languageServers`' `settings`."""
     loads: str = ""
     """What it may load or run from the project (empty: only reads files)."""

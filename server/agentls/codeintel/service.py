@@ -269,8 +269,8 @@ class CodeIntel:
 
     # -- lifecycle ------------------------------------------------------------------------
 
-    def status(self) -> list[dict[str, Any]]:
-        entries: list[dict[str, Any]] = []
+    def status(self) -> list[dict[str, object]]:
+        entries: list[dict[str, object]] = []
         for source in self.sources:
             try:
                 entries.extend(source.status())

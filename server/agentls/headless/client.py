@@ -115,10 +115,10 @@ class ServerConnection:
     client cannot prompt, so it denies with a message naming the rule that would allow."""
     ask_text: Callable[[str, str | None], str | None] | None = None
     """Answers `agentls/textInput` (message, default) → text (MCP servers' questions)."""
-    ask_questions: Callable[[Mapping[str, Any]], dict[str, Any] | None] | None = None
+    ask_questions: Callable[[Mapping[str, Any]], dict[str, object] | None] | None = None
     """Answers `agentls/askQuestions` (blocking, run in a thread); None: not announced, so
     the agent is told nobody can be asked."""
-    review_plan: Callable[[Mapping[str, Any]], dict[str, Any] | None] | None = None
+    review_plan: Callable[[Mapping[str, Any]], dict[str, object] | None] | None = None
     """Answers `agentls/reviewPlan` (blocking, run in a thread)."""
     log_file: Path | None = None
     index_on_demand: bool = False
@@ -294,12 +294,12 @@ class ServerConnection:
             [],
         )
 
-    async def _ask_questions(self, params: Any) -> dict[str, Any] | None:
+    async def _ask_questions(self, params: Any) -> dict[str, object] | None:
         if self.ask_questions is None:
             return None
         return await _in_daemon_thread(self.ask_questions, plain(params))
 
-    async def _review_plan(self, params: Any) -> dict[str, Any] | None:
+    async def _review_plan(self, params: Any) -> dict[str, object] | None:
         if self.review_plan is None:
             return None
         return await _in_daemon_thread(self.review_plan, plain(params))

@@ -106,8 +106,10 @@ async def refused_edits(conn: ServerConnection, view: RunView) -> list[RefusedEd
     return refused
 
 
-def initialization_options(allow: list[str], permission_mode: str | None) -> dict[str, Any] | None:
-    options: dict[str, Any] = {}
+def initialization_options(
+    allow: list[str], permission_mode: str | None
+) -> dict[str, object] | None:
+    options: dict[str, object] = {}
     if allow:
         options["permissions"] = {"allow": list(allow)}
     if permission_mode:
@@ -294,7 +296,7 @@ async def _drive(
         await conn.start()
         if interrupts.count:
             return _cancelled()
-        arguments: dict[str, Any] = {"prompt": options.prompt, "wait": True}
+        arguments: dict[str, object] = {"prompt": options.prompt, "wait": True}
         if options.mode:
             arguments["mode"] = options.mode
         if options.session:
@@ -507,7 +509,7 @@ async def ask(
 
 
 async def _drive_command(
-    conn: ServerConnection, name: str, argument: dict[str, Any], interrupts: _Interrupts
+    conn: ServerConnection, name: str, argument: dict[str, object], interrupts: _Interrupts
 ) -> RunPayload:
     try:
         await conn.start()

@@ -83,9 +83,9 @@ def _server_env(base_url: str, state: Path) -> dict[str, str]:
     return env
 
 
-def _test_results(requests: list[Any], ids: list[str]) -> list[dict[str, Any]]:
+def _test_results(requests: list[Any], ids: list[str]) -> list[dict[str, object]]:
     """The agent's run_tests results, as the model received them."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, dict[str, object]] = {}
     for request in requests:
         for result in request.tool_results():
             if result.get("tool_use_id") in ids:
@@ -102,7 +102,7 @@ def _test_results(requests: list[Any], ids: list[str]) -> list[dict[str, Any]]:
     return [found[i] for i in ids if i in found]
 
 
-def _describe(result: dict[str, Any]) -> str:
+def _describe(result: dict[str, object]) -> str:
     counts = ", ".join(f"{result[k]} {k}" for k in ("passed", "failed", "errors") if result.get(k))
     return f"{result.get('status')}" + (f" ({counts})" if counts else "")
 

@@ -19,7 +19,7 @@ from rich.markup import escape
 from agentls.headless.ui import RunView
 
 MAX_TRIES = 3
-Answer = dict[str, Any] | None
+Answer = dict[str, object] | None
 
 
 @contextmanager
@@ -55,7 +55,7 @@ def question_prompter(view: RunView) -> Callable[[Mapping[str, Any]], Answer]:
 
     def ask(params: Mapping[str, Any]) -> Answer:
         other_label = str(params.get("other_label") or "Other…")
-        answers: list[dict[str, Any]] = []
+        answers: list[dict[str, object]] = []
         with paused(view):
             for question in params.get("questions") or []:
                 answer = _ask_one(view, question, other_label)
@@ -93,7 +93,7 @@ def _ask_one(view: RunView, question: Mapping[str, Any], other_label: str) -> An
             console.print(f"[red]Type {'numbers' if multi else 'a number'} from 1 to {other}.")
             continue
         selected = [str(options[n - 1].get("label")) for n in picked if n != other]
-        answer: dict[str, Any] = {"selected": selected, "other": None}
+        answer: dict[str, object] = {"selected": selected, "other": None}
         if other in picked:
             own = _read(view, "your answer: ")
             if own is None:
@@ -130,7 +130,7 @@ def plan_reviewer(view: RunView) -> Callable[[Mapping[str, Any]], Answer]:
                     console.print(f"[red]Type a number from 1 to {len(choices)}.")
                     continue
                 decision = str(choices[picked[0] - 1].get("id"))
-                answer: dict[str, Any] = {"decision": decision}
+                answer: dict[str, object] = {"decision": decision}
                 if decision == "keep_planning":
                     feedback = _read(view, "what should change? (optional): ")
                     answer["feedback"] = (feedback or "").strip()

@@ -117,7 +117,7 @@ class ToolServer:
 
     # -- a call ------------------------------------------------------------------------
 
-    async def call(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def call(self, params: dict[str, object]) -> dict[str, object]:
         name, tool_input, apply, trust = _checked(params, self.workspace)
         stderr = io.StringIO()
         with contextlib.redirect_stderr(stderr):
@@ -140,7 +140,7 @@ class ToolServer:
             "diff": ledger.diff(),
         }
 
-    async def answer(self, line: bytes) -> dict[str, Any]:
+    async def answer(self, line: bytes) -> dict[str, object]:
         try:
             message = json.loads(line)
             if not isinstance(message, dict) or message.get("method") != "tool":
@@ -215,7 +215,9 @@ async def _discard_staged(conn: ServerConnection) -> None:
         await conn.command("agentls.reject", {"session": "tool"})
 
 
-def _checked(params: dict[str, Any], workspace: Path) -> tuple[str, dict[str, Any], bool, bool]:
+def _checked(
+    params: dict[str, object], workspace: Path
+) -> tuple[str, dict[str, object], bool, bool]:
     """(name, input, apply, trust) of a request for this server's workspace."""
     if params.get("workspace") != str(workspace):
         raise BadRequest(f"this tool server serves {workspace}, not {params.get('workspace')}")
@@ -225,7 +227,7 @@ def _checked(params: dict[str, Any], workspace: Path) -> tuple[str, dict[str, An
     return name, tool_input, params.get("apply") is True, params.get("trust") is True
 
 
-def _error(request_id: object, message: str) -> dict[str, Any]:
+def _error(request_id: object, message: str) -> dict[str, object]:
     error = {"code": INVALID_PARAMS, "message": message}
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 

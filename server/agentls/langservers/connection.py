@@ -149,7 +149,7 @@ class LanguageServerConnection:
         name: str,
         spawned: SpawnedServer,
         roots: Sequence[Path],
-        settings: dict[str, Any] | None,
+        settings: dict[str, object] | None,
         on_exit: Callable[[int | None], None],
     ) -> None:
         self.name = name
@@ -406,7 +406,7 @@ _ANSWERED_WITH_NULL = (
 _IGNORED_NOTIFICATIONS = (types.TELEMETRY_EVENT, types.LOG_TRACE, "$/typescriptVersion")
 
 
-def _section(settings: dict[str, Any], section: str | None) -> Any:
+def _section(settings: dict[str, object], section: str | None) -> Any:
     """`workspace/configuration`: the value at a dotted section of the settings (or None)."""
     if not section:
         return settings or None

@@ -45,7 +45,7 @@ from agentls.codeintel.languages import known_server_named
 __all__ = ["Hardening", "global_tsserver", "harden", "merge_options"]
 
 GO_ENV = {"GOTOOLCHAIN": "local", "GOPROXY": "off", "CGO_ENABLED": "0", "GOFLAGS": "-mod=readonly"}
-RUST_OPTIONS: dict[str, Any] = {
+RUST_OPTIONS: dict[str, object] = {
     "cargo": {"buildScripts": {"enable": False}},
     "procMacro": {"enable": False},
     "checkOnSave": False,
@@ -192,7 +192,7 @@ def merge_options(ours: Mapping[str, Any], configured: Any) -> Any:
         return dict(ours)
     if not isinstance(configured, Mapping):
         return configured
-    merged: dict[str, Any] = dict(ours)
+    merged: dict[str, object] = dict(ours)
     for key, value in configured.items():
         mine = merged.get(key)
         if isinstance(mine, Mapping) and isinstance(value, Mapping):

@@ -264,10 +264,10 @@ class ManagedServer:
         rss = _tree_rss(connection.spawned.pid)
         return rss / 2**20 if rss is not None else 0.0
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> dict[str, object]:
         connection = self.connection
         running = connection is not None and connection.exit_code is None
-        entry: dict[str, Any] = {
+        entry: dict[str, object] = {
             "server": self.name,
             "command": list(self.plan.argv or ()),
             "origin": self.plan.origin,

@@ -45,7 +45,7 @@ INCOMING = Optional[list[types.CallHierarchyIncomingCall]]  # noqa: UP045
 OUTGOING = Optional[list[types.CallHierarchyOutgoingCall]]  # noqa: UP045
 RAW = None
 """The result type that asks for plain JSON (structured here, see `_structure_action`)."""
-SYMBOLS_RAW = Optional[list[dict[str, Any]]]  # noqa: UP045 (DocumentSymbol or SymbolInformation)
+SYMBOLS_RAW = Optional[list[dict[str, object]]]  # noqa: UP045 (DocumentSymbol or SymbolInformation)
 
 _NOWHERE = Span(Pos(0, 0), Pos(0, 0))
 _SYMBOL_KINDS = {kind.value: kind.name.lower() for kind in types.SymbolKind}

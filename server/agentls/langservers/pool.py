@@ -594,9 +594,9 @@ class LanguageServerPool:
     def _label(self, server: ManagedServer) -> str:
         return f"language server ({server.name})"
 
-    def status(self) -> list[dict[str, Any]]:
+    def status(self) -> list[dict[str, object]]:
         settings = self._current_settings()
-        entries: list[dict[str, Any]] = []
+        entries: list[dict[str, object]] = []
         running = {lang: s for s in self._servers.values() for lang in s.languages}
         for plan in all_plans(self.workspace.roots, settings):
             server = running.get(plan.language)

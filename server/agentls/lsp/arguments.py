@@ -60,7 +60,7 @@ class RewindArgs(_Args):
 
 class ToolArgs(_Args):
     name: str = Field(min_length=1)
-    input: dict[str, Any] = Field(default_factory=dict)
+    input: dict[str, object] = Field(default_factory=dict)
     mode: Mode = "review"
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from lsprotocol import types
 
@@ -25,7 +24,7 @@ from agentls.lsp.sync import uri_to_path
 MAX_DIAGNOSTICS = 20
 
 
-def _range_arg(rng: types.Range) -> dict[str, Any]:
+def _range_arg(rng: types.Range) -> dict[str, object]:
     return {
         "start": {"line": rng.start.line, "character": rng.start.character},
         "end": {"line": rng.end.line, "character": rng.end.character},
@@ -57,7 +56,7 @@ def code_actions(ls: AgentLanguageServer, params: types.CodeActionParams) -> lis
     wanted = params.context.only
     if diagnostics and _kind_wanted(wanted, types.CodeActionKind.QuickFix):
         rng = _cover([params.range, *(d.range for d in diagnostics)])
-        arguments: dict[str, Any] = {
+        arguments: dict[str, object] = {
             "prompt": fix_prompt(diagnostics),
             "uri": uri,
             "range": _range_arg(rng),
@@ -100,7 +99,7 @@ def _staged_actions(
         return []
     actions = []
     for session in ls.host.sessions_touching(Path(os.path.realpath(path))):
-        staged: dict[str, Any] = {"session": session, "uris": [uri]}
+        staged: dict[str, object] = {"session": session, "uris": [uri]}
         for verb, command in (("Accept", "agentls.accept"), ("Reject", "agentls.reject")):
             title = f"{verb} agentls changes to this file (session {session})"
             actions.append(

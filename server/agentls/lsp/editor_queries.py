@@ -285,7 +285,7 @@ class EditorQuerySource:
 
     # -- status ---------------------------------------------------------------------------
 
-    def status(self) -> list[dict[str, Any]]:
+    def status(self) -> list[dict[str, object]]:
         methods = sorted(self._settings().methods)
         if not methods:
             return [
@@ -296,7 +296,7 @@ class EditorQuerySource:
                     "(initializationOptions.editorQueries)",
                 }
             ]
-        entry: dict[str, Any] = {
+        entry: dict[str, object] = {
             "source": "editor",
             "state": "available",
             "methods": methods,

@@ -14,7 +14,7 @@ new process. Only the user's editor sends commands: a repository cannot approve 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
@@ -29,7 +29,7 @@ class McpArgs(_Args):
     server: str | None = Field(default=None, min_length=1)
 
 
-async def mcp(ls: AgentLanguageServer, args: McpArgs) -> dict[str, Any]:
+async def mcp(ls: AgentLanguageServer, args: McpArgs) -> dict[str, object]:
     from agentls.lsp.safety import mcp_source
 
     source = mcp_source(ls)

@@ -15,7 +15,7 @@ import os
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.workspace import ServerTextPosition
@@ -118,7 +118,7 @@ async def _report_progress(ls: AgentLanguageServer, index: SymbolIndex) -> None:
         log.debug("index progress reporting failed", exc_info=True)
 
 
-def index_state(ls: AgentLanguageServer) -> dict[str, Any]:
+def index_state(ls: AgentLanguageServer) -> dict[str, object]:
     """A JSON-ready summary of the index for `agentls.status`."""
     try:
         state = index_of(ls).state
@@ -131,7 +131,7 @@ def index_state(ls: AgentLanguageServer) -> dict[str, Any]:
     }
 
 
-Json = dict[str, Any]
+Json = dict[str, object]
 
 INLINE_OUTLINE_CHARS = 256_000
 """An open document up to this size gets its outline on the event loop when the index is

@@ -20,7 +20,6 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import platformdirs
 
@@ -74,7 +73,7 @@ class ApprovalStore:
             return frozenset()
         return frozenset(n for n in names if isinstance(n, str))
 
-    def _entry(self, project_file: Path, sha256: str) -> dict[str, Any] | None:
+    def _entry(self, project_file: Path, sha256: str) -> dict[str, object] | None:
         entry = self._load().get(str(project_file.resolve()))
         if not isinstance(entry, dict) or entry.get("sha256") != sha256:
             return None  # another version of the file: asked again
@@ -87,7 +86,7 @@ class ApprovalStore:
         a store that cannot be written only costs a repeated question."""
         data = self._load()
         key = str(request.path.resolve())
-        entry: dict[str, Any] = {"sha256": request.sha256}
+        entry: dict[str, object] = {"sha256": request.sha256}
         previous = self._entry(request.path, request.sha256)
         if server is not None:
             entry = dict(previous or entry)
@@ -111,7 +110,7 @@ class ApprovalStore:
             with contextlib.suppress(OSError, UnboundLocalError):
                 os.unlink(tmp)
 
-    def _load(self) -> dict[str, Any]:
+    def _load(self) -> dict[str, object]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):

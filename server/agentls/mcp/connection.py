@@ -370,7 +370,7 @@ class McpConnection:
         return f"the MCP server '{self.name}' is not running ({self.state}{detail})"
 
     async def call_tool(
-        self, tool: str, arguments: dict[str, Any], on_progress: ProgressFn | None = None
+        self, tool: str, arguments: dict[str, object], on_progress: ProgressFn | None = None
     ) -> types.CallToolResult:
         """Call a tool; with `on_progress`, a progress token is sent and the server's
         progress notifications for this call reach it."""
@@ -480,8 +480,8 @@ class McpConnection:
         text = data.decode("utf-8", "replace").strip()
         return f"; stderr: {text}" if text else ""
 
-    def status(self) -> dict[str, Any]:
-        status: dict[str, Any] = {
+    def status(self) -> dict[str, object]:
+        status: dict[str, object] = {
             "name": self.name,
             "source": self.spec.source,
             "transport": self.spec.transport,

@@ -555,7 +555,7 @@ class McpManager:
             if c.state == "ready"
         ]
 
-    def status(self) -> list[dict[str, Any]]:
+    def status(self) -> list[dict[str, object]]:
         """One entry per server (and per unusable config entry) for `agentls.status`."""
         entries = [c.status() for c in sorted(self._connections.values(), key=lambda c: c.name)]
         project = self.project
@@ -590,7 +590,7 @@ class McpManager:
             )
         return entries
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> dict[str, object]:
         """`status()` with the project file and its standing approvals (`agentls.mcp`)."""
         project = self.project
         switches = self.switches

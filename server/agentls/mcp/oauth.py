@@ -71,7 +71,7 @@ class FileTokenStorage:
         self.path = (folder or store_folder()) / f"{digest}.json"
         self.url = url
 
-    def _read(self) -> dict[str, Any]:
+    def _read(self) -> dict[str, object]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from agentls.agent.framework.registry import AnyTool
@@ -92,7 +92,7 @@ class McpSource:
 
         self._eager = asyncio.get_running_loop().create_task(start(), name="agentls-mcp-eager")
 
-    def status(self) -> list[dict[str, Any]]:
+    def status(self) -> list[dict[str, object]]:
         return self.manager.status() if self.manager is not None else []
 
     async def aclose(self) -> None:

@@ -25,7 +25,6 @@ import tempfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from agentls.sandbox.settings import SandboxNetwork
 
@@ -76,7 +75,7 @@ async def _start_proxy(network: SandboxNetwork) -> asyncio.Server:
         return blocked
 
     listener = pproxy.Server("http://127.0.0.1:0")
-    options: dict[str, Any] = {
+    options: dict[str, object] = {
         "rserver": [],
         "block": refused,
         "httpget": {},

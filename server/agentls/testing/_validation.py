@@ -46,7 +46,7 @@ def _check_shape(index: int, message: object) -> str | None:
     return None
 
 
-def _blocks(message: object, block_type: str) -> list[dict[str, Any]]:
+def _blocks(message: object, block_type: str) -> list[dict[str, object]]:
     content = message.get("content") if isinstance(message, dict) else None
     if not isinstance(content, list):
         return []
@@ -96,10 +96,10 @@ class IssuedThinking:
         self.thinking: dict[str, str] = {}
         """signature → thinking text."""
         self.redacted: set[str] = set()
-        self.first_block: dict[str, dict[str, Any]] = {}
+        self.first_block: dict[str, dict[str, object]] = {}
         """tool_use id → the thinking block its turn started with."""
 
-    def issue(self, blocks: list[dict[str, Any]]) -> None:
+    def issue(self, blocks: list[dict[str, object]]) -> None:
         """Remember the thinking of one played turn (its content blocks as JSON)."""
         for block in blocks:
             if block.get("type") == "thinking":
@@ -129,7 +129,7 @@ class IssuedThinking:
         enabled = isinstance(thinking, dict) and thinking.get("type") == "enabled"
         return self._kept_before_tools(messages) if enabled else None
 
-    def _signed(self, index: int, message: dict[str, Any]) -> str | None:
+    def _signed(self, index: int, message: dict[str, object]) -> str | None:
         content = message.get("content")
         for position, block in enumerate(content if isinstance(content, list) else []):
             where = f"messages.{index}.content.{position}"
@@ -170,7 +170,7 @@ class IssuedThinking:
         return None
 
 
-def _thinking_param(thinking: object, body: dict[str, Any]) -> str | None:
+def _thinking_param(thinking: object, body: dict[str, object]) -> str | None:
     if not isinstance(thinking, dict) or thinking.get("type") not in ("enabled", "disabled"):
         return "thinking: must be {'type': 'enabled', 'budget_tokens': N} or {'type': 'disabled'}"
     if thinking["type"] == "disabled":

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
 
-def _parse_json_object(body: bytes) -> dict[str, Any]:
+def _parse_json_object(body: bytes) -> dict[str, object]:
     """Parses a JSON object body; anything else reads as `{}` (the raw bytes stay available)."""
     try:
         parsed = json.loads(body) if body else {}
@@ -25,7 +24,7 @@ class RecordedRequest:
     headers: dict[str, str]
     """Header names are lower-cased, so lookups need not guess the client's spelling."""
     body: bytes = b""
-    json: dict[str, Any] = field(default_factory=dict)
+    json: dict[str, object] = field(default_factory=dict)
 
     @classmethod
     def build(cls, method: str, path: str, headers: dict[str, str], body: bytes) -> RecordedRequest:
@@ -56,13 +55,13 @@ class RecordedRequest:
         return self.json.get("stream") is True
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[dict[str, object]]:
         """The conversation sent, keeping only well-formed (object) messages."""
         value = self.json.get("messages")
         return _objects(value)
 
     @property
-    def system(self) -> str | list[dict[str, Any]] | None:
+    def system(self) -> str | list[dict[str, object]] | None:
         """The `system` field as sent: a string, a list of blocks, or absent."""
         value = self.json.get("system")
         return value if isinstance(value, str | list) else None
@@ -73,7 +72,7 @@ class RecordedRequest:
         return _text_of(self.system)
 
     @property
-    def tools(self) -> list[dict[str, Any]]:
+    def tools(self) -> list[dict[str, object]]:
         return _objects(self.json.get("tools"))
 
     @property
@@ -81,14 +80,14 @@ class RecordedRequest:
         return [str(tool.get("name")) for tool in self.tools]
 
     @property
-    def last_user_message(self) -> dict[str, Any] | None:
+    def last_user_message(self) -> dict[str, object] | None:
         """The final `user` message, i.e. what this request asks the model to respond to."""
         for message in self.messages[::-1]:
             if message.get("role") == "user":
                 return message
         return None
 
-    def tool_results(self) -> list[dict[str, Any]]:
+    def tool_results(self) -> list[dict[str, object]]:
         """The `tool_result` blocks of the last user message, in the order sent."""
         blocks = _blocks_of(self.last_user_message)
         return [block for block in blocks if block.get("type") == "tool_result"]
@@ -99,12 +98,12 @@ class RecordedRequest:
         return _text_of(message.get("content")) if message else ""
 
 
-def _objects(value: object) -> list[dict[str, Any]]:
+def _objects(value: object) -> list[dict[str, object]]:
     """The JSON objects of a list (anything else reads as empty)."""
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def _blocks_of(message: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _blocks_of(message: dict[str, object] | None) -> list[dict[str, object]]:
     return _objects(message.get("content") if message else None)
 
 

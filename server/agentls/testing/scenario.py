@@ -63,7 +63,7 @@ class ToolUseBlock(_Strict):
 
     type: Literal["tool_use"] = "tool_use"
     name: str
-    input: dict[str, Any] = Field(default_factory=dict)
+    input: dict[str, object] = Field(default_factory=dict)
     id: str = Field(default_factory=new_tool_use_id)
 
 
@@ -93,7 +93,7 @@ class ServerToolUseBlock(_Strict):
 
     type: Literal["server_tool_use"] = "server_tool_use"
     name: str = "web_search"
-    input: dict[str, Any] = Field(default_factory=dict)
+    input: dict[str, object] = Field(default_factory=dict)
     id: str = Field(default_factory=new_server_tool_use_id)
 
 
@@ -281,12 +281,12 @@ class Scenario:
         """Loads a scenario file (see `from_json` for the format)."""
         return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Serialises a scenario of static turns, e.g. to hand it to a subprocess."""
         return {"description": self.description, "turns": [_dump_turn(e) for e in self.turns]}
 
 
-def _dump_turn(entry: Turn | TurnFactory) -> dict[str, Any]:
+def _dump_turn(entry: Turn | TurnFactory) -> dict[str, object]:
     """Compact dump that still reloads identically: blocks keep their `type` and ids."""
     if not isinstance(entry, Turn):
         raise TypeError("a scenario with callable turns cannot be serialised")

@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from agentls.agent.framework.context import ToolContext
 from agentls.agent.framework.tool import NO_RISK, CallRisk, ToolError
@@ -64,9 +63,9 @@ class Execution:
             return "on"
         return f"off: {self.placement.why_not}"
 
-    def result_fields(self) -> dict[str, Any]:
+    def result_fields(self) -> dict[str, object]:
         """Keys for a structured tool result: the transcript shows them with the call."""
-        fields: dict[str, Any] = {"sandbox": self.sandbox_line()}
+        fields: dict[str, object] = {"sandbox": self.sandbox_line()}
         label = self.label()
         if label:
             fields["runs_session_code"] = label

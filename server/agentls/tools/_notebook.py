@@ -186,7 +186,7 @@ def _render_output(output: Any) -> str:
     return f"[{kind or 'unknown'} output]"
 
 
-def _render_data(data: dict[str, Any]) -> str:
+def _render_data(data: dict[str, object]) -> str:
     pieces: list[str] = []
     for mime, value in data.items():
         if mime.startswith("image/"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentls.workspace.lint_formats import RawDiagnostic
 
@@ -32,7 +32,7 @@ class Finding:
     source: str
     fixable: bool = False
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "file": self.file,
             "line": self.line,

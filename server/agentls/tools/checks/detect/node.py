@@ -78,7 +78,7 @@ def detect(project: ProjectDir) -> Detection:
     return found
 
 
-def _dependencies(package: dict[str, Any]) -> dict[str, str]:
+def _dependencies(package: dict[str, object]) -> dict[str, str]:
     deps: dict[str, str] = {}
     for key in ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies"):
         section = package.get(key)
@@ -102,7 +102,7 @@ def _node_command(
 
 
 def _linter(
-    project: ProjectDir, package: dict[str, Any], manager: PackageManager, found: Detection
+    project: ProjectDir, package: dict[str, object], manager: PackageManager, found: Detection
 ) -> None:
     """eslint (flat, then legacy config), else biome: the first match is the linter."""
     flat = project.find_up(*ESLINT_FLAT)
@@ -165,7 +165,7 @@ def _typechecker(
 
 def _tests(
     project: ProjectDir,
-    package: dict[str, Any],
+    package: dict[str, object],
     deps: dict[str, str],
     manager: PackageManager,
     found: Detection,
@@ -199,7 +199,7 @@ def _tests(
         )
 
 
-def _dict(value: object) -> dict[str, Any]:
+def _dict(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
