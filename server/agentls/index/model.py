@@ -136,6 +136,8 @@ class IndexState:
     """Files the last build had to index (0 while it is still listing them)."""
     indexed_files: int = 0
     """Of those, how many are indexed (parsed, loaded from the cache, or skipped)."""
+    shared_files: int = 0
+    """Dependency files taken from the cache shared across workspaces (not parsed)."""
 
 
 class SyntaxProblem(NamedTuple):

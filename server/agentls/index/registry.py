@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from agentls.index.depcache import DepCache, default_dir
 from agentls.index.languages import language_for
 from agentls.index.store import default_cache_path
 from agentls.index.symbol_index import Candidates, SymbolIndex
@@ -55,9 +56,10 @@ DRAIN_WAIT_S = 2.0
 class _IndexService:
     """What `index_for` attaches to a workspace: the index and its change feed."""
 
-    def __init__(self, workspace: Workspace, cache_path: Path | None) -> None:
-        self.index = SymbolIndex(cache_path)
+    def __init__(self, workspace: Workspace, cache_path: Path | None, shared: Path | None) -> None:
+        self.index = SymbolIndex(cache_path, DepCache(shared) if shared is not None else None)
         self.index.excluded = _secret_filter(workspace)
+        self.index.roots = tuple(str(root) for root in workspace.roots)
         self.index.candidates = _text_finder()
         self.updater = _Updater(workspace, self.index)
         self.index.before_query = self.updater.drain
@@ -128,12 +130,15 @@ def index_for(
     workspace: Workspace,
     *,
     cache_path: Path | _Default | None = DEFAULT_CACHE,
+    shared_cache: Path | _Default | None = DEFAULT_CACHE,
     workers: int = 2,
     hold_persistence: bool = False,
 ) -> SymbolIndex:
     """The workspace's index, created and built in the background on first use.
 
-    `cache_path`, `workers` and `hold_persistence` (see `SymbolIndex.hold_persistence`)
+    `cache_path`, `shared_cache` (the folder of dependency symbols shared across
+    workspaces, see `depcache`; by default the user's when `cache_path` is the default too,
+    else none), `workers` and `hold_persistence` (see `SymbolIndex.hold_persistence`)
     only matter on that first call. The returned index may still
     be building: check `is_ready`, or read `partial` on results. It lives on the workspace
     (closed by `Workspace.close`, or `forget`).
@@ -144,7 +149,11 @@ def index_for(
         path = (
             default_cache_path(workspace.roots) if isinstance(cache_path, _Default) else cache_path
         )
-        created.append(_IndexService(workspace, path))
+        if isinstance(shared_cache, _Default):
+            shared = default_dir() if isinstance(cache_path, _Default) else None
+        else:
+            shared = shared_cache
+        created.append(_IndexService(workspace, path, shared))
         if hold_persistence:
             created[0].index.hold_persistence()
         return created[0]

@@ -14,17 +14,19 @@ rebuilds the whole structure.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
+from agentls.index.depcache import DepCache
 from agentls.index.extract import MAX_FILE_BYTES, TOO_LARGE
 from agentls.index.languages import language_for
 from agentls.index.matching import parse_query
 from agentls.index.model import IndexState, SearchResult, Symbol
-from agentls.index.priority import build_order
+from agentls.index.priority import build_order, is_vendored
 from agentls.index.ranking import (
     KindFilter,
     Ranker,
@@ -79,8 +81,19 @@ class SymbolIndex:
     far and say `partial`.
     """
 
-    def __init__(self, cache_path: Path | None = None) -> None:
+    def __init__(self, cache_path: Path | None = None, shared: DepCache | None = None) -> None:
         self._store = IndexStore(cache_path) if cache_path is not None else None
+        self._shared = shared
+        """Symbols of dependency files shared with the user's other workspaces (see
+        `depcache`): a build looks vendored files up by content before parsing them."""
+        self._share_wanted: dict[str, str] = {}
+        """Dependency files the build parses, by path: their content key."""
+        self._share_ready: dict[str, tuple[str, FileRecord]] = {}
+        """Parsed dependency files whose symbols the next `flush` shares."""
+        self._shared_files = 0
+        self.roots: tuple[str, ...] = ()
+        """The workspace's folders (set by the registry): paths below them decide what is a
+        dependency; without them, the folder all indexed files share."""
         self._lock = threading.RLock()
         self._built = threading.Condition(self._lock)
         self._build_lock = threading.Lock()
@@ -144,6 +157,7 @@ class SymbolIndex:
                 symbols=self._symbols,
                 parsed_files=self._parsed,
                 cached_files=self._cached,
+                shared_files=self._shared_files,
                 skipped_files=sum(1 for r in self._records.values() if r.skipped),
                 building=self._building,
                 ready=self._ever_built and not self._building,
@@ -302,6 +316,7 @@ class SymbolIndex:
                     self._ever_built = True
                     self._touched = None
                     self._pending.clear()
+                    self._share_wanted.clear()
                     self._todo = {}
                     self._listed.set()
                     self._serving.set()
@@ -493,14 +508,58 @@ class SymbolIndex:
         def on_results(results: Results) -> None:
             self._ingest_results(todo, results)
 
+        def shared(entry: Entry) -> bytes | None:
+            """A dependency file's bytes to parse, or None when the shared cache had its
+            symbols (installed now)."""
+            return self._from_shared(entry, read(entry[0]) if read else entry[0].read_bytes())
+
+        base = self._dependency_base(todo)
+        batches = self._pending_batches(content, shared, base)
         if parallel:
-            run_pool(self._pending_batches(content), on_results, workers)
+            run_pool(batches, on_results, workers)
         else:
-            for batch in self._pending_batches(content):
+            for batch in batches:
                 on_results(parse_batch(batch))
 
-    def _pending_batches(self, content: Callable[[Path], bytes | None]) -> Iterator[Batch]:
-        """The pending files in build order, in batches of about `_BATCH_BYTES`."""
+    def _dependency_base(self, todo: Mapping[str, Entry]) -> int | None:
+        """The length of the folder prefix below which path parts mark dependencies (the
+        workspace's roots, else the prefix the files share as in `priority.build_order`),
+        or None without a usable shared cache."""
+        if self._shared is None or not todo or not self._shared.usable():
+            return None
+        folders = list(self.roots) or list(todo)
+        return (
+            len(os.path.commonpath(folders))
+            if len(folders) > 1
+            else len(folders[0]) * bool(self.roots)
+        )
+
+    def _from_shared(self, entry: Entry, data: bytes) -> bytes | None:
+        """Install a dependency file from the shared cache (None), or note its content
+        key so `flush` shares what the build parses (its bytes are returned)."""
+        shared = self._shared
+        path, mtime_ns, size = entry
+        key = shared.key(str(path), data) if shared is not None else None
+        if shared is None or key is None:
+            return data
+        packed = shared.get(key)
+        if packed is None:
+            with self._lock:
+                self._share_wanted[str(path)] = key
+            return data
+        self._ingest([FileRecord(path, mtime_ns, size, packed)], counted=True)
+        with self._lock:
+            self._shared_files += 1
+        return None
+
+    def _pending_batches(
+        self,
+        content: Callable[[Path], bytes | None],
+        shared: Callable[[Entry], bytes | None],
+        base: int | None,
+    ) -> Iterator[Batch]:
+        """The pending files in build order, in batches of about `_BATCH_BYTES`; with a
+        `base`, dependency files go through `shared` (the shared cache) instead."""
         batch: Batch = []
         size = 0
         while (entry := self._next_pending()) is not None:
@@ -508,7 +567,12 @@ class SymbolIndex:
                 return
             path, _, stat_size = entry
             try:
-                data = content(path)
+                if base is not None and is_vendored(str(path)[base:], stat_size):
+                    data = shared(entry)
+                    if data is None:
+                        continue
+                else:
+                    data = content(path)
             except Exception as exc:  # unreadable now: skip, a later change re-adds it
                 log.debug("cannot read %s: %s", path, exc)
                 continue
@@ -528,6 +592,12 @@ class SymbolIndex:
             path, mtime_ns, size = todo[key]
             recs.append(FileRecord(path, mtime_ns, size, packed))
         self._ingest(recs, parsed=True, counted=True)
+        if self._share_wanted:
+            with self._lock:
+                for rec in recs:
+                    key = self._share_wanted.pop(rec.path_str, "")
+                    if key and self._records.get(rec.path_str) is rec:
+                        self._share_ready[rec.path_str] = (key, rec)
 
     def _next_pending(self) -> Entry | None:
         with self._lock:
@@ -706,6 +776,7 @@ class SymbolIndex:
         with self._lock:
             dirty, self._dirty = self._dirty, {}
             base, self._unsaved_base = self._unsaved_base, None
+        self._share()
         if self._store is None:
             return
         if dirty:
@@ -713,6 +784,20 @@ class SymbolIndex:
             self._store.write(keep.values(), [k for k in dirty if k not in keep])
         if base is not None:
             self._save_base(base)
+
+    def _share(self) -> None:
+        """Write the dependency files parsed since the last flush to the shared cache,
+        unless a rule now excludes them or an edit replaced them; then bound its size."""
+        with self._lock:
+            ready, self._share_ready = self._share_ready, {}
+            current = [
+                (key, rec)
+                for path, (key, rec) in ready.items()
+                if self._records.get(path) is rec and rec.alive
+            ]
+        items = [(key, rec.packed()) for key, rec in current if not self._is_excluded(rec.path_str)]
+        if self._shared is not None and items and self._shared.put(items):
+            self._shared.evict()
 
     def _save_base(self, base: Segment) -> None:
         """Save `base` for the next warm start on a background thread (~0.2 s for 100k
