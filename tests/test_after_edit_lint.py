@@ -143,7 +143,9 @@ async def test_a_linter_the_repository_ships_is_not_run_outside_the_sandbox(
 ) -> None:
     """An attacker's repository ships `.venv/bin/ruff`; with the sandbox off, linting runs
     code the user has not approved (the session's staged code, the repository's programs),
-    which needs the user's approval, and a check never asks for it: nothing is run."""
+    which needs the user's approval, and a check never asks for it: nothing is run. (The
+    `.venv` is a virtualenv to the checks, pyvenv.cfg and all: without the gate in
+    `auto_checks._not_allowed` its ruff runs and writes the marker.)"""
     root = tmp_path / "ws"
     write_tree(root, {**FILES, "pyproject.toml": "[tool.ruff]\n"})
     marker = tmp_path / "repository-ruff-ran"
@@ -151,6 +153,7 @@ async def test_a_linter_the_repository_ships_is_not_run_outside_the_sandbox(
     fake.parent.mkdir(parents=True)
     fake.write_text(f"#!/bin/sh\ntouch {marker}\necho '[]'\n")
     fake.chmod(0o755)
+    (root / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")  # a virtualenv, to the checks
     options = {**_options("lint"), "sandbox": {"enabled": False}}
     env = server_env(None, tmp_path / "transcripts")
     async with editor_session("neovim", root, env, initialization_options=options) as editor:
@@ -160,4 +163,5 @@ async def test_a_linter_the_repository_ships_is_not_run_outside_the_sandbox(
             {"path": "e.py", "old_string": "value = 1", "new_string": "value = 2"},
         )
     assert "Lint: not run (runs code this session wrote: e.py" in content, content
+    assert "runs executables from the repository: .venv/bin/ruff" in content, content
     assert not marker.exists()

@@ -5,6 +5,9 @@ with staged edits, each staged file is checked (real basedpyright, started headl
 from __future__ import annotations
 
 import json
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
@@ -128,3 +131,71 @@ def test_auto_mode_with_block_new_errors_keeps_the_failing_file_staged(
     assert checks["b.py"]["held"] is True
     told = api.requests[1].json["messages"][-1]["content"]
     assert "Kept staged, not written (checks.block: newErrors)" in json.dumps(told)
+
+
+def _processes_with(token: str) -> list[str]:
+    """The command lines of the live processes that mention `token` (this test's own
+    unique marker), so a test run the checks left behind shows up."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue  # gone meanwhile
+        if token in cmdline and state != "Z":
+            found.append(f"{proc.name}: {cmdline}")
+    return found
+
+
+def test_before_review_tests_that_outlast_the_limit_are_stopped_and_the_review_happens(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    """`checks.testsSeconds = 10` and a test that waits on a child that sleeps 600 s:
+    the check says the tests did not finish in time, the run still ends with its edit
+    staged for review (nothing written, nothing lost), and no test process outlives it."""
+    token = f"slowtest{uuid.uuid4().hex[:12]}"
+    child = f"import time; time.sleep(600)  # {token}"
+    slow = (
+        "import subprocess, sys\n\n\n"
+        "def test_slow():\n"
+        f"    subprocess.run([sys.executable, '-c', {child!r}])\n"
+    )
+    root = write_tree(tmp_path / "ws", {**TESTED, "tests/test_calc.py": slow})
+    (root / ".agentls.toml").write_text(
+        '[checks]\nafterEdit = "off"\nbeforeReviewSeconds = 60\ntestsSeconds = 10\n'
+    )
+    env = cli_env(api.base_url, tmp_path / "state")
+    api.extend(tool_turn(EDIT_CALC), text_turn("done"))
+    started = time.monotonic()
+    seen: list[str] = []
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(
+            run_cli, "run", "change calc", "-w", str(root), "--json", env=env, timeout=300
+        )
+        while not running.done():
+            seen = seen or _processes_with(token)
+            time.sleep(0.05)
+        result = running.result()
+    took = time.monotonic() - started
+    assert seen, "the slow test never started"
+    assert result.code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    (check,) = payload["checks"]
+    assert check["tests"]["status"] == "timeout", check
+    assert check["summary"].startswith("tests: not done in time"), check
+    assert check["tests"]["targets"] == ["tests/test_calc.py"], check
+    assert payload["status"] == "completed", payload
+    assert took < 120, took  # the 600 s test did not hold the run
+    # nothing the test started is left running (pytest, nor its child)
+    deadline = time.monotonic() + 10
+    while _processes_with(token) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_with(token) == []
+    # the review happens on the staged edit: not written, and nothing lost (apply writes it)
+    assert (root / "calc.py").read_text() == TESTED["calc.py"]
+    applied = run_cli("apply", str(payload["session"]), env=env)
+    assert applied.code == 0, applied.stdout + applied.stderr
+    assert "n + n or 1" in (root / "calc.py").read_text()
