@@ -382,9 +382,9 @@ def load_safety(
             "started"
         )
         problems.append(mode_error)
-    project_run = project.values.get("runCommand", {}) if trust_project else {}
+    project_run = project.section("runCommand") if trust_project else {}
     run_command = RunCommandSettings.model_validate(
-        merge_values(project_run, user.values.get("runCommand", {}))
+        merge_values(project_run, user.section("runCommand"))
     )
     sandbox, sandbox_problems = merge_layers(
         (s.label, s.sandbox, s.user_level) for s in sources if s.sandbox is not None

@@ -9,10 +9,11 @@ under each field becomes its description in the JSON Schema and the editors' set
 from __future__ import annotations
 
 import logging
-from typing import Any, Literal, Self, TypedDict, get_args
+from typing import Literal, Self, TypedDict, get_args
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
+from pydantic.config import JsonDict
 
 log = logging.getLogger(__name__)
 
@@ -71,11 +72,9 @@ class FieldMeta(TypedDict, total=False):
 META_PREFIX = "x-agentls-"
 
 
-def meta(
-    *, env: str | None = None, user_only: bool = False, restricted: bool = False
-) -> dict[str, Any]:
+def meta(*, env: str | None = None, user_only: bool = False, restricted: bool = False) -> JsonDict:
     """`json_schema_extra` for `Field(...)`: `Field(..., json_schema_extra=meta(env=...))`."""
-    found: dict[str, Any] = {}
+    found: JsonDict = {}
     if env:
         found[META_PREFIX + "env"] = env
     if user_only:

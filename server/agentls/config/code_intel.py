@@ -24,7 +24,7 @@ class LanguageServerConfig(SettingsModel):
     projects, the project's virtualenv and `node_modules/.bin`)."""
     initialization_options: Any = None
     """Sent with the server's `initialize` request."""
-    settings: dict[str, Any] | None = None
+    settings: dict[str, object] | None = None
     """Answered to the server's `workspace/configuration` requests (by dotted section) and
     sent once with `workspace/didChangeConfiguration`."""
     extensions: tuple[str, ...] = ()

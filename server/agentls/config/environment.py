@@ -83,7 +83,7 @@ def variable_names() -> tuple[str, ...]:
 @cache
 def _reader() -> type[_EnvironmentSource]:
     """A pydantic-settings class with one optional string per known variable."""
-    fields: dict[str, Any] = {
+    fields: dict[str, Any] = {  # (type, Field) pairs: create_model takes any definitions
         name: (str | None, Field(default=None, alias=name)) for name in variable_names()
     }
     reader: type[_EnvironmentSource] = create_model(
@@ -112,7 +112,7 @@ def environment(environ: Mapping[str, str] | None = None) -> tuple[Environment, 
 
 def environment_values(
     environ: Mapping[str, str] | None = None,
-) -> tuple[dict[str, Any], list[Problem]]:
+) -> tuple[dict[str, object], list[Problem]]:
     """The settings the environment sets (camelCase keys), and a problem per bad variable."""
     variables = read_variables(environ)
     raw = {

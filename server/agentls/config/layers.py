@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -47,7 +47,7 @@ class Layer:
 
     source: str
     level: Level
-    values: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, object] = field(default_factory=dict)
     """The fields it sets, camelCase, already validated."""
     problems: list[Problem] = field(default_factory=list)
 
@@ -58,6 +58,16 @@ class Layer:
 
     def sets(self, alias: str) -> bool:
         return alias in self.values
+
+    def section(self, alias: str) -> Mapping[str, object]:
+        """The settings object this layer sets under `alias` (empty when it sets none)."""
+        value = self.values.get(alias)
+        return value if isinstance(value, Mapping) else {}
+
+    def entries(self, alias: str) -> list[object]:
+        """The list this layer sets under `alias` (empty when it sets none)."""
+        value = self.values.get(alias)
+        return value if isinstance(value, list) else []
 
 
 def load_layer(raw: object, source: str, level: Level) -> Layer:
@@ -71,10 +81,10 @@ def load_layer(raw: object, source: str, level: Level) -> Layer:
     return Layer(source, level, checked.values, problems + checked.problems)
 
 
-def _without_unset(model: type[BaseModel], data: Mapping[str, Any]) -> dict[str, Any]:
+def _without_unset(model: type[BaseModel], data: Mapping[str, object]) -> dict[str, object]:
     """`null` or empty text means "not set" (editors write settings that way), in
     settings objects; the values of maps (an MCP server's `env`) are left alone."""
-    kept: dict[str, Any] = {}
+    kept: dict[str, object] = {}
     for key, value in data.items():
         name = field_name(model, key)
         if name is not None and (value is None or value == ""):
@@ -87,10 +97,14 @@ def _without_unset(model: type[BaseModel], data: Mapping[str, Any]) -> dict[str,
 
 
 def _without_user_only(
-    model: type[BaseModel], data: dict[str, Any], source: str, path: Path, problems: list[Problem]
-) -> dict[str, Any]:
+    model: type[BaseModel],
+    data: dict[str, object],
+    source: str,
+    path: Path,
+    problems: list[Problem],
+) -> dict[str, object]:
     """`data` without the fields a project may not set (reported), at every depth."""
-    kept: dict[str, Any] = {}
+    kept: dict[str, object] = {}
     for key, value in data.items():
         name = field_name(model, key)
         if name is None:
@@ -106,7 +120,7 @@ def _without_user_only(
     return kept
 
 
-def merge_values(lower: Mapping[str, Any], upper: Mapping[str, Any]) -> dict[str, Any]:
+def merge_values(lower: Mapping[str, object], upper: Mapping[str, object]) -> dict[str, object]:
     """`upper` over `lower`, recursing into objects; lists and scalars are replaced."""
     merged = dict(lower)
     for key, value in upper.items():
@@ -131,7 +145,7 @@ class SettingsStack:
 
     def set(self, slot: Slot, layer: Layer) -> list[str]:
         self.layers[slot] = layer
-        values: dict[str, Any] = {}
+        values: dict[str, object] = {}
         for name in SLOTS:
             if name in self.layers:
                 values = merge_values(values, self.layers[name].values)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from pydantic import Field, field_validator
+from pydantic.config import JsonDict
 
 from agentls.config.base import PermissionMode, RunMode, meta
 from agentls.config.checks import ChecksSettings, LintEntry, TestEntry
@@ -23,7 +23,7 @@ from agentls.config.tool_search import ToolSearchSettings
 from agentls.config.web import WebFetchSettings, WebSearchSettings
 
 
-def _or_list_of_strings(schema: dict[str, Any]) -> None:
+def _or_list_of_strings(schema: JsonDict) -> None:
     """The schema of an object that may also be written as a list (`secrets: [...]`)."""
     shape = {k: schema.pop(k) for k in list(schema) if k not in ("description", "default")}
     schema["anyOf"] = [shape, {"type": "array", "items": {"type": "string"}}]

@@ -88,7 +88,7 @@ class Checked(Generic[M]):
     """A validated model, the values that were set (camelCase, for layering) and problems."""
 
     model: M
-    values: dict[str, Any]
+    values: dict[str, object]
     problems: list[Problem]
 
 
@@ -99,7 +99,7 @@ def validate_leniently(model: type[M], raw: object, source: str) -> Checked[M]:
     if not isinstance(raw, Mapping):
         reason = f"expected an object of settings, got {type(raw).__name__}"
         return Checked(model(), {}, [Problem(source, (), raw, reason, kind="section")])
-    data: dict[str, Any] = copy.deepcopy(dict(raw))
+    data: dict[str, object] = copy.deepcopy(dict(raw))
     problems: list[Problem] = []
     for _ in range(_MAX_PASSES):
         try:
@@ -117,7 +117,7 @@ def validate_leniently(model: type[M], raw: object, source: str) -> Checked[M]:
 
 
 def _drop_invalid(
-    model: type[BaseModel], data: dict[str, Any], exc: ValidationError, source: str
+    model: type[BaseModel], data: dict[str, object], exc: ValidationError, source: str
 ) -> list[Problem]:
     """Remove the part each error points at and describe it; [] when an error names no
     part that can be dropped."""

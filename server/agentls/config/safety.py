@@ -198,7 +198,7 @@ class ClaudeSettingsFile(SettingsModel):
 
     permissions: ClaudePermissions | None = None
     hooks: HooksSettings | None = None
-    sandbox: dict[str, Any] | None = None
+    sandbox: dict[str, object] | None = None
     """Claude Code's `sandbox` section, raw: validated when the layers are merged (a
     project's may only tighten the user's; `agentls.sandbox.settings.merge_layers`)."""
     env: dict[str, str] | None = None
@@ -215,8 +215,8 @@ class ClaudeSettingsFile(SettingsModel):
     """Managed settings only: run no hooks but the managed ones."""
     allow_managed_permission_rules_only: bool | None = None
     """Managed settings only: apply no permission rules but the managed ones."""
-    enabled_plugins: dict[str, Any] | None = None
+    enabled_plugins: dict[str, object] | None = None
     """Claude Code plugins switched on or off (`"name@marketplace": true`); read by
     `agentls.agent.claude.plugins` (a project's wait for workspace trust)."""
-    extra_known_marketplaces: dict[str, Any] | None = None
+    extra_known_marketplaces: dict[str, object] | None = None
     """Marketplaces besides the ones Claude Code added (`agentls.agent.claude.plugins`)."""

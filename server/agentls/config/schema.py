@@ -37,10 +37,10 @@ VSCODE_NAMES = {"baseUrl": "endpoint"}
 """Settings VS Code has always called by another name."""
 EXTENSION_OWNED = ("agentls.server.", "agentls.trace.")
 """The extension's own settings (not the server's): kept as they are."""
-_UNSET: dict[str, Any] = {"string": "", "array": [], "object": {}}
+_UNSET: dict[str, object] = {"string": "", "array": [], "object": {}}
 
 
-def settings_schema() -> dict[str, Any]:
+def settings_schema() -> dict[str, object]:
     """The JSON Schema (2020-12) of the `agentls` section."""
     generated = AgentlsSettings.model_json_schema(by_alias=True)
     schema = {
@@ -77,26 +77,31 @@ def _without_meta(node: Any) -> Any:
     return node
 
 
-def vscode_configuration(existing: dict[str, Any] | None = None) -> dict[str, Any]:
+def vscode_configuration(existing: dict[str, object] | None = None) -> dict[str, object]:
     """`contributes.configuration`: every setting, then the extension's own from `existing`."""
     schema = settings_schema()
-    definitions = schema.get("$defs", {})
-    properties: dict[str, Any] = {}
-    for key, prop in schema["properties"].items():
+    definitions = _object(schema.get("$defs"))
+    properties: dict[str, object] = {}
+    for key, prop in _object(schema["properties"]).items():
         name = "agentls." + VSCODE_NAMES.get(key, key)
         properties[name] = _vscode_property(_inline(prop, definitions))
-    for name, prop in ((existing or {}).get("properties") or {}).items():
+    for name, prop in _object((existing or {}).get("properties")).items():
         if name.startswith(EXTENSION_OWNED):
             properties[name] = prop
     return {"title": "agentls", "properties": properties}
 
 
-def _inline(node: Any, definitions: dict[str, Any]) -> Any:
+def _object(value: object) -> dict[str, object]:
+    """`value` when it is a JSON object, else an empty one (a schema part that is absent)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _inline(node: Any, definitions: dict[str, object]) -> Any:
     """`$ref`s replaced by their definitions (VS Code's settings do not resolve them)."""
     if isinstance(node, dict):
         ref = node.get("$ref")
         if isinstance(ref, str):
-            target = definitions[ref.rsplit("/", 1)[-1]]
+            target = _object(definitions[ref.rsplit("/", 1)[-1]])
             rest = {k: v for k, v in node.items() if k != "$ref"}
             return _inline({**target, **rest}, definitions)
         return {k: _inline(v, definitions) for k, v in node.items()}
@@ -105,16 +110,16 @@ def _inline(node: Any, definitions: dict[str, Any]) -> Any:
     return node
 
 
-def _vscode_property(prop: dict[str, Any]) -> dict[str, Any]:
+def _vscode_property(prop: dict[str, object]) -> dict[str, object]:
     prop = _nullable_as_type(dict(prop))
     meta = {
         k.removeprefix(META_PREFIX): prop.pop(k) for k in list(prop) if k.startswith(META_PREFIX)
     }
     server_default = prop.pop("default", None)
-    description = prop.pop("description", "")
+    description = str(prop.pop("description", ""))
     kinds = [k for k in _types(prop) if k != "null"]
     keeps_default = "enum" in prop and server_default is not None
-    result: dict[str, Any] = {}
+    result: dict[str, object] = {}
     if keeps_default:
         result["default"] = server_default
     elif len(kinds) == 1 and kinds[0] in _UNSET and "enum" not in prop:
@@ -123,10 +128,11 @@ def _vscode_property(prop: dict[str, Any]) -> dict[str, Any]:
         result["default"] = _UNSET[kinds[0]]
     else:
         prop["type"] = [k for k in kinds if k != "null"] + ["null"]
-        if "enum" in prop and None not in prop["enum"]:
-            prop["enum"] = [*prop["enum"], None]
-        if "anyOf" in prop:
-            prop["anyOf"] = [*prop["anyOf"], {"type": "null"}]
+        enum, any_of = prop.get("enum"), prop.get("anyOf")
+        if isinstance(enum, list) and None not in enum:
+            prop["enum"] = [*enum, None]
+        if isinstance(any_of, list):
+            prop["anyOf"] = [*any_of, {"type": "null"}]
         result["default"] = None
     notes = []
     if server_default not in (None, "", [], {}) and not keeps_default:
@@ -148,24 +154,27 @@ _FIRST = ("type", "enum", "enumDescriptions", "items", "default")
 _LAST = ("markdownDescription", "scope", "restricted")
 
 
-def _ordered(prop: dict[str, Any]) -> dict[str, Any]:
+def _ordered(prop: dict[str, object]) -> dict[str, object]:
     """Type and default first, description and scope last (easier to read)."""
     middle = [k for k in prop if k not in _FIRST and k not in _LAST]
     return {k: prop[k] for k in (*_FIRST, *middle, *_LAST) if k in prop}
 
 
-def _types(prop: dict[str, Any]) -> list[str]:
+def _types(prop: dict[str, object]) -> list[str]:
     """The JSON types a property allows (from `type`, else from its `anyOf` options)."""
     kind = prop.get("type")
     if isinstance(kind, str):
         return [kind]
     if isinstance(kind, list):
         return [str(k) for k in kind]
-    found = [o.get("type") for o in prop.get("anyOf", []) if isinstance(o, dict)]
+    options = prop.get("anyOf")
+    found = (
+        [o.get("type") for o in options if isinstance(o, dict)] if isinstance(options, list) else []
+    )
     return list(dict.fromkeys(str(k) for k in found if isinstance(k, str)))
 
 
-def _nullable_as_type(prop: dict[str, Any]) -> dict[str, Any]:
+def _nullable_as_type(prop: dict[str, object]) -> dict[str, object]:
     """`anyOf: [X, {"type": "null"}]` → X with `"null"` among its types (VS Code's form)."""
     options = prop.get("anyOf")
     if not isinstance(options, list):
@@ -229,13 +238,13 @@ def _matching_brace(text: str, start: int) -> int:
     raise ValueError("unbalanced braces in package.json")
 
 
-def _render_configuration(configuration: dict[str, Any], indent: str) -> str:
+def _render_configuration(configuration: dict[str, object], indent: str) -> str:
     """The file's style: one line per setting; a setting with nested settings expanded."""
     inner, deeper = indent + "  ", indent + "    "
     lines = []
-    for name, prop in configuration["properties"].items():
+    for name, prop in _object(configuration["properties"]).items():
         one_line = _compact(prop)
-        if "properties" in prop or "additionalProperties" in prop:
+        if isinstance(prop, dict) and ("properties" in prop or "additionalProperties" in prop):
             nested = json.dumps(prop, indent=2, ensure_ascii=False).replace("\n", "\n" + deeper)
             lines.append(f"{deeper}{json.dumps(name)}: {nested}")
         else:

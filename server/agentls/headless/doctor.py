@@ -217,8 +217,8 @@ def check_workspace_checks(workspace: Path) -> list[Check]:
         from agentls.workspace import Workspace
 
         config = load_project_config(workspace)
-        lint = [LintEntry.model_validate(e) for e in config.values.get("lint", [])]
-        tests = [TestEntry.model_validate(e) for e in config.values.get("tests", [])]
+        lint = [LintEntry.model_validate(e) for e in config.entries("lint")]
+        tests = [TestEntry.model_validate(e) for e in config.entries("tests")]
         files = [Path(p) for p in Workspace([workspace]).file_strs()]
         rows = overview([workspace], files, lint, tests)
     except Exception as exc:  # a broken project must not stop the other checks

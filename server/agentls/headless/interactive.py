@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from rich.console import Console
 from rich.markup import escape
 
+from agentls.agent.protocol.results import HunkPayload, StagedPayload
 from agentls.headless.client import ServerConnection
 
 Ask = Callable[[str], Awaitable[str | None]]
@@ -38,8 +39,17 @@ HELP = (
 
 @dataclass
 class Decisions:
-    accept: list[dict[str, Any]] = field(default_factory=list)
-    reject: list[tuple[dict[str, Any], str | None]] = field(default_factory=list)
+    accept: list[HunkPayload] = field(default_factory=list)
+    reject: list[tuple[HunkPayload, str | None]] = field(default_factory=list)
+
+
+class RejectedHunk(TypedDict):
+    """A hunk the user rejected, under `rejected` in `agentls apply`'s result."""
+
+    path: str
+    index: int
+    where: str
+    reason: str | None
 
 
 async def ask_line(prompt: str) -> str | None:
@@ -50,7 +60,7 @@ async def ask_line(prompt: str) -> str | None:
         return None
 
 
-async def decide(hunks: list[dict[str, Any]], console: Console, ask: Ask) -> Decisions:
+async def decide(hunks: list[HunkPayload], console: Console, ask: Ask) -> Decisions:
     """Ask about each hunk in turn; see the module docstring for the answers."""
     decisions = Decisions()
     rest: str | None = None
@@ -81,7 +91,7 @@ async def _answer(console: Console, ask: Ask, number: int, total: int) -> str:
         console.print(HELP, markup=False)
 
 
-def _show(console: Console, hunk: dict[str, Any], number: int, total: int) -> None:
+def _show(console: Console, hunk: HunkPayload, number: int, total: int) -> None:
     console.print(
         f"[bold]{escape(str(hunk['path']))}[/bold] — hunk {hunk['index']} "
         f"({escape(str(hunk['where']))}), {number} of {total}"
@@ -91,25 +101,25 @@ def _show(console: Console, hunk: dict[str, Any], number: int, total: int) -> No
         console.print(f"[{style}]{escape(line)}[/{style}]")
 
 
-async def send(conn: ServerConnection, session: str, decisions: Decisions) -> dict[str, Any]:
+async def send(conn: ServerConnection, session: str, decisions: Decisions) -> dict[str, object]:
     """Reject, then accept; the accept's result, plus `rejected`: `{path, index, where,
     reason}` of each rejected hunk.
 
     Rejects go first and last hunk first: dropping a hunk renumbers only those after it,
     so each id (and the hunk number the model is told) is the one the user was shown.
     The accepted hunks are then found again by file and text."""
-    rejected = []
+    rejected: list[RejectedHunk] = []
     for hunk, reason in sorted(decisions.reject, key=lambda item: -int(item[0]["id"])):
-        argument: dict[str, Any] = {"session": session, "hunks": [hunk["id"]]}
+        argument: dict[str, object] = {"session": session, "hunks": [hunk["id"]]}
         if reason:
             argument["reason"] = reason
         await conn.command("agentls.reject", argument)
         rejected.append(
             {"path": hunk["path"], "index": hunk["index"], "where": hunk["where"], "reason": reason}
         )
-    result: dict[str, Any] = {"session": session, "files": [], "applied": None}
+    result: dict[str, object] = {"session": session, "files": [], "applied": None}
     if decisions.accept:
-        staged = await conn.command("agentls.staged", {"session": session})
+        staged: StagedPayload = await conn.command("agentls.staged", {"session": session})
         wanted = {_key(h) for h in decisions.accept}
         ids = [h["id"] for h in staged.get("hunks", []) if _key(h) in wanted]
         result = await conn.command("agentls.accept", {"session": session, "hunks": ids})
@@ -117,7 +127,7 @@ async def send(conn: ServerConnection, session: str, decisions: Decisions) -> di
     return result
 
 
-def _key(hunk: dict[str, Any]) -> tuple[str, str]:
+def _key(hunk: HunkPayload) -> tuple[str, str]:
     """A hunk by file and text (its header's line numbers move as others are applied)."""
     body = str(hunk["diff"]).split("\n", 1)
     return str(hunk["path"]), body[1] if len(body) > 1 else ""

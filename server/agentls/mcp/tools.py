@@ -13,7 +13,7 @@ import base64
 import binascii
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import jsonschema
@@ -30,6 +30,7 @@ from agentls.agent.framework.tool import (
     ToolInput,
     ToolOutput,
 )
+from agentls.agent.protocol.messages import JsonObject
 from agentls.mcp.connection import McpConnection, ServerUnavailable
 from agentls.mcp.sdk import MCPError
 
@@ -66,7 +67,7 @@ class _AnyInput(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class McpTool(Tool[dict[str, Any]]):
+class McpTool(Tool[JsonObject]):
     """One tool of one MCP server."""
 
     input_model = _AnyInput
@@ -83,28 +84,30 @@ class McpTool(Tool[dict[str, Any]]):
         self._read_only = bool(annotations and annotations.read_only_hint is True)
         self._validator = _validator(self._schema)
 
-    def input_schema(self) -> dict[str, Any]:
+    def input_schema(self) -> JsonObject:
         return self._schema
 
-    def parse_input(self, raw: dict[str, Any]) -> dict[str, Any]:
+    def parse_input(self, raw: JsonObject) -> JsonObject:
         if not isinstance(raw, dict):
             raise InvalidToolInput("the input must be a JSON object")
         if self._validator is not None:
-            errors = sorted(self._validator.iter_errors(raw), key=lambda e: list(e.path))
+            # the stubs want a recursive JSON type; the validator checks any value at run time
+            instance = cast("Mapping[str, Any]", raw)
+            errors = sorted(self._validator.iter_errors(instance), key=lambda e: list(e.path))
             if errors:
                 raise InvalidToolInput(_describe_schema_errors(errors))
         return dict(raw)
 
-    def is_read_only(self, input: dict[str, Any] | None = None) -> bool:
+    def is_read_only(self, input: JsonObject | None = None) -> bool:
         return self._read_only
 
-    def is_concurrency_safe(self, input: dict[str, Any]) -> bool:
+    def is_concurrency_safe(self, input: JsonObject) -> bool:
         return self._read_only
 
-    def summary(self, input: dict[str, Any]) -> str:
+    def summary(self, input: JsonObject) -> str:
         return f"Calling {self.mcp_name} on MCP server {self.connection.name}"
 
-    async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def call(self, input: JsonObject, ctx: ToolContext) -> ToolOutput:
         server = self.connection.name
         try:
             result = await self.connection.call_tool(
@@ -168,7 +171,7 @@ def _description(tool: types.Tool) -> str:
     return text
 
 
-def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:
+def _object_schema(schema: JsonObject) -> JsonObject:
     """The server's schema, with `type: object` guaranteed (the API requires it)."""
     result = dict(schema) if isinstance(schema, dict) else {}
     result.setdefault("type", "object")
@@ -177,7 +180,7 @@ def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _validator(schema: dict[str, Any]) -> Validator | None:
+def _validator(schema: JsonObject) -> Validator | None:
     """A validator for the schema, or None when the server's schema is itself invalid
     (then the server validates; refusing every call would make the tool useless)."""
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
@@ -338,7 +341,7 @@ offer, with their URIs. Use before read_mcp_resource; pass `server` to list one 
                     f"No MCP server named {input.server!r} offers resources "
                     f"(servers with resources: {names or 'none'})."
                 )
-        listing: list[dict[str, Any]] = []
+        listing: list[JsonObject] = []
         for connection in servers:
             try:
                 resources = await connection.list_resources()
@@ -346,7 +349,7 @@ offer, with their URIs. Use before read_mcp_resource; pass `server` to list one 
                 listing.append({"server": connection.name, "error": str(exc)})
                 continue
             for resource in resources:
-                entry: dict[str, Any] = {
+                entry: JsonObject = {
                     "server": connection.name,
                     "uri": resource.uri,
                     "name": resource.name,

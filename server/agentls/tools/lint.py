@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, Required, TypedDict
 
 from pydantic import Field
 
@@ -67,13 +67,53 @@ class LintInput(ToolInput):
     )
 
 
+class LintCheck(TypedDict):
+    """One linter that ran, under `checks` in `lint`'s result."""
+
+    tool: str
+    why: str
+    command: str
+    note: NotRequired[str]
+
+
+class RawOutput(TypedDict):
+    """A linter with plain-text output (format `raw`), under `raw_output`."""
+
+    tool: str
+    exit_code: int | None
+    note: str
+    output: str
+
+
+class Unchecked(TypedDict):
+    """Files of a kind no linter is configured for, under `not_configured`."""
+
+    type: str
+    reason: str
+    paths: list[str]
+    more: NotRequired[int]
+
+
+class LintResult(TypedDict, total=False):
+    """`lint`'s result (before the execution fields every checking tool adds)."""
+
+    summary: Required[str]
+    diagnostics: Required[list[dict[str, object]]]
+    truncated: int
+    other_files: list[dict[str, object]]
+    other_files_more: int
+    checks: list[LintCheck]
+    problems: list[dict[str, str]]
+    raw_output: list[RawOutput]
+
+
 @dataclass
 class LintFindings:
     diagnostics: list[Finding] = field(default_factory=list)
     elsewhere: list[Finding] = field(default_factory=list)
-    checks: list[dict[str, Any]] = field(default_factory=list)
+    checks: list[LintCheck] = field(default_factory=list)
     problems: list[dict[str, str]] = field(default_factory=list)
-    raw: list[dict[str, Any]] = field(default_factory=list)
+    raw: list[RawOutput] = field(default_factory=list)
     linted: set[Path] = field(default_factory=set)
     """Files a linter read successfully: its parser is authoritative for them."""
     seen: set[tuple[object, ...]] = field(default_factory=set)
@@ -165,7 +205,7 @@ Example: {"paths": ["<path>", "<folder>/"]}"""
     ) -> ToolOutput:
         plan = await asyncio.to_thread(self._plan, files, shadow)
         found = await self.findings(files, shadow, ctx, plan)
-        result = self._result(files, found)
+        result: dict[str, object] = dict(self._result(files, found))
         if plan.unchecked:
             result["not_configured"] = [
                 _unchecked(kind, reason, [ctx.workspace.display(p) for p in paths])
@@ -241,7 +281,7 @@ Example: {"paths": ["<path>", "<folder>/"]}"""
         """Parse one run into findings; False (with a `problems` entry) when it failed."""
         command, result = run.command, run.result
         tool = command.tool
-        entry: dict[str, Any] = {
+        entry: LintCheck = {
             "tool": tool,
             "why": command.why,
             "command": shown_command(run, shadow),
@@ -307,7 +347,7 @@ Example: {"paths": ["<path>", "<folder>/"]}"""
                 if diag is not None:
                     found.diagnostics.append(diag)
 
-    def _result(self, files: list[Path], found: LintFindings) -> dict[str, Any]:
+    def _result(self, files: list[Path], found: LintFindings) -> LintResult:
         diags = sorted(found.diagnostics, key=_order)
         errors = sum(1 for d in diags if d.severity == "error")
         summary = (
@@ -317,7 +357,7 @@ Example: {"paths": ["<path>", "<folder>/"]}"""
         )
         if found.problems:
             summary += f"; {len(found.problems)} linter(s) could not run (see `problems`)"
-        result: dict[str, Any] = {
+        result: LintResult = {
             "summary": summary,
             "diagnostics": [d.as_dict() for d in diags[: self.config.max_diagnostics]],
         }
@@ -344,8 +384,8 @@ def _order(finding: Finding) -> tuple[int, str, int, int]:
     return (_SEVERITY_ORDER.get(finding.severity, 3), finding.file, finding.line, finding.column)
 
 
-def _unchecked(kind: str, reason: str, paths: list[str]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"type": kind, "reason": reason, "paths": paths[:5]}
+def _unchecked(kind: str, reason: str, paths: list[str]) -> Unchecked:
+    entry: Unchecked = {"type": kind, "reason": reason, "paths": paths[:5]}
     if len(paths) > 5:
         entry["more"] = len(paths) - 5
     return entry
@@ -369,7 +409,7 @@ def _failed(run: CheckRun, shadow: ShadowWorkspace, why: str) -> dict[str, str]:
     }
 
 
-def _raw(run: CheckRun, shadow: ShadowWorkspace) -> dict[str, Any]:
+def _raw(run: CheckRun, shadow: ShadowWorkspace) -> RawOutput:
     text = shadow.map_output(strip_ansi(run.result.stdout + run.result.stderr)).strip()
     if len(text) > _RAW_TAIL:
         text = f"[... {len(text) - _RAW_TAIL} chars trimmed ...]\n{text[-_RAW_TAIL:]}"

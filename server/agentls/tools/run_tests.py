@@ -17,7 +17,7 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, Required, TypedDict
 
 from pydantic import Field
 
@@ -78,11 +78,46 @@ class RunTestsInput(ToolInput):
     )
 
 
+class FailedTest(TypedDict):
+    """One failing test in `run_tests`'s result."""
+
+    test: str
+    outcome: str
+    message: str
+    location: NotRequired[str]
+    output: str
+    runner: NotRequired[str]
+    """Set when several suites ran."""
+
+
+class RunTestsResult(TypedDict, total=False):
+    """`run_tests`'s result: one suite's, or several summed (each then under `suites`)."""
+
+    runner: str
+    status: Required[str]
+    passed: int
+    failed: int
+    errors: int
+    skipped: int
+    duration: float
+    exit_code: int | None
+    command: str
+    why: str
+    install: str
+    note: str
+    failures: list[FailedTest]
+    more_failures: int
+    message: str
+    raw: bool
+    output_tail: str
+    suites: list[RunTestsResult]
+
+
 @dataclass
 class _Suite:
     command: CheckCommand
     status: str
-    result: dict[str, Any]
+    result: RunTestsResult
     report: TestReport | None
 
 
@@ -161,7 +196,7 @@ Example: {"target": "<test file>::<test name>"}"""
         for command in suites:
             remaining = max(deadline - time.monotonic(), 1.0)
             done.append(await self._suite(command, input.target, ctx, runner, remaining, timeout))
-        result = _combine(done)
+        result: dict[str, object] = dict(_combine(done))
         if notes:
             result["notes"] = notes
         execution = plan_execution(self.name, ctx, executables=lambda: self._programs(input, ctx))
@@ -239,7 +274,12 @@ def _missing_suite(command: CheckCommand, exc: Missing) -> _Suite:
     message = f"{command.tool} cannot run: {exc.message}."
     if exc.install:
         message += f" Install it: {exc.install}"
-    result = {"runner": command.tool, "status": "missing", "message": message, "why": command.why}
+    result: RunTestsResult = {
+        "runner": command.tool,
+        "status": "missing",
+        "message": message,
+        "why": command.why,
+    }
     if exc.install:
         result["install"] = exc.install
     return _Suite(command, "missing", result, None)
@@ -269,11 +309,10 @@ def _read_suite(run: CheckRun, shadow: ShadowWorkspace, timeout: float) -> _Suit
     result_ = run.result
     report, unreadable = _report_of(run, shadow)
     status = _status(run, report)
-    out: dict[str, Any] = {"runner": run.command.tool, "status": status}
+    out: RunTestsResult = {"runner": run.command.tool, "status": status}
     if report is not None:
-        out.update(
-            passed=report.passed, failed=report.failed, errors=report.errors, skipped=report.skipped
-        )
+        out["passed"], out["failed"] = report.passed, report.failed
+        out["errors"], out["skipped"] = report.errors, report.skipped
     out["duration"] = round(result_.duration, 2)
     out["exit_code"] = result_.exit_code
     out["command"] = display_command(_without_reports(run, str(shadow.reports_dir)), shadow)
@@ -340,7 +379,7 @@ def _without_plumbing(text: str) -> str:
 
 def _failures(
     problems: list[TestCaseResult], run: CheckRun, shadow: ShadowWorkspace
-) -> list[dict[str, Any]]:
+) -> list[FailedTest]:
     shown = problems[:_MAX_FAILURES]
     budget = max(300, min(_FAILURE_CHARS, _FAILURES_BUDGET // len(shown)))
     return [_failure(case, run, shadow, budget) for case in shown]
@@ -348,7 +387,7 @@ def _failures(
 
 def _failure(
     case: TestCaseResult, run: CheckRun, shadow: ShadowWorkspace, budget: int
-) -> dict[str, Any]:
+) -> FailedTest:
     details = shadow.map_output(case.details)
     location = _location(details) if run.command.format == "junit-xml" else None
     if location is None and case.file:
@@ -359,15 +398,17 @@ def _failure(
     if case.output:
         text += "\n" + shadow.map_output(case.output)
     test_id = shadow.map_output(case.test_id)
-    entry: dict[str, Any] = {
-        "test": test_id,
-        "outcome": case.outcome,
-        "message": shadow.map_output(case.message)[:500],
-    }
-    if location:
-        entry["location"] = location
-    entry["output"] = _trim(text.strip(), budget)
-    return entry
+    message = shadow.map_output(case.message)[:500]
+    output = _trim(text.strip(), budget)
+    if location:  # the keys in this order: the model reads where before what
+        return {
+            "test": test_id,
+            "outcome": case.outcome,
+            "message": message,
+            "location": location,
+            "output": output,
+        }
+    return {"test": test_id, "outcome": case.outcome, "message": message, "output": output}
 
 
 def _relevant(text: str) -> str:
@@ -392,31 +433,41 @@ def _location(details: str) -> str | None:
     return found
 
 
-def _combine(suites: list[_Suite]) -> dict[str, Any]:
+def _combine(suites: list[_Suite]) -> RunTestsResult:
     """One suite's result as is; several summed, each listed under `suites`."""
     if len(suites) == 1:
-        single = dict(suites[0].result)
+        single = suites[0].result.copy()
         if "failures" in single:
             _cap(single)
         return single
     ran = [s for s in suites if s.status != "missing"]
     status = min((s.status for s in ran), key=lambda s: _STATUS_RANK.get(s, 9), default="missing")
-    out: dict[str, Any] = {"status": status}
-    for key in ("passed", "failed", "errors", "skipped"):
-        out[key] = sum(int(s.result.get(key, 0)) for s in suites)
-    out["duration"] = round(sum(float(s.result.get("duration", 0)) for s in suites), 2)
-    failures = [
+    results = [s.result for s in suites]
+    out: RunTestsResult = {"status": status}
+    out["passed"] = sum(r.get("passed", 0) for r in results)
+    out["failed"] = sum(r.get("failed", 0) for r in results)
+    out["errors"] = sum(r.get("errors", 0) for r in results)
+    out["skipped"] = sum(r.get("skipped", 0) for r in results)
+    out["duration"] = round(sum(r.get("duration", 0.0) for r in results), 2)
+    failures: list[FailedTest] = [
         {**f, "runner": s.command.tool} for s in suites for f in s.result.get("failures", [])
     ]
     if failures:
         out["failures"] = failures
         _cap(out)
-    out["suites"] = [{k: v for k, v in s.result.items() if k != "failures"} for s in suites]
+    out["suites"] = [_without_failures(r) for r in results]
     return out
 
 
-def _cap(result: dict[str, Any]) -> None:
-    failures = result["failures"]
+def _without_failures(result: RunTestsResult) -> RunTestsResult:
+    """A suite's entry under `suites`: its failures are listed once, at the top."""
+    entry = result.copy()
+    entry.pop("failures", None)
+    return entry
+
+
+def _cap(result: RunTestsResult) -> None:
+    failures = result.get("failures", [])
     if len(failures) > _MAX_FAILURES:
         result["more_failures"] = len(failures) - _MAX_FAILURES
         result["failures"] = failures[:_MAX_FAILURES]

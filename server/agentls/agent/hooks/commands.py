@@ -52,7 +52,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
 
 from agentls import credentials
 from agentls.agent.framework.requirement import Requirement
@@ -66,6 +66,7 @@ from agentls.agent.hooks.config import (
 )
 from agentls.agent.hooks.payload import claude_call, input_from_hook, tool_response
 from agentls.agent.hooks.runner import HookOutcome, HookPermission
+from agentls.agent.protocol.messages import JsonObject
 from agentls.workspace.process import ProcessStartError, scrub_env
 from agentls.workspace.process_guard import run_guarded
 from agentls.workspace.secrets import Redactor
@@ -117,7 +118,7 @@ class HookRun:
         """Crashed, timed out, could not start, or exited with neither 0 nor 2."""
         return self.error is not None or self.timed_out or self.exit_code not in (0, 2)
 
-    def json(self) -> dict[str, Any] | None:
+    def json(self) -> JsonObject | None:
         text = self.stdout.strip()
         if self.exit_code != 0 or not text.startswith("{"):
             return None
@@ -128,13 +129,31 @@ class HookRun:
         return value if isinstance(value, dict) else None
 
 
+class HookRecord(TypedDict):
+    """A `hook` line in the session's transcript: one hook command's run."""
+
+    type: Literal["hook"]
+    ts: float
+    event: str
+    hook_type: str
+    command: str
+    source: str
+    exit_code: int | None
+    timed_out: bool
+    duration_ms: float
+    stderr: str
+    error: NotRequired[str]
+    stdout: NotRequired[str]
+    stdout_suppressed: NotRequired[bool]
+
+
 @dataclass
 class _Combined:
     block: bool = False
     reasons: list[str] = field(default_factory=list)
     permission: HookPermission | None = None
     permission_reason: str = ""
-    updated: dict[str, Any] | None = None
+    updated: JsonObject | None = None
     context: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
     """`systemMessage`s, and stderr of exit 2 where the event cannot block."""
@@ -179,9 +198,7 @@ class CommandHooks:
 
     # -- HookRunner ------------------------------------------------------------------------
 
-    async def pre_tool(
-        self, tool_name: str, input: dict[str, Any], ctx: ToolContext
-    ) -> HookOutcome:
+    async def pre_tool(self, tool_name: str, input: JsonObject, ctx: ToolContext) -> HookOutcome:
         commands = self._for_tool("PreToolUse", tool_name, input, ctx)
         if not commands:
             return HookOutcome()
@@ -211,7 +228,7 @@ class CommandHooks:
         )
 
     async def post_tool(
-        self, tool_name: str, input: dict[str, Any], output: ToolOutput, ctx: ToolContext
+        self, tool_name: str, input: JsonObject, output: ToolOutput, ctx: ToolContext
     ) -> HookOutcome:
         commands = self._for_tool("PostToolUse", tool_name, input, ctx)
         if not commands:
@@ -230,7 +247,7 @@ class CommandHooks:
         return HookOutcome(additional_context="\n".join(combined.context), system_message=message)
 
     async def post_tool_failure(
-        self, tool_name: str, input: dict[str, Any], output: ToolOutput, ctx: ToolContext
+        self, tool_name: str, input: JsonObject, output: ToolOutput, ctx: ToolContext
     ) -> HookOutcome:
         """PostToolUseFailure: a call that ended in an error (`error` is what the model
         saw). Its context goes to the model with the result."""
@@ -280,7 +297,7 @@ class CommandHooks:
         return await self._event(ctx, "SubagentStart", agent_type, fields)
 
     def _for_tool(
-        self, event: str, tool: str, input: Mapping[str, Any], ctx: ToolContext
+        self, event: str, tool: str, input: Mapping[str, object], ctx: ToolContext
     ) -> list[HookCommand]:
         """The event's commands for this tool whose `if` rule (if any) matches the call."""
         found = self.config.commands(event, tool)
@@ -290,8 +307,8 @@ class CommandHooks:
         return [c for c in found if c.applies(tool, subject, _cwd(ctx))]
 
     def _tool_payload(
-        self, ctx: ToolContext, event: str, tool: str, input: dict[str, Any]
-    ) -> dict[str, Any]:
+        self, ctx: ToolContext, event: str, tool: str, input: JsonObject
+    ) -> JsonObject:
         call = claude_call(tool, input, _cwd(ctx))
         payload = self._base(ctx.session_id, _cwd(ctx), event)
         payload.update(
@@ -368,7 +385,7 @@ class CommandHooks:
         return HookOutcome(system_message=self._messages(combined))
 
     async def _event(
-        self, ctx: ToolContext, event: str, subject: str | None, fields: dict[str, Any]
+        self, ctx: ToolContext, event: str, subject: str | None, fields: Mapping[str, object]
     ) -> HookOutcome:
         """One non-tool event: block (where it can), context and messages."""
         commands = self.config.commands(event, subject)
@@ -385,7 +402,7 @@ class CommandHooks:
 
     # -- running ---------------------------------------------------------------------------
 
-    def _base(self, session_id: str, cwd: Path, event: str) -> dict[str, Any]:
+    def _base(self, session_id: str, cwd: Path, event: str) -> JsonObject:
         return {
             "session_id": session_id,
             "transcript_path": str(self._hook_transcript(session_id)),
@@ -432,7 +449,7 @@ class CommandHooks:
     async def _run_all(
         self,
         commands: Sequence[HookCommand],
-        payload: dict[str, Any],
+        payload: JsonObject,
         session_id: str,
         cwd: Path,
         event: str,
@@ -579,7 +596,7 @@ class CommandHooks:
         """A `hook` record in the session's transcript (stdout left out when suppressed)."""
         from agentls.privatefiles import open_private
 
-        record: dict[str, Any] = {
+        record: HookRecord = {
             "type": "hook",
             "ts": round(time.time(), 3),
             "event": event,
@@ -614,7 +631,7 @@ class CommandHooks:
                 log.exception("hook problem handler failed")
 
 
-def _apply_json(output: dict[str, Any], event: str, combined: _Combined) -> None:
+def _apply_json(output: JsonObject, event: str, combined: _Combined) -> None:
     specific = output.get("hookSpecificOutput")
     specific = specific if isinstance(specific, dict) else {}
     reason = output.get("reason")
@@ -652,7 +669,7 @@ def _apply_json(output: dict[str, Any], event: str, combined: _Combined) -> None
         combined.context.append(context.strip())
 
 
-def _permission_request(specific: dict[str, Any], combined: _Combined) -> None:
+def _permission_request(specific: JsonObject, combined: _Combined) -> None:
     """`hookSpecificOutput.decision`: `{"behavior": "allow"|"deny", "message": …}`."""
     decision = specific.get("decision")
     if not isinstance(decision, dict):

@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict, cast
 
 from agentls.agent.claude.subagents import AgentType
 
@@ -80,7 +80,15 @@ def hook_prompt(hook: HookCommand, data: str) -> str:
     return f"{hook.command}\n\nThe event (JSON):\n{data}"
 
 
-def answer_json(text: str) -> dict[str, Any] | None:
+class ModelAnswer(TypedDict):
+    """A prompt or agent hook's verdict as the model writes it (Claude Code's shape)."""
+
+    ok: bool
+    reason: NotRequired[object]
+    """Shown when `ok` is false; a string unless the model got it wrong."""
+
+
+def answer_json(text: str) -> ModelAnswer | None:
     """The `{"ok": …}` object in the model's answer (fenced or surrounded by prose too)."""
     start = text.find("{")
     decoder = json.JSONDecoder()
@@ -88,12 +96,12 @@ def answer_json(text: str) -> dict[str, Any] | None:
         with contextlib.suppress(ValueError):
             value, _ = decoder.raw_decode(text, start)
             if isinstance(value, dict) and isinstance(value.get("ok"), bool):
-                return value
+                return cast(ModelAnswer, value)
         start = text.find("{", start + 1)
     return None
 
 
-def as_hook_output(answer: dict[str, Any]) -> str:
+def as_hook_output(answer: ModelAnswer) -> str:
     """The verdict as a command hook's JSON stdout: `ok: false` is `decision: block`."""
     if answer["ok"]:
         return "{}"

@@ -28,7 +28,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from agentls.agent.protocol.messages import JsonObject
 
 __all__ = [
     "CLAUDE_NAMES",
@@ -50,7 +51,7 @@ class _Mapping:
     """Our fields holding a path that Claude Code sends absolute."""
     millis: frozenset[str] = frozenset()
     """Our fields in seconds that Claude Code sends in milliseconds."""
-    values: Mapping[str, Mapping[Any, Any]] = field(default_factory=dict)
+    values: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """Our field → our value → Claude Code's value (enumerations)."""
 
 
@@ -107,7 +108,7 @@ class ClaudeCall:
     """A tool call as Claude Code names it."""
 
     name: str
-    input: dict[str, Any]
+    input: JsonObject
 
 
 def hook_names(tool: str) -> list[str]:
@@ -120,27 +121,27 @@ def hook_names(tool: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def claude_call(tool: str, input: Mapping[str, Any], cwd: Path) -> ClaudeCall:
+def claude_call(tool: str, input: Mapping[str, object], cwd: Path) -> ClaudeCall:
     """Our call as Claude Code would have made it (see the module docstring)."""
     if tool == "list_files":
         return _list_files(input, cwd)
     mapping = CLAUDE_NAMES.get(tool)
     if mapping is None:
         return ClaudeCall(tool, _with_file_path(dict(input), cwd))
-    sent: dict[str, Any] = {}
+    sent: JsonObject = {}
     for key, value in input.items():
         name = mapping.fields.get(key, key)
         if key in mapping.paths and isinstance(value, str):
             value = _absolute(value, cwd)
         elif key in mapping.millis and isinstance(value, int | float) and value is not None:
             value = int(value * 1000)
-        elif key in mapping.values:
+        elif key in mapping.values and isinstance(value, str):
             value = mapping.values[key].get(value, value)
         sent[name] = _camel_inner(value)
     return ClaudeCall(mapping.name, sent)
 
 
-def _list_files(input: Mapping[str, Any], cwd: Path) -> ClaudeCall:
+def _list_files(input: Mapping[str, object], cwd: Path) -> ClaudeCall:
     path = input.get("path")
     folder = _absolute(path, cwd) if isinstance(path, str) and path else str(cwd)
     pattern = input.get("pattern")
@@ -149,7 +150,7 @@ def _list_files(input: Mapping[str, Any], cwd: Path) -> ClaudeCall:
     return ClaudeCall("LS", {"path": folder})
 
 
-def _with_file_path(sent: dict[str, Any], cwd: Path) -> dict[str, Any]:
+def _with_file_path(sent: JsonObject, cwd: Path) -> JsonObject:
     """A tool Claude Code lacks still gets `file_path` for its `path` (hooks that guard
     files find it where they look)."""
     path = sent.get("path")
@@ -158,7 +159,7 @@ def _with_file_path(sent: dict[str, Any], cwd: Path) -> dict[str, Any]:
     return sent
 
 
-def _camel_inner(value: Any) -> Any:
+def _camel_inner(value: object) -> object:
     if isinstance(value, list):
         return [_camel_inner(v) for v in value]
     if isinstance(value, dict):
@@ -171,8 +172,8 @@ def _absolute(path: str, cwd: Path) -> str:
 
 
 def input_from_hook(
-    tool: str, ours: Mapping[str, Any], sent: Mapping[str, Any], update: Mapping[str, Any]
-) -> dict[str, Any]:
+    tool: str, ours: Mapping[str, object], sent: Mapping[str, object], update: Mapping[str, object]
+) -> JsonObject:
     """Our input after a hook's `updatedInput` (merged into what we had). Fields the hook
     changed may use Claude Code's names or ours; a field it sent back unchanged is kept."""
     changes = {k: v for k, v in update.items() if sent.get(k, _MISSING) != v}
@@ -186,7 +187,7 @@ def input_from_hook(
         name = reverse.get(key, key)
         if mapping is not None and name in mapping.millis and isinstance(value, int | float):
             value = value / 1000
-        if mapping is not None and name in mapping.values:
+        if mapping is not None and name in mapping.values and isinstance(value, str):
             back = {v: k for k, v in mapping.values[name].items()}
             value = back.get(value, value)
         result[name] = _snake_inner(value)
@@ -197,7 +198,7 @@ _MISSING = object()
 _NESTED_SNAKE = {v: k for k, v in _NESTED_CAMEL.items()}
 
 
-def _snake_inner(value: Any) -> Any:
+def _snake_inner(value: object) -> object:
     if isinstance(value, list):
         return [_snake_inner(v) for v in value]
     if isinstance(value, dict):
@@ -217,7 +218,7 @@ def _reverse_fields(tool: str) -> dict[str, str]:
 
 # -- tool_response ---------------------------------------------------------------------------
 
-Shaper = Callable[[Mapping[str, Any], ClaudeCall, str, bool], dict[str, Any]]
+Shaper = Callable[[Mapping[str, object], ClaudeCall, str, bool], JsonObject]
 
 _EXIT = re.compile(r"^Exit code: (-?\d+)$", re.MULTILINE)
 _TIMED_OUT = re.compile(r"^Timed out after ", re.MULTILINE)
@@ -226,8 +227,8 @@ _READ_FOOTER = re.compile(r"^\[lines (\d+)-(\d+) of (\d+)")
 
 
 def tool_response(
-    tool: str, ours: Mapping[str, Any], call: ClaudeCall, text: str, is_error: bool
-) -> dict[str, Any]:
+    tool: str, ours: Mapping[str, object], call: ClaudeCall, text: str, is_error: bool
+) -> JsonObject:
     """PostToolUse's `tool_response`: Claude Code's fields for its tools, and for every
     tool `success`, `content` (the result the model saw) and `is_error`."""
     shaper = _SHAPERS.get(call.name)
@@ -235,7 +236,7 @@ def tool_response(
     return {**shaped, "success": not is_error, "content": text, "is_error": is_error}
 
 
-def _bash(ours: Mapping[str, Any], call: ClaudeCall, text: str, is_error: bool) -> dict[str, Any]:
+def _bash(ours: Mapping[str, object], call: ClaudeCall, text: str, is_error: bool) -> JsonObject:
     stdout, stderr = _sections(text)
     found = _EXIT.search(text)
     return {
@@ -262,7 +263,7 @@ def _sections(text: str) -> tuple[str, str]:
     return "\n".join(stdout), "\n".join(stderr)
 
 
-def _write(ours: Mapping[str, Any], call: ClaudeCall, text: str, is_error: bool) -> dict[str, Any]:
+def _write(ours: Mapping[str, object], call: ClaudeCall, text: str, is_error: bool) -> JsonObject:
     kind = "update" if text.startswith("Overwrote") else "create"
     return {
         "type": kind,
@@ -272,7 +273,7 @@ def _write(ours: Mapping[str, Any], call: ClaudeCall, text: str, is_error: bool)
     }
 
 
-def _edit(ours: Mapping[str, Any], call: ClaudeCall, text: str, is_error: bool) -> dict[str, Any]:
+def _edit(ours: Mapping[str, object], call: ClaudeCall, text: str, is_error: bool) -> JsonObject:
     return {
         "filePath": call.input.get("file_path"),
         "oldString": ours.get("old_string"),
@@ -283,7 +284,7 @@ def _edit(ours: Mapping[str, Any], call: ClaudeCall, text: str, is_error: bool) 
     }
 
 
-def _read(ours: Mapping[str, Any], call: ClaudeCall, text: str, is_error: bool) -> dict[str, Any]:
+def _read(ours: Mapping[str, object], call: ClaudeCall, text: str, is_error: bool) -> JsonObject:
     lines: list[str] = []
     first: int | None = None
     total: int | None = None
@@ -308,7 +309,7 @@ def _read(ours: Mapping[str, Any], call: ClaudeCall, text: str, is_error: bool) 
     }
 
 
-def _files(ours: Mapping[str, Any], call: ClaudeCall, text: str, is_error: bool) -> dict[str, Any]:
+def _files(ours: Mapping[str, object], call: ClaudeCall, text: str, is_error: bool) -> JsonObject:
     names = [line for line in text.split("\n") if line and not line.startswith(("[", "("))]
     if call.name == "Grep" and call.input.get("output_mode", "files_with_matches") != (
         "files_with_matches"

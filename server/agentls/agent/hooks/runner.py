@@ -15,7 +15,9 @@ has no such method, so a runner written before an event existed keeps working.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+
+from agentls.agent.protocol.messages import JsonObject
 
 if TYPE_CHECKING:
     from agentls.agent.framework.context import ToolContext
@@ -33,7 +35,7 @@ class HookOutcome:
 
     block: bool = False
     message: str = ""
-    updated_input: dict[str, Any] | None = None
+    updated_input: JsonObject | None = None
     additional_context: str = ""
     permission: Requirement | None = None
     """A PreToolUse (or PermissionRequest) hook's `permissionDecision`, read as a
@@ -45,22 +47,20 @@ class HookOutcome:
 
 class HookRunner(Protocol):
     async def pre_tool(
-        self, tool_name: str, input: dict[str, Any], ctx: ToolContext
+        self, tool_name: str, input: JsonObject, ctx: ToolContext
     ) -> HookOutcome: ...
 
     async def post_tool(
-        self, tool_name: str, input: dict[str, Any], output: ToolOutput, ctx: ToolContext
+        self, tool_name: str, input: JsonObject, output: ToolOutput, ctx: ToolContext
     ) -> HookOutcome: ...
 
 
 class NoHooks:
-    async def pre_tool(
-        self, tool_name: str, input: dict[str, Any], ctx: ToolContext
-    ) -> HookOutcome:
+    async def pre_tool(self, tool_name: str, input: JsonObject, ctx: ToolContext) -> HookOutcome:
         return HookOutcome()
 
     async def post_tool(
-        self, tool_name: str, input: dict[str, Any], output: ToolOutput, ctx: ToolContext
+        self, tool_name: str, input: JsonObject, output: ToolOutput, ctx: ToolContext
     ) -> HookOutcome:
         return HookOutcome()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import configparser
 import contextlib
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from agentls.tools.checks.commands import CheckCommand
 from agentls.tools.checks.detect.base import Detection
@@ -102,7 +102,7 @@ def detect(project: ProjectDir) -> Detection:
     return found
 
 
-def _dict(value: object) -> dict[str, Any]:
+def _dict(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
@@ -133,7 +133,7 @@ def _python_tool(
     )
 
 
-def _ruff(project: ProjectDir, tools: dict[str, Any]) -> CheckCommand:
+def _ruff(project: ProjectDir, tools: dict[str, object]) -> CheckCommand:
     own = project.find_up("ruff.toml", ".ruff.toml")
     if own:
         why = f"{own[0]} configures ruff"
@@ -145,7 +145,7 @@ def _ruff(project: ProjectDir, tools: dict[str, Any]) -> CheckCommand:
 
 
 def _mypy_config(
-    project: ProjectDir, tools: dict[str, Any], setup_cfg: configparser.ConfigParser
+    project: ProjectDir, tools: dict[str, object], setup_cfg: configparser.ConfigParser
 ) -> str:
     if "mypy" in tools:
         return "[tool.mypy] in pyproject.toml"
@@ -160,7 +160,7 @@ def _mypy(project: ProjectDir, config: str) -> CheckCommand:
     return _python_tool(project, "mypy", (*MYPY_ARGV, "{paths}"), "mypy", why)
 
 
-def _pyright(project: ProjectDir, tools: dict[str, Any]) -> CheckCommand | None:
+def _pyright(project: ProjectDir, tools: dict[str, object]) -> CheckCommand | None:
     if "basedpyright" in tools:
         program, why = "basedpyright", "[tool.basedpyright] in pyproject.toml"
     elif project.has("pyrightconfig.json"):
@@ -183,7 +183,7 @@ def _pyright(project: ProjectDir, tools: dict[str, Any]) -> CheckCommand | None:
 
 
 def _pylint_config(
-    project: ProjectDir, tools: dict[str, Any], setup_cfg: configparser.ConfigParser
+    project: ProjectDir, tools: dict[str, object], setup_cfg: configparser.ConfigParser
 ) -> str:
     if any(key == "pylint" or key.startswith("pylint.") for key in tools):
         return "[tool.pylint] in pyproject.toml"
@@ -197,9 +197,9 @@ def _pylint_config(
 
 def _pytest_config(
     project: ProjectDir,
-    tools: dict[str, Any],
+    tools: dict[str, object],
     setup_cfg: configparser.ConfigParser,
-    pyproject: dict[str, Any],
+    pyproject: dict[str, object],
 ) -> str:
     if "pytest" in tools:
         return "[tool.pytest] in pyproject.toml"
@@ -212,7 +212,7 @@ def _pytest_config(
         project.read_text("tox.ini") or ""
     ):
         return "[pytest] in tox.ini"
-    if "pytest" in str(pyproject.get("project", {}).get("optional-dependencies", "")):
+    if "pytest" in str(_dict(pyproject.get("project")).get("optional-dependencies", "")):
         return "pytest in the project's optional dependencies"
     if "pytest" in str(pyproject.get("dependency-groups", "")):
         return "pytest in the project's dependency groups"
@@ -221,9 +221,9 @@ def _pytest_config(
 
 def _test_runner(
     project: ProjectDir,
-    tools: dict[str, Any],
+    tools: dict[str, object],
     setup_cfg: configparser.ConfigParser,
-    pyproject: dict[str, Any],
+    pyproject: dict[str, object],
 ) -> CheckCommand:
     venv = project_venv_of(project)
     configured = _pytest_config(project, tools, setup_cfg, pyproject)
