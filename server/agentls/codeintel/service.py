@@ -311,7 +311,7 @@ _NOT_DUPLICATED = (
 )
 
 
-def _skipped(source: CodeSource, staged: bool, editor_serves: bool, language: str) -> str:
+def _skipped(source: CodeSource, staged: bool, editor_serves: bool, language: str | None) -> str:
     """Why `source` is not asked (a note), or "" to ask it."""
     if staged and not source.sees_staged:
         return f"The {source.kind} was not asked: it does not see this session's staged edits."
