@@ -292,12 +292,18 @@ def def_line(path: Path, name: str, first: int) -> int | None:
 # -- the answers ---------------------------------------------------------------------------
 
 
+COMPACT = re.compile(r"\d+:\d+(, \d+:\d+)*")
+"""find_references's positions-only listing (a long confirmed part next to unconfirmed ones)."""
+
+
 def parse_references(content: str) -> set[tuple[str, int]]:
     found: set[tuple[str, int]] = set()
     current = ""
     for line in content.splitlines():
         if line and not line.startswith((" ", "Note:", "[")):
             current = line.strip()
+        elif line.startswith("  ") and current and COMPACT.fullmatch(line.strip()):
+            found.update((current, int(at.split(":", 1)[0])) for at in line.split(","))
         elif line.startswith("  ") and current and line.strip()[:1].isdigit():
             found.add((current, int(line.strip().split(":", 1)[0])))
     return found

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -142,6 +143,12 @@ def reference_lines(content: str) -> set[tuple[str, int]]:
     for line in content.splitlines():
         if line and not line.startswith(" ") and not line.startswith(("Note:", "[")):
             current = line.strip()
+        elif line.startswith("  ") and current and _COMPACT.fullmatch(line.strip()):
+            found.update((current, int(at.split(":", 1)[0])) for at in line.split(","))
         elif line.startswith("  ") and current and line.strip()[:1].isdigit():
             found.add((current, int(line.strip().split(":", 1)[0])))
     return found
+
+
+_COMPACT = re.compile(r"\d+:\d+(, \d+:\d+)*")
+"""The positions-only listing (`  5:12, 9:3`) of a long confirmed part."""

@@ -129,3 +129,58 @@ async def test_rename_with_force_stages_and_lists_what_it_left(store: FakeEditor
     assert "Left unchanged (force)" in content
     for path, line in UNTYPED:
         assert f"{path}:{line}" in content, content
+
+
+def _many_calls(count: int) -> str:
+    """A TestCase subclass whose methods call `self.assertQuerySetEqual` `count` times."""
+    lines = ["from suite.base import TestCase", "", "", "class ManyTests(TestCase):"]
+    for n in range(count):
+        lines += [
+            f"    def test_{n}(self) -> None:",
+            f"        self.assertQuerySetEqual([{n}, {n + 1}], [{n}, {n + 1}])  # {'x' * 40}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+MIXINS = {
+    "suite/__init__.py": "",
+    "suite/base.py": """
+        class TestCase:
+            def assertQuerySetEqual(self, qs: object, values: object) -> None:
+                pass
+        """,
+    "suite/mixins.py": """
+        class OrderingMixin:
+            def check_order(self) -> None:
+                self.assertQuerySetEqual([], [])
+        """,
+}
+MIXIN_CALL = ("suite/mixins.py", 3)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def suite(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[FakeEditor]:
+    basedpyright_langserver()
+    root = tmp_path_factory.mktemp("suite")
+    write_tree(root, MIXINS)
+    (root / "suite" / "many.py").write_text(_many_calls(400), encoding="utf-8")
+    env = server_env(None, tmp_path_factory.mktemp("transcripts"))
+    async with editor_session("neovim", root, env) as editor:
+        yield editor
+
+
+async def test_mixin_self_call_is_unconfirmed_even_after_many_confirmed(suite: FakeEditor) -> None:
+    """Django's 12 missed `self.assertQuerySetEqual(` calls in mixins: they were found by
+    name, but listed after 635 confirmed lines, past the tool's output limit, and cut."""
+    content, is_error = await tool(
+        suite,
+        "find_references",
+        {**tool_input("suite/base.py", 2, "assertQuerySetEqual"), "max_results": 1000},
+    )
+    assert not is_error, content
+    assert "Output truncated" not in content
+    confirmed_text, _, unconfirmed_text = content.partition("unconfirmed match")
+    assert reference_lines(unconfirmed_text) == {MIXIN_CALL}, content[-2000:]
+    assert "1 unconfirmed match in 1 file" in content
+    confirmed = reference_lines(confirmed_text)
+    assert len({c for c in confirmed if c[0] == "suite/many.py"}) == 400  # positions kept

@@ -28,6 +28,7 @@ export const EDITOR_QUERY_METHODS = [
   "textDocument/documentSymbol",
   "workspace/symbol",
   "agentls/diagnostics",
+  "agentls/languages",
 ] as const;
 
 const REQUEST_FAILED = -32803;
@@ -253,6 +254,24 @@ async function diagnostics(client: LanguageClient, uris: string[]): Promise<Answ
   return { result: items, source: `${vscode.env.appName}: ${[...languages].join(", ")}` };
 }
 
+/**
+ * `agentls/languages`: the language ids the editor's own servers evidently serve. VS Code has
+ * no API that lists running language servers, so the evidence is their diagnostics: an open
+ * document with a diagnostic from a source other than agentls. agentls then starts no
+ * headless server of its own for that language (no duplicate server).
+ */
+export function servedLanguages(): string[] {
+  const served = new Set<string>();
+  const open = new Map(vscode.workspace.textDocuments.map((d) => [d.uri.toString(), d.languageId]));
+  for (const [uri, found] of vscode.languages.getDiagnostics()) {
+    const language = open.get(uri.toString());
+    if (language && found.some((d) => d.source && d.source !== "agentls")) {
+      served.add(language);
+    }
+  }
+  return [...served].sort();
+}
+
 /** One `agentls/editorQuery`, answered with VS Code's `vscode.execute…Provider` commands. */
 export async function answer(client: LanguageClient, query: EditorQuery): Promise<Answer> {
   const params = query.params ?? {};
@@ -314,6 +333,8 @@ export async function answer(client: LanguageClient, query: EditorQuery): Promis
     }
     case "agentls/diagnostics":
       return diagnostics(client, params.uris ?? []);
+    case "agentls/languages":
+      return { result: servedLanguages(), source: source() };
     default:
       throw new ResponseError(-32601, `agentls/editorQuery: unsupported method ${query.method}`);
   }

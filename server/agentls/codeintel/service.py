@@ -41,6 +41,7 @@ from agentls.codeintel.sources import (
     CodeSource,
     Direction,
     Method,
+    ServesLanguages,
 )
 from agentls.errors import ToolError
 from agentls.workspace.core import Attachment, Workspace
@@ -191,11 +192,16 @@ class CodeIntel:
         self, index: int, docs: list[Document], overlay: Overlay, notes: list[str]
     ) -> Answer[list[Diagnostic]]:
         """Ask the group's source, falling through to later ones on failure."""
+        editor_serves = False
         for source in self.sources[index:]:
             if not all(source.covers(d.path, DIAGNOSTICS) for d in docs):
                 continue
             if not source.sees_staged and any(d.path in overlay.staged for d in docs):
                 continue
+            if editor_serves and source.kind == POOL_KIND:
+                notes.append(_NOT_DUPLICATED.format(language=docs[0].language))
+                continue
+            editor_serves = editor_serves or await _serves(source, docs[0])
             try:
                 answer = await source.diagnostics(docs, overlay)
             except SourceFailed as exc:
@@ -230,14 +236,15 @@ class CodeIntel:
         notes: list[str] = []
         last_empty: Answer[T] | None = None
         asked = 0
+        editor_serves = False
         for source in self.sources:
             if not source.covers(doc.path, method):
                 continue
-            if overlay.staged and not source.sees_staged:
-                notes.append(
-                    f"The {source.kind} was not asked: it does not see this session's staged edits."
-                )
+            skipped = _skipped(source, bool(overlay.staged), editor_serves, doc.language)
+            if skipped:
+                notes.append(skipped)
                 continue
+            editor_serves = editor_serves or await _serves(source, doc)
             asked += 1
             try:
                 answer = await call(source)
@@ -294,6 +301,36 @@ class CodeIntel:
                     closer()
                 except Exception:
                     log.exception("closing the %s source failed", source.kind)
+
+
+POOL_KIND = "language server"
+"""`LanguageServerPool.kind`: the source that starts agentls's own (headless) servers."""
+_NOT_DUPLICATED = (
+    "agentls's own language server was not started: the editor runs one for {language} "
+    "(no duplicate server)."
+)
+
+
+def _skipped(source: CodeSource, staged: bool, editor_serves: bool, language: str | None) -> str:
+    """Why `source` is not asked (a note), or "" to ask it."""
+    if staged and not source.sees_staged:
+        return f"The {source.kind} was not asked: it does not see this session's staged edits."
+    if editor_serves and source.kind == POOL_KIND:
+        return _NOT_DUPLICATED.format(language=language)
+    return ""
+
+
+async def _serves(source: CodeSource, doc: Document) -> bool:
+    """Whether `source` (the editor) runs a language server for `doc`'s language. Asked
+    only of a source that is itself asked, so never while staged edits hide the editor:
+    then agentls's own server on the shadow is the only one that sees the agent's text."""
+    if not isinstance(source, ServesLanguages):
+        return False
+    try:
+        return await source.serves_language(doc)
+    except Exception:
+        log.exception("asking the %s for its languages failed", source.kind)
+        return False
 
 
 def _empty_list(value: list[Any]) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from agentls.codeintel.model import (
     Answer,
@@ -53,6 +53,10 @@ TYPE_DEFINITION: Method = "textDocument/typeDefinition"
 CALL_HIERARCHY: Method = "textDocument/prepareCallHierarchy"
 CODE_ACTION: Method = "textDocument/codeAction"
 DOCUMENT_SYMBOL: Method = "textDocument/documentSymbol"
+LANGUAGES = "agentls/languages"
+"""Editor query: the languages the editor runs a language server for (`{}` → `["python"]`,
+LSP language ids). While the editor serves a language, the pool starts no server of its own
+for it (see docs/code-intelligence.md, "No duplicate server")."""
 Direction = Literal["incoming", "outgoing"]
 LOCATION_METHODS: frozenset[Method] = frozenset({IMPLEMENTATION, TYPE_DEFINITION})
 """Position queries answered with locations through `CodeSource.locations`."""
@@ -73,9 +77,18 @@ EDITOR_METHODS: frozenset[str] = frozenset(
         "codeAction/resolve",
         DOCUMENT_SYMBOL,
         "workspace/symbol",
+        LANGUAGES,
     }
 )
 """What a client may announce in `editorQueries` (the methods of `agentls/editorQuery`)."""
+
+
+@runtime_checkable
+class ServesLanguages(Protocol):
+    """A source that runs language servers of its own (the editor): while it serves a
+    document's language and is asked, the pool starts no duplicate server for it."""
+
+    async def serves_language(self, doc: Document) -> bool: ...
 
 
 class CodeSource(Protocol):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -43,7 +44,7 @@ from agentls.codeintel.model import (
     SymbolRange,
 )
 from agentls.codeintel.settings import EditorQuerySettings
-from agentls.codeintel.sources import DIAGNOSTICS, Direction, Method
+from agentls.codeintel.sources import DIAGNOSTICS, LANGUAGES, Direction, Method
 from agentls.langservers.convert import Converter, Encoding, Lines, path_of
 from agentls.langservers.operations import (
     Requester,
@@ -59,6 +60,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REQUEST = "agentls/editorQuery"
+LANGUAGES_TTL_S = 5.0
+"""How long the editor's list of served languages is reused (servers attach and exit)."""
 _converter = get_converter()
 
 
@@ -85,9 +88,28 @@ class EditorQuerySource:
         self.asked = 0
         self.failed = 0
         self.last_error = ""
+        self._languages: tuple[float, frozenset[str]] | None = None
 
     def covers(self, path: Path, method: Method) -> bool:
         return method in self._settings().methods
+
+    async def serves_language(self, doc: Document) -> bool:
+        """Whether the editor runs a language server for `doc`'s language (the client's
+        answer to `agentls/languages`, LSP language ids; agentls's own name counts too).
+        A client that did not announce it, or fails to answer, serves none: agentls then
+        starts its own servers as before."""
+        if LANGUAGES not in self._settings().methods:
+            return False
+        now = time.monotonic()
+        if self._languages is None or now - self._languages[0] > LANGUAGES_TTL_S:
+            try:
+                raw, _ = await self._ask(LANGUAGES, {})
+            except SourceFailed:
+                raw = []
+            names = raw if isinstance(raw, list) else []
+            self._languages = (now, frozenset(str(n) for n in names if isinstance(n, str)))
+        served = self._languages[1]
+        return doc.language in served or _lsp_language_id(doc) in served
 
     # -- queries --------------------------------------------------------------------------
 
@@ -309,6 +331,13 @@ class EditorQuerySource:
 
     async def aclose(self) -> None:
         return None
+
+
+def _lsp_language_id(doc: Document) -> str:
+    from agentls.codeintel.languages import language_of
+
+    language = language_of(doc.path)
+    return language.lsp_id if language is not None else ""
 
 
 def _plain(value: Any) -> Any:

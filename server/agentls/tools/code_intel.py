@@ -41,6 +41,12 @@ from agentls.tools._secret_literals import SecretLiterals
 
 DEFAULT_REFERENCES = 100
 MAX_REFERENCES = 1000
+NOTES_RESERVE = 2_000
+"""Characters kept free for the notes and the truncation marker of the output limit."""
+_FIT = (
+    "[{count} more confirmed references not shown: the output keeps room for the matches "
+    "not confirmed, below; narrow the question or use grep to see them]"
+)
 MAX_DEFINITIONS = 20
 MAX_DIAGNOSTIC_FILES = 100
 MAX_DIAGNOSTICS = 300
@@ -241,11 +247,11 @@ Example: {{"path": "<path>", "line": <line>, "symbol": "<name>"}}
                 definitions=input.include_declaration,
             )
         reader = LineReader(ctx, query.overlay)
-        parts = _confirmed_part(query, answer, found, limit, reader, extra is not None)
+        tail: list[str] = []
         if extra is not None and extra.locations:
-            parts.append(f"\n{extra.describe()}. Check each before relying on the list:")
+            tail.append(f"\n{extra.describe()}. Check each before relying on the list:")
             room = max(limit - min(limit, len(found)), min(limit, 50))
-            parts.extend(
+            tail.extend(
                 _listing(
                     _first_by_file(extra.locations, room, query.document.path),
                     query.document.path,
@@ -253,13 +259,45 @@ Example: {{"path": "<path>", "line": <line>, "symbol": "<name>"}}
                 )
             )
             if len(extra.locations) > room:
-                parts.append(
+                tail.append(
                     f"[{len(extra.locations) - room} more unconfirmed matches not "
                     "shown; raise max_results to see them]"
                 )
         elif extra is not None:
-            parts.append("No other identifier of that name: the answer is complete by name too.")
-        return _with_notes(parts, answer)
+            tail.append("No other identifier of that name: the answer is complete by name too.")
+        budget = self.max_result_chars - len("\n".join(tail)) - NOTES_RESERVE
+        parts = _fitting_confirmed(query, answer, found, limit, reader, extra is not None, budget)
+        return _with_notes([*parts, *tail], answer)
+
+
+def _fitting_confirmed(
+    query: Query,
+    answer: Answer[list[Location]],
+    found: list[Location],
+    limit: int,
+    reader: LineReader,
+    labelled: bool,
+    budget: int,
+) -> list[str]:
+    """The confirmed part, shortened to `budget` characters when it would not fit: the
+    output limit cuts the end of a tool's result, and the unconfirmed matches that follow
+    are the ones the model must check (on Django, 635 confirmed calls of
+    `assertQuerySetEqual` used to push the 12 unconfirmed ones out of the result)."""
+    parts = _confirmed_part(query, answer, found, limit, reader, labelled)
+    if len("\n".join(parts)) <= budget or not found:
+        return parts
+    parts = _confirmed_part(query, answer, found, limit, reader, labelled, compact=True)
+    if len("\n".join(parts)) <= budget:
+        return parts
+    low, high = 1, min(limit, len(found))
+    while low < high:  # the most confirmed positions that fit
+        middle = (low + high + 1) // 2
+        trial = _confirmed_part(query, answer, found, middle, reader, labelled, _FIT, True)
+        if len("\n".join(trial)) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return _confirmed_part(query, answer, found, low, reader, labelled, _FIT, True)
 
 
 def _confirmed_part(
@@ -269,8 +307,11 @@ def _confirmed_part(
     limit: int,
     reader: LineReader,
     labelled: bool,
+    more: str = "",
+    compact: bool = False,
 ) -> list[str]:
-    """The source's own answer: counted, grouped by file, capped at `limit`."""
+    """The source's own answer: counted, grouped by file, capped at `limit` (`more`: why
+    the rest is not shown, when not `max_results`)."""
     if not found:
         return [f"No references to {what(query)} {source_line(answer)}."]
     shown = _first_by_file(found, limit, query.document.path)
@@ -280,11 +321,15 @@ def _confirmed_part(
         noun = f"confirmed {noun}"
     in_files = "1 file" if files == 1 else f"{files} files"
     parts = [f"{len(found)} {noun} to {what(query)} in {in_files} {source_line(answer)}:"]
-    parts.extend(_listing(shown, query.document.path, reader))
+    if compact:
+        parts.append("(positions only: the output keeps room for the matches not confirmed, below)")
+    listing = _compact_listing if compact else _listing
+    parts.extend(listing(shown, query.document.path, reader))
     if len(found) > len(shown):
-        more = len(found) - len(shown)
+        hidden = len(found) - len(shown)
         parts.append(
-            f"[{more} more references not shown; raise max_results (up to "
+            more.format(count=hidden)
+            or f"[{hidden} more references not shown; raise max_results (up to "
             f"{MAX_REFERENCES}) to see them]"
         )
     return parts
@@ -299,6 +344,16 @@ def _listing(shown: list[Location], first: Path, reader: LineReader) -> list[str
             shown_text = text if text is not None else "(text not shown)"
             at = f"{loc.span.start.line + 1}:{loc.span.start.character + 1}"
             parts.append(f"  {at:<9} {shown_text}")
+    return parts
+
+
+def _compact_listing(shown: list[Location], first: Path, reader: LineReader) -> list[str]:
+    """Each file, then its `line:column` positions on one line (no text)."""
+    parts: list[str] = []
+    for group in group_by_file(shown, first):
+        parts.append(reader.display(group[0].path))
+        at = (f"{loc.span.start.line + 1}:{loc.span.start.character + 1}" for loc in group)
+        parts.append("  " + ", ".join(at))
     return parts
 
 

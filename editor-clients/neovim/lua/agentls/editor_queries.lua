@@ -27,6 +27,7 @@ M.METHODS = {
   "textDocument/documentSymbol",
   "workspace/symbol",
   "agentls/diagnostics",
+  "agentls/languages",
 }
 M.timeout_ms = 4500 -- below the server's default editorQueryTimeout (5 s)
 
@@ -350,6 +351,45 @@ local function diagnostics(params, agentls)
   return { result = items, source = #names > 0 and table.concat(names, ", ") or "Neovim" }
 end
 
+-- agentls/languages ------------------------------------------------------------------------
+
+--- A buffer's filetype, detected from its name when `filetype on` is not set.
+local function filetype_of(bufnr)
+  local ft = vim.bo[bufnr].filetype
+  if ft ~= "" or not vim.filetype or not vim.filetype.match then
+    return ft
+  end
+  local ok, found = pcall(vim.filetype.match, { buf = bufnr }) -- 0.8+: returns it
+  if ok and type(found) == "string" then
+    return found
+  end
+  pcall(vim.filetype.match, vim.api.nvim_buf_get_name(bufnr), bufnr) -- 0.7: sets it
+  return vim.bo[bufnr].filetype
+end
+
+--- The filetypes the user's other language servers serve (attached buffers' filetypes and
+--- each client's configured `filetypes`): agentls starts no duplicate server for them.
+local function languages(agentls)
+  local seen = {}
+  local all = vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()
+  for _, client in pairs(all) do
+    if client.id ~= agentls.id and not stopped(client) then
+      for _, ft in ipairs((client.config or {}).filetypes or {}) do
+        seen[ft] = true
+      end
+      for bufnr in pairs(client.attached_buffers or {}) do
+        local ft = vim.api.nvim_buf_is_valid(bufnr) and filetype_of(bufnr) or ""
+        if ft ~= "" then
+          seen[ft] = true
+        end
+      end
+    end
+  end
+  local names = vim.tbl_keys(seen)
+  table.sort(names)
+  return { result = names, source = "Neovim" }
+end
+
 -- The handler -----------------------------------------------------------------------------
 
 function M.handle(_, query, ctx)
@@ -360,6 +400,8 @@ function M.handle(_, query, ctx)
   local method, params = query.method, query.params or {}
   if method == "agentls/diagnostics" then
     return diagnostics(params, agentls)
+  elseif method == "agentls/languages" then
+    return languages(agentls)
   end
   if not CAPABILITY[method] then
     return nil, response_error(METHOD_NOT_FOUND, "unsupported method " .. tostring(method))
