@@ -10,9 +10,7 @@ from agentls.agent.framework.context import ToolContext
 from agentls.sandbox import SandboxConfig, SandboxService, use_sandbox
 from agentls.sandbox.settings import SandboxSettings
 from agentls.workspace import ChangeSet, Workspace
-from agentls.workspace.child_env import use_child_env
-from agentls.workspace.read_roots import use_read_roots
-from agentls.workspace.secrets import SecretMatcher, use_secrets
+from agentls.workspace.secrets import SecretMatcher
 
 PACKAGE = Path(__file__).resolve().parents[1] / "server" / "agentls"
 
@@ -31,9 +29,9 @@ def test_a_context_offers_the_services_the_runtime_set_up(tmp_path: Path) -> Non
     workspace = Workspace([tmp_path])
     ctx = ToolContext(session_id="s", workspace=workspace, changes=ChangeSet())
     matcher = SecretMatcher(patterns=("*.key",), exceptions=())
-    use_secrets(workspace, matcher)
-    use_read_roots(workspace, [tmp_path / "docs"])
-    use_child_env(workspace, {"PIP_INDEX_URL": "http://mirror"})
+    workspace.services.secrets = matcher
+    workspace.services.set_read_roots([tmp_path / "docs"])
+    workspace.services.set_environment({"PIP_INDEX_URL": "http://mirror"})
     use_sandbox(workspace, SandboxConfig(SandboxSettings(enabled=False)))
     services = ctx.services
     assert services.secrets is matcher
@@ -50,12 +48,12 @@ def test_a_settings_reload_reaches_a_context_already_made(tmp_path: Path) -> Non
     workspace = Workspace([tmp_path])
     ctx = ToolContext(session_id="s", workspace=workspace, changes=ChangeSet())
     assert ctx.services.secrets.match(str(tmp_path / "notes.cfg")) is None
-    use_secrets(workspace, SecretMatcher(patterns=("*.cfg",), exceptions=()))
+    workspace.services.secrets = SecretMatcher(patterns=("*.cfg",), exceptions=())
     assert ctx.services.secrets.match(str(tmp_path / "notes.cfg")) == "*.cfg"
 
 
 def test_no_tool_looks_a_service_up_on_its_contexts_workspace() -> None:
-    """`secrets_for(ctx.workspace)` and the like are what `ctx.services` replaced."""
+    """`ctx.workspace.services.secrets` and the like are what `ctx.services` replaced."""
     found = []
     for folder in ("tools", "agent"):
         for path in sorted((PACKAGE / folder).rglob("*.py")):
