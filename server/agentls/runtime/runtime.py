@@ -171,14 +171,13 @@ class AgentRuntime:
         from agentls.agent.claude.subagents import agents_for
         from agentls.runtime.config_state import check_entries
         from agentls.tools import LintConfig, RunCommand, TestConfig, builtin_tools
-        from agentls.tools.after_edit import set_checks
         from agentls.tools.auto_checks import set_check_tools
 
         run_command = None
         if self.safety is not None:
             run_command = RunCommand.from_settings(self.safety.run_command, self.safety.redactor)
         lint, tests = check_entries(self.config)
-        set_checks(workspace, self.config.current.checks)  # the write tools' after-edit checks
+        workspace.services.checks = self.config.current.checks  # the write tools' after-edit checks
         denied = self.pool_filter().denied  # a tool denied to the model: not run by checks
         set_check_tools(workspace, LintConfig(entries=lint), TestConfig(entries=tests), denied)
         return builtin_tools(

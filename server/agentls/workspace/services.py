@@ -1,14 +1,16 @@
 """`WorkspaceServices`: the settings-made services of one workspace, as a typed field.
 
 Why: these used to be `Attachment` keys set with `use_secrets`, `use_read_roots`,
-`use_child_env`, `use_editor_files` and `use_host_terminal`, and read with `secrets_for`,
-`read_roots_of`, … — a service locator beside the typed objects code gets. Now the runtime
-(`agentls.runtime.AgentRuntime`) sets them on `Workspace.services` from the settings and
-the host's ports, and every reader names the field: `workspace.services.secrets`. Tools
-see them through `ToolContext.services`. `Attachment` stays for caches (the symbol index,
-shadow copies, the web cache, grep's file lists, background jobs).
+`use_child_env`, `use_editor_files`, `use_host_terminal` and `set_checks`, and read with
+`secrets_for`, `read_roots_of`, `checks_of`, … — a service locator beside the typed objects
+code gets. Now the runtime (`agentls.runtime.AgentRuntime`) sets them on
+`Workspace.services` from the settings and the host's ports, and every reader names the
+field: `workspace.services.secrets`. Tools see them through `ToolContext.services`.
+`Attachment` stays for caches (the symbol index, shadow copies, the web cache, grep's file
+lists, background jobs) and for the services of layers above `workspace/` (see
+docs/architecture.md, "ToolContext and services").
 
-The object is replaced field by field on a settings reload, so a run already going reads
+The object is changed field by field on a settings reload, so a run already going reads
 the current values, as before.
 """
 
@@ -18,10 +20,14 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentls.workspace.editor_files import EditorFiles
 from agentls.workspace.secrets import SecretMatcher
 from agentls.workspace.terminals import HostTerminal
+
+if TYPE_CHECKING:
+    from agentls.config.checks import ChecksSettings  # pydantic: not imported at start-up
 
 __all__ = ["WorkspaceServices"]
 
@@ -42,6 +48,9 @@ class WorkspaceServices:
     editor pushes its buffers (LSP)."""
     terminal: HostTerminal | None = None
     """The editor's terminal for `run_command` in the real tree (ACP), or None."""
+    checks: ChecksSettings | None = None
+    """The `checks` settings the write tools and the review apply after an edit; None
+    until the runtime sets them (the defaults: `agentls.tools.after_edit.checks_settings`)."""
 
     @classmethod
     def defaults(cls, roots: Sequence[Path]) -> WorkspaceServices:
