@@ -173,7 +173,7 @@ class CheckRunner:
         root = self.shadow.root_for(command.project)
         venv = self.programs.venv(command.project)
         env = dict(_NO_COLOUR)
-        env.update(dict(self.shadow.workspace.services.environment))  # the settings' `env`
+        env.update(self.shadow.workspace.services.environment)  # the settings' `env`
         env.update(venv_env([venv.parent]) if venv is not None else {})
         env.update(self.shadow.python_env(root))
         if command.project != root:  # a nested Python project: its copy's sources win too
