@@ -44,7 +44,6 @@ from agentls.tools import builtin_tools
 from agentls.workspace import ChangeSet, Workspace
 from agentls.workspace.ripgrep import Ripgrep, find_ripgrep
 from agentls.workspace.search import SearchRequest, run_search
-from agentls.workspace.secrets import secrets_for
 from conditions import Conditions
 from grep_patterns import PATTERNS  # bench/grep_patterns.py, shared with the tests
 
@@ -142,7 +141,7 @@ def agreement(ws: Workspace, rg: Ripgrep, case: Case) -> tuple[int, int]:
     if SearchRequest.build(case.pattern).regex.search(b"") is not None and case.pattern != "^":
         return 0, 0
     view = ws.view(ChangeSet())
-    secrets = secrets_for(ws)
+    secrets = ws.services.secrets
     files = [f for f in view.file_strs() if not secrets.blocks_reading(f, resolve=False)]
     request = SearchRequest.build(case.pattern, ignore_case=case.ignore_case, max_results=10**9)
     ours = {(h.path, n) for h in run_search(view, files, request).hits for n, _ in h.lines}

@@ -20,7 +20,6 @@ from agentls.mcp import ApprovalStore, McpManager
 from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.tools import builtin_tools
 from agentls.workspace import ChangeSet, Workspace
-from agentls.workspace.child_env import use_child_env
 from tests.lsp_support import command, editor_session, server_env
 from tests.mcp_servers.support import SERVER
 from tests.shadow_support import make_ctx, unsandboxed
@@ -199,7 +198,7 @@ async def test_env_reaches_commands_hooks_and_mcp_servers(
     )
     safety = _load(paths)
     workspace = unsandboxed(Workspace([root]))
-    use_child_env(workspace, safety.env)
+    workspace.services.set_environment(safety.env)
     pipeline = Pipeline(ToolPool(builtin_tools()), safety.policy(), safety.hooks())
     result = await pipeline.execute(
         ToolCall("1", "run_command", {"command": "printenv SETTINGS_ENV_PROBE"}),

@@ -106,13 +106,13 @@ async def test_a_new_file_is_found_and_a_deleted_one_is_not(tmp_path: Path) -> N
 
 
 async def test_a_file_that_became_secret_is_not_searched(tmp_path: Path) -> None:
-    from agentls.workspace.secrets import SecretMatcher, use_secrets
+    from agentls.workspace.secrets import SecretMatcher
 
     root = make_tree(tmp_path / "ws", {"config.yaml": "token: needle\n", "a.py": "x\n"})
     ctx = make_ctx(root)
     run = Runner(ctx)
     assert "config.yaml:1" in await run.ok("grep", pattern="needle")
-    use_secrets(ctx.workspace, SecretMatcher(patterns=["config.yaml"], roots=[root]))
+    ctx.workspace.services.secrets = SecretMatcher(patterns=["config.yaml"], roots=[root])
     assert "No matches" in await run.ok("grep", pattern="needle")
 
 

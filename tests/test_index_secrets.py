@@ -24,7 +24,7 @@ from agentls.index import index_for
 from agentls.index.registry import forget
 from agentls.testing import ScriptedMessagesServer
 from agentls.workspace import ChangeSet, Workspace
-from agentls.workspace.secrets import SecretMatcher, use_secrets
+from agentls.workspace.secrets import SecretMatcher
 from tests.lsp_support import editor_session, server_env
 from tests.test_index_tools import outline, search
 
@@ -125,12 +125,9 @@ async def test_a_deny_rule_added_later_hides_what_was_indexed(ctx: ToolContext) 
     built(ctx)
     assert "function load_settings" in await search(ctx, query="load_settings")
     root = ctx.workspace.roots[0]
-    use_secrets(
-        ctx.workspace,
-        SecretMatcher(
-            roots=[root],
-            deny_reads=lambda p: "Read(./app/**)" if p.startswith(str(root / "app")) else None,
-        ),
+    ctx.workspace.services.secrets = SecretMatcher(
+        roots=[root],
+        deny_reads=lambda p: "Read(./app/**)" if p.startswith(str(root / "app")) else None,
     )
     out = await search(ctx, query="load_settings")
     assert out.startswith("No definitions match"), out

@@ -19,7 +19,6 @@ from agentls.agent.safety import load_safety
 from agentls.tools import builtin_tools
 from agentls.tools.run_command import RunCommand, RunCommandInput
 from agentls.workspace import ChangeSet, Workspace
-from agentls.workspace.read_roots import use_read_roots
 from tests.shadow_support import make_ctx
 
 CONFINED = CallRisk(confined=True)
@@ -349,7 +348,7 @@ async def test_additional_directories_and_read_rules_are_read_roots(
     )
     assert not safety.problems, safety.problems
     workspace = Workspace([root])
-    use_read_roots(workspace, safety.readable_roots)
+    workspace.services.set_read_roots(safety.readable_roots)
     asked: list[str] = []
 
     class Deny:

@@ -21,7 +21,7 @@ from agentls.testing import ScriptedMessagesServer, text_turn, tool_turn
 from agentls.tools import builtin_tools
 from agentls.tools.run_command import RunCommand
 from agentls.workspace import Workspace
-from agentls.workspace.secrets import Redactor, SecretMatcher, secrets_for, use_secrets
+from agentls.workspace.secrets import Redactor, SecretMatcher
 from agentls.workspace.shadow import ShadowRegistry
 from tests.agent_support import close_at_loop_end
 from tests.shadow_support import make_ctx
@@ -133,9 +133,9 @@ def test_user_settings_replace_patterns_a_project_can_only_add(tmp_path: Path) -
     assert user.secrets.is_secret("vault/x")
     # the tools' view of a workspace follows the settings the host loaded for it
     workspace, other = Workspace([tmp_path]), Workspace([tmp_path])
-    use_secrets(workspace, user.secrets)
-    assert secrets_for(workspace) is user.secrets
-    assert secrets_for(other).is_secret(".env")  # another workspace keeps the defaults
+    workspace.services.secrets = user.secrets
+    assert workspace.services.secrets is user.secrets
+    assert other.services.secrets.is_secret(".env")  # another workspace keeps the defaults
 
 
 def test_redactor_and_env_scrub_by_value() -> None:
@@ -207,8 +207,8 @@ def test_folder_walks_skip_what_a_read_would_be_denied(tmp_path: Path) -> None:
         section={"permissions": {"deny": ["Read(./private/**)", "read_file(*.sql)"]}},
     )
     workspace = Workspace([tmp_path])
-    use_secrets(workspace, safety.secrets)  # what the server does when settings load
-    walker = secrets_for(workspace)  # what grep / list_files call per file
+    workspace.services.secrets = safety.secrets  # what the server does when settings load
+    walker = workspace.services.secrets  # what grep / list_files call per file
     assert walker.blocks_reading(tmp_path / "private" / "notes.md")
     assert walker.blocks_reading("dump.sql")
     assert walker.blocks_reading(tmp_path / ".env")

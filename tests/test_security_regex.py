@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from agentls.index import SymbolIndex
-from agentls.workspace.secrets import SecretMatcher, use_secrets
+from agentls.workspace.secrets import SecretMatcher
 from tests.ws_support import Runner, make_ctx, make_tree
 
 SERVER = Path(__file__).resolve().parents[1] / "server"
@@ -139,7 +139,7 @@ async def test_list_files_pattern_with_braces_is_linear(tmp_path: Path) -> None:
 async def test_a_projects_secret_pattern_with_braces_is_linear(tmp_path: Path) -> None:
     make_tree(tmp_path, {LONG_NAME: "plain\n"})
     ctx = make_ctx(tmp_path)
-    use_secrets(ctx.workspace, SecretMatcher(patterns=(BRACES,), roots=[tmp_path]))
+    ctx.workspace.services.secrets = SecretMatcher(patterns=(BRACES,), roots=[tmp_path])
     runner = Runner(ctx)
     began = time.process_time()
     assert "plain" in await runner.ok("read_file", path=LONG_NAME)

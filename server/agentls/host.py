@@ -648,14 +648,14 @@ class AgentHost:
             files = [p.as_uri() for p in session.changes.changed_paths()]
             reason = "the run was cancelled; its edits stay staged"
             return EditOutcome(files, None, reason, left_out=[(f, reason) for f in files])
-        from agentls.tools.after_edit import checks_of
+        from agentls.tools.after_edit import checks_settings
         from agentls.tools.review_checks import changeset_checks, hold_failing
 
         how = delivery_for(mode, session.config.permissions.mode, final=True)
         if how not in ("write", "review"):
             return None
         handle.checks = await changeset_checks(self.workspace, session.id, session.changes)
-        if how == "write" and checks_of(self.workspace).block == "newErrors":
+        if how == "write" and checks_settings(self.workspace).block == "newErrors":
             hold_failing(session.changes, handle.checks)
         return await self.port.deliver(session.id, session.changes, how, handle.title, final=True)
 

@@ -408,9 +408,8 @@ class EditPreviews(PreviewSource):
             absolute = self.workspace.inside(self.workspace.root / path)
         except Exception:
             return []
-        from agentls.workspace.secrets import secrets_for
 
-        if secrets_for(self.workspace.host.workspace).match(absolute) is not None:
+        if self.workspace.host.workspace.services.secrets.match(absolute) is not None:
             return []  # a secret file's text is shown to no one, the user's panel included
         before = self.workspace.layered_text(request.session_id, absolute)
         after = _after(request.tool, raw, before)

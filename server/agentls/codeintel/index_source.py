@@ -34,7 +34,6 @@ from agentls.codeintel.positions import identifier_at
 from agentls.codeintel.sources import Direction, Method
 from agentls.index import Symbol, language_for
 from agentls.workspace.core import Workspace
-from agentls.workspace.secrets import secrets_for
 from agentls.workspace.textio import split_lines
 
 LABEL = "index (by name, unresolved)"
@@ -204,7 +203,7 @@ class IndexSource:
 
     def _files(self, group: str | None, overlay: Overlay) -> Iterable[Path]:
         ws = self.workspace
-        secrets = secrets_for(ws)
+        secrets = ws.services.secrets
         seen: set[str] = set()
         candidates = [*ws.file_strs(), *(str(p) for p in overlay.texts)]
         for text in candidates:

@@ -23,7 +23,6 @@ from agentls.index.store import default_cache_path
 from agentls.index.symbol_index import Candidates, SymbolIndex
 from agentls.workspace import ripgrep
 from agentls.workspace.core import Attachment
-from agentls.workspace.secrets import secrets_for
 
 if TYPE_CHECKING:
     from agentls.workspace.core import Workspace
@@ -88,7 +87,7 @@ def _secret_filter(workspace: Workspace) -> Callable[[str], bool]:
 
     def excluded(path: str) -> bool:
         ws = ref()
-        return ws is not None and secrets_for(ws).blocks_reading(path, resolve=False)
+        return ws is not None and ws.services.secrets.blocks_reading(path, resolve=False)
 
     return excluded
 

@@ -30,7 +30,6 @@ from agentls.sandbox.bwrap import bwrap_args, sandbox_env
 from agentls.sandbox.layout import build_layout
 from agentls.sandbox.network import NetworkPlan
 from agentls.workspace.core import Workspace
-from agentls.workspace.secrets import secrets_for
 
 __all__ = ["Confinement", "confine"]
 
@@ -74,7 +73,7 @@ def confine(workspace: Workspace, argv: Sequence[str]) -> Confinement:
         home=HOME,
         cwd=roots[0] if roots else Path("/"),
         caches={},
-        secrets=secrets_for(workspace),
+        secrets=workspace.services.secrets,
         readable=programs,
     )
     # The roots and the server's own installation are shown read-only (they may sit under

@@ -252,9 +252,8 @@ def _real_path(uri: str) -> Path | None:
 
 def _is_secret(ls: AgentLanguageServer, path: Path) -> bool:
     """Secret files (and read-deny rules) stay out of every symbol answer, as out of grep."""
-    from agentls.workspace.secrets import secrets_for
 
-    return secrets_for(ls.agent_workspace).blocks_reading(path)
+    return ls.agent_workspace.services.secrets.blocks_reading(path)
 
 
 def _document_symbol(lines: _Lines, symbol: Symbol, ascii_text: bool) -> Json:

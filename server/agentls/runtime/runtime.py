@@ -69,14 +69,12 @@ class AgentRuntime:
         self._install_ports()
 
     def _install_ports(self) -> None:
-        """The host's editor files and terminal, as the tools' services (`ToolServices`)."""
-        from agentls.workspace.editor_files import use_editor_files
-        from agentls.workspace.terminals import use_host_terminal
-
+        """The host's editor files and terminal, as the workspace's services
+        (`Workspace.services`, which tools see as `ToolContext.services`)."""
         if self.ports.editor_files is not None:
-            use_editor_files(self.workspace, self.ports.editor_files)
+            self.workspace.services.editor_files = self.ports.editor_files
         if self.ports.terminal is not None:
-            use_host_terminal(self.workspace, self.ports.terminal)
+            self.workspace.services.terminal = self.ports.terminal
 
     # -- safety ---------------------------------------------------------------------------
 
@@ -87,7 +85,7 @@ class AgentRuntime:
         no hooks: reads run, everything else is asked (or denied where nobody can ask).
         Secret files, plan mode and credential redaction are pipeline steps: they hold
         either way."""
-        from agentls.workspace.secrets import SecretMatcher, use_secrets
+        from agentls.workspace.secrets import SecretMatcher
 
         workspace = self.workspace
         try:
@@ -102,7 +100,7 @@ class AgentRuntime:
         except Exception as exc:
             log.exception("cannot load the permission settings")
             self.safety = None
-            use_secrets(workspace, SecretMatcher(roots=list(workspace.roots)))  # the defaults
+            workspace.services.secrets = SecretMatcher(roots=list(workspace.roots))  # the defaults
             return [
                 f"the permission settings could not be loaded ({exc}); calls that need "
                 "approval are asked for, or denied where the editor cannot ask"
@@ -114,14 +112,11 @@ class AgentRuntime:
         """The tools' services from the settings (`ToolContext.services`): secrets, read
         roots, environment, sandbox."""
         from agentls.sandbox import SandboxConfig, use_sandbox
-        from agentls.workspace.child_env import use_child_env
-        from agentls.workspace.read_roots import use_read_roots
-        from agentls.workspace.secrets import use_secrets
 
         workspace = self.workspace
-        use_secrets(workspace, safety.secrets)  # grep and list_files skip them too
-        use_read_roots(workspace, safety.readable_roots)  # additionalDirectories
-        use_child_env(workspace, safety.env)  # the settings' `env` for commands
+        workspace.services.secrets = safety.secrets  # grep and list_files skip them too
+        workspace.services.set_read_roots(safety.readable_roots)  # additionalDirectories
+        workspace.services.set_environment(safety.env)  # the settings' `env` for commands
         use_sandbox(workspace, SandboxConfig(safety.sandbox, safety.sandbox_hidden))
 
     def _sandbox_warning(self) -> list[str]:
@@ -176,14 +171,13 @@ class AgentRuntime:
         from agentls.agent.claude.subagents import agents_for
         from agentls.runtime.config_state import check_entries
         from agentls.tools import LintConfig, RunCommand, TestConfig, builtin_tools
-        from agentls.tools.after_edit import set_checks
         from agentls.tools.auto_checks import set_check_tools
 
         run_command = None
         if self.safety is not None:
             run_command = RunCommand.from_settings(self.safety.run_command, self.safety.redactor)
         lint, tests = check_entries(self.config)
-        set_checks(workspace, self.config.current.checks)  # the write tools' after-edit checks
+        workspace.services.checks = self.config.current.checks  # the write tools' after-edit checks
         denied = self.pool_filter().denied  # a tool denied to the model: not run by checks
         set_check_tools(workspace, LintConfig(entries=lint), TestConfig(entries=tests), denied)
         return builtin_tools(

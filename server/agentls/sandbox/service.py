@@ -21,7 +21,6 @@ from agentls.sandbox.network import ProxyPool
 from agentls.sandbox.settings import Fallback, SandboxSettings
 from agentls.workspace.core import Attachment, Workspace
 from agentls.workspace.process import Confinement
-from agentls.workspace.secrets import secrets_for
 from agentls.workspace.shadow import ShadowWorkspace
 
 __all__ = ["Placement", "SandboxConfig", "SandboxService", "sandbox_of", "use_sandbox"]
@@ -112,7 +111,7 @@ class SandboxService:
             home=paths.home,
             cwd=cwd,
             caches=self.settings.caches,
-            secrets=secrets_for(shadow.workspace),
+            secrets=shadow.workspace.services.secrets,
             hidden=self.config.hidden,
             readable=paths.readable,
             git=shadow.git_binds(writable=git_writes),

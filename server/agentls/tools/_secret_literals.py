@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from agentls.workspace import Workspace
-from agentls.workspace.secrets import Redactor, secrets_for
+from agentls.workspace.secrets import Redactor
 
 __all__ = ["MARKER", "SecretLiterals"]
 
@@ -45,7 +45,7 @@ class SecretLiterals:
     @classmethod
     def of(cls, workspace: Workspace, documents: Iterable[tuple[Path, str]]) -> SecretLiterals:
         """For Python documents (path, text): the values of the hidden modules they import."""
-        secrets = secrets_for(workspace)
+        secrets = workspace.services.secrets
         values: set[str] = set()
         seen: set[Path] = set()
         for path, text in documents:

@@ -32,18 +32,13 @@ from agentls.config.checks import ChecksSettings
 from agentls.errors import ToolError, WorkspaceError
 from agentls.tools.auto_checks import REPORTED, LintOutcome, Problem, compare, lint_file
 from agentls.workspace.changes import Change, ChangeSet
-from agentls.workspace.core import Attachment, Workspace
-
-_CHECKS = Attachment[ChecksSettings]("checks settings")
+from agentls.workspace.core import Workspace
 
 
-def set_checks(workspace: Workspace, settings: ChecksSettings) -> None:
-    """The host's `checks` settings, read by write tools at each call."""
-    workspace.attach(_CHECKS, settings)
-
-
-def checks_of(workspace: Workspace) -> ChecksSettings:
-    return workspace.attached(_CHECKS, ChecksSettings)
+def checks_settings(workspace: Workspace) -> ChecksSettings:
+    """The `checks` settings the runtime set on the workspace (`Workspace.services.checks`),
+    or the defaults before it did; read by the write tools at each call."""
+    return workspace.services.checks or ChecksSettings()
 
 
 MAX_LISTED = 10
@@ -159,7 +154,7 @@ async def problems_note(ctx: ToolContext, path: Path) -> str:
     """The lines to add to a write tool's result: new problems, resolved count, or which
     source was not ready in time; "" when the edit introduced nothing (or checks are off).
     In auto mode with `checks.block: "newErrors"`, a file with new errors is held."""
-    settings = checks_of(ctx.workspace)
+    settings = checks_settings(ctx.workspace)
     if settings.after_edit == "off":
         return ""
     found = await file_problems(

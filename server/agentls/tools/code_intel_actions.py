@@ -17,7 +17,6 @@ from agentls.agent.framework.context import ToolContext
 from agentls.agent.framework.tool import Tool
 from agentls.codeintel.actions import choose
 from agentls.codeintel.model import CodeAction, Pos, SourceFailed, Span
-from agentls.codeintel.service import code_intel_for
 from agentls.codeintel.views import document_of, overlay_of
 from agentls.errors import ToolError
 from agentls.tools._code_intel import PositionInput, notes_block, position_problem, prepare
@@ -136,7 +135,7 @@ Example: {"path": "<path>", "line": <line>, "apply": "<action title>"}
         span, where = _span(ctx, input)
         document = document_of(ctx.workspace, ctx.workspace.resolve(input.path), ctx.changes)
         overlay = overlay_of(ctx.workspace, ctx.changes)
-        answer = await code_intel_for(ctx.workspace).code_actions(
+        answer = await ctx.services.code_intel.code_actions(
             document, span, overlay, input.kind, None
         )
         notes = notes_block(answer.notes)
@@ -163,7 +162,7 @@ Example: {"path": "<path>", "line": <line>, "apply": "<action title>"}
         span, _ = _span(ctx, input)
         document = document_of(ctx.workspace, ctx.workspace.resolve(input.path), ctx.changes)
         overlay = overlay_of(ctx.workspace, ctx.changes)
-        answer = await code_intel_for(ctx.workspace).code_actions(
+        answer = await ctx.services.code_intel.code_actions(
             document, span, overlay, input.kind, input.apply
         )
         chosen = _applied(answer.value, input.apply)

@@ -14,7 +14,6 @@ from pydantic import Field
 
 from agentls.agent.framework.context import ToolContext
 from agentls.codeintel.model import Call, CallItem
-from agentls.codeintel.service import code_intel_for
 from agentls.tools._code_intel import LineReader, PositionInput, notes_block, prepare, what
 from agentls.tools.code_intel import _POSITION_HELP, _PositionQuery
 
@@ -59,7 +58,7 @@ Example: {"path": "<path>", "line": <line>, "symbol": "<name>", "direction": "in
 
     async def call(self, input: CallHierarchyInput, ctx: ToolContext) -> str:
         query = prepare(ctx, input)
-        answer = await code_intel_for(ctx.workspace).call_hierarchy(
+        answer = await ctx.services.code_intel.call_hierarchy(
             query.document, query.target.pos, query.overlay, input.direction, input.depth
         )
         reader = LineReader(ctx, query.overlay)

@@ -15,7 +15,7 @@ from pathlib import Path
 from agentls.agent.protocol.results import FileCheckPayload, TestsCheckPayload
 from agentls.tools.after_edit import (
     FileProblems,
-    checks_of,
+    checks_settings,
     file_problems,
     held,
     problem_line,
@@ -33,7 +33,7 @@ async def changeset_checks(
 ) -> list[FileCheckPayload]:
     """Each staged file checked against its baseline, in staging order, with the relevant
     tests' result; files nothing covers are left out (unless tests ran)."""
-    settings = checks_of(workspace)
+    settings = checks_settings(workspace)
     if not settings.before_review:
         return []
     seconds = settings.before_review_seconds

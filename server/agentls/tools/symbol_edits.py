@@ -20,7 +20,6 @@ from pydantic import Field
 from agentls.agent.framework.context import ToolContext
 from agentls.agent.framework.tool import Tool
 from agentls.codeintel.model import Answer, Location, SymbolRange
-from agentls.codeintel.service import code_intel_for
 from agentls.codeintel.unconfirmed import may_be_incomplete, unconfirmed_matches
 from agentls.errors import ToolError
 from agentls.tools._code_intel import (
@@ -256,7 +255,7 @@ Example: {"path": "<path>", "line": <line>, "symbol": "<name>"}
 async def _definition(ctx: ToolContext, query: Query) -> _Found:
     """The innermost definition whose name is at the position (or, failing that, the one
     whose first line is the given line and whose name matches)."""
-    answer = await code_intel_for(ctx.workspace).document_symbols(query.document, query.overlay)
+    answer = await ctx.services.code_intel.document_symbols(query.document, query.overlay)
     pos = query.target.pos
     flat = list(_walk(answer.value))
     at_name = [s for s in flat if s.selection.start <= pos <= s.selection.end]
@@ -320,7 +319,7 @@ def _block(text: str, reference_line: str, file_text: str) -> list[str]:
 
 async def _refuse_if_used(ctx: ToolContext, query: Query, found: _Found) -> None:
     """A `ToolError` listing the uses outside the definition itself, if any."""
-    service = code_intel_for(ctx.workspace)
+    service = ctx.services.code_intel
     name_pos = found.symbol.selection.start
     references = await service.references(query.document, name_pos, query.overlay, False)
     used = [loc for loc in references.value if not _inside(loc, query.document.path, found)]

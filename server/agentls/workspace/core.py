@@ -23,6 +23,7 @@ from agentls.workspace.buffers import Buffer, BufferStore, Listener
 from agentls.workspace.changes import DELETED, ChangeSet, MovedFrom
 from agentls.workspace.ignore import DEFAULT_SKIP_DIRS, IgnoreRules
 from agentls.workspace.paths import PathResolver
+from agentls.workspace.services import WorkspaceServices
 from agentls.workspace.textio import DEFAULT_MAX_FILE_BYTES, read_disk_text
 from agentls.workspace.view import LayeredView, is_under
 
@@ -77,6 +78,9 @@ class Workspace:
         self.ignore = IgnoreRules(self.roots, extra_patterns=ignore_patterns, skip_dirs=skip_dirs)
         self.max_file_bytes = max_file_bytes
         self._buffers = BufferStore()
+        self.services = WorkspaceServices.defaults(self.roots)
+        """The settings-made services (secrets, read roots, environment, the host's editor
+        files and terminal), set by the runtime: `agentls.workspace.services`."""
         self._attachments: dict[Attachment[Any], Any] = {}
         self._attach_lock = threading.Lock()
 

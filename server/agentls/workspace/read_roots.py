@@ -12,7 +12,7 @@ What is allowed outside the workspace, and what is not:
   anyway; the read-only command set (`agentls.agent.rules.readonly`) reads only inside
   the workspace and `additionalDirectories`.
 
-The host sets the folders with `use_read_roots` whenever the settings are (re)loaded;
+The runtime sets the folders (`Workspace.services.read_roots`) whenever the settings are (re)loaded;
 the tools resolve paths with `resolve_readable`, which refuses everything else with a
 message naming the settings.
 """
@@ -22,24 +22,11 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
 
 from agentls.errors import WorkspaceError
-from agentls.workspace.core import Attachment, Workspace
+from agentls.workspace.core import Workspace
 
-__all__ = ["read_roots_of", "resolve_readable", "use_read_roots"]
-
-_READ_ROOTS: Final = Attachment[tuple[Path, ...]]("folders readable outside the workspace")
-
-
-def use_read_roots(workspace: Workspace, folders: Sequence[Path]) -> None:
-    """Set the folders outside the workspace the read tools may reach (resolved)."""
-    resolved = tuple(dict.fromkeys(Path(os.path.realpath(f)) for f in folders))
-    workspace.attach(_READ_ROOTS, resolved)
-
-
-def read_roots_of(workspace: Workspace) -> tuple[Path, ...]:
-    return workspace.attached(_READ_ROOTS, tuple)
+__all__ = ["resolve_readable"]
 
 
 def resolve_readable(workspace: Workspace, path: str | Path) -> Path:
@@ -47,7 +34,7 @@ def resolve_readable(workspace: Workspace, path: str | Path) -> Path:
     try:
         return workspace.resolve(path)
     except WorkspaceError as error:
-        folders = read_roots_of(workspace)
+        folders = workspace.services.read_roots
         raw = str(path).strip()
         if not folders or not os.path.isabs(raw):
             raise _with_hint(error, folders) from None

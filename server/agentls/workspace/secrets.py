@@ -21,16 +21,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import NamedTuple
 
 import re2
 
 from agentls import credentials
-from agentls.workspace.core import Attachment
 from agentls.workspace.globs import GlobError, backtracks_little, glob_re2, glob_regex
-
-if TYPE_CHECKING:
-    from agentls.workspace.core import Workspace
 
 __all__ = [
     "DEFAULT_SECRET_EXCEPTIONS",
@@ -38,8 +34,6 @@ __all__ = [
     "Redactor",
     "SecretMatcher",
     "credential_values",
-    "secrets_for",
-    "use_secrets",
 ]
 
 DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
@@ -270,21 +264,6 @@ def _suffixes(parts: list[str]) -> Iterable[str]:
 
 _MEMO_PATHS = 200_000
 """Paths whose `blocks_reading` answer a matcher remembers (cleared when full)."""
-_SECRETS: Final = Attachment[SecretMatcher]("secret rules")
-
-
-def use_secrets(workspace: Workspace, matcher: SecretMatcher) -> None:
-    """Make `matcher` the one tools use for `workspace` (when settings are (re)loaded)."""
-    workspace.attach(_SECRETS, matcher)
-
-
-def secrets_for(workspace: Workspace) -> SecretMatcher:
-    """The configured matcher of a workspace (the defaults when none was set).
-
-    Tools call this with `ctx.workspace`; e.g. grep skips files where
-    `secrets_for(ctx.workspace).is_secret(path)` holds.
-    """
-    return workspace.attached(_SECRETS, lambda: SecretMatcher(roots=list(workspace.roots)))
 
 
 def credential_values(

@@ -40,7 +40,6 @@ from agentls.errors import WorkspaceError
 from agentls.workspace.changes import ChangeSet
 from agentls.workspace.core import Attachment, Workspace
 from agentls.workspace.mirror import CopyFrom, Overlay, SyncStats, TreeMirror
-from agentls.workspace.secrets import secrets_for
 from agentls.workspace.shadow_git import GitBinds, ShadowGit, find_repo
 from agentls.workspace.shadow_links import DependencyLinks
 from agentls.workspace.view import LayeredView, OnDisk
@@ -250,7 +249,7 @@ class ShadowWorkspace:
 
     def _is_secret(self, path: str) -> bool:
         """Files the secret rules deny never enter the copy (see the module docstring)."""
-        return secrets_for(self.workspace).blocks_reading(path, resolve=False)
+        return self.workspace.services.secrets.blocks_reading(path, resolve=False)
 
     def candidate_bases(self) -> list[Path]:
         """Where shadow copies are made, first choice first."""

@@ -7,8 +7,8 @@ where a command would run that way anyway: `run_command` configured to run in th
 workspace (`runCommand.where: "workspace"`), where every call asks the user first. A
 sandboxed command (the default) always runs in our own process runner.
 
-A host gives the runtime a `HostTerminal` (`HostPorts.terminal`, installed with
-`use_host_terminal`; the tool reads `ToolContext.services.terminal`); the tool then
+A host gives the runtime a `HostTerminal` (`HostPorts.terminal`, set on
+`Workspace.services.terminal`; the tool reads `ToolContext.services.terminal`); the tool then
 hands it the command and formats the `ProcessResult` it gets back like its own runs.
 """
 
@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from agentls.workspace.core import Attachment, Workspace
 from agentls.workspace.process import ProcessResult
 
-__all__ = ["HostTerminal", "TerminalCommand", "host_terminal_of", "use_host_terminal"]
+__all__ = ["HostTerminal", "TerminalCommand"]
 
 
 @dataclass(frozen=True)
@@ -51,14 +50,3 @@ class HostTerminal(Protocol):
     propagates. Raises `OSError` when the terminal cannot start the command."""
 
     async def run(self, command: TerminalCommand) -> ProcessResult: ...
-
-
-HOST_TERMINAL: Attachment[HostTerminal | None] = Attachment("host_terminal")
-
-
-def use_host_terminal(workspace: Workspace, terminal: HostTerminal | None) -> None:
-    workspace.attach(HOST_TERMINAL, terminal)
-
-
-def host_terminal_of(workspace: Workspace) -> HostTerminal | None:
-    return workspace.attached(HOST_TERMINAL, lambda: None)

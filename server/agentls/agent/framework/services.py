@@ -49,38 +49,29 @@ class ToolServices:
     @property
     def secrets(self) -> SecretMatcher:
         """The secret-file rules (the `secrets` setting, or the defaults)."""
-        from agentls.workspace.secrets import secrets_for
-
-        return secrets_for(self.workspace)
+        return self.workspace.services.secrets
 
     @property
     def read_roots(self) -> tuple[Path, ...]:
         """Folders outside the workspace the read tools may reach (`additionalDirectories`)."""
-        from agentls.workspace.read_roots import read_roots_of
-
-        return read_roots_of(self.workspace)
+        return self.workspace.services.read_roots
 
     @property
     def environment(self) -> Mapping[str, str]:
         """The settings' `env` for the commands tools start."""
-        from agentls.workspace.child_env import child_env_of
 
-        return child_env_of(self.workspace)
+        return dict(self.workspace.services.environment)
 
     @property
     def editor_files(self) -> EditorFiles | None:
         """The editor's files, for editors that answer only when asked (ACP); None when
         the editor pushes its buffers (LSP)."""
-        from agentls.workspace.editor_files import editor_files_of
-
-        return editor_files_of(self.workspace)
+        return self.workspace.services.editor_files
 
     @property
     def terminal(self) -> HostTerminal | None:
         """The editor's terminal for `run_command` in the real tree (ACP), or None."""
-        from agentls.workspace.terminals import host_terminal_of
-
-        return host_terminal_of(self.workspace)
+        return self.workspace.services.terminal
 
     @property
     def code_intel(self) -> CodeIntel:

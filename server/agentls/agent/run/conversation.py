@@ -73,7 +73,6 @@ from agentls.agent.settings import AgentSettings
 from agentls.errors import SessionBusy
 from agentls.workspace import ChangeSet, Workspace
 from agentls.workspace.changes import ChangeEvent
-from agentls.workspace.secrets import secrets_for
 
 log = logging.getLogger(__name__)
 
@@ -507,7 +506,7 @@ class Conversation:
         deny or ask rule of the policy covers reading it (the overview must not show what a
         read would not)."""
         workspace = self.config.workspace
-        if secrets_for(workspace).match(path) is not None:
+        if workspace.services.secrets.match(path) is not None:
             return False
         rules = getattr(self.config.permissions, "rules", None)
         if rules is None:

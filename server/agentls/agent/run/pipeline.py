@@ -47,7 +47,7 @@ from agentls.agent.protocol.events import (
 from agentls.agent.protocol.messages import TextBlockParam, ToolResultBlockParam
 from agentls.agent.run.decision import decide, hook_requirement
 from agentls.config import describe_validation_error as describe_errors
-from agentls.workspace.editor_files import refresh_from_editor
+from agentls.workspace.editor_refresh import refresh_from_editor
 from agentls.workspace.secrets import Redactor
 
 log = logging.getLogger(__name__)

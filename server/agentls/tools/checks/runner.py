@@ -22,7 +22,6 @@ from typing import Final
 
 from agentls.tools.checks.commands import CheckCommand
 from agentls.tools.checks.programs import Missing, Programs
-from agentls.workspace.child_env import child_env_of
 from agentls.workspace.process import Confinement, ProcessResult, ProcessStartError
 from agentls.workspace.process_guard import run_guarded
 from agentls.workspace.shadow import ShadowWorkspace
@@ -174,7 +173,7 @@ class CheckRunner:
         root = self.shadow.root_for(command.project)
         venv = self.programs.venv(command.project)
         env = dict(_NO_COLOUR)
-        env.update(child_env_of(self.shadow.workspace))  # the settings' `env`
+        env.update(self.shadow.workspace.services.environment)  # the settings' `env`
         env.update(venv_env([venv.parent]) if venv is not None else {})
         env.update(self.shadow.python_env(root))
         if command.project != root:  # a nested Python project: its copy's sources win too
