@@ -73,7 +73,7 @@ SECRET_GUARDED_TOOLS: frozenset[str] = frozenset(
 )
 """Tools whose result shows (or, for rename_file, would later show under another name) the
 contents of the file they name. grep and list_files also skip secret files inside the
-folders they walk (see `agentls.workspace.secrets.secrets_for`)."""
+folders they walk (`Workspace.services.secrets`)."""
 
 _PATH_KEYS = ("path", "new_path", "file_path")
 _PATH_LIST_KEYS = ("paths",)
@@ -152,8 +152,8 @@ def url_hosts(url: object) -> tuple[str, ...]:
 def secret_file_denial(tool: str, input: Any, ctx: ToolContext) -> str | None:
     """Why this call must not run because it would show a secret file, or None.
 
-    The matcher is the workspace's (`secrets_for`): the defaults, or the `secrets` setting
-    the host registered with `use_secrets`. Both the path as written and its symlink
+    The matcher is the workspace's (`Workspace.services.secrets`): the defaults, or the
+    `secrets` setting the runtime installed. Both the path as written and its symlink
     target are checked, so `notes.txt -> .env` is refused like `.env`.
     """
     if tool not in SECRET_GUARDED_TOOLS:

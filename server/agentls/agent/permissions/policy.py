@@ -117,7 +117,7 @@ class RulePolicy:
         self.approver = approver
         self.secrets = secrets
         """For commands that name a secret file. None: the workspace's registered matcher
-        (`secrets_for`), defaults included."""
+        (`Workspace.services.secrets`), defaults included."""
         self.bypass_enabled = bypass_enabled
         self.edit_tools = frozenset(edit_tools)
         self.always_ask = frozenset(always_ask)

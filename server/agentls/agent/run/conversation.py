@@ -73,6 +73,7 @@ from agentls.agent.settings import AgentSettings
 from agentls.errors import SessionBusy
 from agentls.workspace import ChangeSet, Workspace
 from agentls.workspace.changes import ChangeEvent
+from agentls.workspace.secrets import Redactor
 
 log = logging.getLogger(__name__)
 
@@ -480,7 +481,7 @@ class Conversation:
         except Exception:
             log.exception("the workspace overview failed")
             return []
-        return [text_block(text)] if text else []
+        return [text_block(Redactor.from_env().redact(text))] if text else []
 
     def _named_files(self, prompt: str) -> list[ContentBlockParam]:
         """The files the prompt names, as read (`agentls.agent.run.mentions`); a failure only
@@ -495,6 +496,7 @@ class Conversation:
                 self.reads,
                 overview_budget(self.context_window()),
                 self._readable,
+                Redactor.from_env(),
             )
         except Exception:
             log.exception("showing the files the prompt names failed")

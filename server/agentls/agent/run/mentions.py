@@ -19,6 +19,7 @@ from pathlib import Path
 
 from agentls.agent.framework.reads import ReadLog
 from agentls.workspace import ChangeSet, Workspace
+from agentls.workspace.secrets import Redactor
 from agentls.workspace.textio import number_line, split_lines
 
 MAX_FILES = 4
@@ -60,9 +61,12 @@ def shown_as_read(
     reads: ReadLog,
     budget: int,
     readable: Callable[[Path], bool],
+    redactor: Redactor,
 ) -> str:
     """The named files as read_file results ("" when the prompt names none that fit in
-    `budget` characters); each one shown is recorded in `reads`."""
+    `budget` characters); each one shown is recorded in `reads`. A file that holds one of
+    the agent's credentials is left out: read_file's result would be withheld and redacted
+    by the pipeline, and this text does not pass through it."""
     files = [p for p in workspace.view(changes).file_strs(None) if readable(Path(p))]
     by_name = {workspace.display(Path(p)): Path(p) for p in files}
     parts: list[str] = []
@@ -72,6 +76,8 @@ def shown_as_read(
         try:
             text = workspace.load(path, changes).text
         except Exception:  # binary, unreadable, too large: read_file will say why
+            continue
+        if redactor.contains(text):
             continue
         shown = _as_read(name, text)
         if used + len(shown) > budget:
