@@ -82,7 +82,8 @@ _INDEX: Final = Attachment[_IndexService]("symbol index")
 def _secret_filter(workspace: Workspace) -> Callable[[str], bool]:
     """Whether the workspace's current secret rules (or read-deny rules) hide a path: such
     files are never parsed, cached or shown. The rules are looked up on every call, as
-    settings may replace them (`Workspace.services.secrets`); answers are memoised by the matcher."""
+    settings may replace them (`Workspace.services.secrets`); answers are memoised by the
+    matcher."""
     ref = weakref.ref(workspace)
 
     def excluded(path: str) -> bool:
