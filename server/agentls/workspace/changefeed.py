@@ -36,6 +36,7 @@ import os
 import struct
 import sys
 import threading
+from collections.abc import Callable
 from typing import NamedTuple
 
 log = logging.getLogger(__name__)
@@ -117,7 +118,7 @@ def _remote(root: str, mounts: bytes) -> bool:
 class ChangeFeed:
     """One inotify instance: `watch` folders, then `generation` counts the changes seen."""
 
-    def __init__(self, fd: int, add_watch: ctypes._CFunctionType) -> None:
+    def __init__(self, fd: int, add_watch: Callable[[int, bytes, int], int]) -> None:
         self._fd = fd
         self._add_watch = add_watch
         self._paths: dict[str, int] = {}
