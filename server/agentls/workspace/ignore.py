@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import os
 import re
+import stat
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -29,6 +31,7 @@ from typing import NamedTuple
 import re2
 from pathspec import GitIgnoreSpec
 
+from agentls.workspace import changefeed
 from agentls.workspace.dircache import RACY_WINDOW_NS, DirCache, Entry, Listing
 from agentls.workspace.globs import backtracks_little
 
@@ -180,6 +183,9 @@ def _cheap(line: str) -> bool:
 
 _Chain = tuple[_Spec, ...]
 
+_Remembered = tuple[int, "changefeed.Stamp", tuple[str, ...]]
+"""A root's last complete walk: the feed's generation and the stamp it held for."""
+
 _Signature = tuple[tuple[str, int, int, int], ...]
 """(name, mtime_ns, size, inode) of each ignore file of a folder."""
 
@@ -229,6 +235,23 @@ class IgnoreRules:
         self._marker_dirs = frozenset(name for name in self.skip_dirs if name in _MARKERS)
         self._cache: dict[str, _RulesEntry] = {}
         self._dirs: DirCache[_Picked] = DirCache(IGNORE_FILES, forgotten=self._forget_rules)
+        self._feeds: dict[str, changefeed.ChangeFeed | None] = {}
+        self._remembered: dict[str, _Remembered] = {}
+        self._feed_lock = threading.Lock()
+
+    def close(self) -> None:
+        """Release the change feeds (their inotify descriptors)."""
+        with self._feed_lock:
+            feeds, self._feeds = self._feeds, {}
+            self._remembered.clear()
+        for feed in feeds.values():
+            if feed is not None:
+                feed.close()
+
+    def __del__(self) -> None:
+        for feed in getattr(self, "_feeds", {}).values():
+            if feed is not None:
+                feed.close()
 
     @property
     def cached_dirs(self) -> int:
@@ -338,6 +361,52 @@ class IgnoreRules:
         result is the same as without it.
         """
         top_str = str(top)
+        if respect and top_str in self._root_strs:
+            yield from self._walk_root(top_str)
+            return
+        yield from self._walk(top_str, respect=respect)
+
+    def _feed(self, root: str) -> changefeed.ChangeFeed | None:
+        with self._feed_lock:
+            if root not in self._feeds:
+                self._feeds[root] = changefeed.ChangeFeed.open(root)
+            return self._feeds[root]
+
+    def _walk_root(self, root: str) -> Iterator[str]:
+        """A root's walk, served again while its change feed saw nothing (see
+        `changefeed`): no folder `stat`s for an unchanged tree. Remembered only when every
+        folder entered was watched, the walk ran to its end, no event arrived meanwhile and
+        no folder's verdict depends on its content (a `venv` candidate)."""
+        feed = self._feed(root)
+        if feed is None:
+            yield from self._walk(root, respect=True)
+            return
+        generation = feed.generation()
+        stamp = changefeed.stamp(root)
+        known = self._remembered.get(root)
+        if known is not None and stamp is not None and known[:2] == (generation, stamp):
+            yield from known[2]
+            return
+        watched = [
+            feed.watch(os.path.join(root, ".git"), optional=True),
+            feed.watch(os.path.dirname(os.path.join(root, _GIT_EXCLUDE)), optional=True),
+        ]
+        watched.append(_only_here(root, (_GIT_EXCLUDE,), optional=True))
+        files: list[str] = []
+        for path in self._walk(root, respect=True, feed=feed, watched=watched):
+            files.append(path)
+            yield path
+        if all(watched) and stamp is not None and feed.generation() == generation:
+            self._remembered[root] = (generation, stamp, tuple(files))
+
+    def _walk(
+        self,
+        top_str: str,
+        *,
+        respect: bool,
+        feed: changefeed.ChangeFeed | None = None,
+        watched: list[bool] | None = None,
+    ) -> Iterator[str]:
         root = self._root_of(top_str) or top_str
         chain = self._chain_above(top_str, root) if respect and top_str != root else ()
         if respect and top_str == root and self._extra_on:
@@ -345,9 +414,13 @@ class IgnoreRules:
         stack: list[tuple[str, _Chain]] = [(top_str, chain)]
         while stack:
             folder, chain = stack.pop()
+            if feed is not None and watched is not None and not feed.watch(folder):
+                watched.append(False)
             entry = self._dirs.get(folder)
             if entry is None:
                 continue
+            if watched is not None and entry.listing.present:
+                watched.append(_only_here(folder, entry.listing.present))
             if respect:
                 if entry.listing.present or folder in self._root_strs:
                     spec = self._spec_of(folder, entry.listing.present.__contains__)
@@ -357,6 +430,8 @@ class IgnoreRules:
                 yield from picked.files
                 subdirs = picked.dirs
                 if picked.virtualenvs:
+                    if watched is not None:
+                        watched.append(False)  # a venv's verdict looks inside it
                     subdirs = tuple(
                         p for p in subdirs if p not in picked.virtualenvs or not self._is_venv(p)
                     )
@@ -394,6 +469,24 @@ class IgnoreRules:
         ]
         venvs = tuple([path for name, path in dirs if name in self._marker_dirs]) if dirs else ()
         return _Picked(chain, files, tuple([path for _, path in dirs]), venvs)
+
+
+def _only_here(folder: str, names: Iterable[str], *, optional: bool = False) -> bool:
+    """Whether the ignore files `names` of `folder` can change only through this folder:
+    regular files with one link. An edit through a symbolic link's target or another hard
+    link sends no event to the folder's watch (see `changefeed`)."""
+    for name in names:
+        try:
+            st = os.lstat(os.path.join(folder, name))
+        except FileNotFoundError:
+            if optional:
+                continue
+            return False
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            return False
+    return True
 
 
 def _decide(chain: _Chain, path: str, is_dir: bool) -> bool:
