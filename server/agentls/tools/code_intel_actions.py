@@ -11,7 +11,7 @@ rules see every file it changes (`paths`), and the after-edit checks run on them
 
 from __future__ import annotations
 
-from pydantic import Field, PrivateAttr, computed_field
+from pydantic import Field
 
 from agentls.agent.framework.context import ToolContext
 from agentls.agent.framework.tool import Tool
@@ -19,16 +19,16 @@ from agentls.codeintel.actions import choose
 from agentls.codeintel.model import CodeAction, Pos, SourceFailed, Span
 from agentls.codeintel.views import document_of, overlay_of
 from agentls.errors import ToolError
-from agentls.tools._code_intel import PositionInput, notes_block, position_problem, prepare
+from agentls.tools._code_intel import notes_block, position_problem, prepare
 from agentls.tools._files import after_staging, write_problem
 from agentls.tools.code_intel import _POSITION_HELP
-from agentls.tools.code_intel_rename import StagedFile, plan_edits
+from agentls.tools.code_intel_rename import PlannedEditInput, plan_edits
 from agentls.workspace.textio import split_lines
 
 MAX_LISTED = 40
 
 
-class CodeActionsInput(PositionInput):
+class CodeActionsInput(PlannedEditInput):
     end_line: int | None = Field(
         default=None,
         ge=1,
@@ -45,15 +45,6 @@ class CodeActionsInput(PositionInput):
         description="The title of the action to apply (or its number), as the list showed it. "
         "Omit it to list the actions.",
     )
-    _plan: list[StagedFile] | None = PrivateAttr(default=None)
-    _summary: tuple[str, str, tuple[str, ...]] = PrivateAttr(default=("", "", ()))
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def paths(self) -> list[str]:
-        """The files an applied action changes (computed by `validate_input`), for the
-        permission rules; not part of the model's input schema."""
-        return [str(item.path) for item in self._plan or []]
 
 
 class CodeActions(Tool[CodeActionsInput]):

@@ -45,23 +45,30 @@ class StagedFile:
     count: int
 
 
-class RenameSymbolInput(PositionInput):
-    new_name: str = Field(description="The new name (an identifier).")
-    force: bool = Field(
-        default=False,
-        description="Stage the rename even though occurrences of the old name that the "
-        "language server did not confirm stay unchanged (listed in the refusal).",
-    )
+class PlannedEditInput(PositionInput):
+    """The input of a tool whose edit a language server plans (`rename_symbol`,
+    `code_actions`): `validate_input` plans it once and keeps the plan here."""
+
     _plan: list[StagedFile] | None = PrivateAttr(default=None)
     _summary: tuple[str, str, tuple[str, ...]] = PrivateAttr(default=("", "", ()))
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def paths(self) -> list[str]:
-        """Every file the rename changes, once `validate_input` computed it: the permission
-        policy reads `paths`, so rules on any of those files apply, not only on `path`. Not
-        part of the model's input schema (a computed field cannot be given as input)."""
+        """Every file the planned edit changes, once `validate_input` computed it: the
+        permission policy reads `paths`, so rules on any of those files apply, not only on
+        `path`. Not part of the model's input schema (a computed field cannot be given as
+        input)."""
         return [str(item.path) for item in self._plan or []]
+
+
+class RenameSymbolInput(PlannedEditInput):
+    new_name: str = Field(description="The new name (an identifier).")
+    force: bool = Field(
+        default=False,
+        description="Stage the rename even though occurrences of the old name that the "
+        "language server did not confirm stay unchanged (listed in the refusal).",
+    )
 
 
 class RenameSymbol(Tool[RenameSymbolInput]):
