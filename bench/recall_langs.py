@@ -2,9 +2,10 @@
 
 The Django figures come from `django_recall.py`; this script measures the same thing, scored
 by the same code, on a TypeScript package (zod, its `packages/zod`, through
-typescript-language-server) and a Go module (google/uuid, through gopls; spf13/cobra was the first choice, but its
-modules are not in this machine's module cache and gopls, offline, then loads no package), 10 frequently
-called functions or methods each, from their definition line, through `agentls serve`:
+typescript-language-server) and a Go module (google/uuid, through gopls), 10 frequently called
+functions or methods each, from their definition line, through `agentls serve`. (spf13/cobra
+was the first Go choice, but its dependencies are not in this machine's module cache, and
+gopls, offline, then has no package metadata: the tool fell back to the index.)
 
 - recall reported to the model (confirmed + unconfirmed; these languages are typed, so the
   tool adds no unconfirmed matches) against the lines `rg` finds with `name(` in the
@@ -42,7 +43,7 @@ from agentls.codeintel.identifiers import occurrences
 from agentls.headless.client import ServerConnection
 from code_intel_bench import CACHE, Target, agentls_split
 from conditions import Conditions, tool_version
-from django_recall import rg_lines, score, summarize
+from django_recall import MISSES, rg_lines, score, summarize
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,6 +62,8 @@ class Project:
     """rg pattern of a definition line, `{name}` for the name."""
     methods: list[tuple[str, str]]
     """(file the definition is in, name)."""
+    others: tuple[str, ...] = ()
+    """Folders of other APIs that define the same names (their calls are not references)."""
 
 
 def typescript_server() -> Path:
@@ -101,6 +104,7 @@ def projects() -> dict[str, Project]:
                     "literal",
                 )
             ],
+            ("src/v3/", "src/v4/mini/", "src/v4/core/", "src/v4-mini/"),
         ),
         "go": Project(
             "go",
@@ -154,6 +158,9 @@ async def measure(project: Project) -> list[dict[str, Any]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENTLS_"))}
     env["XDG_CACHE_HOME"] = str(CACHE / "xdg")
     env["AGENTLS_TRANSCRIPT_DIR"] = str(CACHE / "transcripts")
+    # the server is found on PATH: the `languageServers` initialization options set the
+    # timeout, but discovery does not take a command from them
+    env["PATH"] = f"{Path(project.command[0]).parent}{os.pathsep}{env.get('PATH', '')}"
     slow = {
         "languageServers": {project.language: {"command": project.command, "requestTimeout": 900}}
     }
@@ -165,7 +172,27 @@ async def measure(project: Project) -> list[dict[str, Any]]:
             calls = rg_lines(root, target.name, calls_only=True, kind=project.kind)
             code = code_lines(root, calls, target.name)
             rows.append(score(root, target, answer, code, project.kind))
+            own = {line for line in code if not line[0].startswith(project.others)}
+            rows[-1]["own_code_call_lines"] = len(own)
+            rows[-1]["found_own_code_calls"] = len(own & (answer[0] | answer[1]))
+            for rel, number in (
+                sorted(own - answer[0] - answer[1])[:MISSES] if project.others else ()
+            ):
+                text = (root / rel).read_text(encoding="utf-8").splitlines()[number - 1]
+                print(f"   missed (own API) {rel}:{number}: {text.strip()[:100]}", flush=True)
     return rows
+
+
+def own_recall(project: Project, rows: list[dict[str, Any]]) -> None:
+    """Recall on code calls outside the folders of the other APIs of the same names."""
+    if not project.others:
+        return
+    own = sum(r["own_code_call_lines"] for r in rows)
+    found = sum(r["found_own_code_calls"] for r in rows)
+    print(
+        f"recall on code call lines outside {', '.join(project.others)} (other APIs that "
+        f"define these names): {found}/{own} = {found / max(own, 1):.3f}"
+    )
 
 
 def main() -> None:
@@ -177,11 +204,13 @@ def main() -> None:
     for name, project in projects().items():
         if args.only and name != args.only:
             continue
-        print(f"== {name}: {project.root} ({tool_version([project.command[0], 'version' if name == 'go' else '--version'])})")
+        flag = "version" if name == "go" else "--version"
+        print(f"== {name}: {project.root} ({tool_version([project.command[0], flag])})")
         rows = asyncio.run(measure(project))
         cond.sample()
         out = args.json.with_suffix(f".{name}.json") if args.json else None
         summarize(rows, out)
+        own_recall(project, rows)
     print(cond.report())
 
 
