@@ -18,7 +18,9 @@ gopls, offline, then has no package metadata: the tool fell back to the index.)
 other definitions, which the server rightly leaves out; `DJANGO_RECALL_MISSES=N` prints the
 first N misses per method to tell them apart.
 
-Corpora (unpacked from the fetched repositories, see `corpus_root`):
+Corpora: unpack the repositories at these commits (e.g. `git archive HEAD packages/zod
+.configs package.json tsconfig.json | tar -x -C …/corpus/zod`; `git archive HEAD | tar -x -C
+…/corpus/uuid`):
     ~/.cache/agentls-bench/corpus/zod/packages/zod   (colinhacks/zod e516c3b)
     ~/.cache/agentls-bench/corpus/uuid               (google/uuid 2d3c2a9)
 
@@ -158,15 +160,12 @@ async def measure(project: Project) -> list[dict[str, Any]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENTLS_"))}
     env["XDG_CACHE_HOME"] = str(CACHE / "xdg")
     env["AGENTLS_TRANSCRIPT_DIR"] = str(CACHE / "transcripts")
-    # the server is found on PATH: the `languageServers` initialization options set the
-    # timeout, but discovery does not take a command from them
+    # the server is found on PATH: initialization options are no settings (the server reads
+    # only its editor-query announcement from them), so no `languageServers` there
     env["PATH"] = f"{Path(project.command[0]).parent}{os.pathsep}{env.get('PATH', '')}"
-    slow = {
-        "languageServers": {project.language: {"command": project.command, "requestTimeout": 900}}
-    }
     rows: list[dict[str, Any]] = []
     root = project.root
-    async with ServerConnection(root, env=env, initialization_options=slow) as conn:
+    async with ServerConnection(root, env=env) as conn:
         for target in targets(project):
             answer = await agentls_split(conn, target, project.server)
             calls = rg_lines(root, target.name, calls_only=True, kind=project.kind)
