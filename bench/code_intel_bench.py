@@ -415,7 +415,7 @@ async def agentls_references(conn: ServerConnection, target: Target) -> set[tupl
 
 
 async def agentls_split(
-    conn: ServerConnection, target: Target
+    conn: ServerConnection, target: Target, server: str = "basedpyright"
 ) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
     query = {"path": target.rel, "line": target.line, "symbol": target.name}
     result = await conn.command(
@@ -424,9 +424,9 @@ async def agentls_split(
     if result.get("is_error"):
         raise RuntimeError(f"find_references {target.name}: {result.get('content')}")
     content = str(result.get("content"))
-    if "source: language server (basedpyright)" not in content:
+    if f"source: language server ({server})" not in content:
         notes = [line for line in content.splitlines() if line.startswith("Note:")]
-        raise RuntimeError(f"not answered by basedpyright: {content[:200]} … {notes}")
+        raise RuntimeError(f"not answered by {server}: {content[:200]} … {notes}")
     confirmed, _, unconfirmed = content.partition("unconfirmed match")
     return parse_references(confirmed), parse_references(unconfirmed)
 

@@ -54,10 +54,11 @@ MISSES = int(os.environ.get("DJANGO_RECALL_MISSES", "0"))
 """How many missed call lines to print per method (to see why they were missed)."""
 
 
-def rg_lines(root: Path, name: str, calls_only: bool) -> set[tuple[str, int]]:
-    """(file, line) pairs `rg -w` finds in the .py files (only `name(` calls if asked)."""
+def rg_lines(root: Path, name: str, calls_only: bool, kind: str = "py") -> set[tuple[str, int]]:
+    """(file, line) pairs `rg -w` finds in the files of rg type `kind` (only `name(` calls if
+    asked)."""
     pattern = rf"\b{re.escape(name)}\s*\(" if calls_only else name
-    args = ["rg", "-n", "--no-heading", "-t", "py"]
+    args = ["rg", "-n", "--no-heading", "-t", kind]
     args += ["-e", pattern] if calls_only else ["-w", "-F", "-e", pattern]
     out = subprocess.run([*args, "."], cwd=root, capture_output=True, text=True, check=False)
     found: set[tuple[str, int]] = set()
@@ -105,34 +106,45 @@ async def measure(root: Path) -> list[dict[str, Any]]:
         for target in targets(root):
             confirmed, unconfirmed = await agentls_split(conn, target)
             calls = rg_lines(root, target.name, calls_only=True)
-            words = rg_lines(root, target.name, calls_only=False)
             code = code_calls(root, calls, target.name)
-            reported = confirmed | unconfirmed
-            rows.append(
-                {
-                    "method": f"{target.rel}:{target.line} {target.name}",
-                    "rg_call_lines": len(calls),
-                    "confirmed": len(confirmed),
-                    "unconfirmed": len(unconfirmed),
-                    "found_calls": len(calls & reported),
-                    "code_call_lines": len(code),
-                    "found_code_calls": len(code & reported),
-                    "found_calls_confirmed": len(calls & confirmed),
-                    "confirmed_with_name": len(confirmed & words),
-                }
-            )
-            print(rows[-1], flush=True)
-            for rel, number in sorted(code - reported)[:MISSES]:
-                text = (root / rel).read_text(encoding="utf-8").splitlines()[number - 1]
-                print(f"   missed {rel}:{number}: {text.strip()[:100]}", flush=True)
+            rows.append(score(root, target, (confirmed, unconfirmed), code, "py"))
     return rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args()
-    rows = asyncio.run(measure(django_root()))
+def score(
+    root: Path,
+    target: Target,
+    answer: tuple[set[tuple[str, int]], set[tuple[str, int]]],
+    code: set[tuple[str, int]],
+    kind: str,
+) -> dict[str, Any]:
+    """One method's row: the (confirmed, unconfirmed) answer against `rg`'s call lines in
+    files of rg type `kind`, and against `code` (those call lines that are code); prints it
+    and the first `MISSES` missed code lines."""
+    confirmed, unconfirmed = answer
+    calls = rg_lines(root, target.name, calls_only=True, kind=kind)
+    words = rg_lines(root, target.name, calls_only=False, kind=kind)
+    reported = confirmed | unconfirmed
+    row = {
+        "method": f"{target.rel}:{target.line} {target.name}",
+        "rg_call_lines": len(calls),
+        "confirmed": len(confirmed),
+        "unconfirmed": len(unconfirmed),
+        "found_calls": len(calls & reported),
+        "code_call_lines": len(code),
+        "found_code_calls": len(code & reported),
+        "found_calls_confirmed": len(calls & confirmed),
+        "confirmed_with_name": len(confirmed & words),
+    }
+    print(row, flush=True)
+    for rel, number in sorted(code - reported)[:MISSES]:
+        text = (root / rel).read_text(encoding="utf-8").splitlines()[number - 1]
+        print(f"   missed {rel}:{number}: {text.strip()[:100]}", flush=True)
+    return row
+
+
+def summarize(rows: list[dict[str, Any]], out: Path | None) -> None:
+    """Print the totals over `rows` (and write them with the rows to `out` as JSON)."""
     calls = sum(r["rg_call_lines"] for r in rows)
     found = sum(r["found_calls"] for r in rows)
     confirmed_found = sum(r["found_calls_confirmed"] for r in rows)
@@ -145,22 +157,29 @@ def main() -> None:
     precision = right / confirmed if confirmed else 0.0
     print(
         f"recall reported to the model (confirmed + unconfirmed): {found}/{calls} = "
-        f"{recall:.3f} (confirmed alone: {confirmed_found / calls:.3f}); precision of the "
-        f"confirmed part: {right}/{confirmed} = {precision:.3f}; target ≥ {TARGET} each: "
+        f"{recall:.3f} (confirmed alone: {confirmed_found / max(calls, 1):.3f}); precision of "
+        f"the confirmed part: {right}/{confirmed} = {precision:.3f}; target ≥ {TARGET} each: "
         f"{'met' if recall >= TARGET and precision >= TARGET else 'not met'}"
     )
     print(
         f"recall on call lines in code (comments, docstrings and strings left out): "
         f"{found_code}/{code} = {code_recall:.3f}"
     )
-    if args.json:
+    if out:
         summary = {
             "rows": rows,
             "recall": recall,
             "recall_code_calls": code_recall,
             "precision_confirmed": precision,
         }
-        args.json.write_text(json.dumps(summary, indent=2), encoding="utf-8")
+        out.write_text(json.dumps(summary, indent=2), encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    summarize(asyncio.run(measure(django_root())), args.json)
 
 
 if __name__ == "__main__":
