@@ -68,6 +68,7 @@ def test_code_server_run_task_agent_view_and_cancel(tmp_path: Path) -> None:
     assert "def welcome(name):" in result["toolOutput"]  # collapsible output, fetched on open
     # tokens, then the cost (or "cost n/a" for a model without a known price)
     assert re.fullmatch(r"[\d,]+ in · [\d,]+ out · (\$[\d.]+|cost n/a)", result["usageLine"])
-    assert result["viewFiles"] == ["hello.pyrejected", "greeting.txtapplied"]
+    # each file with its state, and the check before review under it (docs/review.md)
+    assert result["viewFiles"] == ["hello.pyrejected0 new errors", "greeting.txtapplied"]
     assert "Let me polish the greeting." in result["viewText"]  # Markdown rendered
     assert (tmp_path / "view.png").stat().st_size > 10_000
