@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from agentls.agent.run.mentions import EDITOR_CONTEXT
 from agentls.lsp.sync import uri_to_path
 from agentls.lsp.trust import trust_of
 
@@ -117,7 +118,7 @@ def prompt_with_context(ls: AgentLanguageServer, args: RunArgs) -> str:
     path = uri_to_path(args.uri)
     shown = _relative(ls, path) if path else args.uri
     if args.range is None:
-        return f"The user's current file is `{shown}`.\n\n{args.prompt}"
+        return f"{EDITOR_CONTEXT}{shown}`.\n\n{args.prompt}"
     doc = ls.workspace.get_text_document(args.uri)
     try:
         rng = types.Range(
@@ -130,8 +131,7 @@ def prompt_with_context(ls: AgentLanguageServer, args: RunArgs) -> str:
     first, last = args.range.start.line + 1, args.range.end.line + 1
     lines = f"line {first}" if first == last else f"lines {first}-{last}"
     return (
-        f"The user's current file is `{shown}`; they selected {lines}:\n"
-        f"```\n{selection}\n```\n\n{args.prompt}"
+        f"{EDITOR_CONTEXT}{shown}`; they selected {lines}:\n```\n{selection}\n```\n\n{args.prompt}"
     )
 
 

@@ -25,6 +25,22 @@ from agentls.workspace.textio import number_line, split_lines
 MAX_FILES = 4
 """Files shown at most (the first ones the prompt names)."""
 
+EDITOR_CONTEXT = "The user's current file is `"
+"""How an editor's context starts a prompt (`agentls.lsp.actions.prompt_with_context`): the
+current file and the selection are the editor's words, not files the user named."""
+
+
+def user_words(prompt: str) -> str:
+    """`prompt` without the editor's context in front of it: a selection stays a selection,
+    its whole file is not shown as read."""
+    if not prompt.startswith(EDITOR_CONTEXT):
+        return prompt
+    first, _, rest = prompt.partition("\n")
+    if "; they selected" in first:
+        _, fence, after = rest.partition("\n```\n\n")
+        return after if fence else ""
+    return rest.removeprefix("\n")
+
 
 def named_files(prompt: str, files: Iterable[str]) -> list[str]:
     """The `files` (workspace-relative, `/`-separated) the prompt names, in prompt order: by
@@ -71,7 +87,7 @@ def shown_as_read(
     by_name = {workspace.display(Path(p)): Path(p) for p in files}
     parts: list[str] = []
     used = 0
-    for name in named_files(prompt, by_name)[:MAX_FILES]:
+    for name in named_files(user_words(prompt), by_name)[:MAX_FILES]:
         path = by_name[name]
         try:
             text = workspace.load(path, changes).text
