@@ -9,8 +9,11 @@ missing one fails the test with a message naming the script, never a silent skip
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -152,3 +155,44 @@ def reference_lines(content: str) -> set[tuple[str, int]]:
 
 _COMPACT = re.compile(r"\d+:\d+(, \d+:\d+)*")
 """The positions-only listing (`  5:12, 9:3`) of a long confirmed part."""
+
+
+NVIM = os.environ.get("AGENTLS_NVIM") or shutil.which("nvim")
+NVIM_PLUGIN = Path(__file__).resolve().parent.parent / "editor-clients" / "neovim"
+
+
+def run_neovim_script(tmp_path: Path, files: dict[str, str], script: Path) -> dict[str, Any]:
+    """Headless Neovim with the agentls plugin and basedpyright, in a workspace of `files`,
+    running the Lua `script`; the JSON result it wrote (its `ok` asserted, with the server's
+    log on failure)."""
+    assert NVIM is not None
+    workspace = tmp_path / "shop"
+    write_tree(workspace, files)
+    result = tmp_path / "result.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENTLS_"))}
+    env.update(
+        {
+            "CI_WORKSPACE": str(workspace),
+            "CI_RESULT": str(result),
+            "CI_PYRIGHT": str(basedpyright_langserver()),
+            "CI_AGENTLS_CMD": json.dumps(
+                [sys.executable, "-m", "agentls", "serve", "--log-file", str(tmp_path / "s.log")]
+            ),
+            "AGENTLS_TRANSCRIPT_DIR": str(tmp_path / "transcripts"),
+            "XDG_STATE_HOME": str(tmp_path / "state"),
+            "XDG_CACHE_HOME": str(tmp_path / "cache"),
+            "XDG_DATA_HOME": str(tmp_path / "data"),
+        }
+    )
+    argv = [NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-n"]
+    argv += ["--cmd", f"set rtp^={NVIM_PLUGIN}", "-c", f"luafile {script}"]
+    proc = subprocess.run(
+        argv, env=env, cwd=workspace, capture_output=True, text=True, timeout=240, check=False
+    )
+    assert result.exists(), f"nvim wrote no result: {proc.stdout[-2000:]} {proc.stderr[-2000:]}"
+    data: dict[str, Any] = json.loads(result.read_text())
+    log = tmp_path / "s.log"
+    assert data.get("ok"), json.dumps(data, indent=1)[-4000:] + (
+        log.read_text()[-3000:] if log.exists() else ""
+    )
+    return data

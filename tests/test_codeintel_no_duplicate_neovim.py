@@ -10,22 +10,15 @@ Needs `nvim` (scripts/editor-deps.sh), basedpyright (scripts/deps/codeintel.sh) 
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.codeintel_support import PYTHON_SHOP, basedpyright_langserver, write_tree
+from tests.codeintel_support import NVIM, PYTHON_SHOP, run_neovim_script
 
-ROOT = Path(__file__).resolve().parent.parent
-PLUGIN = ROOT / "editor-clients" / "neovim"
 SCRIPT = Path(__file__).resolve().parent / "codeintel" / "nvim_no_duplicate.lua"
-NVIM = os.environ.get("AGENTLS_NVIM") or shutil.which("nvim")
 
 pytestmark = [
     pytest.mark.skipif(NVIM is None, reason="nvim not installed (run scripts/editor-deps.sh)"),
@@ -46,37 +39,7 @@ FILES = {
 
 
 def run_neovim(tmp_path: Path) -> dict[str, Any]:
-    assert NVIM is not None
-    workspace = tmp_path / "shop"
-    write_tree(workspace, FILES)
-    result = tmp_path / "result.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENTLS_"))}
-    env.update(
-        {
-            "CI_WORKSPACE": str(workspace),
-            "CI_RESULT": str(result),
-            "CI_PYRIGHT": str(basedpyright_langserver()),
-            "CI_AGENTLS_CMD": json.dumps(
-                [sys.executable, "-m", "agentls", "serve", "--log-file", str(tmp_path / "s.log")]
-            ),
-            "AGENTLS_TRANSCRIPT_DIR": str(tmp_path / "transcripts"),
-            "XDG_STATE_HOME": str(tmp_path / "state"),
-            "XDG_CACHE_HOME": str(tmp_path / "cache"),
-            "XDG_DATA_HOME": str(tmp_path / "data"),
-        }
-    )
-    argv = [NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-n"]
-    argv += ["--cmd", f"set rtp^={PLUGIN}", "-c", f"luafile {SCRIPT}"]
-    proc = subprocess.run(
-        argv, env=env, cwd=workspace, capture_output=True, text=True, timeout=240, check=False
-    )
-    assert result.exists(), f"nvim wrote no result: {proc.stdout[-2000:]} {proc.stderr[-2000:]}"
-    data: dict[str, Any] = json.loads(result.read_text())
-    log = tmp_path / "s.log"
-    assert data.get("ok"), json.dumps(data, indent=1)[-4000:] + (
-        log.read_text()[-3000:] if log.exists() else ""
-    )
-    return data
+    return run_neovim_script(tmp_path, FILES, SCRIPT)
 
 
 def _headless(processes: list[dict[str, Any]], nvim_pid: int, name: str) -> list[str]:
