@@ -81,6 +81,23 @@ export function baseSettings(tmp) {
 }
 
 /** Writes a scripted model's scenario (turns of content blocks) to tmp/scenario.json; its path. */
+/** A `prepare` for runSession with the sample fixture copied into the workspace, the quiet
+ * editor settings the e2e drivers share, agentls in `mode`, and the scripted `scenario`. */
+export function fixtureSession(mode, scenario) {
+  return (tmp, workspace) => {
+    fs.cpSync(path.join(HERE, "fixture"), workspace, { recursive: true });
+    const settings = {
+      ...baseSettings(tmp),
+      "agentls.mode": mode,
+      "workbench.tips.enabled": false,
+      "extensions.autoUpdate": false,
+      "extensions.ignoreRecommendations": true,
+      "editor.minimap.enabled": false,
+    };
+    return { settings, scenario: writeScenario(tmp, scenario) };
+  };
+}
+
 export function writeScenario(tmp, scenario) {
   const file = path.join(tmp, "scenario.json");
   fs.writeFileSync(file, JSON.stringify(scenario));

@@ -9,11 +9,10 @@
 // Usage: node e2e/hunks.mjs [--python PATH] [--code-server PATH] [--chromium PATH]
 //                           [--vsix PATH] [--screenshot PATH] [--keep]
 // Prints one JSON line {ok, ...}; exit status 0 only when ok.
-import * as fs from "node:fs";
-import * as path from "node:path";
 import {
-  HERE, applyPreview, baseSettings, editorText, finish, option, parseArgs, refactorPreview, runCommand, runSession,
-  runTask, step, waitFor, writeScenario,
+  fixtureSession,
+  applyPreview, editorText, finish, option, parseArgs, refactorPreview, runCommand, runSession,
+  runTask, step, waitFor,
 } from "./harness.mjs";
 
 const args = parseArgs();
@@ -27,18 +26,7 @@ const SCENARIO = {
   ],
 };
 
-function prepare(tmp, workspace) {
-  fs.cpSync(path.join(HERE, "fixture"), workspace, { recursive: true });
-  const settings = {
-    ...baseSettings(tmp),
-    "agentls.mode": "review",
-    "workbench.tips.enabled": false,
-    "extensions.autoUpdate": false,
-    "extensions.ignoreRecommendations": true,
-    "editor.minimap.enabled": false,
-  };
-  return { settings, scenario: writeScenario(tmp, SCENARIO) };
-}
+const prepare = fixtureSession("review", SCENARIO);
 
 const isChecked = async (box) =>
   (await box.getAttribute("aria-checked")) === "true" || (await box.evaluate((el) => el.checked === true));

@@ -11,11 +11,10 @@
 // Usage: node e2e/plan.mjs [--python PATH] [--code-server PATH] [--chromium PATH]
 //                          [--vsix PATH] [--screenshot PATH] [--keep]
 // Prints one JSON line {ok, ...}; exit status 0 only when ok.
-import * as fs from "node:fs";
-import * as path from "node:path";
 import {
-  HERE, applyPreview, baseSettings, editorText, finish, option, parseArgs, recordedRequests, refactorPreview, runCommand,
-  runSession, runTask, step, tickPreviewEntries, waitFor, writeScenario,
+  fixtureSession,
+  applyPreview, editorText, finish, option, parseArgs, recordedRequests, refactorPreview, runCommand,
+  runSession, runTask, step, tickPreviewEntries, waitFor,
 } from "./harness.mjs";
 
 const args = parseArgs();
@@ -90,18 +89,7 @@ function resultOf(tmp, tool) {
 }
 
 /** A copy of e2e/fixture, in plan mode, and the scenario written next to it. */
-function prepare(tmp, workspace) {
-  fs.cpSync(path.join(HERE, "fixture"), workspace, { recursive: true });
-  const settings = {
-    ...baseSettings(tmp),
-    "agentls.mode": "plan",
-    "workbench.tips.enabled": false,
-    "extensions.autoUpdate": false,
-    "extensions.ignoreRecommendations": true,
-    "editor.minimap.enabled": false,
-  };
-  return { settings, scenario: writeScenario(tmp, SCENARIO) };
-}
+const prepare = fixtureSession("plan", SCENARIO);
 
 async function drive({ page, tmp, result }) {
   const entry = page.locator(".explorer-folders-view .monaco-list-row", { hasText: "hello.py" }).first();

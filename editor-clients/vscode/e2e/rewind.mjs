@@ -15,8 +15,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import {
-  HERE, applyPreview, baseSettings, editorText, finish, option, parseArgs, refactorPreview, runCommand, runSession,
-  runTask, step, tickPreviewEntries, waitFor, writeScenario,
+  fixtureSession,
+  applyPreview, editorText, finish, option, parseArgs, refactorPreview, runCommand, runSession,
+  runTask, step, tickPreviewEntries, waitFor,
 } from "./harness.mjs";
 
 const args = parseArgs();
@@ -40,18 +41,7 @@ const SCENARIO = {
   ],
 };
 
-function prepare(tmp, workspace) {
-  fs.cpSync(path.join(HERE, "fixture"), workspace, { recursive: true });
-  const settings = {
-    ...baseSettings(tmp),
-    "agentls.mode": "review",
-    "workbench.tips.enabled": false,
-    "extensions.autoUpdate": false,
-    "extensions.ignoreRecommendations": true,
-    "editor.minimap.enabled": false,
-  };
-  return { settings, scenario: writeScenario(tmp, SCENARIO) };
-}
+const prepare = fixtureSession("review", SCENARIO);
 
 /** Discards the Refactor Preview a review-mode run ends with: its files stay staged. */
 async function discardPreview(page, what) {
