@@ -195,26 +195,6 @@ def _module_graph() -> dict[str, set[str]]:
     return graph
 
 
-HOST_CYCLES: dict[str, frozenset[str]] = {
-    "agentls.lsp": frozenset(
-        f"agentls.lsp.{m}"
-        for m in [
-            *("actions", "agents", "approvals", "code_actions", "code_intel", "commands"),
-            *("delivery", "editor_queries", "lifecycle", "mcp_prompts", "notebooks", "port"),
-            *("progress", "prompt_commands", "questions", "review", "safety", "server"),
-            *("symbols", "sync", "trust", "watch"),
-            "hunk_review",  # wave 3's per-hunk accept/reject handler, named like its siblings
-        ]
-    ),
-    "agentls.acp": frozenset(
-        f"agentls.acp.{m}" for m in ("delivery", "reporter", "trust", "workspace")
-    ),
-}
-"""Known cycles inside the host packages, to be taken apart (docs/architecture.md): every
-handler names `AgentLanguageServer` / `AcpWorkspace` for its type, and those import the
-handlers. They may only shrink: a module that joins one fails the test below."""
-
-
 def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
     """The graph's cycles, as groups of modules that all reach each other (Tarjan)."""
     index: dict[str, int] = {}
@@ -248,12 +228,10 @@ def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
 
 
 def test_modules_inside_a_package_import_each_other_without_cycles() -> None:
-    new = [
-        sorted(group)
-        for group in _strongly_connected(_module_graph())
-        if not group <= HOST_CYCLES.get(next(iter(group)).rpartition(".")[0], frozenset())
-    ]
-    assert new == []
+    """The hosts included: their handlers name the connection's state
+    (`agentls.lsp.connection`) or a small Protocol of what they use, never the module that
+    registers them (`agentls.lsp.server`, `agentls.acp.workspace`)."""
+    assert [sorted(group) for group in _strongly_connected(_module_graph())] == []
 
 
 def _packages() -> list[str]:
@@ -298,15 +276,14 @@ def _children_graph(package: str) -> dict[str, set[str]]:
 
 def test_the_children_of_every_package_import_each_other_without_cycles() -> None:
     """At every level — `agentls`'s subpackages and top-level modules, `agent/`'s subpackages
-    (`run/`, `hooks/`, …) and its modules, the modules of each subpackage — only the host
-    packages' listed cycles remain."""
-    new = {
+    (`run/`, `hooks/`, …) and its modules, the modules of each subpackage (the hosts'
+    `lsp/` and `acp/` too) — there is no cycle."""
+    found = {
         package: sorted(group)
         for package in _packages()
         for group in _strongly_connected(_children_graph(package))
-        if not group <= HOST_CYCLES.get(package, frozenset())
     }
-    assert new == {}
+    assert found == {}
 
 
 def test_the_children_check_sees_the_subpackages_of_agent() -> None:
@@ -335,3 +312,20 @@ def test_the_module_cycle_check_sees_type_checking_and_lazy_imports() -> None:
 def test_the_cycle_check_finds_a_cycle() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_module_cycle_check_sees_the_hosts_handlers() -> None:
+    """The hosts' handlers and what registers them are in the graph: a handler naming
+    `agentls.lsp.server` (or `AcpWorkspace`) again would be reported as a cycle."""
+    graph = _module_graph()
+    server, sync = "agentls.lsp.server", "agentls.lsp.sync"
+    assert sync in graph[server]  # `create_server` imports the handlers (lazily)
+    assert "agentls.lsp.connection" in graph[sync]  # which name the connection's state
+    assert "agentls.acp.delivery" in graph["agentls.acp.workspace"]
+    graph[sync] = graph[sync] | {server}
+    graph["agentls.acp.delivery"] = graph.get("agentls.acp.delivery", set()) | {
+        "agentls.acp.workspace"
+    }
+    cycles = _strongly_connected(graph)
+    assert any({server, sync} <= group for group in cycles)
+    assert {"agentls.acp.delivery", "agentls.acp.workspace"} in cycles

@@ -198,8 +198,8 @@ async def test_a_cell_the_user_changed_since_is_a_conflict_not_overwritten(
 def test_every_save_the_server_asks_for_has_a_handler() -> None:
     """`save: true` in the sync options makes editors send didSave; without a handler pygls
     drops it with an 'unknown method' warning and the saved file's caches stay stale."""
+    from agentls.lsp.connection import NOTEBOOK_SYNC
     from agentls.lsp.server import create_server
-    from agentls.lsp.sync import NOTEBOOK_SYNC
 
     handled = create_server().protocol.fm.features
     assert NOTEBOOK_SYNC.save

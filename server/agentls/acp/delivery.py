@@ -28,7 +28,7 @@ import os
 import tempfile
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from acp.schema import (
     PermissionOption,
@@ -47,10 +47,30 @@ from agentls.workspace.changes import Change, ChangeSet
 from agentls.workspace.merge import match_line_endings, rebase
 
 if TYPE_CHECKING:
-    from agentls.acp.workspace import AcpWorkspace
+    from collections.abc import Awaitable
+
+    from agentls.acp.client import ClientLink
+    from agentls.host import AgentHost
     from agentls.runtime.delivery import Handoff
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class DeliveryFolder(Protocol):
+    """What writing edits needs of a session folder (`agentls.acp.workspace.AcpWorkspace`,
+    which imports this module to deliver its host's edits: naming it here would close an
+    import cycle)."""
+
+    @property
+    def link(self) -> ClientLink: ...
+    @property
+    def host(self) -> AgentHost: ...
+    def inside(self, path: Path) -> Path: ...
+    async def current_text(self, session_id: str, path: Path) -> str | None: ...
+    async def write_text(self, session_id: str, path: Path, text: str) -> None: ...
+    async def unless_cancelled(self, session_id: str, waiting: Awaitable[T]) -> T | None: ...
+
 
 REVIEW_OPTIONS = [
     PermissionOption(option_id="apply", name="Apply", kind="allow_once"),
@@ -61,7 +81,7 @@ KEPT = "kept staged: accept them with /accept, or discard them with /reject"
 
 
 async def deliver(
-    workspace: AcpWorkspace,
+    workspace: DeliveryFolder,
     session_id: str,
     changes: ChangeSet,
     how: Handoff,
@@ -89,7 +109,7 @@ async def deliver(
     return await _review(workspace, session_id, changes, summary)
 
 
-def _tell_held(workspace: AcpWorkspace, session_id: str, kept: dict[Path, str]) -> None:
+def _tell_held(workspace: DeliveryFolder, session_id: str, kept: dict[Path, str]) -> None:
     """The files `checks.block: "newErrors"` kept staged at the end of an auto run, with
     the reasons, as a tool call the user sees (the model heard it in its tool results)."""
     relative = relative_to(workspace.host.workspace.roots)
@@ -110,7 +130,7 @@ def _tell_held(workspace: AcpWorkspace, session_id: str, kept: dict[Path, str]) 
 
 
 async def _review(
-    workspace: AcpWorkspace, session_id: str, changes: ChangeSet, summary: str
+    workspace: DeliveryFolder, session_id: str, changes: ChangeSet, summary: str
 ) -> EditOutcome:
     """One question for all of a run's edits, showing every diff."""
     entries = changes.entries()
@@ -169,7 +189,7 @@ async def _review(
 
 
 async def write_changes(
-    workspace: AcpWorkspace, session_id: str, changes: ChangeSet, entries: list[Change]
+    workspace: DeliveryFolder, session_id: str, changes: ChangeSet, entries: list[Change]
 ) -> EditOutcome:
     """Write `entries`; each written one leaves the staged set, the others stay (with why)."""
     written: list[str] = []
@@ -198,7 +218,7 @@ async def write_changes(
 CONFLICT = "conflict:"
 
 
-async def _write_one(workspace: AcpWorkspace, session_id: str, change: Change) -> str | None:
+async def _write_one(workspace: DeliveryFolder, session_id: str, change: Change) -> str | None:
     """Write one change; None when done, else why it stays staged."""
     try:
         if change.kind in ("create", "modify"):
@@ -215,7 +235,7 @@ async def _write_one(workspace: AcpWorkspace, session_id: str, change: Change) -
         return f"the editor did not write it: {exc}"
 
 
-async def _write_text(workspace: AcpWorkspace, session_id: str, change: Change) -> str | None:
+async def _write_text(workspace: DeliveryFolder, session_id: str, change: Change) -> str | None:
     assert change.new_text is not None
     base = change.original_text
     wanted = match_line_endings(base, change.new_text)
@@ -238,7 +258,7 @@ async def _write_text(workspace: AcpWorkspace, session_id: str, change: Change) 
     return None
 
 
-async def _delete(workspace: AcpWorkspace, session_id: str, change: Change) -> str | None:
+async def _delete(workspace: DeliveryFolder, session_id: str, change: Change) -> str | None:
     path = workspace.inside(change.path)
     current = await workspace.current_text(session_id, path)
     if current is None and not path.exists():
@@ -250,7 +270,7 @@ async def _delete(workspace: AcpWorkspace, session_id: str, change: Change) -> s
     return None
 
 
-async def _rename(workspace: AcpWorkspace, session_id: str, change: Change) -> str | None:
+async def _rename(workspace: DeliveryFolder, session_id: str, change: Change) -> str | None:
     assert change.old_path is not None
     source = workspace.inside(change.old_path)
     target = workspace.inside(change.path)

@@ -23,7 +23,7 @@ import difflib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from acp.schema import (
     AgentMessageChunk,
@@ -58,11 +58,38 @@ from agentls.agent.protocol.events import (
 from agentls.workspace.merge import lines_with_endings
 
 if TYPE_CHECKING:
-    from agentls.acp.workspace import AcpWorkspace
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    from agentls.acp.client import ClientLink
+    from agentls.agent.permissions.approval import PermissionMode
     from agentls.agent.protocol.results import RunPayload
-    from agentls.host import RunHandle
+    from agentls.host import AgentHost, RunHandle
 
 log = logging.getLogger(__name__)
+
+
+class ModedSession(Protocol):
+    """An ACP session as far as its reporter sees it: the mode the client shows."""
+
+    mode: PermissionMode
+
+
+class ReportingFolder(Protocol):
+    """What a run's reporter needs of its session folder (`agentls.acp.workspace.AcpWorkspace`,
+    which imports this module to make reporters: naming it here would close an import
+    cycle)."""
+
+    @property
+    def link(self) -> ClientLink: ...
+    @property
+    def host(self) -> AgentHost: ...
+    @property
+    def terminals(self) -> dict[str, str]: ...
+    @property
+    def sessions(self) -> Mapping[str, ModedSession]: ...
+    def layered_text(self, session_id: str, path: str | Path) -> str | None: ...
+
 
 CHANGING_KINDS: frozenset[ToolKind] = frozenset({"edit", "delete", "move"})
 OUTPUT_LIMIT = 20_000
@@ -82,7 +109,7 @@ class _Call:
 class AcpReporter:
     """The `RunReporter` of one run of an ACP session."""
 
-    def __init__(self, workspace: AcpWorkspace, run: RunHandle) -> None:
+    def __init__(self, workspace: ReportingFolder, run: RunHandle) -> None:
         self.workspace = workspace
         self.run = run
         self.session_id = run.session_id

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from acp.schema import (
     PermissionOption,
@@ -33,10 +33,42 @@ from agentls.acp.approvals import ask_client, text_content
 from agentls.runtime.trust_gate import TrustGate
 
 if TYPE_CHECKING:
-    from agentls.acp.workspace import AcpSession, AcpWorkspace
+    from pathlib import Path
+
+    from agentls.acp.client import ClientLink
     from agentls.agent.claude.trust import WorkspaceTrust
+    from agentls.runtime.config_state import ConfigState
 
 log = logging.getLogger(__name__)
+
+
+class TrustSession(Protocol):
+    """What the trust question needs of an ACP session (`agentls.acp.workspace.AcpSession`)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def cancelled(self) -> asyncio.Event: ...
+
+    trust_noted: bool
+
+
+class TrustFolder(Protocol):
+    """What the trust gate needs of its session folder (`agentls.acp.workspace.AcpWorkspace`,
+    which imports this module to make its gate: naming it here would close an import
+    cycle)."""
+
+    @property
+    def root(self) -> Path: ...
+    @property
+    def config(self) -> ConfigState: ...
+    @property
+    def link(self) -> ClientLink: ...
+
+    problems: list[str]
+
+    def settings_changed(self) -> None: ...
+
 
 TITLE = "Trust this workspace's settings?"
 TRUST_OPTIONS = [
@@ -48,7 +80,7 @@ TRUST_OPTIONS = [
 class AcpTrust:
     """The trust gate of one ACP workspace."""
 
-    def __init__(self, workspace: AcpWorkspace) -> None:
+    def __init__(self, workspace: TrustFolder) -> None:
         self.workspace = workspace
         self.gate = TrustGate()
 
@@ -73,7 +105,7 @@ class AcpTrust:
             log.info("project settings held back (%s): %s", trust.state, held)
         return before is None or (before.digest, before.state) != (trust.digest, trust.state)
 
-    async def settle(self, session: AcpSession) -> bool:
+    async def settle(self, session: TrustSession) -> bool:
         """Ask when the answer is due, and wait for it; False when the session's prompt was
         cancelled while waiting."""
         if self.gate.should_ask():
@@ -89,7 +121,7 @@ class AcpTrust:
                 task.cancel()  # `wait` shields the question itself
         return not session.cancelled.is_set()
 
-    def note(self, session: AcpSession) -> str | None:
+    def note(self, session: TrustSession) -> str | None:
         """Once per session, while the project's loosening settings are held back because
         nobody trusted the workspace: what is held back and how to trust it."""
         trust = self.gate.trust

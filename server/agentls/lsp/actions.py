@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from agentls.agent.run.mentions import EDITOR_CONTEXT
-from agentls.lsp.sync import uri_to_path
 from agentls.lsp.trust import trust_of
+from agentls.lsp.uris import uri_to_path
 
 if TYPE_CHECKING:
     from agentls.agent.framework.context import RunMode
@@ -46,8 +46,8 @@ if TYPE_CHECKING:
         ToolsArgs,
         TrustArgs,
     )
+    from agentls.lsp.connection import AgentLanguageServer
     from agentls.lsp.prompt_commands import CommandsPayload
-    from agentls.lsp.server import AgentLanguageServer
 
 log = logging.getLogger(__name__)
 

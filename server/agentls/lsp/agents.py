@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from agentls.lsp.server import AgentLanguageServer
+    from agentls.lsp.connection import AgentLanguageServer
 
 
 def watch_agent_files(ls: AgentLanguageServer) -> None:

@@ -24,7 +24,7 @@ from lsprotocol import types
 from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
 
 if TYPE_CHECKING:
-    from agentls.lsp.server import AgentLanguageServer
+    from agentls.lsp.connection import AgentLanguageServer
 
 log = logging.getLogger(__name__)
 

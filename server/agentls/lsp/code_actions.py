@@ -18,8 +18,8 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from agentls.lsp.server import AgentLanguageServer
-from agentls.lsp.sync import uri_to_path
+from agentls.lsp.connection import AgentLanguageServer
+from agentls.lsp.uris import uri_to_path
 
 MAX_DIAGNOSTICS = 20
 

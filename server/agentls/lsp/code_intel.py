@@ -12,7 +12,7 @@ from agentls.codeintel.settings import DEFAULT_EDITOR_TIMEOUT, EditorQuerySettin
 
 if TYPE_CHECKING:
     from agentls.codeintel.sources import CodeSource
-    from agentls.lsp.server import AgentLanguageServer
+    from agentls.lsp.connection import AgentLanguageServer
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from typing import Any
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agentls.errors import SessionBusy
-from agentls.lsp.server import AgentLanguageServer
+from agentls.lsp.connection import AgentLanguageServer
 
 log = logging.getLogger(__name__)
 

@@ -31,12 +31,12 @@ from lsprotocol import types
 
 from agentls.host import EditOutcome
 from agentls.lsp.edits import DocState, EditBuilder, EditPlan, match_line_endings, shows_edit
-from agentls.lsp.sync import uri_to_path
+from agentls.lsp.uris import uri_to_path
 from agentls.workspace.changes import Change, ChangeSet
 
 if TYPE_CHECKING:
     from agentls.agent.protocol.results import AcceptPayload, RejectPayload
-    from agentls.lsp.server import AgentLanguageServer
+    from agentls.lsp.connection import AgentLanguageServer
     from agentls.runtime.delivery import Handoff
 
 log = logging.getLogger(__name__)

@@ -55,7 +55,7 @@ from agentls.langservers.operations import (
 )
 
 if TYPE_CHECKING:
-    from agentls.lsp.server import AgentLanguageServer
+    from agentls.lsp.connection import AgentLanguageServer
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ from agentls.workspace.hunks import FileHunks, Hunk, drop, part, select
 
 if TYPE_CHECKING:
     from agentls.agent.protocol.results import HunksAcceptPayload, RejectPayload
-    from agentls.lsp.server import AgentLanguageServer
+    from agentls.lsp.connection import AgentLanguageServer
 
 CHANGED = (
     "the staged change to this file changed since its hunks were listed; list them again "
@@ -117,7 +117,7 @@ def note_files(
     """A whole-file accept or reject given with a reason: the model hears the reason."""
     if not reason or not reason.strip():
         return
-    from agentls.lsp.sync import uri_to_path
+    from agentls.lsp.uris import uri_to_path
 
     paths = [Path(p) for p in (uri_to_path(u) for u in uris) if p is not None]
     tell(ls, session_id, file_note(action, paths, reason, _relative(ls)))

@@ -15,8 +15,8 @@ import logging
 from lsprotocol import types
 
 from agentls.lsp.capabilities import ClientFeatures
+from agentls.lsp.connection import AgentLanguageServer
 from agentls.lsp.gc_freeze import freeze_long_lived
-from agentls.lsp.server import AgentLanguageServer
 from agentls.lsp.sync import push_buffer
 
 log = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ def setup(server: AgentLanguageServer) -> None:
             problems += reload_safety(ls)
             ls.host.settings_changed()
             start_trust_prompt(ls)
-        report_problems(ls, problems)
+        ls.report_problems(problems)
         ls.log_line(f"agentls: configuration updated (mode={ls.config.current.mode})")
 
     @server.feature(types.SHUTDOWN)
@@ -134,7 +134,7 @@ def start_agent(ls: AgentLanguageServer) -> None:
     watch_agent_files(ls)
     problems += reload_safety(ls)
     problems += [f"skills: {p}" for p in ls.host.refresh_skills()]  # skipped skills (issue 15)
-    report_problems(ls, problems)
+    ls.report_problems(problems)
     start_trust_prompt(ls)
     ls.runtime.mcp.start_soon()  # with `mcp.startup: "eager"`
     log.info("agentls ready for %s", ", ".join(str(r) for r in roots))
@@ -150,13 +150,6 @@ async def pull_configuration(ls: AgentLanguageServer) -> object:
         log.info("workspace/configuration failed: %s", exc)
         return None
     return result[0] if result else None
-
-
-def report_problems(ls: AgentLanguageServer, problems: list[str]) -> None:
-    if not problems:
-        return
-    text = "agentls configuration: " + "; ".join(problems)
-    ls.message(types.MessageType.Warning, text)
 
 
 def _import_all(names: tuple[str, ...]) -> None:

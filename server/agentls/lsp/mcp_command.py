@@ -21,7 +21,7 @@ from pydantic import Field
 from agentls.lsp.arguments import _Args
 
 if TYPE_CHECKING:
-    from agentls.lsp.server import AgentLanguageServer
+    from agentls.lsp.connection import AgentLanguageServer
 
 
 class McpArgs(_Args):

@@ -28,11 +28,11 @@ import nbformat
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
-from agentls.lsp.sync import uri_to_path
+from agentls.lsp.uris import uri_to_path
 
 if TYPE_CHECKING:
     from agentls.host import EditOutcome
-    from agentls.lsp.server import AgentLanguageServer
+    from agentls.lsp.connection import AgentLanguageServer
     from agentls.workspace.changes import Change, ChangeSet
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from agentls.lsp.progress import LspRunReporter
 
 if TYPE_CHECKING:
     from agentls.host import EditOutcome, RunHandle, RunReporter
-    from agentls.lsp.server import AgentLanguageServer
+    from agentls.lsp.connection import AgentLanguageServer
     from agentls.runtime.delivery import Handoff
     from agentls.workspace import ChangeSet
 

@@ -35,7 +35,7 @@ from agentls.agent.protocol.events import (
 if TYPE_CHECKING:
     from agentls.agent.protocol.results import RunPayload
     from agentls.host import RunHandle
-    from agentls.lsp.server import AgentLanguageServer
+    from agentls.lsp.connection import AgentLanguageServer
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TypedDict
 from agentls.agent.claude.prompt_commands import CommandRun, command_run
 
 if TYPE_CHECKING:
-    from agentls.lsp.server import AgentLanguageServer
+    from agentls.lsp.connection import AgentLanguageServer
 
 
 class CommandPayload(TypedDict):

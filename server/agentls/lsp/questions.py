@@ -45,7 +45,7 @@ from agentls.agent.framework.questions import (
 from agentls.lsp.editor_queries import RawResponse
 
 if TYPE_CHECKING:
-    from agentls.lsp.server import AgentLanguageServer
+    from agentls.lsp.connection import AgentLanguageServer
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from agentls.workspace.changes import Change
 
 if TYPE_CHECKING:
     from agentls.agent.protocol.results import StagedFilePayload, StagedPayload, ToolResultPayload
-    from agentls.lsp.server import AgentLanguageServer
+    from agentls.lsp.connection import AgentLanguageServer
 
 
 def staged_files(ls: AgentLanguageServer, session_id: str, uris: list[str] | None) -> StagedPayload:

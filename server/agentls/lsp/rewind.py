@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from agentls.lsp.arguments import RewindArgs
 
 if TYPE_CHECKING:
-    from agentls.lsp.server import AgentLanguageServer
+    from agentls.lsp.connection import AgentLanguageServer
 
 
 async def rewind(ls: AgentLanguageServer, args: RewindArgs) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from agentls.lsp.approvals import approver_for
 
 if TYPE_CHECKING:
-    from agentls.lsp.server import AgentLanguageServer
+    from agentls.lsp.connection import AgentLanguageServer
     from agentls.mcp.notices import Notice as McpNotice
     from agentls.runtime.mcp_source import McpSource
     from agentls.runtime.ports import HostPorts

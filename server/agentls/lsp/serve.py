@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 from pygls.exceptions import JsonRpcParseError
 
 if TYPE_CHECKING:
+    from agentls.lsp.connection import AgentLanguageServer
     from agentls.lsp.framing import Frame
-    from agentls.lsp.server import AgentLanguageServer
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.workspace import ServerTextPosition
 
+from agentls.lsp.connection import AgentLanguageServer
 from agentls.lsp.protocol import JsonList
-from agentls.lsp.server import AgentLanguageServer
-from agentls.lsp.sync import uri_to_path
+from agentls.lsp.uris import uri_to_path
 
 if TYPE_CHECKING:
     from agentls.index import Range, Symbol, SymbolIndex

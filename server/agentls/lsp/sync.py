@@ -12,33 +12,11 @@ import os
 from pathlib import Path
 
 from lsprotocol import types
-from pygls.uris import to_fs_path
 
-from agentls.lsp.server import AgentLanguageServer
+from agentls.lsp.connection import AgentLanguageServer
+from agentls.lsp.uris import uri_to_path
 
 log = logging.getLogger(__name__)
-
-
-def uri_to_path(uri: str) -> Path | None:
-    """A local path for a `file:` URI; None for other schemes (untitled:, git:, ...)."""
-    if not uri.startswith("file:"):
-        return None
-    path = to_fs_path(uri)
-    return Path(path) if path else None
-
-
-NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
-    notebook_selector=[
-        types.NotebookDocumentFilterWithNotebook(
-            notebook=types.NotebookDocumentFilterNotebookType(notebook_type="jupyter-notebook")
-        ),
-        types.NotebookDocumentFilterWithNotebook(
-            notebook=types.NotebookDocumentFilterPattern(pattern="**/*.ipynb")
-        ),
-    ],
-    save=True,
-)
-"""Jupyter notebooks are synced as notebooks (VS Code): see `agentls.lsp.notebooks`."""
 
 
 def setup(server: AgentLanguageServer) -> None:

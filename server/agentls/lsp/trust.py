@@ -22,7 +22,7 @@ from agentls.runtime.trust_gate import TrustGate
 
 if TYPE_CHECKING:
     from agentls.agent.claude.trust import WorkspaceTrust
-    from agentls.lsp.server import AgentLanguageServer
+    from agentls.lsp.connection import AgentLanguageServer
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def trust_of(ls: AgentLanguageServer) -> WorkspaceTrust | None:
 
 def refresh_trust(ls: AgentLanguageServer) -> list[str]:
     """Assess the workspace (again, from disk) and apply the result to the settings;
-    returns what to tell the user. Call `reload_safety` afterwards."""
+    returns what to tell the user. Reload the runtime's safety settings afterwards."""
     gate = _gate(ls)
     first = gate.trust is None
     # at start-up the caller has just loaded (and reported) the project file
@@ -96,16 +96,13 @@ async def _ask(ls: AgentLanguageServer, trust: WorkspaceTrust) -> None:
 
 def decide(ls: AgentLanguageServer, trust: WorkspaceTrust, trusted: bool) -> WorkspaceTrust:
     """Remember the user's answer for these settings and apply it to new sessions."""
-    from agentls.lsp.lifecycle import report_problems
-    from agentls.lsp.safety import reload_safety
-
     gate = _gate(ls)
     problems = gate.record(trust, trusted)
     problems += refresh_trust(ls)
     if ls.has_host:
-        problems += reload_safety(ls)
+        problems += ls.runtime.reload_safety()
         ls.host.settings_changed()
-    report_problems(ls, problems)
+    ls.report_problems(problems)
     now = gate.trust or trust
     if trusted:
         text = "agentls: workspace trusted; its own settings apply to new sessions"

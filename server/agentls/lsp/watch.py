@@ -15,8 +15,8 @@ import uuid
 
 from lsprotocol import types
 
-from agentls.lsp.server import AgentLanguageServer
-from agentls.lsp.sync import uri_to_path
+from agentls.lsp.connection import AgentLanguageServer
+from agentls.lsp.uris import uri_to_path
 from agentls.workspace.disk_poll import POLL_SECONDS, poll_disk
 
 log = logging.getLogger(__name__)
