@@ -165,6 +165,14 @@ class Workspace:
             respect_ignore = self.contains_root(top) or not self.is_ignored(Path(top), True)
         yield from self.ignore.walk(top, respect=respect_ignore)
 
+    def start_warm_up(self) -> threading.Thread:
+        """Walk the roots once in a background thread (`IgnoreRules.warm_up`): a server
+        starts it as soon as the workspace exists, so its first search or listing finds
+        the walk done, or joins it, instead of reading every folder cold first."""
+        thread = threading.Thread(target=self.ignore.warm_up, name="agentls-walk", daemon=True)
+        thread.start()
+        return thread
+
     def contains_root(self, path: Path | str) -> bool:
         """Whether `path` is one of the roots."""
         return os.fspath(path) in self._root_strs
