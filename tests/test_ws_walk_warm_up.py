@@ -156,3 +156,34 @@ def test_a_new_server_walks_its_workspace_before_any_request(tmp_path: Path) -> 
         for stream in (proc.stdin, proc.stdout):
             if stream is not None:
                 stream.close()
+
+
+async def test_the_secret_rules_are_asked_ahead_and_still_hold(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With `secrets`, the warm-up asks the secret rules about every file, so the first
+    grep asks them nothing; a secret it saw stays hidden, and one written after it is
+    asked about (and hidden) by the grep itself."""
+    from agentls.workspace.secrets import SecretMatcher
+
+    (tree.root / ".env").write_text("needle = 'sk-live-123'\n")
+    ctx = make_ctx(tree.root)
+    ctx.workspace.start_warm_up(secrets=True).join(30)
+    asked: list[str] = []
+    real = SecretMatcher.reading_blocked_by
+
+    def counting(self: SecretMatcher, path: object, *, resolve: bool = True) -> str | None:
+        asked.append(os.fspath(path))  # type: ignore[arg-type]
+        return real(self, path, resolve=resolve)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SecretMatcher, "reading_blocked_by", counting)
+    runner = Runner(ctx)
+    answer = await runner.ok("grep", pattern="needle")
+    assert asked == []
+    assert "a.py" in answer
+    assert ".env" not in answer
+    assert "sk-live" not in answer
+    (tree.root / "src" / "id_rsa").write_text("needle\n")
+    answer = await runner.ok("grep", pattern="needle")
+    assert asked == [str(tree.root / "src" / "id_rsa")]
+    assert "id_rsa" not in answer
