@@ -57,7 +57,8 @@ run() {  # run NAME LIMIT_S SCRIPT ARGS...
     shift 2
     local began=$SECONDS
     echo "== $name ($*), limit ${limit}s, load $(cut -d' ' -f1 /proc/loadavg)"
-    (cd "$here" && timeout --kill-after=10 "$limit" python "$@") >"$out/$name.txt" 2>&1
+    # unbuffered: a bench stopped at its limit keeps the figures it printed
+    (cd "$here" && PYTHONUNBUFFERED=1 timeout --kill-after=10 "$limit" python "$@") >"$out/$name.txt" 2>&1
     local rc=$?
     [ "$rc" = 124 ] && echo "TIME LIMIT (${limit}s) reached" >>"$out/$name.txt"
     echo "   done in $((SECONDS - began))s, exit $rc"
