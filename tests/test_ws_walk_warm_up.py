@@ -187,3 +187,15 @@ async def test_the_secret_rules_are_asked_ahead_and_still_hold(
     answer = await runner.ok("grep", pattern="needle")
     assert asked == [str(tree.root / "src" / "id_rsa")]
     assert "id_rsa" not in answer
+
+
+def test_a_root_inside_another_is_warmed_by_the_outer_walk(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    roots = [tree.root, tree.root / "src"]
+    fresh = list(Workspace(roots).file_strs())
+    ws = Workspace(roots)
+    ws.start_warm_up().join(30)
+    seen = folder_stats(monkeypatch, tree.root)
+    assert list(ws.file_strs()) == fresh
+    assert seen == [str(tree.root)]  # one walk, served from the feed

@@ -378,7 +378,12 @@ class IgnoreRules:
         every folder cold: run in the background when a server starts (issue 33: the
         first grep in a new server walked cold before ripgrep could start). A walk that
         starts meanwhile waits for this one (`_join_warm_up`) instead of walking too."""
-        for root in self._root_strs:
+        for root in sorted(self._root_strs):
+            if any(
+                other != root and root.startswith(other.rstrip(os.sep) + os.sep)
+                for other in self._root_strs
+            ):
+                continue  # inside another root: that root's walk lists it
             done = threading.Event()
             with self._feed_lock:
                 if root in self._warming:
