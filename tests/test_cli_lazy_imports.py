@@ -153,3 +153,19 @@ def test_the_cli_process_itself_imports_none_of_them(tmp_path: Path) -> None:
     cli = imported(result.stderr)
     assert "agentls" in cli
     assert not cli & set(HEAVY), sorted(cli & set(HEAVY))
+
+
+def test_a_server_imports_no_yaml_xml_or_pydantic_settings_until_needed(tmp_path: Path) -> None:
+    """An idle server's memory (issue 33: ≤ 70 MB): YAML is parsed only for skill, agent
+    and command files, XML only for JUnit reports, and the environment is read without
+    pydantic-settings; a project with none of those files never imports them."""
+    workspace = write_tree(tmp_path / "ws", {"a.py": "def a():\n    return 1\n"})
+    env = cli_env(None, tmp_path / "state") | {"AGENTLS_DISK_POLL_SECONDS": "30"}
+    calls: list[tuple[str, Any]] = [
+        ("agentls.tool", {"name": "read_file", "input": {"path": "a.py"}}),
+        ("agentls.tools", {"mode": "review", "deferred": True}),
+    ]
+    server, results = serve_and_call(workspace, env, calls)
+    assert "return 1" in results[0]["content"]
+    assert "agentls" in server
+    assert not server & {"yaml", "xml", "pydantic_settings", "dotenv"}, sorted(server)

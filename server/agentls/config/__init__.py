@@ -4,7 +4,7 @@ The tree's root is `AgentlsSettings` (`model.py`), the `agentls` section editors
 same model validates the editor's settings (`initializationOptions`,
 `workspace/didChangeConfiguration`, `workspace/configuration`), the project file
 (`.agentls.toml`, `[tool.agentls]`) and the environment (fields that name a variable, read
-with pydantic-settings). Claude Code's `.claude/settings*.json` are read with
+by their exact names). Claude Code's `.claude/settings*.json` are read with
 `ClaudeSettingsFile`, built from the same parts.
 
 - `validate_leniently` (`problems.py`): each invalid part is dropped and reported as a
@@ -13,7 +13,7 @@ with pydantic-settings). Claude Code's `.claude/settings*.json` are read with
 - `schema.py`: the JSON Schema (`docs/settings.schema.json`) and the VS Code extension's
   `contributes.configuration` are generated from the tree; tests check both are current.
 
-This package is core-level: it imports pydantic and pydantic-settings only, so `agent/`,
+This package is core-level: it imports pydantic only, so `agent/`,
 `tools/`, `workspace/` and every host can use it.
 
 Adding settings for a feature

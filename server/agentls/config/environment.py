@@ -1,4 +1,4 @@
-"""The process environment, read with pydantic-settings.
+"""The process environment.
 
 Two kinds of variables:
 
@@ -8,21 +8,22 @@ Two kinds of variables:
 - variables that are not settings (`Environment`): the credentials, which only ever come
   from the environment, and process knobs such as `AGENTLS_TRANSCRIPT_DIR`.
 
-pydantic-settings finds the variables (exact names, empty values ignored); each value is
-then validated on its own, so one bad variable is reported and the others still apply.
+The variables are read by their exact names, empty values ignored (what pydantic-settings
+did here, for 1.8 MB of an idle server's memory: issue 33); each value is then validated on
+its own, so one bad variable is reported and the others still apply.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, create_model
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from agentls.config.base import field_meta
 from agentls.config.model import AgentlsSettings
@@ -30,12 +31,6 @@ from agentls.config.problems import Problem, field_name, validate_leniently
 from agentls.credentials import held as held_credentials
 
 ENVIRONMENT = "environment"
-
-
-class _EnvironmentSource(BaseSettings):
-    """Reads variables by their exact names as strings; validation happens afterwards."""
-
-    model_config = SettingsConfigDict(case_sensitive=True, env_ignore_empty=True, extra="ignore")
 
 
 class Environment(BaseModel):
@@ -80,25 +75,13 @@ def variable_names() -> tuple[str, ...]:
     return own + tuple(variable for _, variable in _setting_variables())
 
 
-@cache
-def _reader() -> type[_EnvironmentSource]:
-    """A pydantic-settings class with one optional string per known variable."""
-    fields: dict[str, Any] = {  # (type, Field) pairs: create_model takes any definitions
-        name: (str | None, Field(default=None, alias=name)) for name in variable_names()
-    }
-    reader: type[_EnvironmentSource] = create_model(
-        "EnvironmentVariables", __base__=_EnvironmentSource, **fields
-    )
-    return reader
-
-
 def read_variables(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The known variables that are set (not empty): from the process (with
-    pydantic-settings), or from `environ` (tests, a host that passes its own)."""
+    """The known variables that are set (not empty), by their exact names: from the
+    process, or from `environ` (tests, a host that passes its own)."""
     if environ is None:
-        values = _reader()().model_dump(by_alias=True, exclude_none=True)
+        found = {name: os.environ[name] for name in variable_names() if os.environ.get(name)}
         # the credentials `agentls.credentials.isolate` took out of the environment
-        values = {**held_credentials(), **{k: v for k, v in values.items() if v}}
+        values = {**held_credentials(), **found}
     else:
         values = {name: environ[name] for name in variable_names() if name in environ}
     return {name: value for name, value in values.items() if value != ""}

@@ -65,6 +65,7 @@ def setup(server: AgentLanguageServer) -> None:
         await index_serving(ls, INDEX_HEAD_START_S)
         await asyncio.to_thread(_import_all, HOST_IMPORTS)
         start_agent(ls)
+        ls.agent_workspace.start_warm_up(secrets=True)  # the user's secret rules are loaded
         # opened while we were importing; by the editor's URI (pygls keys them unquoted)
         for document in list(ls.workspace.text_documents.values()):
             push_buffer(ls, document.uri)

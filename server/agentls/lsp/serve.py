@@ -54,7 +54,10 @@ def configure_logging(level: str, log_file: str | None) -> None:
 
 def serve(args: argparse.Namespace) -> int:
     configure_logging(args.log_level, args.log_file)
+    from agentls.lsp.gc_freeze import limit_malloc_arenas
     from agentls.parentwatch import die_with_parent
+
+    limit_malloc_arenas()  # before any thread starts
 
     die_with_parent()  # started by the CLI: end with it
     try:

@@ -48,6 +48,9 @@ def start_index(ls: AgentLanguageServer) -> None:
     from agentls.workspace import Workspace
 
     ls.agent_workspace = Workspace(ls.roots())
+    # the tree's walk starts now, so a first grep or listing (and the index's own walk)
+    # joins it or finds it done instead of walking cold (issue 33)
+    ls.agent_workspace.start_warm_up()
     # opened before we got here: index first (by the editor's URI; pygls keys them unquoted)
     for document in list(ls.workspace.text_documents.values()):
         push_buffer(ls, document.uri)

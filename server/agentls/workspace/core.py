@@ -165,6 +165,25 @@ class Workspace:
             respect_ignore = self.contains_root(top) or not self.is_ignored(Path(top), True)
         yield from self.ignore.walk(top, respect=respect_ignore)
 
+    def start_warm_up(self, *, secrets: bool = False) -> threading.Thread:
+        """Walk the roots once in a background thread (`IgnoreRules.warm_up`): a server
+        starts it as soon as the workspace exists, so its first search or listing finds
+        the walk done, or joins it, instead of reading every folder cold first.
+
+        With `secrets`, also ask the secret rules about every file walked (start it once
+        they are loaded): grep asks them per file on every search, and their answers are
+        remembered per rule set, so a first search would otherwise pay for all of them
+        (56 ms of CPU for 8.5k files) before ripgrep starts. The answers are the same."""
+        target = self._warm_secrets if secrets else self.ignore.warm_up
+        thread = threading.Thread(target=target, name="agentls-walk", daemon=True)
+        thread.start()
+        return thread
+
+    def _warm_secrets(self) -> None:
+        matcher = self.services.secrets
+        for path in self.file_strs():
+            matcher.blocks_reading(path, resolve=False)
+
     def contains_root(self, path: Path | str) -> bool:
         """Whether `path` is one of the roots."""
         return os.fspath(path) in self._root_strs

@@ -183,6 +183,10 @@ def _cheap(line: str) -> bool:
 
 _Chain = tuple[_Spec, ...]
 
+WARM_UP_JOIN_S = 60.0
+"""How long a walk waits for a warm-up of its root before walking on its own (a walk that
+long would have taken as long again beside it)."""
+
 _Remembered = tuple[int, "changefeed.Stamp", tuple[str, ...]]
 """A root's last complete walk: the feed's generation and the stamp it held for."""
 
@@ -238,6 +242,7 @@ class IgnoreRules:
         self._feeds: dict[str, changefeed.ChangeFeed | None] = {}
         self._remembered: dict[str, _Remembered] = {}
         self._feed_lock = threading.Lock()
+        self._warming: dict[str, threading.Event] = {}
 
     def close(self) -> None:
         """Release the change feeds (their inotify descriptors)."""
@@ -361,10 +366,44 @@ class IgnoreRules:
         result is the same as without it.
         """
         top_str = str(top)
+        self._join_warm_up(self._root_of(top_str))
         if respect and top_str in self._root_strs:
             yield from self._walk_root(top_str)
             return
         yield from self._walk(top_str, respect=respect)
+
+    def warm_up(self) -> None:
+        """Walk every root once, to its end, so that the first real walk is served from
+        the change feed (or, without one, from a filled walk cache) instead of reading
+        every folder cold: run in the background when a server starts (issue 33: the
+        first grep in a new server walked cold before ripgrep could start). A walk that
+        starts meanwhile waits for this one (`_join_warm_up`) instead of walking too."""
+        for root in sorted(self._root_strs):
+            if any(
+                other != root and root.startswith(other.rstrip(os.sep) + os.sep)
+                for other in self._root_strs
+            ):
+                continue  # inside another root: that root's walk lists it
+            done = threading.Event()
+            with self._feed_lock:
+                if root in self._warming:
+                    continue
+                self._warming[root] = done
+            try:
+                for _ in self._walk_root(root):
+                    pass
+            finally:
+                with self._feed_lock:
+                    self._warming.pop(root, None)
+                done.set()
+
+    def _join_warm_up(self, root: str | None) -> None:
+        """Wait (at most `WARM_UP_JOIN_S`) for a warm-up walk of `root` in another
+        thread: the same folders read twice at once would cost both walks time."""
+        with self._feed_lock:
+            done = self._warming.get(root) if root is not None else None
+        if done is not None:  # `warm_up` walks by `_walk_root`, so never waits for itself
+            done.wait(WARM_UP_JOIN_S)
 
     def _feed(self, root: str) -> changefeed.ChangeFeed | None:
         with self._feed_lock:

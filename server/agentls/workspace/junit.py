@@ -9,7 +9,11 @@ lets us rebuild real node ids (`tests/test_x.py::TestC::test_m`).
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET  # imported by the parsers: an idle server needs
+    # no XML parser (0.5 MB of its memory, issue 33)
 
 from agentls.workspace.lint_formats import RawDiagnostic, severity_of
 from agentls.workspace.test_reports import (
@@ -37,6 +41,8 @@ def parse_junit(xml_text: str) -> TestReport:
     """Counts come from the test cases themselves, not the suite attributes: suites written
     by different tools disagree on whether `tests` includes skipped ones.
     """
+    import xml.etree.ElementTree as ET
+
     try:
         root = ET.fromstring(xml_text)
     except ET.ParseError as exc:
@@ -56,6 +62,8 @@ def parse_junit_findings(xml_text: str) -> list[RawDiagnostic]:
     """A linter's JUnit report (`eslint -f junit`, checkstyle converters): one finding per
     failed test case; the file is the case's `file`, else its suite's name, else its class;
     `line N, col M, Error` in the body gives the position and severity."""
+    import xml.etree.ElementTree as ET
+
     try:
         root = ET.fromstring(xml_text)
     except ET.ParseError as exc:
