@@ -13,7 +13,7 @@
 // Prints one JSON line {ok, ...}; exit status 0 only when ok.
 import {
   fixtureSession,
-  applyPreview, editorText, finish, option, parseArgs, recordedRequests, refactorPreview, runCommand,
+  applyPreview, editorText, finish, option, parseArgs, refactorPreview, runCommand,
   runSession, runTask, step, tickPreviewEntries, toolResults, waitFor,
 } from "./harness.mjs";
 
