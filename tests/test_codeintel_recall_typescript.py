@@ -3,7 +3,8 @@ but not one through an `any`-typed value or in a JavaScript file, and leaves tho
 its references. `find_references` lists them as unconfirmed matches with a count (the same
 labels as for Python), and `rename_symbol` refuses to leave them unchanged; another class's
 method of the same name in a fully typed file is the server's to tell apart and is not
-listed.
+listed. When the server names no use at all, its answer may be partial (here: a caller in
+tools/, outside the tsconfig's `include`), and the typed files' matches are listed too.
 
 Real typescript-language-server over `agentls serve` (stdio).
 """
@@ -59,6 +60,18 @@ GREETERS = {
         export function old(g) {
           return g.greet("d");
         }
+        """,
+    "src/clock.ts": """
+        export class Clock {
+          tick(): number {
+            return Date.now();
+          }
+        }
+        """,
+    "tools/run.ts": """
+        import { Clock } from "../src/clock";
+
+        console.log(new Clock().tick());
         """,
 }
 CONFIRMED = {("src/greeter.ts", 2), ("src/typed.ts", 3)}
@@ -123,3 +136,21 @@ async def test_rename_refuses_to_leave_the_calls_through_any(greeters: FakeEdito
         assert f"{path}:{line}" in content, content
     assert "src/robot.ts" not in content
     assert "force: true" in content
+
+
+async def test_a_use_outside_the_tsconfig_is_listed_when_the_server_names_none(
+    greeters: FakeEditor,
+) -> None:
+    content, is_error = await tool(
+        greeters, "find_references", tool_input("src/clock.ts", 2, "tick")
+    )
+    assert not is_error, content
+    confirmed_text, _, unconfirmed_text = content.partition("unconfirmed match")
+    assert reference_lines(confirmed_text) == {("src/clock.ts", 2)}, content
+    assert reference_lines(unconfirmed_text) == {("tools/run.ts", 3)}, content
+    assert "1 unconfirmed match in 1 file" in content
+    content, is_error = await tool(
+        greeters, "rename_symbol", tool_input("src/clock.ts", 2, "tick", new_name="now")
+    )
+    assert is_error, content
+    assert "tools/run.ts:3" in content, content

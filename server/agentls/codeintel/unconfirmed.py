@@ -15,7 +15,9 @@ TypeScript's server types almost everything, but not a call through an `any`-typ
 those out of its references. So in TypeScript the unconfirmed matches are those in the
 group's loosely typed files (JavaScript, and TypeScript that uses `any` or switches the
 checker off); matches in fully typed files are the server's to resolve and are not listed
-(another class's method of the same name).
+(another class's method of the same name). Unless the server named no use at all: then its
+answer may be partial too (tsserver does not see a file outside its tsconfig, and answers
+from the open file alone while its project loads), and every file's matches count.
 """
 
 from __future__ import annotations
@@ -65,8 +67,8 @@ class Unconfirmed:
     method: bool
     """Only attribute uses and method definitions were counted."""
     typed_only: bool = False
-    """A typed language's answer (TypeScript): only loosely typed files were scanned, so an
-    empty list says nothing about the rest; the answer is then reported as the server's."""
+    """A typed language's answer (TypeScript): fully typed files are the server's to resolve,
+    so with nothing unconfirmed the answer is reported as the server's, as before."""
 
     def describe(self) -> str:
         files = len({loc.path for loc in self.locations})
@@ -94,12 +96,16 @@ async def unconfirmed_matches(
     confirmed: Iterable[Location],
     *,
     definitions: bool = True,
+    sparse: bool = False,
 ) -> Unconfirmed:
     """The name's occurrences (same language group) not at a confirmed location's start;
-    `definitions=False` leaves out `def name` lines (references without declarations)."""
+    `definitions=False` leaves out `def name` lines (references without declarations).
+    `sparse`: the server named no use at all, so in a typed language its answer may be
+    partial too (a file outside its tsconfig, a project still loading): every file counts."""
     name = name_at(doc.text, pos)
     lines = split_lines(doc.text)
     typed = doc.language in TYPED_LANGUAGES
+    loose_only = typed and not sparse
     method = _is_method(lines[pos.line], pos.character, name, typed)
     scanner = IndexSource(workspace)
     found = await asyncio.to_thread(scanner.scan, doc.path, name, overlay)
@@ -110,7 +116,7 @@ async def unconfirmed_matches(
     for loc in found:
         if (loc.path, loc.span.start.line) in seen:
             continue
-        if typed and not _loosely_typed(scanner, loc.path, overlay, loose):
+        if loose_only and not _loosely_typed(scanner, loc.path, overlay, loose):
             continue
         if method or not definitions:
             file_lines = texts.get(loc.path)

@@ -246,6 +246,7 @@ Example: {{"path": "<path>", "line": <line>, "symbol": "<name>"}}
                 query.overlay,
                 found,
                 definitions=input.include_declaration,
+                sparse=len(found) <= (1 if input.include_declaration else 0),
             )
             if extra.typed_only and not extra.locations:
                 extra = None  # no loosely typed file uses the name: the server's answer stands
