@@ -161,10 +161,12 @@ NVIM = os.environ.get("AGENTLS_NVIM") or shutil.which("nvim")
 NVIM_PLUGIN = Path(__file__).resolve().parent.parent / "editor-clients" / "neovim"
 
 
-def run_neovim_script(tmp_path: Path, files: dict[str, str], script: Path) -> dict[str, Any]:
+def run_neovim_script(
+    tmp_path: Path, files: dict[str, str], script: Path, extra_env: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Headless Neovim with the agentls plugin and basedpyright, in a workspace of `files`,
-    running the Lua `script`; the JSON result it wrote (its `ok` asserted, with the server's
-    log on failure)."""
+    running the Lua `script` (`extra_env` for what else it starts); the JSON result it wrote
+    (its `ok` asserted, with the server's log on failure)."""
     assert NVIM is not None
     workspace = tmp_path / "shop"
     write_tree(workspace, files)
@@ -182,6 +184,7 @@ def run_neovim_script(tmp_path: Path, files: dict[str, str], script: Path) -> di
             "XDG_STATE_HOME": str(tmp_path / "state"),
             "XDG_CACHE_HOME": str(tmp_path / "cache"),
             "XDG_DATA_HOME": str(tmp_path / "data"),
+            **(extra_env or {}),
         }
     )
     argv = [NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-n"]

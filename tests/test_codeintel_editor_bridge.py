@@ -45,6 +45,9 @@ class Answers:
         self.asked: list[dict[str, Any]] = []
         self.delay = 0.0
         self.fail = False
+        self.follow_up: dict[str, Any] | None = None
+        """A command the code action carries after its edit (VS Code's TypeScript adds
+        `_typescript.applyCodeActionCommand` to every quick fix)."""
 
     def install(self, editor: FakeEditor) -> None:
         @editor.client.feature("agentls/editorQuery")
@@ -55,7 +58,10 @@ class Answers:
                 await asyncio.sleep(self.delay)
             if self.fail:
                 raise RuntimeError("no language server is attached to this buffer")
-            return self.answer(query, editor.root)
+            found = self.answer(query, editor.root)
+            if self.follow_up is not None and query["method"] == "textDocument/codeAction":
+                found["result"][0]["command"] = self.follow_up
+            return found
 
     @staticmethod
     def answer(query: dict[str, Any], root: Path) -> Any:
@@ -362,5 +368,31 @@ async def test_the_editor_gives_symbol_ranges_and_code_actions(tmp_path: Path) -
         assert "        return 1.0" in text
         assert "Sum of the items" not in text
         assert [q["method"] for q in answers.asked].count("textDocument/documentSymbol") == 1
+    finally:
+        await manager.__aexit__(None, None, None)
+
+
+async def test_an_editor_action_with_a_command_after_its_edit_is_staged(tmp_path: Path) -> None:
+    """VS Code's TypeScript attaches a command to every quick fix (`Add import from …`),
+    which the editor would run on its own buffers: the edit is staged and the command is
+    named as not run (the e2e in code-server met this: the action used to be refused)."""
+    methods = [*ALL, "textDocument/codeAction"]
+    (manager, editor), answers = await session(
+        tmp_path, {"editorQueries": methods, "editorQueryTimeout": 1}
+    )
+    answers.follow_up = {"title": "", "command": "_typescript.applyCodeActionCommand"}
+    try:
+        where = {"path": "shop/checkout.py", "line": 5, "apply": "Editor fix"}
+        content, is_error = await tool(editor, "code_actions", where)
+        assert not is_error, content
+        assert "Applied `Editor fix` (source: editor (pyright)" in content
+        assert (
+            "Staged the action's edit only: the editor runs its command "
+            "`_typescript.applyCodeActionCommand` itself, outside this session, so it was "
+            "not run." in content
+        )
+        text, _ = await tool(editor, "read_file", {"path": "shop/checkout.py"})
+        assert "1\t# fixed by the editor" in text
+        assert "fixed by the editor" not in (tmp_path / "shop" / "shop" / "checkout.py").read_text()
     finally:
         await manager.__aexit__(None, None, None)

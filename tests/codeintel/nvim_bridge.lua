@@ -1,11 +1,14 @@
--- Headless Neovim: the agentls plugin plus basedpyright as the user's own Python server;
--- the agent's find_references / hover / diagnostics (through `agentls.tool`) must be
--- answered by basedpyright *through the editor* (source 1). Run by
+-- Headless Neovim: the agentls plugin plus basedpyright as the user's own Python server,
+-- and typescript-language-server as its TypeScript one; the agent's find_references /
+-- hover / diagnostics / code_actions / call_hierarchy (through `agentls.tool`) must be
+-- answered by basedpyright *through the editor* (source 1), and find_implementations
+-- (which basedpyright does not answer) by typescript-language-server. Run by
 -- tests/test_codeintel_editor_neovim.py; writes a JSON result to $CI_RESULT.
 local workspace = os.getenv("CI_WORKSPACE")
 local result_path = os.getenv("CI_RESULT")
 local agentls_cmd = vim.fn.json_decode(os.getenv("CI_AGENTLS_CMD"))
 local pyright = os.getenv("CI_PYRIGHT")
+local tsls = os.getenv("CI_TSLS")
 local out = { steps = {} }
 
 local function finish(ok, err)
@@ -58,6 +61,18 @@ local function run()
       vim.lsp.buf_attach_client(args.buf, pyright_id)
     end,
   })
+  local tsls_id = vim.lsp.start_client({
+    name = "typescript-language-server",
+    cmd = { tsls, "--stdio" },
+    root_dir = workspace,
+    workspace_folders = { { uri = vim.uri_from_fname(workspace), name = "shop" } },
+  })
+  vim.api.nvim_create_autocmd("BufReadPost", {
+    pattern = "*.ts",
+    callback = function(args)
+      vim.lsp.buf_attach_client(args.buf, tsls_id)
+    end,
+  })
   require("agentls").setup({ cmd = agentls_cmd, root_dir = workspace })
   vim.cmd("edit " .. vim.fn.fnameescape(workspace .. "/shop/checkout.py"))
   wait_for("both clients initialized", 60000, function()
@@ -94,6 +109,33 @@ local function run()
   end)
   out.diagnostics = tool("diagnostics", { paths = { "shop/checkout.py" }, severity = "error" })
   out.calls = tool("call_hierarchy", { path = "shop/models.py", line = 2, symbol = "total", direction = "incoming" })
+  -- TypeScript, before any edit is staged (the editor is not asked then): the interface's
+  -- file loaded as a user would open it, then the agent's find_implementations once
+  -- tsserver has loaded the project (until then it answers from the open file alone: no
+  -- implementations at all)
+  local shapes = workspace .. "/web/shapes.ts"
+  local shapes_buf = vim.fn.bufadd(shapes)
+  vim.fn.bufload(shapes_buf)
+  vim.api.nvim_buf_call(shapes_buf, function()
+    vim.cmd("silent! filetype detect")
+  end)
+  local ts = vim.lsp.get_client_by_id(tsls_id)
+  wait_for("typescript-language-server attached", 60000, function()
+    return ts.initialized and vim.lsp.buf_is_attached(shapes_buf, tsls_id)
+  end)
+  local at = { textDocument = { uri = vim.uri_from_fname(shapes) }, position = { line = 1, character = 2 } }
+  local deadline, found = vim.loop.now() + 60000, 0
+  while found < 2 and vim.loop.now() < deadline do
+    local answer = ts.request_sync("textDocument/implementation", at, 20000, shapes_buf)
+    found = answer and type(answer.result) == "table" and #answer.result or 0
+    if found < 2 then
+      vim.wait(500)
+    end
+  end
+  wait_for("tsserver loaded the project", 0, function()
+    return found >= 2
+  end)
+  out.implementations = tool("find_implementations", { path = "web/shapes.ts", line = 2, symbol = "area" })
   -- code actions for that error come from basedpyright through the editor, with the
   -- buffer's diagnostics as context; applying one stages its edit in the session
   local where = { path = "shop/checkout.py", line = 5 }

@@ -367,3 +367,23 @@ export function recordedRequests(tmp) {
   }
   return fs.readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
 }
+
+/** The tool_result blocks the model got for its calls of `tool`, in call order (read from
+ * the last recorded request, which carries the whole conversation); [] before any. */
+export function toolResults(tmp, tool) {
+  const requests = recordedRequests(tmp);
+  const messages = requests.length ? requests[requests.length - 1].json?.messages ?? [] : [];
+  const ids = new Set();
+  const found = [];
+  for (const message of messages) {
+    for (const block of Array.isArray(message.content) ? message.content : []) {
+      if (block.type === "tool_use" && block.name === tool) {
+        ids.add(block.id);
+      }
+      if (block.type === "tool_result" && ids.has(block.tool_use_id)) {
+        found.push(block);
+      }
+    }
+  }
+  return found;
+}

@@ -13,8 +13,8 @@
 // Prints one JSON line {ok, ...}; exit status 0 only when ok.
 import {
   fixtureSession,
-  applyPreview, editorText, finish, option, parseArgs, recordedRequests, refactorPreview, runCommand,
-  runSession, runTask, step, tickPreviewEntries, waitFor,
+  applyPreview, editorText, finish, option, parseArgs, refactorPreview, runCommand,
+  runSession, runTask, step, tickPreviewEntries, toolResults, waitFor,
 } from "./harness.mjs";
 
 const args = parseArgs();
@@ -69,23 +69,9 @@ const SCENARIO = {
   ],
 };
 
-/** The tool_result the model got for a call of `tool` (from the request log). */
+/** The tool_result the model got for its first call of `tool` (from the request log). */
 function resultOf(tmp, tool) {
-  for (const request of recordedRequests(tmp)) {
-    const messages = request.json?.messages ?? [];
-    const ids = new Set();
-    for (const message of messages) {
-      for (const block of Array.isArray(message.content) ? message.content : []) {
-        if (block.type === "tool_use" && block.name === tool) {
-          ids.add(block.id);
-        }
-        if (block.type === "tool_result" && ids.has(block.tool_use_id)) {
-          return block;
-        }
-      }
-    }
-  }
-  return null;
+  return toolResults(tmp, tool)[0] ?? null;
 }
 
 /** A copy of e2e/fixture, in plan mode, and the scenario written next to it. */

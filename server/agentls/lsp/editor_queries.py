@@ -29,6 +29,7 @@ from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException
 
+from agentls.codeintel.actions import choose
 from agentls.codeintel.model import (
     Answer,
     CallHierarchy,
@@ -199,9 +200,12 @@ class EditorQuerySource:
         only: str | None,
         apply: str | None,
     ) -> Answer[list[CodeAction]] | None:
-        """The editor's actions (it adds its own diagnostics for the range). An action that
-        runs a command is not applied here: the editor would change its buffers itself,
-        outside the session, so the next source (a headless server) is asked instead."""
+        """The editor's actions (it adds its own diagnostics for the range). The editor's
+        commands are never run from here: they would change its buffers outside the session.
+        An action with an edit has that edit staged, its command named as not run (VS Code's
+        TypeScript attaches one to every quick fix and organize imports, for its telemetry
+        and follow-ups); an action that is only a command is asked of the next source (a
+        headless server) instead."""
         converter = self._converter(overlay, doc)
         rng = types.Range(
             converter.position(doc.path, span.start), converter.position(doc.path, span.end)
@@ -210,15 +214,21 @@ class EditorQuerySource:
         sources: list[str] = []
 
         async def execute(command: types.Command) -> RenameResult | str:
-            raise SourceFailed(
-                f"The editor's action runs the command `{command.command}`, which would "
-                "change the editor's buffers outside this session."
+            return (
+                f"the editor runs its command `{command.command}` itself, outside this "
+                "session, so it was not run"
             )
 
         can_resolve = "codeAction/resolve" in self._settings().methods
         actions = await code_actions(
             self._requester(sources), converter, params, only, apply, can_resolve, execute
         )
+        chosen = actions[choose(actions, apply)] if apply is not None else None
+        if chosen is not None and chosen.edit is None and chosen.command:
+            raise SourceFailed(
+                f"The editor's action runs the command `{chosen.command}`, which would "
+                "change the editor's buffers outside this session."
+            )
         return Answer(actions, sources[0] if sources else "editor")
 
     def _requester(self, sources: list[str]) -> Requester:

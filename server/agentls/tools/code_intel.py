@@ -220,7 +220,8 @@ ignores unrelated symbols that share the name, and comments and strings.
   the file and every identifier with that name is listed.
 - In dynamic languages (Python, JavaScript, Ruby, PHP) a server confirms only the calls it
   can type. The result then also lists the occurrences of the name it did not confirm,
-  labelled unconfirmed, with their count: check them before changing a signature.
+  labelled unconfirmed, with their count: check them before changing a signature. In
+  TypeScript the same goes for files that use `any` (or `@ts-ignore`) and JavaScript files.
 
 Example: {{"path": "<path>", "line": <line>, "symbol": "<name>"}}
 """
@@ -245,7 +246,10 @@ Example: {{"path": "<path>", "line": <line>, "symbol": "<name>"}}
                 query.overlay,
                 found,
                 definitions=input.include_declaration,
+                sparse=len(found) <= (1 if input.include_declaration else 0),
             )
+            if extra.typed_only and not extra.locations:
+                extra = None  # no loosely typed file uses the name: the server's answer stands
         reader = LineReader(ctx, query.overlay)
         tail: list[str] = []
         if extra is not None and extra.locations:

@@ -163,6 +163,8 @@ Example: {"path": "<path>", "line": <line>, "apply": "<action title>"}
         notes = list(answer.notes)
         if chosen.edit.skipped:
             notes.append("Not staged: " + "; ".join(chosen.edit.skipped))
+        if chosen.unsupported:  # the edit is staged, the command that follows it did not run
+            notes.append(f"Staged the action's edit only: {chosen.unsupported}.")
         input._plan = plan_edits(ctx, chosen.edit, f"`{chosen.title}`")
         input._summary = (chosen.title, answer.source, tuple(notes))
 

@@ -170,7 +170,12 @@ async def _left_unchanged(
     with `force`, a note listing them."""
     changed = [Location(edit.path, change.span) for edit in result.edits for change in edit.changes]
     left = await unconfirmed_matches(
-        ctx.workspace, query.document, query.target.pos, query.overlay, changed
+        ctx.workspace,
+        query.document,
+        query.target.pos,
+        query.overlay,
+        changed,
+        sparse=len(changed) <= 1,  # the declaration alone: the server may not see every use
     )
     if not left.locations:
         return []
