@@ -39,7 +39,7 @@ import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from agentls.agent.claude import settings as claude_settings
 from agentls.agent.framework.registry import PoolFilter
@@ -212,6 +212,14 @@ def _claude_source(
     )
 
 
+class LoopOverrides(TypedDict, total=False):
+    """`AgentSettings` fields Claude Code's files set (see `Safety.loop_overrides`)."""
+
+    model: str
+    api_key_helper: str
+    thinking_budget: int
+
+
 @dataclass
 class Safety:
     """Everything the host needs: build a policy per session and one hook runner."""
@@ -287,12 +295,12 @@ class Safety:
             private_addresses=private_addresses,
         )
 
-    def loop_overrides(self, explicit: Collection[str]) -> dict[str, Any]:
+    def loop_overrides(self, explicit: Collection[str]) -> LoopOverrides:
         """What Claude Code's files set for a session's `AgentSettings`: `model` (managed
         settings win over everything; otherwise only where no agentls setting chose one),
         `apiKeyHelper`, and `alwaysThinkingEnabled` (a thinking budget), each where the
         agentls settings (`explicit`: the keys they set) leave it open."""
-        found: dict[str, Any] = {}
+        found: LoopOverrides = {}
         if self.model and (self.model_managed or "model" not in explicit):
             found["model"] = self.model
         if self.api_key_helper and "apiKeyHelper" not in explicit:

@@ -49,7 +49,7 @@ class AgentSettings(LoopSettings):
     ) -> AgentSettings:
         """The session's settings: validated loop settings (e.g. a host's merged
         `AgentlsSettings`), the credentials from the environment, then `overrides`."""
-        values: dict[str, Any] = {name: getattr(loop, name) for name in LoopSettings.model_fields}
+        values: dict[str, object] = {n: getattr(loop, n) for n in LoopSettings.model_fields}
         if credentials is not None:
             values["api_key"] = _revealed(credentials.api_key)
             values["auth_token"] = _revealed(credentials.auth_token)

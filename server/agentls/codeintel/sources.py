@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from agentls.codeintel.model import (
     Answer,
@@ -152,7 +152,7 @@ class CodeSource(Protocol):
         self, doc: Document, pos: Pos, overlay: Overlay, new_name: str
     ) -> Answer[RenameResult] | None: ...
 
-    def status(self) -> list[dict[str, Any]]:
+    def status(self) -> list[dict[str, object]]:
         """JSON-ready entries for `agentls.status` (one per server)."""
         ...
 

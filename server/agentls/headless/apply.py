@@ -19,7 +19,7 @@ import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
@@ -28,6 +28,9 @@ from agentls.agent.persistence.store import SessionStateError, SessionStore
 from agentls.headless.client import ServerConnection, ServerError
 from agentls.headless.edits import EditError, EditLedger, read_text
 from agentls.headless.ui import files_table, make_console, print_diff
+
+if TYPE_CHECKING:
+    from agentls.headless.interactive import ApplyResult
 
 
 async def apply_session(
@@ -56,7 +59,7 @@ async def apply_session(
     ledger = EditLedger(root, apply=True)
     try:
         async with ServerConnection(root, env=env, ledger=ledger) as conn:
-            result: dict[str, Any]
+            result: ApplyResult
             if interactive:
                 result = await _by_hunk(conn, session)
             else:
@@ -67,7 +70,7 @@ async def apply_session(
     return _report(result, stale, ledger.diff(), as_json, ledger)
 
 
-async def _by_hunk(conn: ServerConnection, session: str) -> dict[str, Any]:
+async def _by_hunk(conn: ServerConnection, session: str) -> ApplyResult:
     from agentls.headless.interactive import ask_line, decide, send
 
     staged = await conn.command("agentls.staged", {"session": session})
@@ -83,7 +86,7 @@ def _current_text(path: Path) -> str | None:
 
 
 def _report(
-    result: dict[str, Any],
+    result: ApplyResult,
     stale: list[StaleChange],
     diff: str,
     as_json: bool,
@@ -101,11 +104,11 @@ def _report(
         return code
     console = make_console(sys.stdout)
     session = result.get("session")
-    for item in result.get("rejected") or []:
-        said = f": {item['reason']}" if item.get("reason") else ""
+    for hunk in result.get("rejected") or []:
+        said = f": {hunk['reason']}" if hunk.get("reason") else ""
         console.print(
-            f"[yellow]rejected:[/yellow] hunk {item['index']} of {escape(str(item['path']))} "
-            f"({escape(str(item['where']))}){escape(said)}"
+            f"[yellow]rejected:[/yellow] hunk {hunk['index']} of {escape(str(hunk['path']))} "
+            f"({escape(str(hunk['where']))}){escape(said)}"
         )
     if not result.get("files") and not left_out:
         console.print(f"Nothing staged in session {escape(str(session))}.")
@@ -117,10 +120,10 @@ def _report(
         )
     if ledger is not None and ledger.file_changes():
         console.print(files_table(ledger.file_changes(), ledger.relative, "written"))
-    for item in left_out:
+    for left in left_out:
         console.print(
-            f"[red]not applied:[/red] {escape(str(item.get('uri')))} — "
-            f"{escape(str(item.get('reason')))}"
+            f"[red]not applied:[/red] {escape(str(left.get('uri')))} — "
+            f"{escape(str(left.get('reason')))}"
         )
     if left_out:
         console.print(

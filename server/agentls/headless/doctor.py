@@ -193,7 +193,9 @@ def check_sandbox() -> list[Check]:
 
     status = SandboxService().status()
     if not status["available"]:
-        modes = ", ".join(f"{tool}: {mode}" for tool, mode in status["fallback"].items())
+        fallback = status["fallback"]
+        pairs = fallback.items() if isinstance(fallback, dict) else []
+        modes = ", ".join(f"{tool}: {mode}" for tool, mode in pairs)
         return [
             Check(
                 "sandbox",

@@ -15,12 +15,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from rich.console import Console
 from rich.markup import escape
 
-from agentls.agent.protocol.results import HunkPayload, StagedPayload
+from agentls.agent.protocol.results import AcceptPayload, HunkPayload, StagedPayload
 from agentls.headless.client import ServerConnection
 
 Ask = Callable[[str], Awaitable[str | None]]
@@ -50,6 +50,12 @@ class RejectedHunk(TypedDict):
     index: int
     where: str
     reason: str | None
+
+
+class ApplyResult(AcceptPayload):
+    """`agentls apply`'s result: the accept's, plus the hunks the user rejected."""
+
+    rejected: NotRequired[list[RejectedHunk]]
 
 
 async def ask_line(prompt: str) -> str | None:
@@ -101,7 +107,7 @@ def _show(console: Console, hunk: HunkPayload, number: int, total: int) -> None:
         console.print(f"[{style}]{escape(line)}[/{style}]")
 
 
-async def send(conn: ServerConnection, session: str, decisions: Decisions) -> dict[str, object]:
+async def send(conn: ServerConnection, session: str, decisions: Decisions) -> ApplyResult:
     """Reject, then accept; the accept's result, plus `rejected`: `{path, index, where,
     reason}` of each rejected hunk.
 
@@ -117,7 +123,7 @@ async def send(conn: ServerConnection, session: str, decisions: Decisions) -> di
         rejected.append(
             {"path": hunk["path"], "index": hunk["index"], "where": hunk["where"], "reason": reason}
         )
-    result: dict[str, object] = {"session": session, "files": [], "applied": None}
+    result: ApplyResult = {"session": session, "files": [], "applied": None}
     if decisions.accept:
         staged: StagedPayload = await conn.command("agentls.staged", {"session": session})
         wanted = {_key(h) for h in decisions.accept}

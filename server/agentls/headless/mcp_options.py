@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from agentls.agent.protocol.events import EventPayload
@@ -47,7 +47,14 @@ def add_allow_mcp(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def mcp_settings(allow_mcp: list[str] | None) -> dict[str, Any]:
+class McpSwitches(TypedDict, total=False):
+    """The `mcp` settings `--allow-mcp` sets (keys of `McpSettings`)."""
+
+    enableAllProjectMcpServers: bool
+    enabledMcpjsonServers: list[str]
+
+
+def mcp_settings(allow_mcp: list[str] | None) -> McpSwitches:
     """The `mcp` settings `--allow-mcp` stands for ({} without it)."""
     if not allow_mcp:
         return {}
@@ -57,13 +64,16 @@ def mcp_settings(allow_mcp: list[str] | None) -> dict[str, Any]:
     return {"enabledMcpjsonServers": names}
 
 
-def with_mcp(options: dict[str, Any] | None, allow_mcp: list[str] | None) -> dict[str, Any] | None:
+def with_mcp(
+    options: dict[str, object] | None, allow_mcp: list[str] | None
+) -> dict[str, object] | None:
     """`initializationOptions` with the `mcp` settings of `--allow-mcp` added."""
     settings = mcp_settings(allow_mcp)
     if not settings:
         return options
     merged = dict(options or {})
-    merged["mcp"] = {**merged.get("mcp", {}), **settings}
+    given = merged.get("mcp")
+    merged["mcp"] = {**(given if isinstance(given, dict) else {}), **settings}
     return merged
 
 

@@ -9,7 +9,7 @@ not started; their line says how to approve them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 Status = Literal["ok", "warn", "fail", "info"]
 Row = tuple[str, Status, str]
@@ -42,7 +42,7 @@ async def mcp_checks(workspace: Path, startup_seconds: float) -> list[Row]:
     return rows
 
 
-def _row(entry: dict[str, Any]) -> Row:
+def _row(entry: dict[str, object]) -> Row:
     name = str(entry.get("name"))
     where = f"{entry.get('source')}: {entry.get('target', '')}".rstrip(": ")
     state = entry.get("state")

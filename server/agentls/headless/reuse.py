@@ -39,7 +39,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 ENABLE_VAR = "AGENTLS_TOOL_SERVER"
 IDLE_VAR = "AGENTLS_TOOL_SERVER_IDLE"
@@ -272,7 +272,17 @@ def _start(path: Path, command: list[str], env: Mapping[str, str]) -> socket.soc
     raise OSError(f"the tool server did not start within {START_SECONDS:.0f} s (log: {log})")
 
 
-def request(sock: socket.socket, params: dict[str, Any]) -> dict[str, Any]:
+class ToolParams(TypedDict):
+    """The `tool` request's params, as `toolserver._checked` reads them."""
+
+    workspace: str
+    name: str
+    input: dict[str, object]
+    apply: bool
+    trust: bool
+
+
+def request(sock: socket.socket, params: ToolParams) -> dict[str, object]:
     """One JSON-RPC call; the answer's result, or `OSError` for the error."""
     message = {"jsonrpc": "2.0", "id": 1, "method": "tool", "params": params}
     with sock:
@@ -281,16 +291,22 @@ def request(sock: socket.socket, params: dict[str, Any]) -> dict[str, Any]:
     if not raw.strip():
         raise OSError("the tool server closed the connection without an answer")
     answer = json.loads(raw)
+    if not isinstance(answer, dict):
+        raise OSError(f"the tool server answered {raw[:200]!r}")
     if "error" in answer:
-        raise OSError(str(answer["error"].get("message") or answer["error"]))
-    result: dict[str, Any] = answer["result"]
+        error = answer["error"]
+        said = error.get("message") if isinstance(error, dict) else None
+        raise OSError(str(said or error))
+    result = answer.get("result")
+    if not isinstance(result, dict):
+        raise OSError("the tool server's answer has no result")
     return result
 
 
 # -- the command --------------------------------------------------------------------------
 
 
-def parse_input(raw_input: str) -> dict[str, Any] | None:
+def parse_input(raw_input: str) -> dict[str, object] | None:
     """The tool input as `agentls tool` takes it (None: told the user, exit 2)."""
     try:
         tool_input = json.loads(raw_input) if raw_input.strip() else {}
@@ -303,7 +319,7 @@ def parse_input(raw_input: str) -> dict[str, Any] | None:
     return tool_input
 
 
-def print_result(result: Mapping[str, Any], diff: str, *, apply: bool, as_json: bool) -> int:
+def print_result(result: Mapping[str, object], diff: str, *, apply: bool, as_json: bool) -> int:
     """`agentls tool`'s output and exit code (the direct and the reused path alike)."""
     if as_json:
         sys.stdout.write(json.dumps({**result, "diff": diff}, ensure_ascii=False, indent=2) + "\n")
@@ -341,8 +357,13 @@ def run_reused(
     from agentls import credentials
 
     env = credentials.environ()
-    params: dict[str, Any] = {"workspace": str(root), "name": name, "input": tool_input}
-    params |= {"apply": apply, "trust": trust}
+    params: ToolParams = {
+        "workspace": str(root),
+        "name": name,
+        "input": tool_input,
+        "apply": apply,
+        "trust": trust,
+    }
     try:
         if not hasattr(socket, "AF_UNIX") or not hasattr(os, "getuid"):
             raise Refused("this system has no Unix sockets")
@@ -362,4 +383,8 @@ def run_reused(
         sys.stderr.write(f"agentls: {answer['error']}\n")
         return 1
     diff = str(answer.get("diff") or "")
-    return print_result(answer["result"], diff, apply=apply, as_json=as_json)
+    result = answer.get("result")
+    if not isinstance(result, dict):
+        sys.stderr.write("agentls: the tool server's answer has no tool result\n")
+        return 1
+    return print_result(result, diff, apply=apply, as_json=as_json)

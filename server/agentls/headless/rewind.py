@@ -13,13 +13,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
 from agentls.agent.persistence.store import SessionStateError, SessionStore
 from agentls.headless.client import ServerConnection, ServerError
 from agentls.headless.ui import make_console
+
+if TYPE_CHECKING:
+    from agentls.agent.protocol.results import RewindPayload, TurnPayload
 
 
 async def rewind_session(
@@ -47,7 +50,7 @@ async def rewind_session(
     return _report(result, as_json)
 
 
-def _list(session: str, history: list[dict[str, Any]], as_json: bool) -> int:
+def _list(session: str, history: list[TurnPayload], as_json: bool) -> int:
     if as_json:
         sys.stdout.write(json.dumps({"session": session, "turns": history}, indent=2) + "\n")
         return 0
@@ -60,7 +63,7 @@ def _list(session: str, history: list[dict[str, Any]], as_json: bool) -> int:
     return 0
 
 
-def _report(result: dict[str, Any], as_json: bool) -> int:
+def _report(result: RewindPayload, as_json: bool) -> int:
     if as_json:
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
         return 0

@@ -19,7 +19,7 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypedDict
 from urllib.parse import urlsplit
 
 import mcp_types as types
@@ -128,13 +128,22 @@ class Elicitation:
         return cls(server, params.message, tuple(fields), problems=tuple(problems))
 
 
+class _Common(TypedDict):
+    """The `FormField` arguments every kind of field has."""
+
+    name: str
+    title: str
+    description: str
+    required: bool
+
+
 def form_field(name: str, spec: object, required: bool) -> FormField | str:
     """A field from its schema, or a problem when the schema is not one MCP allows."""
     if not isinstance(spec, Mapping):
         return f"field {name!r}: not an object schema"
     title = str(spec.get("title") or name)
     description = str(spec.get("description") or "")
-    common: dict[str, Any] = {
+    common: _Common = {
         "name": name,
         "title": title,
         "description": description,

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from agentls.sandbox.availability import Availability, probe
 from agentls.sandbox.layout import build_layout
@@ -124,7 +124,7 @@ class SandboxService:
 
         return BwrapConfinement(found.program, layout, self.settings, self.proxies)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> dict[str, object]:
         """For `agentls.status` and `agentls doctor`."""
         settings = self.settings
         found = self.availability()

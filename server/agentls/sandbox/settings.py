@@ -7,7 +7,6 @@ module is the merge the safety loader uses (`agentls.agent.safety`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -91,15 +90,26 @@ def _tighten(
             "it (set it in your user settings instead); ignored"
         )
 
-    values = base.model_dump()
+    values: dict[str, object] = {}
+    network: dict[str, object] = {}
+    limits: dict[str, int] = {}
+    fallback: dict[str, Fallback] = dict(base.fallback)
     _tighten_commands(base, layer, values, refused)
-    _tighten_network(base, layer, values, refused)
-    _tighten_resources(base, layer, values, refused)
-    return SandboxSettings.model_validate(values)
+    _tighten_network(base, layer, network, refused)
+    _tighten_resources(base, layer, values, fallback, limits, refused)
+    return SandboxSettings.model_validate(
+        {
+            **base.model_dump(),
+            **values,
+            "network": {**base.network.model_dump(), **network},
+            "fallback": fallback,
+            "limits": {**base.limits.model_dump(), **limits},
+        }
+    )
 
 
 def _tighten_commands(
-    base: SandboxSettings, layer: SandboxSettings, values: dict[str, Any], refused: Refusal
+    base: SandboxSettings, layer: SandboxSettings, values: dict[str, object], refused: Refusal
 ) -> None:
     """`enabled`, `excludedCommands`, `allowUnsandboxedCommands`: which commands run inside."""
     fields = layer.model_fields_set
@@ -121,7 +131,12 @@ def _tighten_commands(
 
 
 def _tighten_resources(
-    base: SandboxSettings, layer: SandboxSettings, values: dict[str, Any], refused: Refusal
+    base: SandboxSettings,
+    layer: SandboxSettings,
+    values: dict[str, object],
+    fallback: dict[str, Fallback],
+    limits: dict[str, int],
+    refused: Refusal,
 ) -> None:
     """`caches`, `fallback`, `limits`: what a run may write to, fall back to and use."""
     fields = layer.model_fields_set
@@ -132,27 +147,25 @@ def _tighten_resources(
     if "fallback" in fields:
         for tool, mode in layer.fallback.items():
             if mode == "refuse":
-                values["fallback"][tool] = "refuse"
+                fallback[tool] = "refuse"
             elif base.fallback_for(tool) == "refuse":
                 refused(f"fallback.{tool}")
     if "limits" in fields:
         for name in layer.limits.model_fields_set:
-            values["limits"][name] = min(getattr(base.limits, name), getattr(layer.limits, name))
+            limits[name] = min(getattr(base.limits, name), getattr(layer.limits, name))
 
 
 def _tighten_network(
-    base: SandboxSettings, layer: SandboxSettings, values: dict[str, Any], refused: Refusal
+    base: SandboxSettings, layer: SandboxSettings, network: dict[str, object], refused: Refusal
 ) -> None:
     net = layer.network.model_fields_set if "network" in layer.model_fields_set else set()
     if "allowed_domains" in net:
         wanted = set(layer.network.allowed_domains)
         if wanted - set(base.network.allowed_domains):
             refused("network.allowedDomains")
-        values["network"]["allowed_domains"] = [
-            d for d in base.network.allowed_domains if d in wanted
-        ]
+        network["allowed_domains"] = [d for d in base.network.allowed_domains if d in wanted]
     if "allow_local_binding" in net:
         if not layer.network.allow_local_binding:
-            values["network"]["allow_local_binding"] = False
+            network["allow_local_binding"] = False
         elif not base.network.allow_local_binding:
             refused("network.allowLocalBinding")

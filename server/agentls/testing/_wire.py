@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 from agentls.testing.recorded import RecordedRequest
 from agentls.testing.scenario import (
@@ -24,7 +24,8 @@ from agentls.testing.scenario import (
     WebSearchToolResultBlock,
 )
 
-JsonObject: TypeAlias = dict[str, Any]
+JsonObject: TypeAlias = dict[str, object]
+"""A JSON object the fake API sends (built here, so its shape is ours to check)."""
 SseEvent: TypeAlias = tuple[str, JsonObject]
 """`(event name, data)`; encoded as `event: NAME\\ndata: JSON\\n\\n`."""
 
@@ -64,7 +65,7 @@ def error_body(error_type: str, message: str) -> JsonObject:
     return {"type": "error", "error": {"type": error_type, "message": message}}
 
 
-def encode_sse(name: str, data: JsonObject) -> bytes:
+def encode_sse(name: str, data: Mapping[str, object]) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
 
 
@@ -227,7 +228,7 @@ def _deltas(block: ContentBlock, chunk_size: int) -> list[JsonObject]:
     if isinstance(block, RedactedThinkingBlock) or not isinstance(block, ThinkingBlock):
         return []
     pieces = split_chunks(block.thinking, chunk_size)
-    thinking = [{"type": "thinking_delta", "thinking": piece} for piece in pieces]
+    thinking: list[JsonObject] = [{"type": "thinking_delta", "thinking": p} for p in pieces]
     return [*thinking, {"type": "signature_delta", "signature": block.signature}]
 
 

@@ -25,7 +25,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from agentls.agent.framework.context import ToolContext
 from agentls.agent.protocol.results import TestsCheckPayload
@@ -34,7 +33,7 @@ from agentls.tools._execution import execution_risk
 from agentls.tools.checks.findings import Finding
 from agentls.tools.checks.ran import tests_ran
 from agentls.tools.lint import LintConfig, LintTool
-from agentls.tools.run_tests import RunTestsInput, RunTestsTool, TestConfig
+from agentls.tools.run_tests import RunTestsInput, RunTestsResult, RunTestsTool, TestConfig
 from agentls.workspace.changes import ChangeSet
 from agentls.workspace.core import Attachment, Workspace
 from agentls.workspace.shadow import ShadowWorkspace, shadows_of
@@ -284,7 +283,7 @@ async def changeset_tests(
     why = _not_allowed("run_tests", ctx, lambda: _test_programs(tool, targets, ctx))
     if why:
         return _tests_payload(which, targets, [], f"tests not run ({why})")
-    results: list[dict[str, Any]] = []
+    results: list[RunTestsResult] = []
     state = _state(changes)
     shadow = _shadow(workspace, session_id)
     async with state.lock:
@@ -307,25 +306,30 @@ def _test_programs(tool: RunTestsTool, targets: list[str | None], ctx: ToolConte
 
 async def _run_tests(
     tool: RunTestsTool, ctx: ToolContext, shadow: ShadowWorkspace, target: str | None, left: float
-) -> dict[str, Any]:
+) -> RunTestsResult:
+    """The tool's result, read back from the JSON it answers the model with."""
     try:
         output = await tool.run_in(RunTestsInput(target=target, timeout=left), ctx, shadow)
     except ToolError as exc:
         return {"status": "missing", "message": str(exc)}
     text = output.content if isinstance(output.content, str) else ""
     try:
-        result: dict[str, Any] = json.loads(text)
+        result: RunTestsResult = json.loads(text)  # run_tests wrote it from this type
     except ValueError:
         return {"status": "error", "message": text[:200]}
     return result
 
 
 def _tests_payload(
-    which: str, targets: list[str | None], results: list[dict[str, Any]], why_not: str
+    which: str, targets: list[str | None], results: list[RunTestsResult], why_not: str
 ) -> TestsCheckPayload:
-    counts = {k: sum(int(r.get(k, 0)) for r in results) for k in ("passed", "failed", "errors")}
-    failures = [str(f.get("test", "")) for r in results for f in r.get("failures", [])]
-    statuses = [str(r.get("status", "")) for r in results]
+    counts = {
+        "passed": sum(r.get("passed", 0) for r in results),
+        "failed": sum(r.get("failed", 0) for r in results),
+        "errors": sum(r.get("errors", 0) for r in results),
+    }
+    failures = [f["test"] for r in results for f in r.get("failures", [])]
+    statuses = [r["status"] for r in results]
     total = counts["passed"] + counts["failed"] + counts["errors"]
     if why_not:
         status, summary = "not_run", why_not

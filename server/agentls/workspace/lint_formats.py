@@ -90,15 +90,25 @@ def _load(text: str, what: str) -> Any:
         raise LintFormatError(f"expected {what}, got: {text.strip()[:200]!r}") from exc
 
 
-def _int(value: Any, default: int = 1) -> int:
+def _dict(value: object) -> dict[str, object]:
+    """`value` when it is a JSON object, else an empty one (a part the tool left out)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[object]:
+    """`value` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def _int(value: object, default: int = 1) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def _opt_int(value: Any) -> int | None:
+def _opt_int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _str(value: Any) -> str | None:
+def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
@@ -142,9 +152,9 @@ def parse_json_diagnostics(text: str) -> list[RawDiagnostic]:
     return found
 
 
-def _ruff_entry(entry: dict[str, Any]) -> RawDiagnostic:
-    location = entry.get("location") or {}
-    end = entry.get("end_location") or {}
+def _ruff_entry(entry: dict[str, object]) -> RawDiagnostic:
+    location = _dict(entry.get("location"))
+    end = _dict(entry.get("end_location"))
     code = _str(entry.get("code"))
     return RawDiagnostic(
         file=str(entry["filename"]),
@@ -159,9 +169,9 @@ def _ruff_entry(entry: dict[str, Any]) -> RawDiagnostic:
     )
 
 
-def _eslint_file(entry: dict[str, Any]) -> list[RawDiagnostic]:
+def _eslint_file(entry: dict[str, object]) -> list[RawDiagnostic]:
     found = []
-    for msg in entry["messages"]:
+    for msg in _list(entry["messages"]):
         if not isinstance(msg, dict):
             continue
         level = msg.get("severity")
@@ -217,7 +227,7 @@ def parse_biome_json(text: str) -> list[RawDiagnostic]:
     return found
 
 
-def _biome_position(location: dict[str, Any]) -> tuple[int, int]:
+def _biome_position(location: dict[str, object]) -> tuple[int, int]:
     start = location.get("start")
     if isinstance(start, dict):
         return _int(start.get("line")), _int(start.get("column"))
@@ -300,7 +310,7 @@ def parse_cargo_json(text: str) -> list[RawDiagnostic]:
     return [d for m in cargo_message_records(text) if (d := _cargo_message(m)) is not None]
 
 
-def cargo_message_records(text: str) -> Iterator[dict[str, Any]]:
+def cargo_message_records(text: str) -> Iterator[dict[str, object]]:
     """The `message` objects of cargo's `compiler-message` lines."""
     for line in text.splitlines():
         if not line.startswith("{"):
@@ -315,15 +325,15 @@ def cargo_message_records(text: str) -> Iterator[dict[str, Any]]:
                 yield message
 
 
-def _cargo_message(message: dict[str, Any]) -> RawDiagnostic | None:
-    spans = [s for s in message.get("spans") or [] if isinstance(s, dict)]
+def _cargo_message(message: dict[str, object]) -> RawDiagnostic | None:
+    spans = [s for s in _list(message.get("spans")) if isinstance(s, dict)]
     primary = next((s for s in spans if s.get("is_primary")), spans[0] if spans else None)
     if primary is None or not isinstance(primary.get("file_name"), str):
         return None
     code = message.get("code")
     suggestion = any(
         isinstance(s, dict) and s.get("suggested_replacement") is not None
-        for child in message.get("children") or []
+        for child in _list(message.get("children"))
         if isinstance(child, dict)
         for s in child.get("spans") or []
     )

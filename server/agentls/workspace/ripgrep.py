@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypeAlias, TypedDict, final
 
 log = logging.getLogger(__name__)
 
@@ -137,10 +137,25 @@ class RgFile:
         return matches, shown
 
 
-def _line_text(value: dict[str, Any]) -> str:
+@final
+class _Text(TypedDict):
+    text: str
+
+
+@final
+class _Bytes(TypedDict):
+    bytes: str
+    """Base64: the value was not valid UTF-8."""
+
+
+ArbitraryData: TypeAlias = _Text | _Bytes
+"""rg's JSON for a path or a line: `{"text": ...}`, or `{"bytes": ...}` when not UTF-8."""
+
+
+def _line_text(value: ArbitraryData) -> str:
     """A JSON `lines` value as text: invalid UTF-8 arrives base64-encoded (lossy decode)."""
     if "text" in value:
-        text = str(value["text"])
+        text = value["text"]
     else:
         text = base64.b64decode(value["bytes"]).decode("utf-8", errors="replace")
     if text.endswith("\n"):
@@ -422,7 +437,7 @@ def _end_fields(out: bytes, start: int, end: int) -> tuple[str, bool, int] | Non
     )
 
 
-def _path_text(value: dict[str, Any]) -> str:
+def _path_text(value: ArbitraryData) -> str:
     if "text" in value:
-        return str(value["text"])
+        return value["text"]
     return os.fsdecode(base64.b64decode(value["bytes"]))

@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 __all__ = [
     "Outcome",
@@ -82,7 +82,7 @@ def report_of(cases: Iterable[TestCaseResult], duration: float | None = None) ->
     )
 
 
-def _load(text: str, what: str) -> Any:
+def _load(text: str, what: str) -> object:
     start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
     if start < 0:
         raise ReportError(f"no {what} in the output")
@@ -93,8 +93,14 @@ def _load(text: str, what: str) -> Any:
     return value
 
 
-def _dict(value: object) -> dict[str, Any]:
+def _dict(value: object) -> dict[str, object]:
+    """`value` when it is a JSON object, else an empty one (a part the runner left out)."""
     return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[object]:
+    """`value` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
 
 
 _FRAME: Final = re.compile(
@@ -145,9 +151,9 @@ def parse_jest_json(text: str) -> TestReport:
     return report_of(cases)
 
 
-def _jest_suite(suite: dict[str, Any]) -> list[TestCaseResult]:
-    file = suite.get("name") if isinstance(suite.get("name"), str) else None
-    assertions = [a for a in suite.get("assertionResults") or [] if isinstance(a, dict)]
+def _jest_suite(suite: dict[str, object]) -> list[TestCaseResult]:
+    file = name if isinstance(name := suite.get("name"), str) else None
+    assertions = [a for a in _list(suite.get("assertionResults")) if isinstance(a, dict)]
     cases = [_jest_case(a, file) for a in assertions]
     message = str(suite.get("message") or suite.get("failureMessage") or "")
     if suite.get("status") == "failed" and not any(c.outcome == "failed" for c in cases):
@@ -164,10 +170,10 @@ def _jest_suite(suite: dict[str, Any]) -> list[TestCaseResult]:
     return cases
 
 
-def _jest_case(assertion: dict[str, Any], file: str | None) -> TestCaseResult:
-    titles = [str(t) for t in assertion.get("ancestorTitles") or []]
+def _jest_case(assertion: dict[str, object], file: str | None) -> TestCaseResult:
+    titles = [str(t) for t in _list(assertion.get("ancestorTitles"))]
     name = str(assertion.get("fullName") or " ".join([*titles, str(assertion.get("title", ""))]))
-    failures = "\n".join(str(m) for m in assertion.get("failureMessages") or [])
+    failures = "\n".join(str(m) for m in _list(assertion.get("failureMessages")))
     location = assertion.get("location")
     line = _frame_in(failures, file)
     if line is None and isinstance(location, dict) and isinstance(location.get("line"), int):
@@ -201,9 +207,9 @@ def parse_mocha_json(text: str) -> TestReport:
     return report_of(cases, duration / 1000 if isinstance(duration, int | float) else None)
 
 
-def _mocha_case(test: dict[str, Any], outcome: Outcome) -> TestCaseResult:
+def _mocha_case(test: dict[str, object], outcome: Outcome) -> TestCaseResult:
     err = _dict(test.get("err"))
-    file = test.get("file") if isinstance(test.get("file"), str) else None
+    file = path if isinstance(path := test.get("file"), str) else None
     name = str(test.get("fullTitle") or test.get("title") or "")
     stack = str(err.get("stack") or "")
     # A hook failure ("before each" hook) is an error, not a failed assertion.
@@ -251,16 +257,16 @@ def parse_rspec_json(text: str) -> TestReport:
     return report_of(cases, duration if isinstance(duration, int | float) else None)
 
 
-def _rspec_case(example: dict[str, Any]) -> TestCaseResult:
+def _rspec_case(example: dict[str, object]) -> TestCaseResult:
     status = str(example.get("status"))
     outcome: Outcome = (
         "passed" if status == "passed" else "failed" if status == "failed" else "skipped"
     )
     exception = _dict(example.get("exception"))
-    frames = [str(b) for b in exception.get("backtrace") or []]
+    frames = [str(b) for b in _list(exception.get("backtrace"))]
     backtrace = "\n".join(f for f in frames if not _RUBY_LIBRARY_FRAME.search(f))
     file = str(example.get("file_path") or "") or None
-    line = example.get("line_number") if isinstance(example.get("line_number"), int) else None
+    line = number if isinstance(number := example.get("line_number"), int) else None
     failed_at = _frame_in(backtrace, file)
     name = str(example.get("full_description") or example.get("description") or "")
     klass = str(exception.get("class") or "")
@@ -268,9 +274,14 @@ def _rspec_case(example: dict[str, Any]) -> TestCaseResult:
     return TestCaseResult(
         test_id=f"{file}:{line}" if file and line else name,
         outcome=outcome,
-        duration=float(example.get("run_time") or 0.0),
+        duration=_seconds(example.get("run_time")),
         message=f"{name}: {message}" if message else name,
         details=f"{klass}: {message}\n{backtrace}".strip(": \n") if exception else "",
         file=file,
         line=failed_at or line,
     )
+
+
+def _seconds(value: object) -> float:
+    """rspec's `run_time` (missing or null: 0)."""
+    return float(value) if isinstance(value, int | float | str) and value else 0.0

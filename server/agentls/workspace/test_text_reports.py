@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from agentls.config.regex import RegexGroupsError, compile_user_regex
 from agentls.workspace.lint_formats import cargo_message_records
@@ -55,7 +55,8 @@ def parse_go_test_json(text: str, module: str | None = None, stderr: str = "") -
         if event is None:
             continue
         seen_event = True
-        key = (str(event.get("Package", "")), event.get("Test"))
+        test = event.get("Test")
+        key = (str(event.get("Package", "")), test if isinstance(test, str) else None)
         entry = tests.setdefault(key, _GoTest(*key))
         action = event.get("Action")
         if action == "output":
@@ -71,7 +72,7 @@ def parse_go_test_json(text: str, module: str | None = None, stderr: str = "") -
     return report_of(cases)
 
 
-def _go_event(line: str) -> dict[str, Any] | None:
+def _go_event(line: str) -> dict[str, object] | None:
     if not line.startswith("{"):
         return None
     try:
@@ -229,7 +230,8 @@ def _cargo_build_errors(text: str) -> list[TestCaseResult]:
     for message in cargo_message_records(text):
         if message.get("level") != "error":
             continue
-        spans = [s for s in message.get("spans") or [] if isinstance(s, dict)]
+        listed = message.get("spans")
+        spans = [s for s in listed if isinstance(s, dict)] if isinstance(listed, list) else []
         primary = next((s for s in spans if s.get("is_primary")), None)
         if primary is None:
             continue

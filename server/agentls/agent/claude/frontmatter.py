@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import yaml  # imported where a file is parsed: an idle server with no skills, agents
@@ -37,7 +37,7 @@ class FrontMatterError(ValueError):
     """The file cannot be used; the message says why."""
 
 
-def read_markdown(path: Path) -> tuple[dict[str, Any], str]:
+def read_markdown(path: Path) -> tuple[dict[str, object], str]:
     """(front matter, body) of a Markdown file; `FrontMatterError` when unusable."""
     try:
         size = path.stat().st_size
@@ -51,7 +51,7 @@ def read_markdown(path: Path) -> tuple[dict[str, Any], str]:
     return split_front_matter(text)
 
 
-def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+def split_front_matter(text: str) -> tuple[dict[str, object], str]:
     text = text.removeprefix("\ufeff")
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].strip() != "---":
@@ -84,7 +84,7 @@ _ONE_LINE = re.compile(r"^([A-Za-z_-]+):\s+(.+)$")
 _FIELD_START = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]|$)")
 
 
-def parse_front_matter(raw: str) -> dict[str, Any]:
+def parse_front_matter(raw: str) -> dict[str, object]:
     """The front matter's fields (rules 1–3 of the module's docstring)."""
     import yaml
 
@@ -166,7 +166,7 @@ def _field_value(key: str, text: str) -> object:
     return text.strip()
 
 
-def text_field(data: dict[str, Any], key: str) -> str | None:
+def text_field(data: dict[str, object], key: str) -> str | None:
     """A string field (numbers and booleans written bare in YAML are taken as text)."""
     value = data.get(key)
     if value is None:
@@ -179,7 +179,7 @@ def text_field(data: dict[str, Any], key: str) -> str | None:
     raise FrontMatterError(f"`{key}` must be text")
 
 
-def tools_field(data: dict[str, Any], key: str = "allowed-tools") -> tuple[str, ...]:
+def tools_field(data: dict[str, object], key: str = "allowed-tools") -> tuple[str, ...]:
     """`allowed-tools`: a comma-separated string or a YAML list of rules."""
     value = data.get(key)
     if value is None:

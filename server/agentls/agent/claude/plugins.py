@@ -83,7 +83,7 @@ class Plugin:
             raw = raw["hooks"]
         return raw, problem
 
-    def mcp_servers(self) -> dict[str, Any]:
+    def mcp_servers(self) -> dict[str, object]:
         """The plugin's MCP servers (`.mcp.json` or the manifest's `mcpServers`)."""
         raw: object = self.manifest.get("mcpServers")
         if raw is None:

@@ -220,7 +220,7 @@ class TrustStore:
         write_private(self.path, json.dumps({"version": 1, "workspaces": data}, indent=2) + "\n")
         return True
 
-    def _load(self) -> dict[str, Any]:
+    def _load(self) -> dict[str, object]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -263,7 +263,7 @@ def hold_back(layer: Layer) -> Layer:
     """The project layer without what loosens safety (see the module docstring); its
     tightening parts stay. Driven by the settings' `restricted` metadata, so a setting
     added later and marked restricted is held back too."""
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     for key, value in layer.values.items():
         kept = _kept(key, value)
         if kept is not None:

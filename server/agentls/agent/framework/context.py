@@ -22,10 +22,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from agentls.agent.framework.reads import ReadLog
 from agentls.agent.framework.services import ToolServices
+from agentls.agent.protocol.messages import JsonObject
 from agentls.config.base import PermissionMode
 from agentls.config.base import RunMode as RunMode
 from agentls.errors import ToolError
@@ -167,10 +168,10 @@ class KeepStaged:
 class FollowUpCheck(Protocol):
     """The pipeline's permission step for a follow-up of the current call (see `recheck`)."""
 
-    async def __call__(self, raw_input: dict[str, Any]) -> str | None: ...
+    async def __call__(self, raw_input: JsonObject) -> str | None: ...
 
 
-async def _no_permission_step(raw_input: dict[str, Any]) -> str | None:
+async def _no_permission_step(raw_input: JsonObject) -> str | None:
     """Outside the pipeline nothing can be re-checked: a follow-up is refused (fail closed)."""
     del raw_input
     return "no permission step is available to check it"

@@ -6,25 +6,28 @@ model gains nothing from them, so titles are dropped and local references are in
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from pydantic import BaseModel
 
+from agentls.agent.protocol.messages import JsonObject
 
-def compact_json_schema(model: type[BaseModel]) -> dict[str, Any]:
+
+def compact_json_schema(model: type[BaseModel]) -> JsonObject:
     schema = model.model_json_schema()
-    defs: dict[str, Any] = schema.pop("$defs", {})
-    result = _inline(schema, defs)
+    defs = schema.pop("$defs", {})
+    result = _inline(schema, defs if isinstance(defs, dict) else {})
     assert isinstance(result, dict)
     result.setdefault("properties", {})
     return result
 
 
-def _inline(node: Any, defs: dict[str, Any]) -> Any:
+def _inline(node: object, defs: Mapping[str, object]) -> object:
     if isinstance(node, dict):
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            target = dict(defs[ref.removeprefix("#/$defs/")])
+            definition = defs[ref.removeprefix("#/$defs/")]
+            target = dict(definition) if isinstance(definition, dict) else {}
             extra = {k: v for k, v in node.items() if k != "$ref"}
             return _inline({**target, **extra}, defs)
         return {

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from agentls.agent.framework.requirement import NO_RISK, CallRisk
 from agentls.agent.framework.schema import compact_json_schema
-from agentls.agent.protocol.messages import ToolResultContent, ToolUnionParam
+from agentls.agent.protocol.messages import JsonObject, ToolResultContent, ToolUnionParam
 from agentls.errors import ToolError
 
 __all__ = [
@@ -81,7 +81,7 @@ class Tool(ABC, Generic[InputT]):
     """Deferred when the pool is large (MCP tools): see `ToolSearchSettings`."""
     strict: ClassVar[bool] = False
 
-    def input_schema(self) -> dict[str, Any]:
+    def input_schema(self) -> JsonObject:
         """JSON Schema of the input (compact: no titles, no `$defs`)."""
         return compact_json_schema(self.input_model)
 
@@ -94,7 +94,7 @@ class Tool(ABC, Generic[InputT]):
         input schema."""
         return None
 
-    def parse_input(self, raw: dict[str, Any]) -> InputT:
+    def parse_input(self, raw: JsonObject) -> InputT:
         """Validate raw model input; raises `pydantic.ValidationError` (or `InvalidToolInput`)
         on bad input."""
         parsed: InputT = self.input_model.model_validate(raw)  # type: ignore[assignment]
@@ -136,7 +136,7 @@ class Tool(ABC, Generic[InputT]):
     @abstractmethod
     async def call(
         self, input: InputT, ctx: ToolContext
-    ) -> ToolOutput | str | BaseModel | dict[str, Any] | list[Any]:
+    ) -> ToolOutput | str | BaseModel | JsonObject | list[object]:
         """Do the work. Raise `ToolError` for failures the model should hear about."""
 
 

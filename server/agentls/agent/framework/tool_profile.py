@@ -10,9 +10,9 @@ and the system prompt stay under 3k tokens.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Literal
 
-from agentls.agent.protocol.messages import ToolParam
+from agentls.agent.protocol.messages import JsonObject, ToolParam
 
 COMPACT_TOOLS: frozenset[str] = frozenset(
     {"read_file", "list_files", "grep", "edit_file", "write_file", "run_tests", "lint"}
@@ -31,7 +31,7 @@ def pick_profile(
     return "compact" if context_window <= compact_below else "full"
 
 
-def compact_definition(name: str, usage: str, schema: dict[str, Any]) -> ToolParam:
+def compact_definition(name: str, usage: str, schema: JsonObject) -> ToolParam:
     """A tool's API entry with its first paragraph and short field descriptions; the
     example line, when the usage has one, is kept (it shows the argument shape)."""
     return {
@@ -50,11 +50,11 @@ def _short_usage(usage: str) -> str:
     return f"{first}\n{example}" if example and example not in first else first
 
 
-def _short_fields(schema: dict[str, Any]) -> dict[str, Any]:
+def _short_fields(schema: JsonObject) -> JsonObject:
     properties = schema.get("properties")
     if not isinstance(properties, dict):
         return schema
-    short = {}
+    short: JsonObject = {}
     for key, field in properties.items():
         if isinstance(field, dict) and isinstance(field.get("description"), str):
             field = {**field, "description": _first_sentence(field["description"])}

@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from pydantic import Field
 
@@ -95,7 +95,7 @@ your next turn on; call them normally then. Load only what you need."""
     def _select(self, names: list[str]) -> ToolOutput:
         loaded = [n for n in dict.fromkeys(names) if n in self.catalog]
         missing = [n for n in dict.fromkeys(names) if n not in self.catalog]
-        result: dict[str, Any] = {"loaded": loaded, "tools": self._describe(loaded)}
+        result: SearchResult = {"loaded": loaded, "tools": self._describe(loaded)}
         if missing:
             result["not_found"] = {
                 n: difflib.get_close_matches(n, list(self.catalog), n=3, cutoff=0.5)
@@ -109,7 +109,7 @@ your next turn on; call them normally then. Load only what you need."""
             self._index = [SearchEntry.of(t) for t in self.catalog.values()]
         ranked = rank_tools(query, self._index)
         loaded = [t.name for t, _ in ranked[:limit]]
-        result: dict[str, Any] = {"loaded": loaded, "tools": self._describe(loaded)}
+        result: SearchResult = {"loaded": loaded, "tools": self._describe(loaded)}
         if loaded:
             result["note"] = (
                 "These tools are loaded; call them directly from your next turn on."
@@ -126,8 +126,23 @@ your next turn on; call them normally then. Load only what you need."""
             )
         return ToolOutput(_dump(result))
 
-    def _describe(self, names: Iterable[str]) -> list[dict[str, str]]:
+    def _describe(self, names: Iterable[str]) -> list[ToolBrief]:
         return [{"name": n, "description": one_line(self.catalog[n].description())} for n in names]
+
+
+class ToolBrief(TypedDict):
+    name: str
+    description: str
+
+
+class SearchResult(TypedDict):
+    """What `tool_search` answers, as JSON: the tools it loaded and a note for the model."""
+
+    loaded: list[str]
+    tools: list[ToolBrief]
+    not_found: NotRequired[dict[str, list[str]]]
+    """Close matches for each selected name that is not a deferred tool."""
+    note: NotRequired[str]
 
 
 def _note(loaded: list[str], missing: list[str]) -> str:
@@ -144,7 +159,7 @@ def _note(loaded: list[str], missing: list[str]) -> str:
     return " ".join(parts)
 
 
-def _dump(result: dict[str, Any]) -> str:
+def _dump(result: SearchResult) -> str:
     return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentls.agent.framework.requirement import NO_RISK, CallRisk, Requirement
+from agentls.agent.protocol.messages import JsonObject
 from agentls.config.base import PERMISSION_MODES as PERMISSION_MODES
 from agentls.config.base import PermissionMode as PermissionMode
 
@@ -103,7 +104,7 @@ class ApprovalRequest:
     tool: str
     summary: str
     reason: str
-    input: dict[str, Any] = field(default_factory=dict)
+    input: JsonObject = field(default_factory=dict)
     remember: tuple[str, ...] = ()
     tool_use_id: str = ""
     kind: ApprovalKind = "other"

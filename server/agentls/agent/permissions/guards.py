@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from agentls.agent.framework.tool import ToolOutput
-from agentls.agent.protocol.messages import text_block
+from agentls.agent.protocol.messages import JsonObject, text_block
 from agentls.agent.rules.rule import COMMAND_TOOLS, DOMAIN_TOOLS, Subject
 from agentls.agent.rules.shell import split_command
 from agentls.workspace.secrets import Redactor
@@ -89,7 +89,7 @@ CREDENTIAL_WITHHELD = (
 )
 
 
-def input_dict(input: Any) -> dict[str, Any]:
+def input_dict(input: Any) -> JsonObject:
     """A parsed tool input as plain data (rules and prompts look at fields by name)."""
     if isinstance(input, BaseModel):
         return input.model_dump()
@@ -107,7 +107,7 @@ def is_read_only(tool: Tool[Any], input: Any) -> bool:
 
 
 def call_subject(
-    tool: str, raw: dict[str, Any], roots: Sequence[Path], keys: Sequence[str] = _PATH_KEYS
+    tool: str, raw: JsonObject, roots: Sequence[Path], keys: Sequence[str] = _PATH_KEYS
 ) -> Subject:
     """The paths or command a call is about, as rules (and the secret step) match them."""
     if tool in COMMAND_TOOLS:

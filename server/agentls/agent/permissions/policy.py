@@ -56,6 +56,7 @@ from agentls.agent.permissions.approval import (
 )
 from agentls.agent.permissions.guards import call_subject, in_plan_mode, input_dict, is_read_only
 from agentls.agent.permissions.settings_edits import settings_table_change
+from agentls.agent.protocol.messages import JsonObject
 from agentls.agent.rules.readonly import Where, read_only_problem
 from agentls.agent.rules.rule import COMMAND_TOOLS, EDIT_TOOLS, Rule, RuleSet, Subject
 from agentls.agent.rules.suggestions import session_rules
@@ -258,7 +259,7 @@ class RulePolicy:
 
     # -- pieces ----------------------------------------------------------------------------
 
-    def subject(self, tool: str, raw: dict[str, Any], ctx: ToolContext) -> Subject:
+    def subject(self, tool: str, raw: JsonObject, ctx: ToolContext) -> Subject:
         """The paths or command a call is about, as rules match them."""
         return call_subject(tool, raw, ctx.workspace.roots)
 

@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentls.agent.protocol.messages import JsonObject
 from agentls.config.project import PYPROJECT, settings_table
 from agentls.errors import WorkspaceError
 from agentls.workspace.textio import newline_of, with_newlines
@@ -36,7 +37,7 @@ _UNKNOWN = object()
 """The effect of a call this module cannot compute."""
 
 
-def settings_table_change(tool: str, raw: dict[str, Any], ctx: ToolContext) -> str | None:
+def settings_table_change(tool: str, raw: JsonObject, ctx: ToolContext) -> str | None:
     """Why this write call needs the user's approval because it changes the agent's
     settings table in a `pyproject.toml`; None when it does not touch one."""
     for key, path in _pyproject_inputs(tool, raw, ctx):
@@ -52,7 +53,7 @@ def settings_table_change(tool: str, raw: dict[str, Any], ctx: ToolContext) -> s
     return None
 
 
-def _pyproject_inputs(tool: str, raw: dict[str, Any], ctx: ToolContext) -> list[tuple[str, Path]]:
+def _pyproject_inputs(tool: str, raw: JsonObject, ctx: ToolContext) -> list[tuple[str, Path]]:
     """(input key, resolved path) of every path input naming a pyproject.toml — as written
     or through a symlink."""
     found: list[tuple[str, Path]] = []
@@ -86,7 +87,7 @@ def _unreadable() -> str:
     return "\0 not text"  # parses as invalid TOML, like the loader sees it
 
 
-def _after(tool: str, key: str, raw: dict[str, Any], ctx: ToolContext, before: str | None) -> Any:
+def _after(tool: str, key: str, raw: JsonObject, ctx: ToolContext, before: str | None) -> Any:
     if tool == "write_file" and key == "path":
         return raw.get("content")
     if tool == "edit_file" and key == "path":
@@ -105,7 +106,7 @@ def _after(tool: str, key: str, raw: dict[str, Any], ctx: ToolContext, before: s
     return _UNKNOWN
 
 
-def _edited(before: str | None, raw: dict[str, Any]) -> Any:
+def _edited(before: str | None, raw: JsonObject) -> Any:
     """edit_file's result, computed the way the tool does (literal match, else the file's
     line endings); a call the tool will refuse (no match, ambiguous) changes nothing."""
     old, new = raw.get("old_string"), raw.get("new_string")

@@ -21,15 +21,30 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeGuard
 
 import httpx2
 
 from agentls import credentials
-from agentls.agent.protocol.messages import ContentBlockParam, JsonObject
+from agentls.agent.protocol.messages import (
+    ContentBlockParam,
+    JsonObject,
+    MessageParam,
+    ToolParam,
+    ToolResultBlockParam,
+    ToolUnionParam,
+    blocks_of,
+)
 from agentls.agent.protocol.usage import Usage
+from agentls.agent.run.chat_completions_wire import (
+    AssistantMessage,
+    ChatMessage,
+    ChatRequestBody,
+    FunctionTool,
+    ToolCall,
+)
 from agentls.agent.run.model_client import (
     LOCAL_ENDPOINT_KEY,
     ModelError,
@@ -181,7 +196,7 @@ class _Turn:
             if choice.get("finish_reason"):
                 self.finish = str(choice["finish_reason"])
 
-    def _add_call(self, call: Any) -> None:
+    def _add_call(self, call: object) -> None:
         if not isinstance(call, dict):
             return
         index = call.get("index", len(self.calls))
@@ -223,15 +238,22 @@ def _arguments(text: str) -> JsonObject:
     return value if isinstance(value, dict) else {"arguments_not_an_object": value}
 
 
-def _usage(raw: dict[str, Any]) -> Usage:
-    prompt = int(raw.get("prompt_tokens") or 0)
-    details = raw.get("prompt_tokens_details") or {}
-    cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
+def _usage(raw: Mapping[object, object]) -> Usage:
+    prompt = _count(raw.get("prompt_tokens"))
+    details = raw.get("prompt_tokens_details")
+    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
     return Usage(
         input_tokens=max(prompt - cached, 0),
-        output_tokens=int(raw.get("completion_tokens") or 0),
+        output_tokens=_count(raw.get("completion_tokens")),
         cache_read_input_tokens=cached,
     )
+
+
+def _count(value: object) -> int:
+    """A token count from the usage object (missing, null or not a number: 0)."""
+    if isinstance(value, int | float | str) and value:
+        return int(value)
+    return 0
 
 
 def _detail(text: str) -> str:
@@ -248,13 +270,13 @@ def _detail(text: str) -> str:
 # --- the request -----------------------------------------------------------------------
 
 
-def request_body(request: ModelRequest) -> dict[str, Any]:
+def request_body(request: ModelRequest) -> ChatRequestBody:
     """The Chat Completions body for a Messages-API shaped request."""
     system = "\n\n".join(block["text"] for block in request.system)
-    messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    messages: list[ChatMessage] = [{"role": "system", "content": system}] if system else []
     for message in request.messages:
-        messages.extend(_messages_of(message["role"], message["content"]))
-    body: dict[str, Any] = {
+        messages.extend(_messages_of(message))
+    body: ChatRequestBody = {
         "model": request.model,
         "max_tokens": request.max_tokens,
         "messages": messages,
@@ -269,9 +291,9 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
     return body
 
 
-def _function(tool: Any) -> dict[str, Any] | None:
+def _function(tool: ToolUnionParam) -> FunctionTool | None:
     """A client tool as a function; the API's own tools (web search) have no equivalent."""
-    if not isinstance(tool, dict) or "input_schema" not in tool:
+    if not _is_client_tool(tool):
         return None
     return {
         "type": "function",
@@ -283,16 +305,22 @@ def _function(tool: Any) -> dict[str, Any] | None:
     }
 
 
-def _messages_of(role: str, content: Any) -> list[dict[str, Any]]:
+def _is_client_tool(tool: ToolUnionParam) -> TypeGuard[ToolParam]:
+    return isinstance(tool, dict) and "input_schema" in tool
+
+
+def _messages_of(message: MessageParam) -> list[ChatMessage]:
+    content = message["content"]
+    if message["role"] == "assistant":
+        if isinstance(content, str):
+            return [{"role": "assistant", "content": content}]
+        return [_assistant(blocks_of(message))]
     if isinstance(content, str):
-        return [{"role": role, "content": content}]
-    if role == "assistant":
-        return [_assistant(content)]
-    out: list[dict[str, Any]] = []
+        return [{"role": "user", "content": content}]
+    out: list[ChatMessage] = []
     texts: list[str] = []
-    for block in content:
-        kind = block.get("type")
-        if kind == "tool_result":
+    for block in blocks_of(message):
+        if block["type"] == "tool_result":
             out.append(
                 {
                     "role": "tool",
@@ -300,37 +328,37 @@ def _messages_of(role: str, content: Any) -> list[dict[str, Any]]:
                     "content": _result_text(block),
                 }
             )
-        elif kind == "text":
+        elif block["type"] == "text":
             texts.append(block["text"])
-        elif kind in ("image", "document"):
-            texts.append(f"[{kind} not sent: this endpoint takes text only]")
+        elif block["type"] in ("image", "document"):
+            texts.append(f"[{block['type']} not sent: this endpoint takes text only]")
     if texts:
         out.append({"role": "user", "content": "\n\n".join(texts)})
     return out
 
 
-def _assistant(content: Any) -> dict[str, Any]:
-    texts = [b["text"] for b in content if b.get("type") == "text"]
-    calls = [
+def _assistant(content: list[ContentBlockParam]) -> AssistantMessage:
+    texts = [b["text"] for b in content if b["type"] == "text"]
+    calls: list[ToolCall] = [
         {
             "id": b["id"],
             "type": "function",
             "function": {"name": b["name"], "arguments": json.dumps(b.get("input") or {})},
         }
         for b in content
-        if b.get("type") == "tool_use"
+        if b["type"] == "tool_use"
     ]
-    message: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) or None}
+    message: AssistantMessage = {"role": "assistant", "content": "\n\n".join(texts) or None}
     if calls:
         message["tool_calls"] = calls
     return message
 
 
-def _result_text(block: Any) -> str:
+def _result_text(block: ToolResultBlockParam) -> str:
     content = block.get("content")
     if isinstance(content, str):
         text = content
     else:
-        parts = [p.get("text", "") for p in content or [] if isinstance(p, dict)]
+        parts = [p["text"] for p in content or [] if isinstance(p, dict) and p["type"] == "text"]
         text = "\n".join(p for p in parts if p)
     return f"Error: {text}" if block.get("is_error") else text

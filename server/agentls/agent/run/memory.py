@@ -197,7 +197,8 @@ def _rules(root: Path) -> Iterable[tuple[Path, list[str]]]:
         globs = data.get("paths") or data.get("globs") or []
         if isinstance(globs, str):
             globs = [g.strip() for g in globs.split(",")]
-        rules.append((file, [str(g) for g in globs if str(g).strip()]))
+        listed = globs if isinstance(globs, list) else []  # a mapping or a number: no globs
+        rules.append((file, [str(g) for g in listed if str(g).strip()]))
     return rules
 
 

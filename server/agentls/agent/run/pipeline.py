@@ -44,7 +44,7 @@ from agentls.agent.protocol.events import (
     ToolStarted,
     ignore_event,
 )
-from agentls.agent.protocol.messages import TextBlockParam, ToolResultBlockParam
+from agentls.agent.protocol.messages import JsonObject, TextBlockParam, ToolResultBlockParam
 from agentls.agent.run.decision import decide, hook_requirement
 from agentls.config import describe_validation_error as describe_errors
 from agentls.workspace.editor_refresh import refresh_from_editor
@@ -64,7 +64,7 @@ class ToolCall:
 
     id: str
     name: str
-    input: dict[str, Any]
+    input: JsonObject
 
 
 @dataclass(frozen=True)
@@ -226,7 +226,7 @@ class Pipeline:
                 deciding.add_done_callback(_ignore_outcome)
             raise
 
-    async def _recheck(self, tool: AnyTool, ctx: ToolContext, raw: dict[str, Any]) -> str | None:
+    async def _recheck(self, tool: AnyTool, ctx: ToolContext, raw: JsonObject) -> str | None:
         """Steps 4-7 for a follow-up of a running call with another input (a redirect):
         None when it may go ahead, else the reason it may not."""
         parsed = _parse(tool, raw)
@@ -240,7 +240,7 @@ class Pipeline:
         return None if needed.kind == "skip" else needed.message(tool.name)
 
     async def _post_hooks(
-        self, tool: AnyTool, raw_input: dict[str, Any], output: ToolOutput, ctx: ToolContext
+        self, tool: AnyTool, raw_input: JsonObject, output: ToolOutput, ctx: ToolContext
     ) -> ToolOutput:
         post = await self.hooks.post_tool(tool.name, raw_input, output, ctx)
         self._tell_user(post, ctx)
@@ -262,7 +262,7 @@ class Pipeline:
             self.events(Notice(ctx.session_id, outcome.system_message))
 
 
-async def _read_from_editor(tool: AnyTool, raw_input: dict[str, Any], ctx: ToolContext) -> None:
+async def _read_from_editor(tool: AnyTool, raw_input: JsonObject, ctx: ToolContext) -> None:
     """Editors that answer only when asked (ACP `fs/read_text_file`): the files this call
     names are read through the editor first, so the tool sees unsaved changes. Only now,
     after the permission step: a refused call must not make us read its file."""
@@ -295,7 +295,7 @@ def _ignore_outcome(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
-def _parse(tool: AnyTool, raw: dict[str, Any]) -> Any:
+def _parse(tool: AnyTool, raw: JsonObject) -> Any:
     try:
         return tool.parse_input(raw)
     except ValidationError as exc:

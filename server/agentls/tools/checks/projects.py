@@ -15,7 +15,7 @@ import tomllib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 __all__ = ["MARKERS", "ProjectDir", "ProjectIndex"]
 
@@ -72,7 +72,7 @@ class ProjectDir:
                 return
             base, path = base.parent, path.parent
 
-    def read_json_up(self, name: str) -> dict[str, Any]:
+    def read_json_up(self, name: str) -> dict[str, object]:
         """`read_json` of the first `name` in the folder or a parent up to the root."""
         for base, _ in self.upwards():
             if (base / name).is_file():
@@ -85,7 +85,7 @@ class ProjectDir:
         except OSError:
             return None
 
-    def read_json(self, name: str) -> dict[str, Any]:
+    def read_json(self, name: str) -> dict[str, object]:
         text = self.read_text(name)
         try:
             data = json.loads(text) if text else {}
@@ -93,7 +93,7 @@ class ProjectDir:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def read_toml(self, name: str) -> dict[str, Any]:
+    def read_toml(self, name: str) -> dict[str, object]:
         text = self.read_text(name)
         try:
             return tomllib.loads(text) if text else {}

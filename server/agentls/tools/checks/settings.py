@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -32,14 +31,14 @@ __all__ = [
 
 def validate_entries(
     raw: object, model: type[CheckEntry], label: str
-) -> tuple[list[dict[str, Any]], list[str]]:
+) -> tuple[list[dict[str, object]], list[str]]:
     """Each entry of `raw` validated on its own: the valid ones (as given) and one problem
     per invalid one, so a typo in one entry does not cost the others."""
     if isinstance(raw, Mapping):
         raw = [raw]  # a single entry written as a table
     if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
         return [], [f"{label}: expected a list of entries, got {type(raw).__name__}"]
-    valid: list[dict[str, Any]] = []
+    valid: list[dict[str, object]] = []
     problems: list[str] = []
     for index, entry in enumerate(raw):
         try:
@@ -52,5 +51,6 @@ def validate_entries(
             )
             problems.append(f"{label}[{index}] is invalid and ignored ({why})")
             continue
-        valid.append(dict(entry))
+        if isinstance(entry, Mapping):  # validated: a table of settings
+            valid.append(dict(entry))
     return valid, problems
