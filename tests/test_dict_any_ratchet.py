@@ -21,7 +21,7 @@ from tests.ast_support import parse_module
 SERVER = Path(__file__).resolve().parent.parent / "server"
 PATTERN = re.compile(r"\b[Dd]ict\[\s*str\s*,\s*(?:typing\.)?Any\s*\]")
 """`dict[str, Any]`, spelled any way (`Dict[str, Any]`, `dict[str,typing.Any]`)."""
-LIMIT = 9
+LIMIT = 8
 """Lines naming `dict[str, Any]` (or an alias of it) in server/ now (the issue's target: 60)."""
 
 _ALIAS = re.compile(r"^(?:type\s+)?([A-Za-z_]\w*)\s*(?::\s*(?:typing\.)?TypeAlias\s*)?=\s*(.+)$")
