@@ -46,7 +46,7 @@ def _runtime(
 def test_every_built_in_gets_its_settings(workspace: Workspace) -> None:
     settings = {"webSearch": {"enabled": "always", "maxUses": 2}, "webFetch": {"maxChars": 2000}}
     runtime = _runtime(workspace, settings)
-    tools = {tool.name: tool for tool in runtime.tools(workspace)}
+    tools = {tool.name: tool for tool in runtime.tools(runtime.services)}
     assert "reviewer: Reviews a change." in tools["task"].description()  # the project's agent
     [search] = [t for t in _offered(runtime, workspace) if t["name"] == "web_search"]
     assert search["max_uses"] == 2
@@ -60,7 +60,7 @@ def test_web_search_follows_the_endpoint(workspace: Workspace) -> None:
 
 
 def _offered(runtime: AgentRuntime, workspace: Workspace) -> list[Any]:
-    return list(ToolPool.assemble(runtime.tools(workspace)).api_tools())
+    return list(ToolPool.assemble(runtime.tools(runtime.services)).api_tools())
 
 
 def test_the_hosts_code_sources_come_before_the_language_servers(workspace: Workspace) -> None:

@@ -245,7 +245,7 @@ async def test_cancel_mid_subagent_stops_it_at_once_answers_every_call_and_kills
     api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
     token = f"agentls-subagent-{time.monotonic_ns()}"
-    workspace = sandboxed(Workspace([tmp_path]))
+    services = sandboxed(Workspace([tmp_path]))
     (tmp_path / "a.txt").write_text("a\n")
     Roles(
         session=[tool_turn(task("[S]", kind=None, description="slow work")), text_turn("x")],
@@ -260,7 +260,8 @@ async def test_cancel_mid_subagent_stops_it_at_once_answers_every_call_and_kills
         },
     ).play(api)
     session = make_session(api, tmp_path, tools=tools_for(tmp_path))
-    session.config.workspace = workspace
+    session.config.workspace = services.workspace
+    session.config.services = services  # the sub-agent's calls get the session's services
     log = EventLog()
     run = asyncio.ensure_future(session.run("do the slow thing", events=log))
     deadline = time.monotonic() + 60
