@@ -71,6 +71,19 @@ def test_the_hosts_code_sources_come_before_the_language_servers(workspace: Work
     assert isinstance(sources[1], LanguageServerPool)
 
 
+def test_the_language_servers_follow_the_runtimes_sandbox_settings(workspace: Workspace) -> None:
+    """agentls's own language servers are confined by the workspace's `sandbox` settings,
+    as the runtime loaded them (one sandbox object for the tools and the servers)."""
+    from agentls.langservers.sandboxed import confine
+
+    runtime = _runtime(workspace, {"sandbox": {"enabled": False}})
+    [pool] = [s for s in runtime.code_sources(workspace) if isinstance(s, LanguageServerPool)]
+    assert pool.sandbox is runtime.services.sandbox
+    off = confine(workspace, ["pylsp"], pool.sandbox.settings)
+    assert not off.sandboxed
+    assert "switched off" in off.why_not
+
+
 def test_nobody_to_ask_means_ask_fails_closed(workspace: Workspace) -> None:
     policy = _runtime(workspace, {}).permissions()
     assert policy.approver is None  # type: ignore[attr-defined]

@@ -106,7 +106,7 @@ class LanguageServerPool:
         sandbox: SandboxService | None = None,
     ) -> None:
         self.workspace = workspace
-        self._sandbox = sandbox or SandboxService()
+        self.sandbox = sandbox or SandboxService()
         """The workspace's sandbox (`ToolServices.sandbox`): its settings, read at each
         start, say whether a server runs sandboxed (the defaults: on)."""
         self._confirm_install = confirm_install
@@ -206,7 +206,7 @@ class LanguageServerPool:
                 self._spawn,
                 extra_env,
                 hardening=harden(plan, trusted, roots),
-                confinement=confine(self.workspace, plan.argv, self._sandbox.settings),
+                confinement=confine(self.workspace, plan.argv, self.sandbox.settings),
                 max_restarts=self._settings().max_restarts,
             )
             self._servers[key] = server
