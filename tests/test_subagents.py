@@ -453,3 +453,41 @@ def test_claude_codes_rules_for_these_tools_apply_to_ours(
     rules.extend([rule])
     assert rules.denies_tool(ours)
     assert claude in claude_names_for(ours) or claude == "Agent"
+
+
+async def test_a_subagents_calls_get_the_sessions_services(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    """The runtime's one services object reaches a sub-agent's calls too: the same sandbox,
+    skills and code intelligence as the session's own calls."""
+    from agentls.agent.framework.context import ToolContext
+    from agentls.agent.framework.services import ToolServices
+    from tests.agent_support import ProbeInput
+
+    seen: list[tuple[str, ToolServices]] = []
+
+    class ServicesProbe(ProbeRead):
+        name = "services_probe"
+        aliases = ()
+
+        async def call(self, input: ProbeInput, ctx: ToolContext) -> str:
+            seen.append((input.label, ctx.services))
+            return "seen"
+
+    Roles(
+        session=[
+            tool_turn(("services_probe", {"label": "session"}), task("[S]")),
+            text_turn("done"),
+        ],
+        subagents={
+            "[S]": [tool_turn(("services_probe", {"label": "sub"})), text_turn("report [S]")]
+        },
+    ).play(api)
+    catalog = AgentCatalog([tmp_path], home=tmp_path / "no-home")
+    session = make_session(api, tmp_path, tools=[*builtin_tools(agents=catalog), ServicesProbe()])
+    services = ToolServices(session.config.workspace)
+    session.config.services = services
+    result = await session.run("probe", events=EventLog())
+    assert result.status == "completed", result.error
+    assert sorted(label for label, _ in seen) == ["session", "sub"]
+    assert all(found is services for _, found in seen)
