@@ -27,7 +27,7 @@ from typing import Any
 
 from agentls.codeintel.model import Document, Overlay, Pos
 from agentls.langservers import LanguageServerPool
-from agentls.sandbox import SandboxConfig, SandboxSettings, probe, use_sandbox
+from agentls.sandbox import SandboxConfig, SandboxService, SandboxSettings, probe
 from agentls.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parent.parent / "server"
@@ -52,8 +52,8 @@ async def one_pass(
     root: Path, chosen: list[tuple[Path, int, int]], sandboxed: bool, rounds: int
 ) -> dict[str, Any]:
     workspace = Workspace([root])
-    use_sandbox(workspace, SandboxConfig(SandboxSettings(enabled=sandboxed)))
-    pool = LanguageServerPool(workspace)
+    sandbox = SandboxService(SandboxConfig(SandboxSettings(enabled=sandboxed)))
+    pool = LanguageServerPool(workspace, sandbox=sandbox)
     warm: list[float] = []
     try:
         first = True

@@ -28,7 +28,8 @@ import time
 from pathlib import Path
 
 from agentls.agent.framework.context import ToolContext
-from agentls.sandbox import SandboxConfig, SandboxSettings, probe, use_sandbox
+from agentls.agent.framework.services import ToolServices
+from agentls.sandbox import SandboxConfig, SandboxSettings, probe
 from agentls.tools.run_command import RunCommand, RunCommandConfig, RunCommandInput
 from agentls.workspace import ChangeSet, Workspace
 from agentls.workspace.shadow import ShadowRegistry
@@ -55,9 +56,12 @@ class Side:
     def __init__(self, root: Path, shadows: Path, sandboxed: bool) -> None:
         self.workspace = Workspace([root])
         settings = SandboxSettings(enabled=sandboxed)
-        use_sandbox(self.workspace, SandboxConfig(settings))
+        services = ToolServices(self.workspace)
+        services.sandbox.config = SandboxConfig(settings)
         self.tool = RunCommand(RunCommandConfig(), shadows=ShadowRegistry(base_dir=shadows))
-        self.ctx = ToolContext(session_id="bench", workspace=self.workspace, changes=ChangeSet())
+        self.ctx = ToolContext(
+            session_id="bench", workspace=self.workspace, changes=ChangeSet(), services=services
+        )
 
     async def run(self, command: str) -> float:
         started = time.perf_counter()

@@ -15,7 +15,8 @@ from typing import Any
 import psutil
 import pytest
 
-from agentls.sandbox import SandboxConfig, SandboxSettings, probe, use_sandbox
+from agentls.agent.framework.services import ToolServices
+from agentls.sandbox import SandboxConfig, SandboxSettings, probe
 from agentls.workspace import Workspace
 
 INSTALL = "bash scripts/deps/sandbox.sh"
@@ -36,13 +37,15 @@ def sandbox_off() -> bool:
     return os.environ.get("AGENTLS_TEST_SANDBOX") == "off"
 
 
-def sandboxed(workspace: Workspace, **settings: Any) -> Workspace:
-    """Give `workspace` these sandbox settings (camelCase keys, as a user writes them)."""
+def sandboxed(workspace: Workspace, **settings: Any) -> ToolServices:
+    """Services of `workspace` with these sandbox settings (camelCase keys, as a user
+    writes them)."""
     require_bwrap()
     if sandbox_off():
         settings["enabled"] = False
-    use_sandbox(workspace, SandboxConfig(SandboxSettings.model_validate(settings)))
-    return workspace
+    services = ToolServices(workspace)
+    services.sandbox.config = SandboxConfig(SandboxSettings.model_validate(settings))
+    return services
 
 
 def marked(token: str) -> list[psutil.Process]:

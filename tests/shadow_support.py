@@ -6,22 +6,31 @@ import hashlib
 from pathlib import Path
 
 from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.services import ToolServices
 from agentls.workspace import ChangeSet, Workspace
 
 
-def unsandboxed(workspace: Workspace) -> Workspace:
-    """Run this workspace's commands without the sandbox (tests of the plain process
-    tree handling, whose children report their host pids through files outside it)."""
-    from agentls.sandbox import SandboxConfig, SandboxSettings, use_sandbox
+def unsandboxed(workspace: Workspace) -> ToolServices:
+    """Services that run this workspace's commands without the sandbox (tests of the plain
+    process tree handling, whose children report their host pids through files outside it)."""
+    from agentls.sandbox import SandboxConfig, SandboxSettings
 
-    use_sandbox(workspace, SandboxConfig(SandboxSettings(enabled=False)))
-    return workspace
+    services = ToolServices(workspace)
+    services.sandbox.config = SandboxConfig(SandboxSettings(enabled=False))
+    return services
 
 
 def make_ctx(
-    workspace: Workspace, changes: ChangeSet | None = None, session: str = "t"
+    where: Workspace | ToolServices, changes: ChangeSet | None = None, session: str = "t"
 ) -> ToolContext:
-    return ToolContext(session_id=session, workspace=workspace, changes=changes or ChangeSet())
+    """A context on a workspace (the default services) or on these services."""
+    services = where if isinstance(where, ToolServices) else ToolServices(where)
+    return ToolContext(
+        session_id=session,
+        workspace=services.workspace,
+        changes=changes or ChangeSet(),
+        services=services,
+    )
 
 
 def stage(changes: ChangeSet, path: Path, text: str) -> None:

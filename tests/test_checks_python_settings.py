@@ -178,8 +178,8 @@ async def test_a_hanging_test_command_is_killed_with_its_process_group(
     tool = RunTestsTool(TestConfig(entries=(entry,), interrupt_grace=1.0), shadows=registry)
     started = asyncio.get_running_loop().time()
     # unsandboxed: the grandchild reports its host pid through a file outside the shadow
-    workspace = unsandboxed(Workspace([project]))
-    result, is_error = await call(tool, make_ctx(workspace), timeout=2)
+    services = unsandboxed(Workspace([project]))
+    result, is_error = await call(tool, make_ctx(services), timeout=2)
     assert not is_error
     assert result["status"] == "timeout"
     assert "did not finish within 2 s" in result["message"]

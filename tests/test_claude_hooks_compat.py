@@ -82,14 +82,16 @@ async def _call(
     events: _Events | None = None,
     **input: Any,
 ) -> ToolCallResult:
-    workspace = unsandboxed(Workspace([root]))
+    services = unsandboxed(Workspace([root]))
     pipeline = Pipeline(
         ToolPool(builtin_tools()),
         permissions=RulePolicy(mode="acceptEdits", approver=_Answer("allow_once")),
         hooks=hooks,
         events=events or _Events(),
     )
-    ctx = ToolContext(session_id="sess", workspace=workspace, changes=ChangeSet())
+    ctx = ToolContext(
+        session_id="sess", workspace=services.workspace, changes=ChangeSet(), services=services
+    )
     return await pipeline.execute(ToolCall("toolu_1", name, input), ctx)
 
 
@@ -421,9 +423,11 @@ async def test_notification_hooks_hear_of_permission_prompts(root: Path, tmp_pat
     hooks = CommandHooks(config, transcript_dir=tmp_path / "t", cwd=root)
     answer = _Answer("deny")
     policy = RulePolicy(approver=NotifyingApprover(answer, hooks))
-    workspace = unsandboxed(Workspace([root]))
+    services = unsandboxed(Workspace([root]))
     pipeline = Pipeline(ToolPool(builtin_tools()), permissions=policy)
-    ctx = ToolContext(session_id="sess", workspace=workspace, changes=ChangeSet())
+    ctx = ToolContext(
+        session_id="sess", workspace=services.workspace, changes=ChangeSet(), services=services
+    )
     result = await pipeline.execute(ToolCall("t1", "run_command", {"command": "touch x"}), ctx)
     assert result.is_error
     assert len(answer.asked) == 1

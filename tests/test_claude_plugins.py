@@ -14,7 +14,6 @@ import pytest
 from agentls.agent.claude.plugins import commands_with_plugins, load_plugins
 from agentls.agent.claude.skills import discover_skills
 from agentls.agent.claude.subagents import AgentCatalog
-from agentls.agent.framework.context import ToolContext
 from agentls.agent.framework.registry import ToolPool
 from agentls.agent.hooks.commands import CommandHooks
 from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
@@ -24,9 +23,9 @@ from agentls.agent.run.pipeline import Pipeline, ToolCall
 from agentls.agent.safety import load_safety
 from agentls.testing import ScriptedMessagesServer, text_turn
 from agentls.tools import builtin_tools
-from agentls.workspace import ChangeSet, Workspace
+from agentls.workspace import Workspace
 from tests.artefact_support import Artefacts
-from tests.shadow_support import unsandboxed
+from tests.shadow_support import make_ctx, unsandboxed
 
 MARKET = "claude-code-plugins"
 
@@ -115,7 +114,7 @@ async def test_hookifys_dangerous_rm_rule_blocks_rm_rf(
         hooks=hooks,
         events=events.append,
     )
-    ctx = ToolContext(session_id="s", workspace=unsandboxed(Workspace([ws])), changes=ChangeSet())
+    ctx = make_ctx(unsandboxed(Workspace([ws])), session="s")
     (ws / "build").mkdir()
     blocked = await pipeline.execute(
         ToolCall("t1", "run_command", {"command": "rm -rf build"}), ctx

@@ -197,12 +197,12 @@ async def test_env_reaches_commands_hooks_and_mcp_servers(
         },
     )
     safety = _load(paths)
-    workspace = unsandboxed(Workspace([root]))
-    workspace.services.set_environment(safety.env)
+    services = unsandboxed(Workspace([root]))
+    services.workspace.services.set_environment(safety.env)
     pipeline = Pipeline(ToolPool(builtin_tools()), safety.policy(), safety.hooks())
     result = await pipeline.execute(
         ToolCall("1", "run_command", {"command": "printenv SETTINGS_ENV_PROBE"}),
-        make_ctx(workspace, ChangeSet()),
+        make_ctx(services, ChangeSet()),
     )
     assert "from-settings" in str(result.content)  # the command
     assert marker.read_text().strip() == "from-settings"  # the hook

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from agentls.agent.framework.registry import ToolPool
+from agentls.agent.framework.services import ToolServices
 from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
 from agentls.agent.permissions.policy import RulePolicy
 from agentls.agent.rules.rule import RuleSet, parse_rules
@@ -80,31 +81,31 @@ def _state(root: Path) -> dict[str, str]:
 
 
 async def _run(
-    registry: ShadowRegistry, workspace: Workspace, command: str, changes: ChangeSet | None = None
+    registry: ShadowRegistry, services: ToolServices, command: str, changes: ChangeSet | None = None
 ) -> str:
     tool = RunCommand(RunCommandConfig(kill_grace=0.3), shadows=registry)
-    output = await tool.call(RunCommandInput(command=command), make_ctx(workspace, changes))
+    output = await tool.call(RunCommandInput(command=command), make_ctx(services, changes))
     return str(output.content)
 
 
 async def test_git_queries_see_the_real_history_and_the_sessions_edits(
     repo: Path, registry: ShadowRegistry
 ) -> None:
-    workspace = sandboxed(Workspace([repo]))
+    services = sandboxed(Workspace([repo]))
     changes = ChangeSet()
     stage(changes, repo / "app.py", "print('two')\n")
     changes.stage_delete(repo / "gone.py", "old\n")
-    status = await _run(registry, workspace, "git status --porcelain", changes)
+    status = await _run(registry, services, "git status --porcelain", changes)
     assert " M app.py" in status
     assert " D gone.py" in status
     assert ".env" not in status  # a secret is not copied, yet not reported deleted
-    assert "initial" in await _run(registry, workspace, "git log --oneline", changes)
-    diff = await _run(registry, workspace, "git diff app.py", changes)
+    assert "initial" in await _run(registry, services, "git log --oneline", changes)
+    diff = await _run(registry, services, "git diff app.py", changes)
     assert "-print('one')" in diff
     assert "+print('two')" in diff
     # staging in the copy works and touches nothing real
     before = _state(repo)
-    staged = await _run(registry, workspace, "git add app.py && git diff --cached --stat", changes)
+    staged = await _run(registry, services, "git add app.py && git diff --cached --stat", changes)
     assert "app.py" in staged
     assert _state(repo) == before
 
@@ -128,18 +129,18 @@ ATTACKS = [
 async def test_commands_cannot_change_the_repository(
     repo: Path, registry: ShadowRegistry, attack: str
 ) -> None:
-    workspace = sandboxed(Workspace([repo]))
+    services = sandboxed(Workspace([repo]))
     changes = ChangeSet()
     stage(changes, repo / "app.py", "print('pwned')\n")
     before = _state(repo)
-    await _run(registry, workspace, attack, changes)
+    await _run(registry, services, attack, changes)
     assert _state(repo) == before
 
 
 async def test_the_token_in_a_remote_url_is_not_visible(
     repo: Path, registry: ShadowRegistry
 ) -> None:
-    workspace = sandboxed(Workspace([repo]))
+    services = sandboxed(Workspace([repo]))
     for command in (
         "git config --get remote.origin.url",
         "git remote -v",
@@ -147,7 +148,7 @@ async def test_the_token_in_a_remote_url_is_not_visible(
         f"cat {repo}/.git/config",
         "git config --list --show-origin",
     ):
-        output = await _run(registry, workspace, command)
+        output = await _run(registry, services, command)
         assert TOKEN not in output, command
         assert "github.com/acme/app.git" in output or "remote" in command or "cat" in command
 
@@ -176,11 +177,11 @@ class _Deny:
 
 
 async def test_queries_run_unasked_and_writes_ask(repo: Path, registry: ShadowRegistry) -> None:
-    workspace = sandboxed(Workspace([repo]))
+    services = sandboxed(Workspace([repo]))
     approver = _Deny()
     tool = RunCommand(RunCommandConfig(kill_grace=0.3), shadows=registry)
     pipeline = Pipeline(ToolPool([tool]), permissions=RulePolicy(approver=approver))
-    ctx = make_ctx(workspace, ChangeSet())
+    ctx = make_ctx(services, ChangeSet())
     for command in ("git status", "git log --oneline", "git diff", "git branch"):
         result = await pipeline.execute(ToolCall("q", "run_command", {"command": command}), ctx)
         assert not result.is_error, (command, result.content)
@@ -198,14 +199,14 @@ async def test_queries_run_unasked_and_writes_ask(repo: Path, registry: ShadowRe
 async def test_an_allowed_commit_writes_refs_but_never_hooks_or_config(
     repo: Path, registry: ShadowRegistry
 ) -> None:
-    workspace = sandboxed(Workspace([repo]))
+    services = sandboxed(Workspace([repo]))
     allow = ["Bash(git add:*)", "Bash(git commit:*)"]
     rules, _ = parse_rules({"allow": allow}, "user", root=repo)
     tool = RunCommand(RunCommandConfig(kill_grace=0.3), shadows=registry)
     pipeline = Pipeline(ToolPool([tool]), permissions=RulePolicy(RuleSet(rules)))
     changes = ChangeSet()
     stage(changes, repo / "app.py", "print('two')\n")
-    ctx = make_ctx(workspace, changes)
+    ctx = make_ctx(services, changes)
     added = await pipeline.execute(ToolCall("a", "run_command", {"command": "git add app.py"}), ctx)
     assert not added.is_error
     commit = await pipeline.execute(
@@ -220,7 +221,7 @@ async def test_an_allowed_commit_writes_refs_but_never_hooks_or_config(
     config = (repo / ".git" / "config").read_text()
     await _run(
         registry,
-        workspace,
+        services,
         "git commit --allow-empty -m y; echo evil > $GIT_DIR/hooks/post-commit; "
         "git config core.hooksPath /tmp/h; echo x >> $GIT_DIR/config",
     )
@@ -255,7 +256,7 @@ def test_which_commands_change_the_repository(command: str, writes: bool) -> Non
 async def test_a_root_inside_a_repository_gets_no_git(repo: Path, registry: ShadowRegistry) -> None:
     (repo / "sub").mkdir()
     (repo / "sub" / "x.py").write_text("x\n")
-    workspace = sandboxed(Workspace([repo / "sub"]))
-    output = await _run(registry, workspace, "git status; echo done")
+    services = sandboxed(Workspace([repo / "sub"]))
+    output = await _run(registry, services, "git status; echo done")
     assert "not a git repository" in output
     assert "done" in output

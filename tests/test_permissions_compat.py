@@ -300,9 +300,9 @@ async def test_dont_ask_denies_whatever_would_ask(root: Path) -> None:
             raise AssertionError("dontAsk must never ask")
 
     policy = safety.policy(Never())
-    workspace = unsandboxed(Workspace([root]))
+    services = unsandboxed(Workspace([root]))
     pipeline = Pipeline(ToolPool(builtin_tools()), permissions=policy)
-    ctx = make_ctx(workspace, ChangeSet())
+    ctx = make_ctx(services, ChangeSet())
     denied = await pipeline.execute(ToolCall("1", "run_command", {"command": "touch x"}), ctx)
     assert denied.is_error
     assert "dontAsk" in str(denied.content)

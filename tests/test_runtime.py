@@ -46,7 +46,7 @@ def _runtime(
 def test_every_built_in_gets_its_settings(workspace: Workspace) -> None:
     settings = {"webSearch": {"enabled": "always", "maxUses": 2}, "webFetch": {"maxChars": 2000}}
     runtime = _runtime(workspace, settings)
-    tools = {tool.name: tool for tool in runtime.tools(workspace)}
+    tools = {tool.name: tool for tool in runtime.tools(runtime.services)}
     assert "reviewer: Reviews a change." in tools["task"].description()  # the project's agent
     [search] = [t for t in _offered(runtime, workspace) if t["name"] == "web_search"]
     assert search["max_uses"] == 2
@@ -60,7 +60,7 @@ def test_web_search_follows_the_endpoint(workspace: Workspace) -> None:
 
 
 def _offered(runtime: AgentRuntime, workspace: Workspace) -> list[Any]:
-    return list(ToolPool.assemble(runtime.tools(workspace)).api_tools())
+    return list(ToolPool.assemble(runtime.tools(runtime.services)).api_tools())
 
 
 def test_the_hosts_code_sources_come_before_the_language_servers(workspace: Workspace) -> None:
@@ -69,6 +69,19 @@ def test_the_hosts_code_sources_come_before_the_language_servers(workspace: Work
     sources = _runtime(workspace, {}, ports).code_sources(workspace)
     assert sources[0] is marker
     assert isinstance(sources[1], LanguageServerPool)
+
+
+def test_the_language_servers_follow_the_runtimes_sandbox_settings(workspace: Workspace) -> None:
+    """agentls's own language servers are confined by the workspace's `sandbox` settings,
+    as the runtime loaded them (one sandbox object for the tools and the servers)."""
+    from agentls.langservers.sandboxed import confine
+
+    runtime = _runtime(workspace, {"sandbox": {"enabled": False}})
+    [pool] = [s for s in runtime.code_sources(workspace) if isinstance(s, LanguageServerPool)]
+    assert pool.sandbox is runtime.services.sandbox
+    off = confine(workspace, ["pylsp"], pool.sandbox.settings)
+    assert not off.sandboxed
+    assert "switched off" in off.why_not
 
 
 def test_nobody_to_ask_means_ask_fails_closed(workspace: Workspace) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from agentls.agent.framework.services import ToolServices
 from agentls.agent.framework.tool import output_to_content
 from agentls.tools.run_command import RunCommand, RunCommandConfig, RunCommandInput
 from agentls.tools.run_tests import RunTestsInput, RunTestsTool
@@ -54,14 +55,14 @@ def _exists(path: Path) -> bool:
 
 async def _run(
     registry: ShadowRegistry,
-    workspace: Workspace,
+    services: ToolServices,
     command: str,
     changes: ChangeSet | None = None,
     seconds: float = 60,
 ) -> str:
     tool = RunCommand(RunCommandConfig(kill_grace=0.3), shadows=registry)
     output = await tool.call(
-        RunCommandInput(command=command, timeout=seconds), make_ctx(workspace, changes)
+        RunCommandInput(command=command, timeout=seconds), make_ctx(services, changes)
     )
     return str(output.content)
 
@@ -191,24 +192,24 @@ async def test_network_off_cannot_reach_a_loopback_listener(
 async def test_an_allowed_domain_goes_through_the_proxy_and_others_do_not(
     root: Path, registry: ShadowRegistry, listener: int
 ) -> None:
-    workspace = sandboxed(Workspace([root]), network={"allowedDomains": ["127.0.0.1"]})
-    allowed = await _run(registry, workspace, _fetch(f"http://127.0.0.1:{listener}/", False))
+    services = sandboxed(Workspace([root]), network={"allowedDomains": ["127.0.0.1"]})
+    allowed = await _run(registry, services, _fetch(f"http://127.0.0.1:{listener}/", False))
     assert "hello-from-the-host" in allowed, allowed
-    refused = await _run(registry, workspace, _fetch(f"http://127.0.0.2:{listener}/", False))
+    refused = await _run(registry, services, _fetch(f"http://127.0.0.2:{listener}/", False))
     assert "hello-from-the-host" not in refused
     assert "FAILED" in refused
-    direct = await _run(registry, workspace, _fetch(f"http://127.0.0.1:{listener}/", True))
-    workspace.close()  # the proxy stops with the workspace, as at a server's shutdown
+    direct = await _run(registry, services, _fetch(f"http://127.0.0.1:{listener}/", True))
+    services.close()  # the proxy stops with the services, as at a server's shutdown
     assert "hello-from-the-host" not in direct  # only through the proxy
 
 
 async def test_local_binding_lets_loopback_services_through(
     root: Path, registry: ShadowRegistry, listener: int
 ) -> None:
-    workspace = sandboxed(Workspace([root]), allowLocalBinding=True)
-    text = await _run(registry, workspace, _fetch(f"http://127.0.0.1:{listener}/", True))
+    services = sandboxed(Workspace([root]), allowLocalBinding=True)
+    text = await _run(registry, services, _fetch(f"http://127.0.0.1:{listener}/", True))
     assert "hello-from-the-host" in text, text
-    outside = await _run(registry, workspace, _fetch("http://192.0.2.1/", True))
+    outside = await _run(registry, services, _fetch("http://192.0.2.1/", True))
     assert "FAILED" in outside  # still no network beyond the loopback
 
 
@@ -232,10 +233,10 @@ async def test_a_fork_bomb_stops_at_the_process_limit(root: Path, registry: Shad
     import shlex
     import sys
 
-    workspace = sandboxed(Workspace([root]), limits={"processes": 40})
+    services = sandboxed(Workspace([root]), limits={"processes": 40})
     started = time.monotonic()
     text = await _run(
-        registry, workspace, f"{sys.executable} -c {shlex.quote(FORK_MANY)}", seconds=60
+        registry, services, f"{sys.executable} -c {shlex.quote(FORK_MANY)}", seconds=60
     )
     forked = int(text.split("FORKED", 1)[1].split()[0])
     assert forked < 40, text
@@ -249,8 +250,8 @@ async def test_a_memory_hog_is_stopped_by_the_limit(root: Path, registry: Shadow
     import shlex
     import sys
 
-    workspace = sandboxed(Workspace([root]), limits={"memoryMb": 256})
-    text = await _run(registry, workspace, f"{sys.executable} -c {shlex.quote(HOG)}")
+    services = sandboxed(Workspace([root]), limits={"memoryMb": 256})
+    text = await _run(registry, services, f"{sys.executable} -c {shlex.quote(HOG)}")
     assert "ALLOCATED" not in text
     assert "Exit code: 0" not in text
 

@@ -16,11 +16,12 @@ import pytest
 
 from agentls.agent.framework.context import ToolContext
 from agentls.agent.framework.registry import ToolPool
+from agentls.agent.framework.services import ToolServices
 from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
 from agentls.agent.permissions.policy import RulePolicy
 from agentls.agent.run.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.headless.doctor import check_sandbox
-from agentls.sandbox import SandboxConfig, SandboxSettings, sandbox_of, use_sandbox
+from agentls.sandbox import SandboxConfig, SandboxSettings
 from agentls.sandbox.availability import reset_probe_cache
 from agentls.tools.lint import LintTool
 from agentls.tools.run_command import RunCommand
@@ -73,13 +74,15 @@ def no_userns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
 def _setup(
     tmp_path: Path, root: Path, approver: Approver, **settings: Any
 ) -> tuple[Pipeline, ToolContext]:
-    workspace = Workspace([root])
+    services = ToolServices(Workspace([root]))
     if settings:
-        use_sandbox(workspace, SandboxConfig(SandboxSettings.model_validate(settings)))
+        services.sandbox.config = SandboxConfig(SandboxSettings.model_validate(settings))
     shadows = ShadowRegistry(base_dir=tmp_path / "shadows")
     tools = [RunCommand(shadows=shadows), RunTestsTool(shadows=shadows), LintTool(shadows=shadows)]
     policy = RulePolicy(approver=approver)
-    ctx = ToolContext(session_id="s", workspace=workspace, changes=ChangeSet())
+    ctx = ToolContext(
+        session_id="s", workspace=services.workspace, changes=ChangeSet(), services=services
+    )
     return Pipeline(ToolPool(tools), permissions=policy), ctx
 
 
@@ -156,7 +159,7 @@ async def test_no_user_namespaces_is_reported_with_the_kernel_fix(
     [check] = check_sandbox()
     assert check.status == "warn"
     assert "unprivileged_userns_clone" in check.detail
-    status = sandbox_of(ctx.workspace).status()
+    status = ctx.services.sandbox.status()
     assert status["available"] is False
     assert "user namespaces" in status["fix"]
 

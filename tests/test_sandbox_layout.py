@@ -53,12 +53,12 @@ async def test_linked_dependencies_of_a_nested_project_are_readable(
     (package / "package.json").write_text(json.dumps({"name": "web"}))
     (package / "node_modules" / "leftpad" / "index.js").write_text("module.exports = 'pad';\n")
     (root / "private.txt").write_text("the user's own file\n")
-    workspace = sandboxed(Workspace([root]))
+    services = sandboxed(Workspace([root]))
     tool = RunCommand(RunCommandConfig(kill_grace=0.3), shadows=registry)
     command = (
         f"cat packages/web/node_modules/leftpad/index.js; cat {root / 'private.txt'} || echo HIDDEN"
     )
-    output = await tool.call(RunCommandInput(command=command), make_ctx(workspace))
+    output = await tool.call(RunCommandInput(command=command), make_ctx(services))
     text = str(output.content)
     assert "module.exports = 'pad'" in text, text
     assert "HIDDEN" in text

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.claude.skills import discover_skills, use_skills
+from agentls.agent.claude.skills import discover_skills
 from agentls.agent.run.pipeline import ToolCall
 from agentls.agent.settings import AgentSettings
 from agentls.host import AgentHost, HostOptions
@@ -89,7 +89,7 @@ def test_discovery_reports_and_skips_malformed_skills(root: Path, home: Path) ->
 
 async def test_the_skill_tool_loads_the_body_and_lists_its_files(root: Path, home: Path) -> None:
     run = Runner(make_ctx(root))
-    use_skills(run.ctx.workspace, discover_skills([root], home))
+    run.ctx.services.skills = discover_skills([root], home)
     out = await load_skill(run, "pdf")
     folder = home / ".claude" / "skills" / "pdf"
     assert f'<skill name="pdf" folder="{folder}">' in out
@@ -128,7 +128,7 @@ async def test_read_file_outside_the_workspace_stays_refused(
     os.symlink(home / ".ssh", folder / "link-to-ssh")
     os.symlink(home / "notes.txt", folder / "notes-link.txt")
     run = Runner(make_ctx(root))
-    use_skills(run.ctx.workspace, discover_skills([root], home))
+    run.ctx.services.skills = discover_skills([root], home)
     message = await run.error("read_file", path=target.format(home=home))
     assert "outside the workspace" in message, message
     listed = await load_skill(run, "pdf")
@@ -146,7 +146,7 @@ async def test_a_skill_folder_that_is_a_symlink_is_not_followed(root: Path, home
     problems = "\n".join(catalog.problems)
     assert f"skill folder {home / '.claude' / 'skills' / 'keys'} is a symbolic link" in problems
     run = Runner(make_ctx(root))
-    use_skills(run.ctx.workspace, catalog)
+    run.ctx.services.skills = catalog
     for path in (home / ".claude/skills/keys/config", home / ".ssh/config"):
         message = await run.error("read_file", path=str(path))
         assert "outside the workspace" in message
@@ -157,14 +157,14 @@ async def test_secret_files_inside_a_skill_stay_denied(root: Path, home: Path) -
     folder = home / ".claude" / "skills" / "pdf"
     write(folder / ".env", "TOKEN=abc\n")
     run = Runner(make_ctx(root))
-    use_skills(run.ctx.workspace, discover_skills([root], home))
+    run.ctx.services.skills = discover_skills([root], home)
     message = await run.error("read_file", path=str(folder / ".env"))
     assert "secret-file pattern" in message
 
 
 async def test_skill_files_are_read_only(root: Path, home: Path) -> None:
     run = Runner(make_ctx(root))
-    use_skills(run.ctx.workspace, discover_skills([root], home))
+    run.ctx.services.skills = discover_skills([root], home)
     reference = home / ".claude" / "skills" / "pdf" / "reference.md"
     message = await run.error(
         "edit_file", path=str(reference), old_string="Field", new_string="Hacked"

@@ -245,7 +245,7 @@ async def test_cancel_mid_subagent_stops_it_at_once_answers_every_call_and_kills
     api: ScriptedMessagesServer, tmp_path: Path
 ) -> None:
     token = f"agentls-subagent-{time.monotonic_ns()}"
-    workspace = sandboxed(Workspace([tmp_path]))
+    services = sandboxed(Workspace([tmp_path]))
     (tmp_path / "a.txt").write_text("a\n")
     Roles(
         session=[tool_turn(task("[S]", kind=None, description="slow work")), text_turn("x")],
@@ -260,7 +260,8 @@ async def test_cancel_mid_subagent_stops_it_at_once_answers_every_call_and_kills
         },
     ).play(api)
     session = make_session(api, tmp_path, tools=tools_for(tmp_path))
-    session.config.workspace = workspace
+    session.config.workspace = services.workspace
+    session.config.services = services  # the sub-agent's calls get the session's services
     log = EventLog()
     run = asyncio.ensure_future(session.run("do the slow thing", events=log))
     deadline = time.monotonic() + 60
@@ -452,3 +453,41 @@ def test_claude_codes_rules_for_these_tools_apply_to_ours(
     rules.extend([rule])
     assert rules.denies_tool(ours)
     assert claude in claude_names_for(ours) or claude == "Agent"
+
+
+async def test_a_subagents_calls_get_the_sessions_services(
+    api: ScriptedMessagesServer, tmp_path: Path
+) -> None:
+    """The runtime's one services object reaches a sub-agent's calls too: the same sandbox,
+    skills and code intelligence as the session's own calls."""
+    from agentls.agent.framework.context import ToolContext
+    from agentls.agent.framework.services import ToolServices
+    from tests.agent_support import ProbeInput
+
+    seen: list[tuple[str, ToolServices]] = []
+
+    class ServicesProbe(ProbeRead):
+        name = "services_probe"
+        aliases = ()
+
+        async def call(self, input: ProbeInput, ctx: ToolContext) -> str:
+            seen.append((input.label, ctx.services))
+            return "seen"
+
+    Roles(
+        session=[
+            tool_turn(("services_probe", {"label": "session"}), task("[S]")),
+            text_turn("done"),
+        ],
+        subagents={
+            "[S]": [tool_turn(("services_probe", {"label": "sub"})), text_turn("report [S]")]
+        },
+    ).play(api)
+    catalog = AgentCatalog([tmp_path], home=tmp_path / "no-home")
+    session = make_session(api, tmp_path, tools=[*builtin_tools(agents=catalog), ServicesProbe()])
+    services = ToolServices(session.config.workspace)
+    session.config.services = services
+    result = await session.run("probe", events=EventLog())
+    assert result.status == "completed", result.error
+    assert sorted(label for label, _ in seen) == ["session", "sub"]
+    assert all(found is services for _, found in seen)

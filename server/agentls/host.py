@@ -29,6 +29,7 @@ from agentls.agent.framework.registry import (
     tool_to_api_schema,
 )
 from agentls.agent.framework.requirement import Requirement
+from agentls.agent.framework.services import ToolServices
 from agentls.agent.hooks.runner import HookRunner, NoHooks
 from agentls.agent.permissions.approval import (
     AllowAll,
@@ -243,16 +244,15 @@ def _delivery_note(outcome: EditOutcome | None) -> str:
     )
 
 
-ToolsFactory = Callable[[Workspace], Sequence[AnyTool]]
+ToolsFactory = Callable[[ToolServices], Sequence[AnyTool]]
 ClientFactory = Callable[[AgentSettings], "ModelClient"]
 
 
-def default_tools(workspace: Workspace) -> Sequence[AnyTool]:
+def default_tools(services: ToolServices) -> Sequence[AnyTool]:
     """The built-in tools (imported lazily: they pull in the workspace machinery)."""
-    from agentls.agent.claude.subagents import agents_for
     from agentls.tools import builtin_tools
 
-    tools: Sequence[AnyTool] = builtin_tools(agents=agents_for(workspace))
+    tools: Sequence[AnyTool] = builtin_tools(agents=services.agents)
     return tools
 
 
@@ -300,6 +300,8 @@ class HostOptions:
     """Where `ask_user_question` and the plan-mode tools ask the user (None: nobody)."""
     skills: Callable[[Workspace], SkillCatalog] = default_skills
     """Skills for new sessions (their names go into the system prompt)."""
+    tool_services: Callable[[Workspace], ToolServices] = ToolServices
+    """The workspace's typed services (the defaults; the runtime's are set from settings)."""
 
 
 class SessionOptions(Protocol):
@@ -315,7 +317,8 @@ class SessionOptions(Protocol):
     def before_session(self) -> Callable[[], Awaitable[None]] | None: ...
     def settings(self) -> AgentSettings: ...
     def instructions(self) -> str: ...
-    def tools(self, workspace: Workspace, /) -> Sequence[AnyTool]: ...
+    def tool_services(self, workspace: Workspace, /) -> ToolServices: ...
+    def tools(self, services: ToolServices, /) -> Sequence[AnyTool]: ...
     def client(self, settings: AgentSettings, /) -> ModelClient: ...
     def permissions(self) -> PermissionPolicy: ...
     def hooks(self) -> HookRunner: ...
@@ -351,18 +354,21 @@ class AgentHost:
         self._skills_prompt: str | None = None
         self.edit_sink = _HostEditSink(self)
         """Where write tools hand their staged changes (delivered at once in auto mode)."""
+        self.services = self.options.tool_services(workspace)
+        """The workspace's typed services, handed to every session and direct call (their
+        tools see them as `ToolContext.services`)."""
         sources = self.options.code_sources(workspace)
         if sources:
-            from agentls.codeintel.service import install_code_intel
+            from agentls.codeintel.service import CodeIntel
 
-            install_code_intel(workspace, sources)
+            self.services.code_intel = CodeIntel(workspace, sources)
 
     # --- tools ---------------------------------------------------------------------------
 
     @property
     def tools(self) -> Sequence[AnyTool]:
         if self._tools is None:
-            self._tools = list(self.options.tools(self.workspace))
+            self._tools = list(self.options.tools(self.services))
         return self._tools
 
     def tool_pool(self, mode: RunMode = "review", *, direct: bool = False) -> ToolPool:
@@ -427,15 +433,14 @@ class AgentHost:
             changes=self.direct_changes,
             mode=mode,
             edits=self.edit_sink,
+            services=self.services,
         )
         return await pipeline.execute(ToolCall("direct_" + uuid.uuid4().hex[:12], name, input), ctx)
 
     def refresh_skills(self) -> list[str]:
         """Discover the skills again (new sessions see new ones); returns their problems."""
-        from agentls.agent.claude.skills import use_skills
-
         catalog = self.options.skills(self.workspace)
-        use_skills(self.workspace, catalog)
+        self.services.skills = catalog  # what the `skill` tool and `read_file` see
         self._skills_prompt = catalog.prompt_section()
         return catalog.problems
 
@@ -531,6 +536,7 @@ class AgentHost:
             instructions=self.options.instructions(),
             transcript_dir=self.options.transcript_dir,
             prompts=self.options.prompts(),
+            services=self.services,
         )
         self.refresh_skills()
         config.skills = self._skills_prompt or ""
@@ -654,7 +660,7 @@ class AgentHost:
         how = delivery_for(mode, session.config.permissions.mode, final=True)
         if how not in ("write", "review"):
             return None
-        handle.checks = await changeset_checks(self.workspace, session.id, session.changes)
+        handle.checks = await changeset_checks(self.services, session.id, session.changes)
         if how == "write" and checks_settings(self.workspace).block == "newErrors":
             hold_failing(session.changes, handle.checks)
         return await self.port.deliver(session.id, session.changes, how, handle.title, final=True)
@@ -725,9 +731,9 @@ class AgentHost:
             "tool_sources": [
                 entry for source in self.options.tool_sources for entry in _source_status(source)
             ],
-            "sandbox": _sandbox_status(self.workspace),
-            "code_intel": _code_intel_status(self.workspace),
-            "agents": _agents_status(self.workspace),
+            "sandbox": self.services.sandbox.status(),
+            "code_intel": _code_intel_status(self.services),
+            "agents": _agents_status(self.services),
         }
 
     async def shutdown(self) -> None:
@@ -752,26 +758,15 @@ class AgentHost:
                     await closer()
                 except Exception:
                     log.exception("closing tool source %r failed", source)
-        from agentls.codeintel.service import installed_code_intel
-
-        code_intel = installed_code_intel(self.workspace)
-        if code_intel is not None:
-            await code_intel.aclose()  # language servers get shutdown + exit
+        if self.services.made("code_intel"):
+            await self.services.code_intel.aclose()  # language servers get shutdown + exit
+        self.services.close()  # the sandbox's proxies stopped
         self.workspace.close()  # shadow copies deleted, the symbol index persisted
 
 
-def _sandbox_status(workspace: Workspace) -> dict[str, object]:
-    """Whether commands, tests and linters run sandboxed, and the fix when they cannot."""
-    from agentls.sandbox import sandbox_of
-
-    return sandbox_of(workspace).status()
-
-
-def _agents_status(workspace: Workspace) -> Mapping[str, object]:
+def _agents_status(services: ToolServices) -> Mapping[str, object]:
     """The sub-agent types `task` offers, and the agent files that were skipped and why."""
-    from agentls.agent.claude.subagents import agents_for
-
-    return cast("Mapping[str, object]", agents_for(workspace).status())
+    return cast("Mapping[str, object]", services.agents.status())
 
 
 def _source_status(source: ToolSource) -> list[Mapping[str, object]]:
@@ -783,12 +778,9 @@ def _source_status(source: ToolSource) -> list[Mapping[str, object]]:
     return list(entries) if isinstance(entries, list) else [cast(Mapping[str, object], entries)]
 
 
-def _code_intel_status(workspace: Workspace) -> list[dict[str, object]]:
+def _code_intel_status(services: ToolServices) -> list[dict[str, object]]:
     """Language servers: which run, for which languages, and why one does not."""
-    from agentls.codeintel.service import installed_code_intel
-
-    service = installed_code_intel(workspace)
-    return service.status() if service is not None else []
+    return services.code_intel.status() if services.made("code_intel") else []
 
 
 CORE_MODULES = (

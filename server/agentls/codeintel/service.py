@@ -1,7 +1,7 @@
 """`CodeIntel`: asks the sources in order and says who answered.
 
-One per workspace, attached to it (`code_intel_for`). The host installs the sources it can
-offer (`install_code_intel`: the editor bridge, the language-server pool); the index by
+One per workspace, in its `ToolServices` (`ctx.services.code_intel`). The host gives the
+sources it can offer (the editor bridge, the language-server pool); the index by
 name is always appended, so every host — a test host too — can answer for every language
 the index parses.
 """
@@ -44,7 +44,7 @@ from agentls.codeintel.sources import (
     ServesLanguages,
 )
 from agentls.errors import ToolError
-from agentls.workspace.core import Attachment, Workspace
+from agentls.workspace.core import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -335,32 +335,3 @@ async def _serves(source: CodeSource, doc: Document) -> bool:
 
 def _empty_list(value: list[Any]) -> bool:
     return not value
-
-
-_CODE_INTEL = Attachment[CodeIntel]("code intelligence")
-
-
-def code_intel_for(workspace: Workspace) -> CodeIntel:
-    """The workspace's code intelligence (the index alone until a host installs sources)."""
-    return workspace.attached(_CODE_INTEL, lambda: CodeIntel(workspace))
-
-
-def install_code_intel(workspace: Workspace, sources: Sequence[CodeSource]) -> CodeIntel:
-    """Give the workspace the host's sources (tried before the index)."""
-    service = CodeIntel(workspace, sources)
-    workspace.attach(_CODE_INTEL, service)
-    return service
-
-
-def installed_code_intel(workspace: Workspace) -> CodeIntel | None:
-    """The service if one was made (status and shutdown must not create one)."""
-    found: list[CodeIntel] = []
-
-    def probe() -> CodeIntel:
-        raise LookupError
-
-    try:
-        found.append(workspace.attached(_CODE_INTEL, probe))
-    except LookupError:
-        return None
-    return found[0]

@@ -57,6 +57,7 @@ from agentls.langservers.operations import (
 )
 from agentls.langservers.sandboxed import confine
 from agentls.langservers.spawn import spawn_language_server
+from agentls.sandbox import SandboxService
 from agentls.workspace.core import Workspace
 from agentls.workspace.toolchain import venv_env
 
@@ -102,8 +103,12 @@ class LanguageServerPool:
         settings: Callable[[], LanguageServerSettings] = LanguageServerSettings,
         spawn: Spawn = spawn_language_server,
         confirm_install: ConfirmInstall | None = None,
+        sandbox: SandboxService | None = None,
     ) -> None:
         self.workspace = workspace
+        self.sandbox = sandbox or SandboxService()
+        """The workspace's sandbox (`ToolServices.sandbox`): its settings, read at each
+        start, say whether a server runs sandboxed (the defaults: on)."""
         self._confirm_install = confirm_install
         """Asks the user before `languageServers.autoInstall` installs a server (None: the
         host cannot ask, so nothing is installed)."""
@@ -201,7 +206,7 @@ class LanguageServerPool:
                 self._spawn,
                 extra_env,
                 hardening=harden(plan, trusted, roots),
-                confinement=confine(self.workspace, plan.argv),
+                confinement=confine(self.workspace, plan.argv, self.sandbox.settings),
                 max_restarts=self._settings().max_restarts,
             )
             self._servers[key] = server

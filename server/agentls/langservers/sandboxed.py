@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from agentls.sandbox import sandbox_of
+from agentls.sandbox import SandboxSettings
 from agentls.sandbox.availability import probe
 from agentls.sandbox.bwrap import bwrap_args, sandbox_env
 from agentls.sandbox.layout import build_layout
@@ -56,9 +56,9 @@ class Confinement:
         return f"off: {self.why_not}"
 
 
-def confine(workspace: Workspace, argv: Sequence[str]) -> Confinement:
-    """The sandbox for a server started with `argv` in `workspace`."""
-    settings = sandbox_of(workspace).settings
+def confine(workspace: Workspace, argv: Sequence[str], settings: SandboxSettings) -> Confinement:
+    """The sandbox for a server started with `argv` in `workspace`, by the workspace's
+    `sandbox` settings."""
     if not settings.enabled:
         return Confinement(why_not="the sandbox is switched off (`sandbox.enabled: false`)")
     found = probe()

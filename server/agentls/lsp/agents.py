@@ -13,9 +13,7 @@ if TYPE_CHECKING:
 def watch_agent_files(ls: AgentLanguageServer) -> None:
     """Tell the user about sub-agent files that were skipped (now, and when an edited file
     is read again), where they look: a warning message, not only a log line."""
-    from agentls.agent.claude.subagents import agents_for
-
-    catalog = agents_for(ls.host.workspace)
+    catalog = ls.runtime.services.agents  # the runtime's: the one `task` offers
 
     def show(problems: list[str]) -> None:
         ls.message(types.MessageType.Warning, "agentls: " + "; ".join(problems))

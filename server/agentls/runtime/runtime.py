@@ -8,6 +8,11 @@ the sandbox), the tools (every built-in with its settings: `run_command`, `lint`
 MCP servers, the code-intelligence sources, skills and the session's model settings. The
 host only says how to ask, tell and answer (the ports).
 
+It builds the workspace's one typed services object (`services`, a `ToolServices`) and
+keeps it current: the sandbox's settings, the sub-agent types, the checks' `lint` / `tests`
+settings; `AgentHost` gives it the code-intelligence sources and the skills, and passes it
+to every session, whose tools see it as `ToolContext.services`.
+
 `AgentHost` takes the runtime as its options: each method below is what it calls when a
 session (or a direct tool call) needs that part, so changed settings apply to the next one.
 """
@@ -26,6 +31,7 @@ if TYPE_CHECKING:
     from agentls.agent.claude.skills import SkillCatalog
     from agentls.agent.framework.questions import UserPrompts
     from agentls.agent.framework.registry import AnyTool, PoolFilter, ToolSearchSettings, ToolSource
+    from agentls.agent.framework.services import ToolServices
     from agentls.agent.hooks.runner import HookRunner
     from agentls.agent.permissions.approval import PermissionPolicy
     from agentls.agent.run.model_client import ModelClient
@@ -53,10 +59,13 @@ class AgentRuntime:
         *,
         transcript_dir: Path | None = None,
     ) -> None:
+        from agentls.agent.framework.services import ToolServices
         from agentls.runtime.mcp_source import McpSource
 
         self.config = config
         self.workspace = workspace
+        self.services = ToolServices(workspace)
+        """The workspace's typed services, which tools see as `ToolContext.services`."""
         self.ports = ports or HostPorts()
         self.safety: Safety | None = None
         """The loaded safety settings; None when they could not be loaded (fail closed)."""
@@ -110,20 +119,18 @@ class AgentRuntime:
 
     def _apply_safety(self, safety: Safety) -> None:
         """The tools' services from the settings (`ToolContext.services`): secrets, read
-        roots, environment, sandbox."""
-        from agentls.sandbox import SandboxConfig, use_sandbox
+        roots, environment, sandbox (the proxies already running are kept)."""
+        from agentls.sandbox import SandboxConfig
 
         workspace = self.workspace
         workspace.services.secrets = safety.secrets  # grep and list_files skip them too
         workspace.services.set_read_roots(safety.readable_roots)  # additionalDirectories
         workspace.services.set_environment(safety.env)  # the settings' `env` for commands
-        use_sandbox(workspace, SandboxConfig(safety.sandbox, safety.sandbox_hidden))
+        self.services.sandbox.config = SandboxConfig(safety.sandbox, safety.sandbox_hidden)
 
     def _sandbox_warning(self) -> list[str]:
         """Said plainly at start-up (and on every settings change) when no sandbox can run."""
-        from agentls.sandbox import sandbox_of
-
-        service = sandbox_of(self.workspace)
+        service = self.services.sandbox
         if not service.settings.enabled:
             return []
         found = service.availability()
@@ -164,27 +171,33 @@ class AgentRuntime:
 
     # -- tools ----------------------------------------------------------------------------
 
-    def tools(self, workspace: Workspace) -> list[AnyTool]:
+    def tool_services(self, workspace: Workspace) -> ToolServices:
+        """The workspace's services (`services`), for `AgentHost` to hand its sessions
+        (the host's workspace is the runtime's: one runtime serves one workspace)."""
+        return self.services
+
+    def tools(self, services: ToolServices) -> list[AnyTool]:
         """Every built-in tool with its settings: `run_command` by the safety settings,
         `lint` / `run_tests` by `lint` / `tests`, `web_fetch` / `web_search` by `webFetch`
-        / `webSearch`, `task` with the workspace's sub-agent types (`.claude/agents`)."""
-        from agentls.agent.claude.subagents import agents_for
+        / `webSearch`, `task` with the workspace's sub-agent types (`.claude/agents`). The
+        checks after an edit and before review get the same `lint` / `tests` settings."""
+        from agentls.agent.framework.services import CheckTools
         from agentls.runtime.config_state import check_entries
         from agentls.tools import LintConfig, RunCommand, TestConfig, builtin_tools
-        from agentls.tools.auto_checks import set_check_tools
 
+        workspace = services.workspace
         run_command = None
         if self.safety is not None:
             run_command = RunCommand.from_settings(self.safety.run_command, self.safety.redactor)
         lint, tests = check_entries(self.config)
         workspace.services.checks = self.config.current.checks  # the write tools' after-edit checks
         denied = self.pool_filter().denied  # a tool denied to the model: not run by checks
-        set_check_tools(workspace, LintConfig(entries=lint), TestConfig(entries=tests), denied)
+        services.check_tools = CheckTools(lint, tests, denied)
         return builtin_tools(
             lint=LintConfig(entries=lint),
             tests=TestConfig(entries=tests),
             run_command=run_command,
-            agents=agents_for(workspace),
+            agents=services.agents,
             web_fetch=self.config.current.web_fetch,
             web_search=self.web_search(),
         )
@@ -232,7 +245,12 @@ class AgentRuntime:
         confirm = confirm_install_through(self.ports.prompts)
         return [
             *editor,
-            LanguageServerPool(workspace, reader.language_servers, confirm_install=confirm),
+            LanguageServerPool(
+                workspace,
+                reader.language_servers,
+                confirm_install=confirm,
+                sandbox=self.services.sandbox,
+            ),
         ]
 
     def skills(self, workspace: Workspace) -> SkillCatalog:

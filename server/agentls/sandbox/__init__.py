@@ -9,13 +9,7 @@ resources it gets (`limits`, `network`), whether a sandbox can run at all
 """
 
 from agentls.sandbox.availability import Availability, probe
-from agentls.sandbox.service import (
-    Placement,
-    SandboxConfig,
-    SandboxService,
-    sandbox_of,
-    use_sandbox,
-)
+from agentls.sandbox.service import Placement, SandboxConfig, SandboxService
 from agentls.sandbox.settings import SandboxSettings, merge_layers
 
 __all__ = [
@@ -26,6 +20,4 @@ __all__ = [
     "SandboxSettings",
     "merge_layers",
     "probe",
-    "sandbox_of",
-    "use_sandbox",
 ]

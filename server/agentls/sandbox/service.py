@@ -2,8 +2,9 @@
 
 Tools ask two things (through `agentls.tools._execution`): where this call runs, sandboxed
 or not (`place`), and, when sandboxed, the `Confinement` to hand to the process runner
-(`confinement`). The host sets the settings (`use_sandbox`) whenever they are (re)loaded;
-a workspace nobody configured gets the defaults: sandbox on.
+(`confinement`). One per workspace, in its `ToolServices` (`ctx.services.sandbox`); the
+runtime sets its `config` whenever the settings are (re)loaded; a workspace nobody
+configured gets the defaults: sandbox on.
 """
 
 from __future__ import annotations
@@ -12,18 +13,16 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
 
 from agentls.sandbox.availability import Availability, probe
 from agentls.sandbox.layout import build_layout
 from agentls.sandbox.limits import cgroup_support
 from agentls.sandbox.network import ProxyPool
 from agentls.sandbox.settings import Fallback, SandboxSettings
-from agentls.workspace.core import Attachment, Workspace
 from agentls.workspace.process import Confinement
 from agentls.workspace.shadow import ShadowWorkspace
 
-__all__ = ["Placement", "SandboxConfig", "SandboxService", "sandbox_of", "use_sandbox"]
+__all__ = ["Placement", "SandboxConfig", "SandboxService"]
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +50,7 @@ class Placement:
 
 
 class SandboxService:
-    """Per workspace (see `sandbox_of`)."""
+    """Per workspace: `agentls.agent.framework.services.ToolServices.sandbox`."""
 
     def __init__(self, config: SandboxConfig | None = None) -> None:
         self.config = config or SandboxConfig()
@@ -150,16 +149,3 @@ class SandboxService:
     def close(self) -> None:
         """Stop the proxies (workspace close = server shutdown)."""
         self.proxies.close()
-
-
-_SANDBOX: Final = Attachment[SandboxService]("sandbox")
-
-
-def sandbox_of(workspace: Workspace) -> SandboxService:
-    """The workspace's sandbox (defaults — on — until the host sets settings)."""
-    return workspace.attached(_SANDBOX, SandboxService)
-
-
-def use_sandbox(workspace: Workspace, config: SandboxConfig) -> None:
-    """Apply new settings (the proxies already running are kept)."""
-    sandbox_of(workspace).config = config

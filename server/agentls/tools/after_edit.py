@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.services import ToolServices
 from agentls.codeintel.model import Answer, Diagnostic, Document, Overlay
-from agentls.codeintel.service import NoSource, code_intel_for
+from agentls.codeintel.service import CodeIntel, NoSource
 from agentls.codeintel.views import document_of, overlay_of
 from agentls.config.checks import ChecksSettings
 from agentls.errors import ToolError, WorkspaceError
@@ -73,7 +74,7 @@ class FileProblems:
 
 
 async def file_problems(
-    workspace: Workspace,
+    services: ToolServices,
     session_id: str,
     changes: ChangeSet,
     path: Path,
@@ -84,11 +85,11 @@ async def file_problems(
     """The problems the staged change to `path` introduced; None when there is nothing to
     check (not staged, deleted, not text, no source covers it). `lint`: run the configured
     linter too (else only when no language server covers the file)."""
-    found = await _diagnostics_problems(workspace, changes, path, seconds)
+    found = await _diagnostics_problems(services, changes, path, seconds)
     if found is None:
         return None
     if lint or found is _NO_SERVER:
-        linted = await lint_file(workspace, session_id, changes, path, seconds)
+        linted = await lint_file(services, session_id, changes, path, seconds)
         if linted is not None:
             found = _merge(path, found, linted)
     if found is _NO_SERVER or (not found.sources and not found.notes):
@@ -112,9 +113,10 @@ def _merge(path: Path, found: FileProblems, linted: LintOutcome) -> FileProblems
 
 
 async def _diagnostics_problems(
-    workspace: Workspace, changes: ChangeSet, path: Path, seconds: float
+    services: ToolServices, changes: ChangeSet, path: Path, seconds: float
 ) -> FileProblems | None:
     """The language servers' part; `_NO_SERVER` when none covers the file."""
+    workspace = services.workspace
     change = next((c for c in changes.entries() if c.path == path), None)
     if change is None or change.kind == "delete":
         return None
@@ -124,12 +126,12 @@ async def _diagnostics_problems(
         return None
     overlay = overlay_of(workspace, changes)
     base = change.original_text if change.kind != "create" else None
-    baseline = await _baseline(workspace, changes, after, base, overlay, seconds)
+    baseline = await _baseline(services.code_intel, changes, after, base, overlay, seconds)
     if baseline is None:
         return _NO_SERVER
     if isinstance(baseline, str):
         return FileProblems(path, [], 0, [], [baseline])
-    found = await _check(workspace, changes, after, overlay, seconds)
+    found = await _check(services.code_intel, changes, after, overlay, seconds)
     if found is None:
         return _NO_SERVER
     if isinstance(found, str):
@@ -158,7 +160,7 @@ async def problems_note(ctx: ToolContext, path: Path) -> str:
     if settings.after_edit == "off":
         return ""
     found = await file_problems(
-        ctx.workspace,
+        ctx.services,
         ctx.session_id,
         ctx.changes,
         path,
@@ -211,7 +213,7 @@ def set_held(changes: ChangeSet, path: Path, why: str) -> None:
 
 
 async def _baseline(
-    workspace: Workspace,
+    intel: CodeIntel,
     changes: ChangeSet,
     after: Document,
     base: str | None,
@@ -235,7 +237,7 @@ async def _baseline(
     then = Overlay(
         {**overlay.texts, after.path: base}, overlay.staged | {after.path}, overlay.deleted
     )
-    found = await _check(workspace, changes, doc, then, seconds)
+    found = await _check(intel, changes, doc, then, seconds)
     if found is None or isinstance(found, str):
         return found
     known[key] = Counter(_problem(d).key for d in found.value if d.severity in REPORTED)
@@ -255,11 +257,10 @@ def _settled(pending: set[asyncio.Future[object]], task: asyncio.Future[object])
 
 
 async def _check(
-    workspace: Workspace, changes: ChangeSet, doc: Document, overlay: Overlay, seconds: float
+    intel: CodeIntel, changes: ChangeSet, doc: Document, overlay: Overlay, seconds: float
 ) -> Answer[list[Diagnostic]] | str | None:
     """One file's diagnostics from the first source that covers it, within `seconds`; a
     note when it could not say; None when no language server covers it."""
-    intel = code_intel_for(workspace)
     task: asyncio.Future[object] = asyncio.ensure_future(intel.diagnostics([doc], overlay))
     try:
         checked = await asyncio.wait_for(asyncio.shield(task), seconds)

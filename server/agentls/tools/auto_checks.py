@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from agentls.agent.framework.context import ToolContext
+from agentls.agent.framework.services import ToolServices
 from agentls.agent.protocol.results import TestsCheckPayload
 from agentls.errors import ToolError
 from agentls.tools._execution import execution_risk
@@ -35,18 +36,16 @@ from agentls.tools.checks.ran import tests_ran
 from agentls.tools.lint import LintConfig, LintTool
 from agentls.tools.run_tests import RunTestsInput, RunTestsResult, RunTestsTool, TestConfig
 from agentls.workspace.changes import ChangeSet
-from agentls.workspace.core import Attachment, Workspace
+from agentls.workspace.core import Workspace
 from agentls.workspace.shadow import ShadowWorkspace, shadows_of
 
 __all__ = [
-    "CheckTools",
     "LintOutcome",
     "Problem",
     "changeset_tests",
     "compare",
     "detected_tests",
     "lint_file",
-    "set_check_tools",
 ]
 
 REPORTED = ("error", "warning")
@@ -69,34 +68,6 @@ class Problem:
     def key(self) -> tuple[str, str, str]:
         """What matches it with the baseline: not the line (an edit moves lines)."""
         return (self.severity, self.message, self.code)
-
-
-@dataclass(frozen=True)
-class CheckTools:
-    """The `lint` and `tests` settings, as the host built the tools from them."""
-
-    lint: LintConfig = field(default_factory=LintConfig)
-    tests: TestConfig = field(default_factory=TestConfig)
-    denied: Callable[[str], bool] = lambda name: False
-    """Tools a blanket deny rule hides from the model: the checks do not run them either."""
-
-
-_TOOLS = Attachment[CheckTools]("lint and tests settings of the checks")
-
-
-def set_check_tools(
-    workspace: Workspace,
-    lint: LintConfig,
-    tests: TestConfig,
-    denied: Callable[[str], bool] = lambda name: False,
-) -> None:
-    """The host's `lint` / `tests` settings (and tool-wide deny rules), read by the checks
-    at each run."""
-    workspace.attach(_TOOLS, CheckTools(lint, tests, denied))
-
-
-def _tools_of(workspace: Workspace) -> CheckTools:
-    return workspace.attached(_TOOLS, CheckTools)
 
 
 @dataclass
@@ -125,7 +96,7 @@ def record_tests_run(changes: ChangeSet, target: str | None) -> None:
 def _not_allowed(tool: str, ctx: ToolContext, programs: Callable[[], Sequence[str]]) -> str:
     """Why `tool` would need the user's approval (or is refused) here; "" when it may run
     without asking."""
-    if _tools_of(ctx.workspace).denied(tool):
+    if ctx.services.check_tools.denied(tool):
         return f"a permission rule denies `{tool}`"
     needs = execution_risk(tool, ctx, executables=programs).needs
     if needs.kind == "skip":
@@ -148,15 +119,15 @@ class LintOutcome:
 
 
 async def lint_file(
-    workspace: Workspace, session_id: str, changes: ChangeSet, path: Path, seconds: float
+    services: ToolServices, session_id: str, changes: ChangeSet, path: Path, seconds: float
 ) -> LintOutcome | None:
     """The problems the staged change to `path` introduced, by the configured linter;
     None when no linter covers the file. Bounded by `seconds` (a late linter is stopped)."""
     change = next((c for c in changes.entries() if c.path == path), None)
     if change is None or change.kind == "delete":
         return None
-    ctx = ToolContext(session_id, workspace, changes)
-    tool = LintTool(_tools_of(workspace).lint)
+    ctx = ToolContext(session_id, services.workspace, changes, services=services)
+    tool = LintTool(LintConfig(entries=services.check_tools.lint))
     why = _not_allowed("lint", ctx, lambda: tool._programs([path], ctx))
     if why:
         return LintOutcome([], 0, [], f"Lint: not run ({why}).")
@@ -266,10 +237,11 @@ def detected_tests(workspace: Workspace, changes: ChangeSet) -> list[str]:
 
 
 async def changeset_tests(
-    workspace: Workspace, session_id: str, changes: ChangeSet, seconds: float
+    services: ToolServices, session_id: str, changes: ChangeSet, seconds: float
 ) -> TestsCheckPayload | None:
     """The relevant tests run on the staged changeset: those the agent ran, else those
     detected for the changed files; None when there are none. Bounded by `seconds`."""
+    workspace = services.workspace
     ran = tests_ran(changes)
     targets: list[str | None] = list(ran[-3:]) if ran else []
     if not targets:
@@ -278,8 +250,8 @@ async def changeset_tests(
             return None
         targets = [" ".join(detected)]
     which = "the tests the agent ran" if ran else "the tests for the changed files"
-    ctx = ToolContext(session_id, workspace, changes)
-    tool = RunTestsTool(_tools_of(workspace).tests)
+    ctx = ToolContext(session_id, workspace, changes, services=services)
+    tool = RunTestsTool(TestConfig(entries=services.check_tools.tests))
     why = _not_allowed("run_tests", ctx, lambda: _test_programs(tool, targets, ctx))
     if why:
         return _tests_payload(which, targets, [], f"tests not run ({why})")

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from pydantic import Field
 
-from agentls.agent.claude.skills import skills_of
 from agentls.agent.framework.context import ToolContext
 from agentls.agent.framework.tool import Tool, ToolInput
 from agentls.errors import ToolError, WorkspaceError
@@ -88,7 +87,7 @@ Example: {{"path": "<path>", "offset": 120, "limit": 80}}
 
     async def validate_input(self, input: ReadFileInput, ctx: ToolContext) -> str | None:
         problem = read_path_problem(ctx, input.path)
-        if problem is not None and skills_of(ctx.workspace).readable(input.path) is not None:
+        if problem is not None and ctx.services.skills.readable(input.path) is not None:
             return (
                 None  # a file of a skill folder: readable, and only those (agent/claude/skills.py)
             )
@@ -198,7 +197,7 @@ def _readable(ctx: ToolContext, raw: str) -> Path:
     try:
         return resolve_readable(ctx.workspace, raw)
     except WorkspaceError:
-        found = skills_of(ctx.workspace).readable(raw)
+        found = ctx.services.skills.readable(raw)
         if found is None:
             raise
         return found

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentls.agent.framework.services import ToolServices
 from agentls.agent.protocol.results import FileCheckPayload, TestsCheckPayload
 from agentls.tools.after_edit import (
     FileProblems,
@@ -29,18 +30,19 @@ __all__ = ["changeset_checks", "failing", "hold_failing"]
 
 
 async def changeset_checks(
-    workspace: Workspace, session_id: str, changes: ChangeSet
+    services: ToolServices, session_id: str, changes: ChangeSet
 ) -> list[FileCheckPayload]:
     """Each staged file checked against its baseline, in staging order, with the relevant
     tests' result; files nothing covers are left out (unless tests ran)."""
+    workspace = services.workspace
     settings = checks_settings(workspace)
     if not settings.before_review:
         return []
     seconds = settings.before_review_seconds
-    tests = await changeset_tests(workspace, session_id, changes, settings.tests_seconds)
+    tests = await changeset_tests(services, session_id, changes, settings.tests_seconds)
     results: list[FileCheckPayload] = []
     for path in changes.changed_paths():
-        found = await file_problems(workspace, session_id, changes, path, seconds, lint=True)
+        found = await file_problems(services, session_id, changes, path, seconds, lint=True)
         if found is None and tests is None:
             continue
         if found is None and not workspace.view(changes).is_file(path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agentls.agent.claude.skills import Skill, skill_files, skills_of
+from agentls.agent.claude.skills import Skill, skill_files
 from agentls.agent.framework.context import ToolContext
 from agentls.agent.framework.tool import Tool, ToolInput
 from agentls.errors import ToolError
@@ -41,7 +41,7 @@ Example: {"name": "release-notes"}
         return f"Loading skill {input.name}"
 
     async def call(self, input: SkillInput, ctx: ToolContext) -> str:
-        catalog = skills_of(ctx.workspace)
+        catalog = ctx.services.skills
         skill = catalog.find(input.name)
         if skill is None:
             known = ", ".join(catalog.names) or "none are installed"

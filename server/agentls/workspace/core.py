@@ -49,10 +49,12 @@ class TextSnapshot:
 
 
 class Attachment(Generic[T]):
-    """The key of a per-workspace service (the symbol index, the secret rules, the shadow
-    copies); its type parameter is the type of what it holds. Modules that build on the
-    workspace keep their state on it through these keys, not in module-level registries,
-    so two workspaces (or two tests) never share it and closing the workspace ends it."""
+    """The key of a per-workspace cache (the symbol index, the shadow copies, the web cache);
+    its type parameter is the type of what it holds. Modules that build on the workspace
+    keep the state they build up on it through these keys, not in module-level registries,
+    so two workspaces (or two tests) never share it and closing the workspace ends it.
+    Services (what settings or a host give) are typed fields instead: `Workspace.services`
+    and the runtime's `ToolServices` (tests/test_tool_services.py allows only caches)."""
 
     def __init__(self, name: str) -> None:
         self.name = name

@@ -5,10 +5,11 @@ Why: these used to be `Attachment` keys set with `use_secrets`, `use_read_roots`
 `secrets_for`, `read_roots_of`, `checks_of`, … — a service locator beside the typed objects
 code gets. Now the runtime (`agentls.runtime.AgentRuntime`) sets them on
 `Workspace.services` from the settings and the host's ports, and every reader names the
-field: `workspace.services.secrets`. Tools see them through `ToolContext.services`.
-`Attachment` stays for caches (the symbol index, shadow copies, the web cache, grep's file
-lists, background jobs) and for the services of layers above `workspace/` (see
-docs/architecture.md, "ToolContext and services").
+field: `workspace.services.secrets`. Tools see them through `ToolContext.services`, the
+workspace's `ToolServices` (`agentls.agent.framework.services`), which also holds the
+services of layers above `workspace/` (sandbox, code intelligence, skills, sub-agent types,
+the checks' tools). `Attachment` is for caches only (the symbol index, shadow copies, the
+web cache, grep's file lists, background jobs).
 
 The object is changed field by field on a settings reload, so a run already going reads
 the current values, as before.

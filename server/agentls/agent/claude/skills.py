@@ -31,7 +31,6 @@ from agentls.agent.claude.frontmatter import (
     text_field,
     tools_field,
 )
-from agentls.workspace.core import Attachment, Workspace
 
 SkillSource = Literal["project", "user"]
 SKILL_FILE = "SKILL.md"
@@ -230,16 +229,3 @@ def skill_files(skill: Skill) -> list[Path]:
             if len(found) >= MAX_LISTED_FILES:
                 return found
     return found
-
-
-_SKILLS: Attachment[SkillCatalog] = Attachment("skills")
-
-
-def use_skills(workspace: Workspace, catalog: SkillCatalog) -> None:
-    """Register the catalog the `skill` tool and `read_file` use for this workspace."""
-    workspace.attach(_SKILLS, catalog)
-
-
-def skills_of(workspace: Workspace) -> SkillCatalog:
-    """The registered catalog (empty when the host registered none)."""
-    return workspace.attached(_SKILLS, SkillCatalog)

@@ -30,14 +30,13 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar
 
 from agentls.agent.claude.frontmatter import FrontMatterError, split_front_matter
 from agentls.agent.claude.settings import is_model_alias, resolve_model
-from agentls.workspace.core import Attachment
 
 if TYPE_CHECKING:
-    from agentls.workspace import Workspace
+    pass
 
 
 class _ToolLike(Protocol):
@@ -418,14 +417,6 @@ def _order(agent: AgentType) -> tuple[int, str]:
         if agent is builtin:
             return index, ""
     return len(BUILTIN_TYPES), agent.name
-
-
-_CATALOG: Final = Attachment[AgentCatalog]("sub-agent types")
-
-
-def agents_for(workspace: Workspace) -> AgentCatalog:
-    """The workspace's catalog (made on first use)."""
-    return workspace.attached(_CATALOG, lambda: AgentCatalog(list(workspace.roots)))
 
 
 @dataclass(frozen=True)

@@ -183,7 +183,7 @@ class ToolContext:
 
     `workspace` is shared by all sessions (roots, ignore rules, editor buffers); `changes`
     is this session's staged changeset, layered on top when tools read; `services` are the
-    typed services a tool uses (`agentls.agent.framework.services.ToolServices`).
+    workspace's typed services a tool uses (`agentls.agent.framework.services.ToolServices`).
     """
 
     session_id: str
@@ -212,12 +212,15 @@ class ToolContext:
     reads: ReadLog | None = None
     """What this session read (`agentls.agent.framework.reads`): `edit_file` refuses a file
     it has not read or that changed since. None outside a session (a tool called on its own)."""
+    services: ToolServices = None  # type: ignore[assignment]  # set in __post_init__
+    """The workspace's typed services this call may use (sandbox, secrets, read roots,
+    environment, editor files, terminal, code intelligence, skills, sub-agent types, the
+    checks' tools): `agentls.agent.framework.services`, built by the runtime and passed in by
+    the session. A context made without them (a test, a script) gets the defaults."""
 
-    @property
-    def services(self) -> ToolServices:
-        """The typed services this call may use (sandbox, secrets, read roots, environment,
-        editor files, terminal, code intelligence): `agentls.agent.framework.services`."""
-        return ToolServices(self.workspace)
+    def __post_init__(self) -> None:
+        if self.services is None:
+            object.__setattr__(self, "services", ToolServices(self.workspace))
 
     def for_call(self, tool_use_id: str) -> ToolContext:
         return replace(

@@ -42,7 +42,6 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentls.agent.claude.skills import skills_of
 from agentls.agent.framework.requirement import Requirement
 from agentls.agent.framework.tool import NO_RISK, CallRisk
 from agentls.agent.permissions.approval import (
@@ -268,7 +267,7 @@ class RulePolicy:
         `Read(…)` allow rule's folder lets a tool get there; the rule must match). The
         folders of the skills the session offers are readable: the skill tool names their
         files for the model to read."""
-        skills = [str(skill.folder) for skill in skills_of(ctx.workspace).skills]
+        skills = [str(skill.folder) for skill in ctx.services.skills.skills]
         folders = [*(str(r) for r in ctx.workspace.roots), *map(str, self.read_roots), *skills]
         for path in subject.paths:
             real = os.path.realpath(path)  # where the tool really reads

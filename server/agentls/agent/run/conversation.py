@@ -37,6 +37,7 @@ from agentls.agent.framework.registry import (
     load_sources,
     source_instructions,
 )
+from agentls.agent.framework.services import ToolServices
 from agentls.agent.framework.todos import TodoItem
 from agentls.agent.framework.tool import one_line
 from agentls.agent.framework.tool_profile import COMPACT_TOOLS, pick_profile
@@ -109,6 +110,9 @@ class SessionConfig:
     prompts: UserPrompts | None = None
     """Where `ask_user_question` and the plan-mode tools ask the user (the host's port);
     None when nobody can be asked."""
+    services: ToolServices | None = None
+    """The workspace's typed services (the runtime's, through `AgentHost`), which the
+    session's tools see as `ToolContext.services`; None: the defaults (tests, scripts)."""
 
 
 def _nothing() -> None:
@@ -291,7 +295,10 @@ class Conversation:
         self.transcript.write("tools", tools=self.pool("review").names)
 
     def tool_context(self, mode: RunMode, cancelled: asyncio.Event) -> ToolContext:
+        if self.config.services is None:  # the defaults, made once for the session
+            self.config.services = ToolServices(self.config.workspace)
         return ToolContext(
+            services=self.config.services,
             session_id=self.id,
             workspace=self.config.workspace,
             changes=self.changes,

@@ -148,6 +148,7 @@ async def run_subagent(
         transcript_dir=folder,
         persist=False,
         pin_instruction_files=agent.pin_instructions,
+        services=ctx.services,  # the same services as the `task` call that starts it
     )
     child = Conversation(session.client, config, _child_id(ctx.tool_use_id, folder))
     child.system = system_prompt(list(config.workspace.roots), agent, config.instructions)
