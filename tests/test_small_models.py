@@ -12,7 +12,9 @@ import pytest
 
 from agentls.agent.framework.registry import PoolFilter, ToolPool
 from agentls.agent.framework.tool_profile import COMPACT_TOOLS
-from agentls.agent.rules.rule import parse_rules
+from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
+from agentls.agent.permissions.policy import RulePolicy
+from agentls.agent.rules.rule import RuleSet, parse_rules
 from agentls.agent.run.conversation import SessionConfig
 from agentls.agent.run.model_client import AnthropicModelClient
 from agentls.agent.run.prompts import build_system_prompt
@@ -432,3 +434,127 @@ async def test_a_reply_that_echoes_the_reminders_is_not_a_success(
     result = await _file_session(api, root, tmp_path).run("Add a docstring to add in calc.py")
     assert result.status == "failed"
     assert "repeated the context" in str(result.error)
+
+
+# --- whole-file listings (aider's "whole" format) in the compact profile ---------------------
+
+LISTING = "Here is the fix.\n\ncalc.py\n```python\ndef add(a, b):\n    return a + b\n```\n"
+
+
+async def test_a_whole_file_listing_is_a_write_file_call(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """The 1.5B model gets aider's whole-file format right where its edit_file and JSON
+    write_file calls went wrong: a listing of a file it has read is a write_file call."""
+    api.extend(text_turn(LISTING), text_turn("Fixed."))
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    result = await session.run("Fix add in calc.py: it should add.")
+    assert result.status == "completed", result.error
+    first = api.message_requests[0]
+    assert "file listing" in first.system_text  # the compact prompt offers the format
+    shown = json.dumps(first.messages[0])
+    assert "calc.py\\n```\\ndef add(a, b):\\n    return a - b\\n```" in shown  # shown as one
+    assistant = api.message_requests[1].messages[-2]["content"]
+    use = next(b for b in assistant if b["type"] == "tool_use")
+    assert use["name"] == "write_file"
+    assert use["input"] == {"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}
+    assert not api.message_requests[1].tool_results()[0]["is_error"]
+    assert session.changes.text(root / "calc.py") == "def add(a, b):\n    return a + b\n"
+    assert (root / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"  # staged
+
+
+async def test_a_listing_is_text_outside_the_compact_text_mode(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """A full-profile session (a large model) and native tool calls leave a listing as
+    the answer it is: no write."""
+    for values in ({}, {"context_window": 8192, "tool_calls": "native"}):
+        api.extend(text_turn(LISTING))
+        session = _file_session(api, root, tmp_path, **values)
+        result = await session.run("Fix add in calc.py")
+        assert result.status == "completed", result.error
+        assert "return a + b" in str(result.text)
+        assert session.changes.text(root / "calc.py") is None
+        assert "file listing" not in api.message_requests[-1].system_text
+
+
+async def test_a_listing_needs_a_read_file_and_a_change(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """Only a file the session has seen is rewritten (not one the model invents or never
+    read), and a listing equal to the file is a quotation, not a write."""
+    (root / "other.py").write_text("X = 1\n", encoding="utf-8")
+    quoted = "calc.py\n```\ndef add(a, b):\n    return a - b\n```\nIt subtracts."
+    unread = "other.py\n```\nX = 2\n```"
+    invented = "new.py\n```\nY = 2\n```"
+    for reply in (quoted, unread, invented):
+        api.extend(text_turn(reply))
+        session = _file_session(api, root, tmp_path, context_window=8192)
+        result = await session.run("What does add in calc.py do?")
+        assert result.status == "completed", result.error
+        assert not session.changes.changed_paths(), reply
+        assert (root / "other.py").read_text() == "X = 1\n"
+
+
+async def test_a_listing_cannot_write_outside_the_workspace_or_a_secret_file(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """Attacker-style: the listing's path is outside the workspace, through a symlink, or a
+    secret file the model was shown nothing of; none is written or staged."""
+    outside = tmp_path / "outside.py"
+    outside.write_text("SAFE = 1\n", encoding="utf-8")
+    (root / "link.py").symlink_to(outside)
+    (root / ".env").write_text("TOKEN=abc\n", encoding="utf-8")
+    replies = [
+        "../outside.py\n```\nSAFE = 0\n```",
+        f"{outside}\n```\nSAFE = 0\n```",
+        "link.py\n```\nSAFE = 0\n```",
+        ".env\n```\nTOKEN=stolen\n```",
+    ]
+    for reply in replies:
+        api.extend(text_turn(reply))
+        session = _file_session(api, root, tmp_path, context_window=8192)
+        await session.run("Fix calc.py, link.py, .env and ../outside.py")
+        assert not session.changes.changed_paths(), reply
+    assert outside.read_text() == "SAFE = 1\n"
+    assert (root / ".env").read_text() == "TOKEN=abc\n"
+
+
+class _Answer:
+    def __init__(self, choice: ApprovalChoice) -> None:
+        self.choice = choice
+        self.asked: list[ApprovalRequest] = []
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalChoice:
+        self.asked.append(request)
+        return self.choice
+
+
+@pytest.mark.parametrize("choice", ["deny", "allow_once"])
+async def test_a_listing_asks_for_approval_like_write_file(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path, choice: ApprovalChoice
+) -> None:
+    """A listing is asked about exactly as a write_file call (an `ask` rule): denied,
+    nothing is staged; allowed, the write is staged."""
+    api.extend(text_turn(LISTING), text_turn("Done."))
+    approver = _Answer(choice)
+    rules, problems = parse_rules({"ask": ["write_file"]}, "test", root=root)
+    assert not problems
+    config = SessionConfig(
+        settings=_settings(api, context_window=8192),
+        workspace=Workspace([root]),
+        tools=builtin_tools(),
+        transcript_dir=tmp_path / "transcripts",
+        permissions=RulePolicy(RuleSet(rules), approver=approver),
+    )
+    session = close_at_loop_end(AgentSession(AnthropicModelClient(config.settings), config))
+    await session.run("Fix add in calc.py")
+    assert [r.tool for r in approver.asked] == ["write_file"]
+    result = api.message_requests[1].tool_results()[0]
+    staged = session.changes.text(root / "calc.py")
+    if choice == "deny":
+        assert result["is_error"]
+        assert staged is None
+    else:
+        assert not result["is_error"], result
+        assert staged == "def add(a, b):\n    return a + b\n"

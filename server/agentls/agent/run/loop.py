@@ -53,7 +53,6 @@ from agentls.agent.protocol.events import (
     TurnUsage,
 )
 from agentls.agent.protocol.messages import ContentBlockParam, text_block, texts_of, tool_uses_of
-from agentls.agent.protocol.pricing import is_anthropic_endpoint
 from agentls.agent.protocol.results import RunResult
 from agentls.agent.run.compaction import CompactionError
 from agentls.agent.run.context_window import Compactor
@@ -72,6 +71,7 @@ from agentls.agent.run.orchestration import run_tool_calls
 from agentls.agent.run.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.agent.run.prompts import search_summary
 from agentls.agent.run.text_tool_calls import looks_like_a_call, with_text_calls
+from agentls.errors import WorkspaceError
 
 if TYPE_CHECKING:
     from agentls.agent.claude.subagents import AgentType
@@ -291,10 +291,7 @@ class AgentLoop:
 
     def reads_text_calls(self) -> bool:
         """`model.toolCalls`: `text`, or `auto` on an endpoint that is not Anthropic's."""
-        settings = self.conversation.settings
-        if settings.tool_calls == "auto":
-            return not is_anthropic_endpoint(settings.base_url)
-        return settings.tool_calls == "text"
+        return self.conversation.reads_text_calls()
 
     def _content_of(self, response: ModelResponse) -> list[ContentBlockParam]:
         """The reply as it goes into the history: calls written as text become `tool_use`
@@ -302,11 +299,40 @@ class AgentLoop:
         for them."""
         if not self.reads_text_calls():
             return response.content
-        converted = with_text_calls(response.content, lambda name: self.pool.find(name) is not None)
+        converted = with_text_calls(
+            response.content,
+            lambda name: self.pool.find(name) is not None,
+            self._listing_target if self._reads_listings() else None,
+        )
         if converted is None:
             return response.content
         self.conversation.transcript.write("text_tool_calls", count=len(tool_uses_of(converted)))
         return converted
+
+    def _reads_listings(self) -> bool:
+        """Whole-file listings are calls in the compact profile, when write_file is offered
+        (`agentls.agent.run.file_listings`)."""
+        return self.conversation.compact_tools() and self.pool.find("write_file") is not None
+
+    def _listing_target(self, written: str, content: str) -> str | None:
+        """The workspace path a listing headed `written` rewrites: a file inside the
+        workspace that this session has read or written, whose text the listing changes;
+        None otherwise (the listing stays text). The pipeline still checks the call."""
+        conv = self.conversation
+        workspace = conv.config.workspace
+        try:
+            path = workspace.resolve(written)
+        except WorkspaceError:
+            return None
+        if path not in conv.reads.paths():
+            return None
+        try:
+            current = workspace.load(path, conv.changes).text
+        except WorkspaceError:
+            return None
+        if current == content or not content.strip():
+            return None
+        return workspace.display(path)
 
     async def _handle(self, response: ModelResponse) -> RunStatus | None:
         """Apply one response to the history; a status means the run is over."""

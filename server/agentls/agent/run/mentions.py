@@ -78,11 +78,16 @@ def shown_as_read(
     budget: int,
     readable: Callable[[Path], bool],
     redactor: Redactor,
+    listings: bool = False,
 ) -> str:
     """The named files as read_file results ("" when the prompt names none that fit in
     `budget` characters); each one shown is recorded in `reads`. A file that holds one of
     the agent's credentials is left out: read_file's result would be withheld and redacted
-    by the pipeline, and this text does not pass through it."""
+    by the pipeline, and this text does not pass through it.
+
+    `listings`: show each file as a whole-file listing (its path, then its text in a fenced
+    block), the form the model may answer in (`agentls.agent.run.file_listings`): a small
+    model copies the form it was shown."""
     files = [p for p in workspace.view(changes).file_strs(None) if readable(Path(p))]
     by_name = {workspace.display(Path(p)): Path(p) for p in files}
     parts: list[str] = []
@@ -95,7 +100,7 @@ def shown_as_read(
             continue
         if redactor.contains(text):
             continue
-        shown = _as_read(name, text)
+        shown = _as_listing(name, text) if listings else _as_read(name, text)
         if used + len(shown) > budget:
             continue
         reads.record(path, text)
@@ -103,7 +108,18 @@ def shown_as_read(
         used += len(shown)
     if not parts:
         return ""
+    if listings:
+        return "\n\n".join([LISTINGS_HEAD, *parts])
     return "\n".join(["<system-reminder>", *parts, "</system-reminder>"])
+
+
+LISTINGS_HEAD = "The files named in the request, as they are now:"
+
+
+def _as_listing(name: str, text: str) -> str:
+    fence = "````" if "```" in text else "```"
+    body = text if not text or text.endswith("\n") else text + "\n"
+    return f"{name}\n{fence}\n{body}{fence}"
 
 
 def _as_read(name: str, text: str) -> str:

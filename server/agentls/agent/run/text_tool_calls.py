@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from agentls.agent.protocol.messages import ContentBlockParam, JsonObject
+from agentls.agent.run.file_listings import parse_listings
 
 TEXT_CALL_ID_PREFIX = "toolu_text_"
 
@@ -173,10 +174,15 @@ def _call_of(item: object) -> TextCall | None:
 
 
 def with_text_calls(
-    content: list[ContentBlockParam], is_tool: Callable[[str], bool]
+    content: list[ContentBlockParam],
+    is_tool: Callable[[str], bool],
+    listing_target: Callable[[str, str], str | None] | None = None,
 ) -> list[ContentBlockParam] | None:
     """The response's content with text calls as `tool_use` blocks; None when it has none
-    (or already has structured calls: those win, as the endpoint meant them)."""
+    (or already has structured calls: those win, as the endpoint meant them).
+
+    `listing_target`: when given, a text block without JSON calls is read for whole-file
+    listings (`agentls.agent.run.file_listings`), each one a `write_file` call."""
     if any(block.get("type") == "tool_use" for block in content):
         return None
     changed: list[ContentBlockParam] = []
@@ -186,6 +192,8 @@ def with_text_calls(
             changed.append(block)
             continue
         parsed = parse_text_calls(str(block.get("text", "")), is_tool)
+        if not parsed.calls and listing_target is not None:
+            parsed = _listings_of(parsed.text, listing_target)
         calls.extend(parsed.calls)
         if parsed.text:
             changed.append({"type": "text", "text": parsed.text})
@@ -201,6 +209,12 @@ def with_text_calls(
             }
         )
     return changed
+
+
+def _listings_of(text: str, target: Callable[[str, str], str | None]) -> Parsed:
+    listings, rest = parse_listings(text, target)
+    calls = [TextCall("write_file", {"path": x.path, "content": x.content}) for x in listings]
+    return Parsed(calls, rest if calls else text)
 
 
 def looks_like_a_call(text: str) -> bool:
