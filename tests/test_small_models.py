@@ -212,7 +212,7 @@ def test_compact_profile_is_small_and_picked_for_small_windows() -> None:
     pool = ToolPool.assemble(builtin_tools(), compact=True)
     assert set(pool.names) == set(COMPACT_TOOLS)
     tools = json.dumps(pool.api_tools())
-    system = build_system_prompt([Path("/w")], offered=set(pool.names))[0]["text"]
+    system = build_system_prompt([Path("/w")], offered=set(pool.names), listings=True)[0]["text"]
     # ~4 characters a token (measured: 2,079 Qwen2.5 tokens for 7,945 characters)
     assert (len(tools) + len(system)) / 4 <= 3000
     small = LoopSettings.model_validate({"contextWindow": 16384})
@@ -558,3 +558,30 @@ async def test_a_listing_asks_for_approval_like_write_file(
     else:
         assert not result["is_error"], result
         assert staged == "def add(a, b):\n    return a + b\n"
+
+
+async def test_a_compact_session_shows_the_files_a_named_file_uses(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """"Which port does start() in server.py use?" is answered in config.py, which the
+    1.5B model never read: the compact profile shows it with server.py (one hop, by module
+    name), as a listing; a secret file is not shown even when used."""
+    (root / "config.py").write_text("DEFAULT_PORT = 8731\n", encoding="utf-8")
+    (root / "server.py").write_text(
+        "from config import DEFAULT_PORT\n\nKEY = 'deploy.key'\n\n\ndef start(port=DEFAULT_PORT):\n"
+        "    return port\n",
+        encoding="utf-8",
+    )
+    (root / "deploy.key").write_text("PRIVATE-KEY-TEXT\n")
+    api.extend(text_turn("8731"))
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    await session.run("Which port does start() in server.py use by default?")
+    first = json.dumps(api.message_requests[0].messages[0])
+    assert "config.py\\n```\\nDEFAULT_PORT = 8731\\n```" in first
+    assert "calc.py\\n```" not in first  # not used by server.py
+    assert "PRIVATE-KEY-TEXT" not in first
+    api.extend(text_turn("8731"))
+    await _file_session(api, root, tmp_path).run("Which port does start() in server.py use?")
+    full = json.dumps(api.message_requests[1].messages[0])
+    assert "Called the read_file tool" in full  # the full profile: read_file's form
+    assert "config.py\\n```" not in full and '{\\"path\\": \\"config.py\\"}' not in full
