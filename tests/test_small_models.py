@@ -451,7 +451,7 @@ async def test_a_whole_file_listing_is_a_write_file_call(
     result = await session.run("Fix add in calc.py: it should add.")
     assert result.status == "completed", result.error
     first = api.message_requests[0]
-    assert "file listing" in first.system_text  # the compact prompt offers the format
+    assert "file listing" in first.system_text  # the compact prompt asks for the format
     shown = json.dumps(first.messages[0])
     assert "calc.py\\n```\\ndef add(a, b):\\n    return a - b\\n```" in shown  # shown as one
     assistant = api.message_requests[1].messages[-2]["content"]
@@ -563,7 +563,7 @@ async def test_a_listing_asks_for_approval_like_write_file(
 async def test_a_compact_session_shows_the_files_a_named_file_uses(
     api: ScriptedMessagesServer, root: Path, tmp_path: Path
 ) -> None:
-    """"Which port does start() in server.py use?" is answered in config.py, which the
+    """ "Which port does start() in server.py use?" is answered in config.py, which the
     1.5B model never read: the compact profile shows it with server.py (one hop, by module
     name), as a listing; a secret file is not shown even when used."""
     (root / "config.py").write_text("DEFAULT_PORT = 8731\n", encoding="utf-8")
@@ -584,4 +584,5 @@ async def test_a_compact_session_shows_the_files_a_named_file_uses(
     await _file_session(api, root, tmp_path).run("Which port does start() in server.py use?")
     full = json.dumps(api.message_requests[1].messages[0])
     assert "Called the read_file tool" in full  # the full profile: read_file's form
-    assert "config.py\\n```" not in full and '{\\"path\\": \\"config.py\\"}' not in full
+    assert "config.py\\n```" not in full
+    assert '{\\"path\\": \\"config.py\\"}' not in full

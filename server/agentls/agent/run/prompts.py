@@ -65,10 +65,10 @@ def using_your_tools(offered: Collection[str] | None = None) -> str:
 
 USING_YOUR_TOOLS = using_your_tools()
 
-FILE_LISTINGS = """# Changing a small file
-To change a file you have read, you may reply with a file listing instead of a tool call: the \
-file's path alone on one line, then the entire new content of the file in a fenced code \
-block. It is applied like write_file. For example:
+FILE_LISTINGS = """# Changing files
+To change a file, reply with a file listing instead of a tool call: the file's path alone \
+on one line, then the entire new content of the file in a fenced code block. It is applied \
+like write_file. For example:
 
 path/of/the/file.py
 ```
@@ -76,7 +76,8 @@ the complete new file, every line
 ```
 
 A listing replaces the whole file: keep every line you do not change, and never shorten \
-the code with "..." or comments like "rest of the code"."""
+the code with "..." or comments like "rest of the code". Use edit_file only for a file too \
+long to repeat whole."""
 """For a small local model (compact profile, text tool calls): aider's "whole" edit format,
 which such models get right far more often than an exact-substring edit
 (`agentls.agent.run.file_listings`)."""
