@@ -41,6 +41,9 @@ KNOWN = {"read_file", "edit_file", "list_files"}.__contains__
         '{"type": "function", "function": {"name": "read_file", "arguments": "{\\"path\\": '
         '\\"a.py\\"}"}}',
         'I will read it: {"name": "read_file", "parameters": {"path": "a.py"}} now.',
+        # the 1.5B model, asked for file listings (quotes of either kind, in the JSON too)
+        '<tools>\n  <function name="read_file" arguments=\'{"path": "a.py"}\'/>\n</tools>',
+        "<function name=\"read_file\" arguments=\"{'path': 'a.py'}\"></function>".replace("'", '"'),
     ],
 )
 def test_the_shapes_small_models_write_are_calls(text: str) -> None:
@@ -56,6 +59,7 @@ def test_several_calls_and_json_that_is_not_a_call() -> None:
     data = '```json\n{"name": "Ada", "age": 36}\n```'
     assert parse_text_calls(data, KNOWN).calls == []
     assert not looks_like_a_call('The config is {"debug": true}.')
+    assert looks_like_a_call("<tools><function name=\"edit_file\" arguments='{oops'/></tools>")
     assert looks_like_a_call('```json\n{"name": "read_file", "arguments": ')
 
 
@@ -586,3 +590,34 @@ async def test_a_compact_session_shows_the_files_a_named_file_uses(
     assert "Called the read_file tool" in full  # the full profile: read_file's form
     assert "config.py\\n```" not in full
     assert '{\\"path\\": \\"config.py\\"}' not in full
+
+
+async def test_a_whole_file_write_that_drops_a_definition_is_asked_again(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """The 1.5B model, asked to add triple to mathx.py, wrote the file with only triple.
+    In the compact profile that write is refused once, naming what it drops; sent again,
+    it goes through (a removal can be meant). A full-profile session writes at once."""
+    (root / "mathx.py").write_text("def double(x):\n    return 2 * x\n", encoding="utf-8")
+    lossy = ("write_file", {"path": "mathx.py", "content": "def triple(x):\n    return 3 * x\n"})
+    whole = "def double(x):\n    return 2 * x\n\n\ndef triple(x):\n    return 3 * x\n"
+    api.extend(tool_turn(lossy), tool_turn(("write_file", {"path": "mathx.py",
+               "content": whole})), text_turn("Added."))  # fmt: skip
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    result = await session.run("Add a function triple(x) to mathx.py.")
+    assert result.status == "completed", result.error
+    refused = api.message_requests[1].tool_results()[0]
+    assert refused["is_error"]
+    assert "`double`" in str(refused["content"])
+    assert not api.message_requests[2].tool_results()[0]["is_error"]
+    assert session.changes.text(root / "mathx.py") == whole
+    api.extend(tool_turn(lossy), tool_turn(lossy), text_turn("Replaced."))
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    await session.run("Replace mathx.py by triple only.")
+    assert api.message_requests[-2].tool_results()[0]["is_error"]
+    assert not api.message_requests[-1].tool_results()[0]["is_error"]
+    assert session.changes.text(root / "mathx.py") == "def triple(x):\n    return 3 * x\n"
+    api.extend(tool_turn(lossy), text_turn("Replaced."))
+    session = _file_session(api, root, tmp_path)
+    await session.run("Replace mathx.py by triple only.")
+    assert not api.message_requests[-1].tool_results()[0]["is_error"]

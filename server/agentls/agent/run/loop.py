@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import logging
 import random
 import time
@@ -71,6 +72,7 @@ from agentls.agent.run.orchestration import run_tool_calls
 from agentls.agent.run.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.agent.run.prompts import search_summary
 from agentls.agent.run.text_tool_calls import looks_like_a_call, with_text_calls
+from agentls.agent.run.whole_writes import dropped_names, refusal
 from agentls.errors import WorkspaceError
 
 if TYPE_CHECKING:
@@ -130,6 +132,8 @@ class AgentLoop:
         self.server_tools: dict[str, float] = {}
         """Server tools (web search) started in the current stream: id → start time."""
         self.guard = LoopGuard(conversation.settings.loop_guard)
+        self.lossy_writes_told: set[str] = set()
+        """write_file calls refused once for dropping definitions (`_lossy_writes`)."""
         self.failure: str | None = None
         """Why a run that got replies still failed (an empty reply, a stuck loop)."""
         self.calls_made = 0
@@ -361,7 +365,12 @@ class AgentLoop:
     async def _run_calls(self, calls: list[ToolCall], texts: list[str]) -> RunStatus | None:
         self.text_parts = texts
         self.calls_made += len(calls)
-        results = await run_tool_calls(calls, self.pipeline, self.ctx)
+        refused = self._lossy_writes(calls)
+        ran = await run_tool_calls(
+            [c for c in calls if c.id not in refused], self.pipeline, self.ctx
+        )
+        by_id = {r.tool_use_id: r for r in ran}
+        results = [by_id.get(c.id) or ToolCallResult(c.id, refused[c.id], True) for c in calls]
         self._add_results(self._with_memory(calls, self.guard.check(calls, results)))
         if self.cancel.is_set():
             raise RunCancelled
@@ -371,6 +380,35 @@ class AgentLoop:
             return "failed"
         self._apply_mode_switch()
         return None
+
+    def _lossy_writes(self, calls: list[ToolCall]) -> dict[str, str]:
+        """Compact profile: write_file calls that would drop definitions of the file they
+        overwrite, refused once (`agentls.agent.run.whole_writes`); id → the error."""
+        if not self.conversation.compact_tools():
+            return {}
+        refused: dict[str, str] = {}
+        for call in calls:
+            if call.name != "write_file" or not isinstance(call.input.get("content"), str):
+                continue
+            key = json.dumps(call.input, sort_keys=True)
+            if key in self.lossy_writes_told:
+                continue
+            problem = self._lossy_write(str(call.input.get("path", "")), call.input["content"])
+            if problem is not None:
+                self.lossy_writes_told.add(key)
+                refused[call.id] = problem
+        return refused
+
+    def _lossy_write(self, written: str, content: str) -> str | None:
+        conv = self.conversation
+        workspace = conv.config.workspace
+        try:
+            path = workspace.resolve(written)
+            current = workspace.load(path, conv.changes).text
+        except WorkspaceError:
+            return None  # a new file, or one the pipeline refuses with its own reason
+        names = dropped_names(current, content)
+        return refusal(workspace.display(path), names) if names else None
 
     def _final_status(self) -> RunStatus:
         """No hollow success: a run whose last reply is empty (and that changed nothing:
