@@ -467,6 +467,27 @@ async def test_a_whole_file_listing_is_a_write_file_call(
     assert (root / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"  # staged
 
 
+async def test_listings_in_an_explanation_are_written(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """The 1.5B model's reply after a failed edit: steps, then "**lookup.py:**" and
+    "**app.py:**" each over the whole new file; the one that changes a file is written."""
+    (root / "app.py").write_text("from calc import add\n\nX = add(1, 2)\n", encoding="utf-8")
+    reply = (
+        "To fix it:\n\n1. Change `add`.\n\nHere is the final code:\n\n**calc.py:**\n```python\n"
+        "def add(a, b):\n    return a + b\n```\n\n**app.py:**\n```python\nfrom calc import add"
+        "\n\nX = add(1, 2)\n```\n\nAfter these steps add adds."
+    )
+    api.extend(text_turn(reply), text_turn("Done."))
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    result = await session.run("Fix add in calc.py; app.py uses it.")
+    assert result.status == "completed", result.error
+    assistant = api.message_requests[1].messages[-2]["content"]
+    uses = [b for b in assistant if b["type"] == "tool_use"]
+    assert [u["input"]["path"] for u in uses] == ["calc.py"]  # app.py's listing is unchanged
+    assert session.changes.text(root / "calc.py") == "def add(a, b):\n    return a + b\n"
+
+
 async def test_a_listing_is_text_outside_the_compact_text_mode(
     api: ScriptedMessagesServer, root: Path, tmp_path: Path
 ) -> None:
@@ -621,3 +642,21 @@ async def test_a_whole_file_write_that_drops_a_definition_is_asked_again(
     session = _file_session(api, root, tmp_path)
     await session.run("Replace mathx.py by triple only.")
     assert not api.message_requests[-1].tool_results()[0]["is_error"]
+
+
+async def test_a_listing_in_an_echo_of_the_context_is_not_a_write(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """After its fix, the 1.5B model echoed the first message (reminders and the files as
+    shown): a listing in such an echo is the old text, and writing it would undo the fix."""
+    fixed = "def add(a, b):\n    return a + b\n"
+    echo = "<system-reminder>\n# Environment\n</system-reminder>\n" + LISTING.replace(
+        "a + b", "a - b"
+    )
+    edit = ("edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"})
+    api.extend(tool_turn(edit), text_turn(echo))
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    result = await session.run("Fix add in calc.py: it should add.")
+    assert session.changes.text(root / "calc.py") == fixed
+    assert result.status == "failed"  # an echo is not an answer
+    assert len(api.message_requests) == 2

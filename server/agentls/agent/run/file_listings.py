@@ -22,14 +22,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 _LISTING = re.compile(
-    r"^[ \t]*(?:#+[ \t]*|[-*>][ \t]+)?(?:File:[ \t]*)?[`*]*(?P<path>[^\s`*:]+?)[`*]*:?[ \t]*\n"
+    r"^[ \t]*(?:#+[ \t]*|[-*>][ \t]+)?(?:File:[ \t]*)?[`*]*(?P<path>[^\s`*:]+?)[`*]*:?[`*]*[ \t]*\n"
     r"(?:[ \t]*\n)?"
     r"[ \t]*(?P<fence>`{3,})[ \t]*[\w+#.-]*[ \t]*\n"
     r"(?P<body>.*?)"
     r"^[ \t]*(?P=fence)[ \t]*$",
     re.DOTALL | re.MULTILINE,
 )
-"""A path alone on its line (optionally in backticks or bold, with a colon, after a heading
+"""A path alone on its line (optionally in backticks or bold, with a colon inside or after
+them — `**app.py:**`, the 1.5B model's form —, after a heading
 or bullet mark, or "File:"), at most one blank line, then a fenced block up to the fence
 that closes it at the start of a line."""
 

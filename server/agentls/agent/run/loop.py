@@ -306,16 +306,20 @@ class AgentLoop:
         converted = with_text_calls(
             response.content,
             lambda name: self.pool.find(name) is not None,
-            self._listing_target if self._reads_listings() else None,
+            self._listing_target if self._reads_listings(response) else None,
         )
         if converted is None:
             return response.content
         self.conversation.transcript.write("text_tool_calls", count=len(tool_uses_of(converted)))
         return converted
 
-    def _reads_listings(self) -> bool:
+    def _reads_listings(self, response: ModelResponse) -> bool:
         """Whole-file listings are calls in the compact profile, when write_file is offered
-        (`agentls.agent.run.file_listings`)."""
+        (`agentls.agent.run.file_listings`) — except in a reply that echoes the context
+        (`<system-reminder>` blocks): the 1.5B model echoed the files as first shown after
+        fixing one, and writing that old text back would undo the fix."""
+        if "<system-reminder>" in "".join(texts_of(response.content)):
+            return False
         return self.conversation.compact_tools() and self.pool.find("write_file") is not None
 
     def _listing_target(self, written: str, content: str) -> str | None:
