@@ -12,7 +12,9 @@ import pytest
 
 from agentls.agent.framework.registry import PoolFilter, ToolPool
 from agentls.agent.framework.tool_profile import COMPACT_TOOLS
-from agentls.agent.rules.rule import parse_rules
+from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
+from agentls.agent.permissions.policy import RulePolicy
+from agentls.agent.rules.rule import RuleSet, parse_rules
 from agentls.agent.run.conversation import SessionConfig
 from agentls.agent.run.model_client import AnthropicModelClient
 from agentls.agent.run.prompts import build_system_prompt
@@ -39,6 +41,9 @@ KNOWN = {"read_file", "edit_file", "list_files"}.__contains__
         '{"type": "function", "function": {"name": "read_file", "arguments": "{\\"path\\": '
         '\\"a.py\\"}"}}',
         'I will read it: {"name": "read_file", "parameters": {"path": "a.py"}} now.',
+        # the 1.5B model, asked for file listings (quotes of either kind, in the JSON too)
+        '<tools>\n  <function name="read_file" arguments=\'{"path": "a.py"}\'/>\n</tools>',
+        "<function name=\"read_file\" arguments=\"{'path': 'a.py'}\"></function>".replace("'", '"'),
     ],
 )
 def test_the_shapes_small_models_write_are_calls(text: str) -> None:
@@ -54,6 +59,7 @@ def test_several_calls_and_json_that_is_not_a_call() -> None:
     data = '```json\n{"name": "Ada", "age": 36}\n```'
     assert parse_text_calls(data, KNOWN).calls == []
     assert not looks_like_a_call('The config is {"debug": true}.')
+    assert looks_like_a_call("<tools><function name=\"edit_file\" arguments='{oops'/></tools>")
     assert looks_like_a_call('```json\n{"name": "read_file", "arguments": ')
 
 
@@ -210,7 +216,7 @@ def test_compact_profile_is_small_and_picked_for_small_windows() -> None:
     pool = ToolPool.assemble(builtin_tools(), compact=True)
     assert set(pool.names) == set(COMPACT_TOOLS)
     tools = json.dumps(pool.api_tools())
-    system = build_system_prompt([Path("/w")], offered=set(pool.names))[0]["text"]
+    system = build_system_prompt([Path("/w")], offered=set(pool.names), listings=True)[0]["text"]
     # ~4 characters a token (measured: 2,079 Qwen2.5 tokens for 7,945 characters)
     assert (len(tools) + len(system)) / 4 <= 3000
     small = LoopSettings.model_validate({"contextWindow": 16384})
@@ -432,3 +438,225 @@ async def test_a_reply_that_echoes_the_reminders_is_not_a_success(
     result = await _file_session(api, root, tmp_path).run("Add a docstring to add in calc.py")
     assert result.status == "failed"
     assert "repeated the context" in str(result.error)
+
+
+# --- whole-file listings (aider's "whole" format) in the compact profile ---------------------
+
+LISTING = "Here is the fix.\n\ncalc.py\n```python\ndef add(a, b):\n    return a + b\n```\n"
+
+
+async def test_a_whole_file_listing_is_a_write_file_call(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """The 1.5B model gets aider's whole-file format right where its edit_file and JSON
+    write_file calls went wrong: a listing of a file it has read is a write_file call."""
+    api.extend(text_turn(LISTING), text_turn("Fixed."))
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    result = await session.run("Fix add in calc.py: it should add.")
+    assert result.status == "completed", result.error
+    first = api.message_requests[0]
+    assert "file listing" in first.system_text  # the compact prompt asks for the format
+    shown = json.dumps(first.messages[0])
+    assert "calc.py\\n```\\ndef add(a, b):\\n    return a - b\\n```" in shown  # shown as one
+    assistant = api.message_requests[1].messages[-2]["content"]
+    use = next(b for b in assistant if b["type"] == "tool_use")
+    assert use["name"] == "write_file"
+    assert use["input"] == {"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}
+    assert not api.message_requests[1].tool_results()[0]["is_error"]
+    assert session.changes.text(root / "calc.py") == "def add(a, b):\n    return a + b\n"
+    assert (root / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"  # staged
+
+
+async def test_listings_in_an_explanation_are_written(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """The 1.5B model's reply after a failed edit: steps, then "**lookup.py:**" and
+    "**app.py:**" each over the whole new file; the one that changes a file is written."""
+    (root / "app.py").write_text("from calc import add\n\nX = add(1, 2)\n", encoding="utf-8")
+    reply = (
+        "To fix it:\n\n1. Change `add`.\n\nHere is the final code:\n\n**calc.py:**\n```python\n"
+        "def add(a, b):\n    return a + b\n```\n\n**app.py:**\n```python\nfrom calc import add"
+        "\n\nX = add(1, 2)\n```\n\nAfter these steps add adds."
+    )
+    api.extend(text_turn(reply), text_turn("Done."))
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    result = await session.run("Fix add in calc.py; app.py uses it.")
+    assert result.status == "completed", result.error
+    assistant = api.message_requests[1].messages[-2]["content"]
+    uses = [b for b in assistant if b["type"] == "tool_use"]
+    assert [u["input"]["path"] for u in uses] == ["calc.py"]  # app.py's listing is unchanged
+    assert session.changes.text(root / "calc.py") == "def add(a, b):\n    return a + b\n"
+
+
+async def test_a_listing_is_text_outside_the_compact_text_mode(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """A full-profile session (a large model) and native tool calls leave a listing as
+    the answer it is: no write."""
+    for values in ({}, {"context_window": 8192, "tool_calls": "native"}):
+        api.extend(text_turn(LISTING))
+        session = _file_session(api, root, tmp_path, **values)
+        result = await session.run("Fix add in calc.py")
+        assert result.status == "completed", result.error
+        assert "return a + b" in str(result.text)
+        assert session.changes.text(root / "calc.py") is None
+        assert "file listing" not in api.message_requests[-1].system_text
+
+
+async def test_a_listing_needs_a_read_file_and_a_change(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """Only a file the session has seen is rewritten (not one the model invents or never
+    read), and a listing equal to the file is a quotation, not a write."""
+    (root / "other.py").write_text("X = 1\n", encoding="utf-8")
+    quoted = "calc.py\n```\ndef add(a, b):\n    return a - b\n```\nIt subtracts."
+    unread = "other.py\n```\nX = 2\n```"
+    invented = "new.py\n```\nY = 2\n```"
+    for reply in (quoted, unread, invented):
+        api.extend(text_turn(reply))
+        session = _file_session(api, root, tmp_path, context_window=8192)
+        result = await session.run("What does add in calc.py do?")
+        assert result.status == "completed", result.error
+        assert not session.changes.changed_paths(), reply
+        assert (root / "other.py").read_text() == "X = 1\n"
+
+
+async def test_a_listing_cannot_write_outside_the_workspace_or_a_secret_file(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """Attacker-style: the listing's path is outside the workspace, through a symlink, or a
+    secret file the model was shown nothing of; none is written or staged."""
+    outside = tmp_path / "outside.py"
+    outside.write_text("SAFE = 1\n", encoding="utf-8")
+    (root / "link.py").symlink_to(outside)
+    (root / ".env").write_text("TOKEN=abc\n", encoding="utf-8")
+    replies = [
+        "../outside.py\n```\nSAFE = 0\n```",
+        f"{outside}\n```\nSAFE = 0\n```",
+        "link.py\n```\nSAFE = 0\n```",
+        ".env\n```\nTOKEN=stolen\n```",
+    ]
+    for reply in replies:
+        api.extend(text_turn(reply))
+        session = _file_session(api, root, tmp_path, context_window=8192)
+        await session.run("Fix calc.py, link.py, .env and ../outside.py")
+        assert not session.changes.changed_paths(), reply
+    assert outside.read_text() == "SAFE = 1\n"
+    assert (root / ".env").read_text() == "TOKEN=abc\n"
+
+
+class _Answer:
+    def __init__(self, choice: ApprovalChoice) -> None:
+        self.choice = choice
+        self.asked: list[ApprovalRequest] = []
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalChoice:
+        self.asked.append(request)
+        return self.choice
+
+
+@pytest.mark.parametrize("choice", ["deny", "allow_once"])
+async def test_a_listing_asks_for_approval_like_write_file(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path, choice: ApprovalChoice
+) -> None:
+    """A listing is asked about exactly as a write_file call (an `ask` rule): denied,
+    nothing is staged; allowed, the write is staged."""
+    api.extend(text_turn(LISTING), text_turn("Done."))
+    approver = _Answer(choice)
+    rules, problems = parse_rules({"ask": ["write_file"]}, "test", root=root)
+    assert not problems
+    config = SessionConfig(
+        settings=_settings(api, context_window=8192),
+        workspace=Workspace([root]),
+        tools=builtin_tools(),
+        transcript_dir=tmp_path / "transcripts",
+        permissions=RulePolicy(RuleSet(rules), approver=approver),
+    )
+    session = close_at_loop_end(AgentSession(AnthropicModelClient(config.settings), config))
+    await session.run("Fix add in calc.py")
+    assert [r.tool for r in approver.asked] == ["write_file"]
+    result = api.message_requests[1].tool_results()[0]
+    staged = session.changes.text(root / "calc.py")
+    if choice == "deny":
+        assert result["is_error"]
+        assert staged is None
+    else:
+        assert not result["is_error"], result
+        assert staged == "def add(a, b):\n    return a + b\n"
+
+
+async def test_a_compact_session_shows_the_files_a_named_file_uses(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """ "Which port does start() in server.py use?" is answered in config.py, which the
+    1.5B model never read: the compact profile shows it with server.py (one hop, by module
+    name), as a listing; a secret file is not shown even when used."""
+    (root / "config.py").write_text("DEFAULT_PORT = 8731\n", encoding="utf-8")
+    (root / "server.py").write_text(
+        "from config import DEFAULT_PORT\n\nKEY = 'deploy.key'\n\n\ndef start(port=DEFAULT_PORT):\n"
+        "    return port\n",
+        encoding="utf-8",
+    )
+    (root / "deploy.key").write_text("PRIVATE-KEY-TEXT\n")
+    api.extend(text_turn("8731"))
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    await session.run("Which port does start() in server.py use by default?")
+    first = json.dumps(api.message_requests[0].messages[0])
+    assert "config.py\\n```\\nDEFAULT_PORT = 8731\\n```" in first
+    assert "calc.py\\n```" not in first  # not used by server.py
+    assert "PRIVATE-KEY-TEXT" not in first
+    api.extend(text_turn("8731"))
+    await _file_session(api, root, tmp_path).run("Which port does start() in server.py use?")
+    full = json.dumps(api.message_requests[1].messages[0])
+    assert "Called the read_file tool" in full  # the full profile: read_file's form
+    assert "config.py\\n```" not in full
+    assert '{\\"path\\": \\"config.py\\"}' not in full
+
+
+async def test_a_whole_file_write_that_drops_a_definition_is_asked_again(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """The 1.5B model, asked to add triple to mathx.py, wrote the file with only triple.
+    In the compact profile that write is refused once, naming what it drops; sent again,
+    it goes through (a removal can be meant). A full-profile session writes at once."""
+    (root / "mathx.py").write_text("def double(x):\n    return 2 * x\n", encoding="utf-8")
+    lossy = ("write_file", {"path": "mathx.py", "content": "def triple(x):\n    return 3 * x\n"})
+    whole = "def double(x):\n    return 2 * x\n\n\ndef triple(x):\n    return 3 * x\n"
+    api.extend(tool_turn(lossy), tool_turn(("write_file", {"path": "mathx.py",
+               "content": whole})), text_turn("Added."))  # fmt: skip
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    result = await session.run("Add a function triple(x) to mathx.py.")
+    assert result.status == "completed", result.error
+    refused = api.message_requests[1].tool_results()[0]
+    assert refused["is_error"]
+    assert "`double`" in str(refused["content"])
+    assert not api.message_requests[2].tool_results()[0]["is_error"]
+    assert session.changes.text(root / "mathx.py") == whole
+    api.extend(tool_turn(lossy), tool_turn(lossy), text_turn("Replaced."))
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    await session.run("Replace mathx.py by triple only.")
+    assert api.message_requests[-2].tool_results()[0]["is_error"]
+    assert not api.message_requests[-1].tool_results()[0]["is_error"]
+    assert session.changes.text(root / "mathx.py") == "def triple(x):\n    return 3 * x\n"
+    api.extend(tool_turn(lossy), text_turn("Replaced."))
+    session = _file_session(api, root, tmp_path)
+    await session.run("Replace mathx.py by triple only.")
+    assert not api.message_requests[-1].tool_results()[0]["is_error"]
+
+
+async def test_a_listing_in_an_echo_of_the_context_is_not_a_write(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """After its fix, the 1.5B model echoed the first message (reminders and the files as
+    shown): a listing in such an echo is the old text, and writing it would undo the fix."""
+    fixed = "def add(a, b):\n    return a + b\n"
+    echo = "<system-reminder>\n# Environment\n</system-reminder>\n" + LISTING.replace(
+        "a + b", "a - b"
+    )
+    edit = ("edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"})
+    api.extend(tool_turn(edit), text_turn(echo))
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    result = await session.run("Fix add in calc.py: it should add.")
+    assert session.changes.text(root / "calc.py") == fixed
+    assert result.status == "failed"  # an echo is not an answer
+    assert len(api.message_requests) == 2

@@ -58,7 +58,7 @@ from agentls.agent.protocol.messages import (
     text_block,
     with_cache_breakpoint,
 )
-from agentls.agent.protocol.pricing import PriceTable
+from agentls.agent.protocol.pricing import PriceTable, is_anthropic_endpoint
 from agentls.agent.protocol.results import RewindPayload, SessionStatusPayload, TurnPayload
 from agentls.agent.protocol.usage import Usage
 from agentls.agent.run import compaction as cx
@@ -142,6 +142,12 @@ def _with_environment(messages: History, environment: str) -> History:
     return [{**first, "content": [note, *blocks]}, *messages[1:]]
 
 
+def _reads_text_calls(settings: AgentSettings) -> bool:
+    if settings.tool_calls == "auto":
+        return not is_anthropic_endpoint(settings.base_url)
+    return settings.tool_calls == "text"
+
+
 def _compact(config: SessionConfig) -> bool:
     """Whether the session offers the compact tool profile (a small, local model)."""
     window = cx.context_window_for(config.settings.model, config.settings.context_window)
@@ -176,12 +182,19 @@ class Conversation:
         self.staging_count = 0
         """Changes to the staged edits so far (a run compares it to say it did something)."""
         local = _compact(config)
+        offered = _offered_names(config)
+        self.system_listings = (
+            local and "write_file" in offered and _reads_text_calls(config.settings)
+        )
+        """Replies may rewrite a file as a whole-file listing (`FILE_LISTINGS`), and the
+        files the prompt names are shown in that form."""
         self.system = build_system_prompt(
             config.workspace.roots,
             config.instructions,
             skills=config.skills,
-            offered=_offered_names(config),
+            offered=offered,
             environment=not local,
+            listings=self.system_listings,
         )
         self.environment = environment_section(config.workspace.roots) if local else ""
         """The environment, sent at the head of the first message instead of in the system
@@ -271,6 +284,10 @@ class Conversation:
                 compact=self.compact_tools(),
             )
         return self._pools[read_only]
+
+    def reads_text_calls(self) -> bool:
+        """`model.toolCalls`: `text`, or `auto` on an endpoint that is not Anthropic's."""
+        return _reads_text_calls(self.settings)
 
     def compact_tools(self) -> bool:
         """Whether the session offers the compact tool profile (`tools.profile`)."""
@@ -504,6 +521,7 @@ class Conversation:
                 overview_budget(self.context_window()),
                 self._readable,
                 Redactor.from_env(),
+                listings=self.system_listings,
             )
         except Exception:
             log.exception("showing the files the prompt names failed")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import logging
 import random
 import time
@@ -53,7 +54,6 @@ from agentls.agent.protocol.events import (
     TurnUsage,
 )
 from agentls.agent.protocol.messages import ContentBlockParam, text_block, texts_of, tool_uses_of
-from agentls.agent.protocol.pricing import is_anthropic_endpoint
 from agentls.agent.protocol.results import RunResult
 from agentls.agent.run.compaction import CompactionError
 from agentls.agent.run.context_window import Compactor
@@ -72,6 +72,8 @@ from agentls.agent.run.orchestration import run_tool_calls
 from agentls.agent.run.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.agent.run.prompts import search_summary
 from agentls.agent.run.text_tool_calls import looks_like_a_call, with_text_calls
+from agentls.agent.run.whole_writes import dropped_names, refusal
+from agentls.errors import WorkspaceError
 
 if TYPE_CHECKING:
     from agentls.agent.claude.subagents import AgentType
@@ -130,6 +132,8 @@ class AgentLoop:
         self.server_tools: dict[str, float] = {}
         """Server tools (web search) started in the current stream: id → start time."""
         self.guard = LoopGuard(conversation.settings.loop_guard)
+        self.lossy_writes_told: set[str] = set()
+        """write_file calls refused once for dropping definitions (`_lossy_writes`)."""
         self.failure: str | None = None
         """Why a run that got replies still failed (an empty reply, a stuck loop)."""
         self.calls_made = 0
@@ -291,10 +295,7 @@ class AgentLoop:
 
     def reads_text_calls(self) -> bool:
         """`model.toolCalls`: `text`, or `auto` on an endpoint that is not Anthropic's."""
-        settings = self.conversation.settings
-        if settings.tool_calls == "auto":
-            return not is_anthropic_endpoint(settings.base_url)
-        return settings.tool_calls == "text"
+        return self.conversation.reads_text_calls()
 
     def _content_of(self, response: ModelResponse) -> list[ContentBlockParam]:
         """The reply as it goes into the history: calls written as text become `tool_use`
@@ -302,11 +303,44 @@ class AgentLoop:
         for them."""
         if not self.reads_text_calls():
             return response.content
-        converted = with_text_calls(response.content, lambda name: self.pool.find(name) is not None)
+        converted = with_text_calls(
+            response.content,
+            lambda name: self.pool.find(name) is not None,
+            self._listing_target if self._reads_listings(response) else None,
+        )
         if converted is None:
             return response.content
         self.conversation.transcript.write("text_tool_calls", count=len(tool_uses_of(converted)))
         return converted
+
+    def _reads_listings(self, response: ModelResponse) -> bool:
+        """Whole-file listings are calls in the compact profile, when write_file is offered
+        (`agentls.agent.run.file_listings`) — except in a reply that echoes the context
+        (`<system-reminder>` blocks): the 1.5B model echoed the files as first shown after
+        fixing one, and writing that old text back would undo the fix."""
+        if "<system-reminder>" in "".join(texts_of(response.content)):
+            return False
+        return self.conversation.compact_tools() and self.pool.find("write_file") is not None
+
+    def _listing_target(self, written: str, content: str) -> str | None:
+        """The workspace path a listing headed `written` rewrites: a file inside the
+        workspace that this session has read or written, whose text the listing changes;
+        None otherwise (the listing stays text). The pipeline still checks the call."""
+        conv = self.conversation
+        workspace = conv.config.workspace
+        try:
+            path = workspace.resolve(written)
+        except WorkspaceError:
+            return None
+        if path not in conv.reads.paths():
+            return None
+        try:
+            current = workspace.load(path, conv.changes).text
+        except WorkspaceError:
+            return None
+        if current == content or not content.strip():
+            return None
+        return workspace.display(path)
 
     async def _handle(self, response: ModelResponse) -> RunStatus | None:
         """Apply one response to the history; a status means the run is over."""
@@ -335,7 +369,12 @@ class AgentLoop:
     async def _run_calls(self, calls: list[ToolCall], texts: list[str]) -> RunStatus | None:
         self.text_parts = texts
         self.calls_made += len(calls)
-        results = await run_tool_calls(calls, self.pipeline, self.ctx)
+        refused = self._lossy_writes(calls)
+        ran = await run_tool_calls(
+            [c for c in calls if c.id not in refused], self.pipeline, self.ctx
+        )
+        by_id = {r.tool_use_id: r for r in ran}
+        results = [by_id.get(c.id) or ToolCallResult(c.id, refused[c.id], True) for c in calls]
         self._add_results(self._with_memory(calls, self.guard.check(calls, results)))
         if self.cancel.is_set():
             raise RunCancelled
@@ -345,6 +384,35 @@ class AgentLoop:
             return "failed"
         self._apply_mode_switch()
         return None
+
+    def _lossy_writes(self, calls: list[ToolCall]) -> dict[str, str]:
+        """Compact profile: write_file calls that would drop definitions of the file they
+        overwrite, refused once (`agentls.agent.run.whole_writes`); id → the error."""
+        if not self.conversation.compact_tools():
+            return {}
+        refused: dict[str, str] = {}
+        for call in calls:
+            if call.name != "write_file" or not isinstance(call.input.get("content"), str):
+                continue
+            key = json.dumps(call.input, sort_keys=True)
+            if key in self.lossy_writes_told:
+                continue
+            problem = self._lossy_write(str(call.input.get("path", "")), call.input["content"])
+            if problem is not None:
+                self.lossy_writes_told.add(key)
+                refused[call.id] = problem
+        return refused
+
+    def _lossy_write(self, written: str, content: str) -> str | None:
+        conv = self.conversation
+        workspace = conv.config.workspace
+        try:
+            path = workspace.resolve(written)
+            current = workspace.load(path, conv.changes).text
+        except WorkspaceError:
+            return None  # a new file, or one the pipeline refuses with its own reason
+        names = dropped_names(current, content)
+        return refusal(workspace.display(path), names) if names else None
 
     def _final_status(self) -> RunStatus:
         """No hollow success: a run whose last reply is empty (and that changed nothing:

@@ -78,24 +78,33 @@ def shown_as_read(
     budget: int,
     readable: Callable[[Path], bool],
     redactor: Redactor,
+    listings: bool = False,
 ) -> str:
     """The named files as read_file results ("" when the prompt names none that fit in
     `budget` characters); each one shown is recorded in `reads`. A file that holds one of
     the agent's credentials is left out: read_file's result would be withheld and redacted
-    by the pipeline, and this text does not pass through it."""
+    by the pipeline, and this text does not pass through it.
+
+    `listings`: show each file as a whole-file listing (its path, then its text in a fenced
+    block), the form the model may answer in (`agentls.agent.run.file_listings`): a small
+    model copies the form it was shown."""
     files = [p for p in workspace.view(changes).file_strs(None) if readable(Path(p))]
     by_name = {workspace.display(Path(p)): Path(p) for p in files}
     parts: list[str] = []
     used = 0
+    texts: dict[str, str] = {}
     for name in named_files(user_words(prompt), by_name)[:MAX_FILES]:
-        path = by_name[name]
         try:
-            text = workspace.load(path, changes).text
+            texts[name] = workspace.load(by_name[name], changes).text
         except Exception:  # binary, unreadable, too large: read_file will say why
             continue
+    if listings:
+        texts |= _referenced(texts, by_name, workspace, changes)
+    for name, text in texts.items():
+        path = by_name[name]
         if redactor.contains(text):
             continue
-        shown = _as_read(name, text)
+        shown = _as_listing(name, text) if listings else _as_read(name, text)
         if used + len(shown) > budget:
             continue
         reads.record(path, text)
@@ -103,7 +112,43 @@ def shown_as_read(
         used += len(shown)
     if not parts:
         return ""
+    if listings:
+        return "\n\n".join([LISTINGS_HEAD, *parts])
     return "\n".join(["<system-reminder>", *parts, "</system-reminder>"])
+
+
+LISTINGS_HEAD = "The files named in the request (and the files they use), as they are now:"
+
+
+def _referenced(
+    texts: dict[str, str], by_name: dict[str, Path], workspace: Workspace, changes: ChangeSet
+) -> dict[str, str]:
+    """Files the shown ones use, by module name: a file whose name without its extension
+    (`config` for config.py) is a whole word in a shown file's text (`from config import
+    DEFAULT_PORT`). Why: "which port does start() in server.py use" is answered in
+    config.py; aider is given every file of a small task, and a small model seldom reads
+    the file it needs. One hop, within `MAX_FILES` in all; the budget still applies."""
+    found: dict[str, str] = {}
+    for name, path in by_name.items():
+        if len(texts) + len(found) >= MAX_FILES:
+            break
+        stem = path.stem
+        if name in texts or len(stem) < 3:
+            continue
+        word = re.compile(r"(?<![\w.])" + re.escape(stem) + r"(?!\w)")
+        if not any(word.search(text) for text in texts.values()):
+            continue
+        try:
+            found[name] = workspace.load(path, changes).text
+        except Exception:
+            continue
+    return found
+
+
+def _as_listing(name: str, text: str) -> str:
+    fence = "````" if "```" in text else "```"
+    body = text if not text or text.endswith("\n") else text + "\n"
+    return f"{name}\n{fence}\n{body}{fence}"
 
 
 def _as_read(name: str, text: str) -> str:

@@ -65,6 +65,23 @@ def using_your_tools(offered: Collection[str] | None = None) -> str:
 
 USING_YOUR_TOOLS = using_your_tools()
 
+FILE_LISTINGS = """# Changing files
+To change a file, reply with a file listing instead of a tool call: the file's path alone \
+on one line, then the entire new content of the file in a fenced code block. It is applied \
+like write_file. For example:
+
+path/of/the/file.py
+```
+the complete new file, every line
+```
+
+A listing replaces the whole file: keep every line you do not change, and never shorten \
+the code with "..." or comments like "rest of the code". Use edit_file only for a file too \
+long to repeat whole."""
+"""For a small local model (compact profile, text tool calls): aider's "whole" edit format,
+which such models get right far more often than an exact-substring edit
+(`agentls.agent.run.file_listings`)."""
+
 
 def environment_section(roots: Sequence[Path], today: datetime.date | None = None) -> str:
     """What varies by folder and day: the workspace roots, the platform, the date."""
@@ -87,15 +104,19 @@ def build_system_prompt(
     skills: str = "",
     offered: Collection[str] | None = None,
     environment: bool = True,
+    listings: bool = False,
 ) -> list[TextBlockParam]:
     """System blocks; the last carries the cache breakpoint. `intro`: who the agent is (a
     sub-agent has its own); `offered`: the tool names the prompt may mention;
-    `environment=False` leaves the environment out (the caller sends it with the messages).
+    `environment=False` leaves the environment out (the caller sends it with the messages);
+    `listings`: replies may rewrite a file as a whole-file listing (`FILE_LISTINGS`).
 
     Stable parts first, what varies by folder and day last (the environment), so a new
     workspace or a new day re-reads as little of the prompt as possible.
     """
     sections = [intro, using_your_tools(offered)]
+    if listings:
+        sections.append(FILE_LISTINGS)
     if intro == INTRO:  # the main agent's prompt; sub-agents keep their own voice
         from agentls.agent.claude.output_styles import output_style
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from agentls.agent.protocol.messages import ContentBlockParam, JsonObject
+from agentls.agent.run.file_listings import parse_listings
 
 TEXT_CALL_ID_PREFIX = "toolu_text_"
 
@@ -47,10 +48,35 @@ class Parsed:
     """The text left once the calls are taken out (stripped)."""
 
 
+_ATTRIBUTE_CALL = re.compile(
+    r"<function\s+name\s*=\s*([\"'])(?P<name>[\w.-]+)\1\s+"
+    r"(?:arguments|parameters|input)\s*=\s*(?P<q>[\"'])(?P<args>.*?)(?P=q)\s*/?>"
+    r"(?:\s*</function>)?",
+    re.DOTALL,
+)
+"""`<function name="edit_file" arguments='{…}'/>`, often inside `<tools>…</tools>`: what
+the 1.5B model wrote once the prompt asked it for file listings."""
+_EMPTY_WRAPPER = re.compile(r"<(tools?|tool_calls?|function_calls?)>\s*</\1>", re.IGNORECASE)
+
+
+def _attribute_calls(text: str, calls: list[TextCall]) -> str:
+    def replace(match: re.Match[str]) -> str:
+        args = _loads(match.group("args"))
+        if not isinstance(args, dict):
+            return match.group(0)
+        calls.append(TextCall(match.group("name"), args))
+        return ""
+
+    rest = _ATTRIBUTE_CALL.sub(replace, text)
+    return _EMPTY_WRAPPER.sub("", rest) if calls else text
+
+
 def parse_text_calls(text: str, is_tool: Callable[[str], bool]) -> Parsed:
-    """The tool calls written in `text` (tags first, then fences, then bare JSON)."""
+    """The tool calls written in `text` (attribute-style tags, tags, fences, bare JSON)."""
     calls: list[TextCall] = []
-    rest = text
+    rest = _attribute_calls(text, calls)
+    if calls:
+        return Parsed(calls, rest.strip())
     for pattern, trusted in ((_TAG, True), (_FENCE, False)):
         rest = _take(pattern, rest, calls, is_tool, trusted)
     if not calls:
@@ -173,10 +199,15 @@ def _call_of(item: object) -> TextCall | None:
 
 
 def with_text_calls(
-    content: list[ContentBlockParam], is_tool: Callable[[str], bool]
+    content: list[ContentBlockParam],
+    is_tool: Callable[[str], bool],
+    listing_target: Callable[[str, str], str | None] | None = None,
 ) -> list[ContentBlockParam] | None:
     """The response's content with text calls as `tool_use` blocks; None when it has none
-    (or already has structured calls: those win, as the endpoint meant them)."""
+    (or already has structured calls: those win, as the endpoint meant them).
+
+    `listing_target`: when given, a text block without JSON calls is read for whole-file
+    listings (`agentls.agent.run.file_listings`), each one a `write_file` call."""
     if any(block.get("type") == "tool_use" for block in content):
         return None
     changed: list[ContentBlockParam] = []
@@ -186,6 +217,8 @@ def with_text_calls(
             changed.append(block)
             continue
         parsed = parse_text_calls(str(block.get("text", "")), is_tool)
+        if not parsed.calls and listing_target is not None:
+            parsed = _listings_of(parsed.text, listing_target)
         calls.extend(parsed.calls)
         if parsed.text:
             changed.append({"type": "text", "text": parsed.text})
@@ -203,11 +236,17 @@ def with_text_calls(
     return changed
 
 
+def _listings_of(text: str, target: Callable[[str, str], str | None]) -> Parsed:
+    listings, rest = parse_listings(text, target)
+    calls = [TextCall("write_file", {"path": x.path, "content": x.content}) for x in listings]
+    return Parsed(calls, rest if calls else text)
+
+
 def looks_like_a_call(text: str) -> bool:
     """Whether a reply that was not recognised as a call still looks like an attempt at one
     (so the run fails instead of reporting the JSON as its answer)."""
     stripped = text.strip()
-    if re.search(r"<tool_call>|<function_call>", stripped, re.IGNORECASE):
+    if re.search(r"<tool_call>|<function_call>|<function\s+name\s*=", stripped, re.IGNORECASE):
         return True
     body = re.sub(r"^```[ \t]*[A-Za-z_-]*[ \t]*\n?", "", stripped).lstrip()
     return bool(re.match(r"^[\[{]\s*\{?\s*\"(name|tool|function)\"\s*:", body))

@@ -1,0 +1,61 @@
+"""Whole-file listings a model wrote as text, turned into `write_file` calls.
+
+Why: a small local model (Qwen2.5-Coder 1.5B) gets an exact-substring `edit_file` wrong
+often (old_string from another file, a parameter never added) and a `write_file` whose
+content is JSON-escaped code wrong too (a file rewritten without a function). Asked for the
+whole file in aider's "whole" format — the file's path alone on a line, then the complete
+new file in a fenced block — the same model gets the same tasks right. So in the compact
+profile, on an endpoint whose replies are read for text calls, such a *file listing* is a
+`write_file` call: it goes through the same pipeline (schema, permissions and approval,
+workspace and secret-file checks, staging and review, problem checks) as any other call.
+
+Only a file the session has read (or written) counts: the model has seen its current text,
+so a listing of it is a rewrite, not an invented file; a listing whose text equals the file
+is a quotation (an answer showing code), not a change. Which files qualify is the caller's
+`target` (it knows the workspace and the read log); this module only finds listings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+_LISTING = re.compile(
+    r"^[ \t]*(?:#+[ \t]*|[-*>][ \t]+)?(?:File:[ \t]*)?[`*]*(?P<path>[^\s`*:]+?)[`*]*:?[`*]*[ \t]*\n"
+    r"(?:[ \t]*\n)?"
+    r"[ \t]*(?P<fence>`{3,})[ \t]*[\w+#.-]*[ \t]*\n"
+    r"(?P<body>.*?)"
+    r"^[ \t]*(?P=fence)[ \t]*$",
+    re.DOTALL | re.MULTILINE,
+)
+"""A path alone on its line (optionally in backticks or bold, with a colon inside or after
+them — `**app.py:**`, the 1.5B model's form —, after a heading
+or bullet mark, or "File:"), at most one blank line, then a fenced block up to the fence
+that closes it at the start of a line."""
+
+
+@dataclass(frozen=True)
+class Listing:
+    path: str
+    """The file to write, as `target` named it (workspace-relative)."""
+    content: str
+
+
+def parse_listings(
+    text: str, target: Callable[[str, str], str | None]
+) -> tuple[list[Listing], str]:
+    """The listings in `text` that `target(path, content)` accepts (it returns the path to
+    write, or None), and the text without them."""
+    listings: list[Listing] = []
+
+    def replace(match: re.Match[str]) -> str:
+        content = match.group("body")
+        path = target(match.group("path"), content)
+        if path is None:
+            return match.group(0)
+        listings.append(Listing(path, content))
+        return ""
+
+    rest = _LISTING.sub(replace, text)
+    return listings, rest.strip()
