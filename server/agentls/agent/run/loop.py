@@ -392,12 +392,13 @@ class AgentLoop:
             return {}
         refused: dict[str, str] = {}
         for call in calls:
-            if call.name != "write_file" or not isinstance(call.input.get("content"), str):
+            content = call.input.get("content")
+            if call.name != "write_file" or not isinstance(content, str):
                 continue
             key = json.dumps(call.input, sort_keys=True)
             if key in self.lossy_writes_told:
                 continue
-            problem = self._lossy_write(str(call.input.get("path", "")), call.input["content"])
+            problem = self._lossy_write(str(call.input.get("path", "")), content)
             if problem is not None:
                 self.lossy_writes_told.add(key)
                 refused[call.id] = problem
