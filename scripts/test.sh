@@ -2,10 +2,18 @@
 # Installs agentls with its dev dependencies into ./.venv, what the tests drive (editors,
 # language servers, toolchains: scripts/test-deps.sh; a fast no-op once installed), and runs the
 # whole test suite. Extra arguments go to pytest (e.g. `bash scripts/test.sh -k loop`).
+# The suite runs on every core (pytest-xdist, `-n auto --dist loadgroup`: the real-editor tests
+# share one worker, tests/conftest.py); `-n 0` among the arguments, or AGENTLS_TEST_SERIAL=1,
+# runs it in one process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_venv.sh
 if [ "${AGENTLS_SKIP_INSTALL:-}" != "1" ]; then
   bash scripts/test-deps.sh
 fi
-python -m pytest "$@"
+parallel=(-n auto --dist loadgroup)
+for arg in "$@"; do
+  case "$arg" in -n | -n* | --numprocesses*) parallel=() ;; esac
+done
+[ "${AGENTLS_TEST_SERIAL:-}" = "1" ] && parallel=()
+python -m pytest "${parallel[@]}" "$@"
