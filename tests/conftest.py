@@ -52,18 +52,6 @@ if os.environ.get("AGENTLS_TEST_GC"):  # diagnosis: leaks are reported on the te
         gc.collect()
 
 
-EXCLUSIVE_FILES = ("test_editor_", "test_codeintel_editor_")
-"""Test files that drive a real editor (code-server + Chromium, Neovim, Emacs): under
-pytest-xdist they share one worker (`--dist loadgroup`), so two browsers never compete for
-the machine's cores and each editor test keeps the time its bounds were measured with."""
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.name.startswith(EXCLUSIVE_FILES):
-            item.add_marker(pytest.mark.xdist_group("editors"))
-
-
 @pytest.fixture(scope="session")
 def artefacts(tmp_path_factory: pytest.TempPathFactory) -> Artefacts:
     """Real Claude Code repositories exported from the fetched mirrors (skips when absent)."""
