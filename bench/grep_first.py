@@ -23,6 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' helpers
+
+from tests.process_support import end_process
+
 from agentls.workspace import Workspace
 from agentls.workspace.ripgrep import find_ripgrep
 from cli_latency import RawClient, env_for
@@ -66,12 +70,7 @@ def first_grep(root: Path, env: dict[str, str], case: Case) -> tuple[float, floa
         client.send({"method": "exit"})
         proc.wait(60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for stream in (proc.stdin, proc.stdout):
-            if stream is not None:
-                stream.close()
+        end_process(proc)
     return wall, used
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tests.cli_support import cli_env, run_cli, write_tree
+from tests.process_support import end_process
 
 HEAVY = ("anthropic", "mcp", "mcp_types", "tree_sitter")
 TIMEOUT = 120
@@ -102,12 +103,7 @@ def serve_and_call(
             client.send({"method": "exit"})
             assert proc.wait(TIMEOUT) == 0
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            for stream in (proc.stdin, proc.stdout):
-                if stream is not None:
-                    stream.close()
+            end_process(proc)
     return imported(log.read_text(encoding="utf-8", errors="replace")), results
 
 

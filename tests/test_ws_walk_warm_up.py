@@ -17,6 +17,7 @@ import pytest
 
 from agentls.workspace import Workspace, ripgrep
 from tests.cli_support import cli_env, write_tree
+from tests.process_support import end_process
 from tests.test_cli_lazy_imports import RawClient
 from tests.test_ws_change_feed import FILES, folder_stats
 from tests.test_ws_walk_cache import Tree, assert_fresh
@@ -150,12 +151,7 @@ def test_a_new_server_walks_its_workspace_before_any_request(tmp_path: Path) -> 
         client.send({"method": "exit"})
         assert proc.wait(60) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for stream in (proc.stdin, proc.stdout):
-            if stream is not None:
-                stream.close()
+        end_process(proc)
 
 
 async def test_the_secret_rules_are_asked_ahead_and_still_hold(
