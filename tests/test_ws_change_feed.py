@@ -27,6 +27,19 @@ FILES = {
 }
 
 
+def record_rg_argv(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every argument ripgrep is started with from now on (a secret must never be one)."""
+    given: list[str] = []
+    real_start = ripgrep._start
+
+    def recording(argv: list[str | bytes]) -> object:
+        given.extend(os.fsdecode(a) for a in argv)
+        return real_start(argv)
+
+    monkeypatch.setattr(ripgrep, "_start", recording)
+    return given
+
+
 @pytest.fixture
 def tree(tmp_path: Path) -> Tree:
     tree = Tree(tmp_path / "ws", FILES)
@@ -91,14 +104,7 @@ async def test_a_secret_created_after_the_remembered_walk_is_never_searched(
     runner = Runner(make_ctx(tree.root))
     await runner.ok("grep", pattern="needle", output="files")
     await runner.ok("grep", pattern="needle", output="files")
-    given: list[str] = []
-    real_start = ripgrep._start
-
-    def recording(argv: list[str | bytes]) -> object:
-        given.extend(os.fsdecode(a) for a in argv)
-        return real_start(argv)
-
-    monkeypatch.setattr(ripgrep, "_start", recording)
+    given = record_rg_argv(monkeypatch)
     root = tree.root
     (root / ".env").write_text("needle = 'sk-live-123'\n")
     (root / "src" / "deep" / "id_rsa").write_text("needle\n")

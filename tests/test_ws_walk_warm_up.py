@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from agentls.workspace import Workspace, ripgrep
+from agentls.workspace import Workspace
 from tests.cli_support import cli_env, write_tree
 from tests.process_support import end_process
 from tests.test_cli_lazy_imports import RawClient
-from tests.test_ws_change_feed import FILES, folder_stats
+from tests.test_ws_change_feed import FILES, folder_stats, record_rg_argv
 from tests.test_ws_walk_cache import Tree, assert_fresh
 from tests.ws_support import Runner, make_ctx
 
@@ -86,14 +86,7 @@ async def test_secrets_stay_out_of_rg_after_a_warm_up(
     (outside / "credentials").write_text("needle = 'aws-secret'\n")
     ctx = make_ctx(tree.root)
     ctx.workspace.start_warm_up().join(30)
-    given: list[str] = []
-    real_start = ripgrep._start
-
-    def recording(argv: list[str | bytes]) -> object:
-        given.extend(os.fsdecode(a) for a in argv)
-        return real_start(argv)
-
-    monkeypatch.setattr(ripgrep, "_start", recording)
+    given = record_rg_argv(monkeypatch)
     root = tree.root
     (root / ".env").write_text("needle = 'sk-live-123'\n")
     (root / "src" / "id_rsa").write_text("needle\n")
