@@ -36,7 +36,7 @@ end
 --- Every process below this Neovim: {pid, ppid, args}.
 local function descendants()
   local rows, children = {}, {}
-  for _, line in ipairs(vim.fn.systemlist({ "ps", "-eo", "pid=,ppid=,args=" })) do
+  for _, line in ipairs(vim.fn.systemlist({ "ps", "-ww", "-eo", "pid=,ppid=,args=" })) do
     local pid, ppid, args = line:match("^%s*(%d+)%s+(%d+)%s+(.*)$")
     if pid then
       rows[#rows + 1] = { pid = tonumber(pid), ppid = tonumber(ppid), args = args }
