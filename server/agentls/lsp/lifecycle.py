@@ -116,24 +116,21 @@ def start_agent(ls: Connection) -> None:
     from agentls.host import AgentHost
     from agentls.lsp.agents import watch_agent_files
     from agentls.lsp.port import LspPort
-    from agentls.lsp.safety import lsp_ports, reload_safety
-    from agentls.runtime.config_state import load_project_config
-    from agentls.runtime.runtime import AgentRuntime
+    from agentls.lsp.safety import lsp_ports
+    from agentls.lsp.trust import refresh_trust, start_trust_prompt
+    from agentls.runtime.runtime import start_runtime
     from agentls.workspace import Workspace
 
     roots = ls.roots()
-    problems = ls.config.set_environment()
-    problems += ls.config.set_project(load_project_config(roots[0]))
-    if "editor" not in ls.config.layers:  # else a configuration change came while starting
-        problems += ls.config.set_editor(ls.initialization_options, "initializationOptions")
-    from agentls.lsp.trust import refresh_trust, start_trust_prompt
-
-    problems += refresh_trust(ls)  # before the safety settings: they depend on it
     workspace = ls.agent_workspace if ls.has_workspace else Workspace(roots)
-    ls.runtime = AgentRuntime(ls.config, workspace, lsp_ports(ls))
+    editor = None  # a configuration change came while starting: its section is set
+    if "editor" not in ls.config.layers:
+        editor = (ls.initialization_options, "initializationOptions")
+    ls.runtime, problems = start_runtime(
+        ls.config, workspace, lsp_ports(ls), editor=editor, trust=lambda: refresh_trust(ls)
+    )
     ls.host = AgentHost(workspace, LspPort(ls), ls.runtime)
     watch_agent_files(ls)
-    problems += reload_safety(ls)
     problems += [f"skills: {p}" for p in ls.host.refresh_skills()]  # skipped skills (issue 15)
     ls.report_problems(problems)
     start_trust_prompt(ls)
