@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from agentls.agent.claude.trust import WorkspaceTrust
     from agentls.mcp.notices import Notice as McpNotice
     from agentls.runtime.runtime import AgentRuntime
+    from agentls.sandbox import SandboxService
 
 Status = Literal["ok", "warn", "fail", "info"]
 MIN_PYTHON = (3, 11)
@@ -239,12 +240,10 @@ def check_tools() -> list[Check]:
     return checks
 
 
-def check_sandbox(runtime: AgentRuntime | None = None) -> list[Check]:
+def check_sandbox(sandbox: SandboxService) -> list[Check]:
     """Whether run_command, run_tests and lint can run sandboxed here (docs/sandbox.md):
-    the runtime's sandbox, with the workspace's settings (the defaults without one)."""
-    from agentls.sandbox import SandboxService
-
-    status = (runtime.services.sandbox if runtime is not None else SandboxService()).status()
+    the runtime's sandbox (`services.sandbox`), with the workspace's settings."""
+    status = sandbox.status()
     if not status["enabled"]:
         return [Check("sandbox", "sandbox", "warn", str(status["message"]))]
     if not status["available"]:
@@ -446,7 +445,7 @@ def run_checks(workspace: Path, timeout: float) -> list[Check]:
     parts = session_parts(workspace, timeout)
     try:
         checks += check_settings(parts)
-        checks += check_sandbox(parts.runtime) + check_trust(parts)
+        checks += check_sandbox(parts.runtime.services.sandbox) + check_trust(parts)
         checks += check_tools() + check_workspace_checks(parts)
         checks += check_web(parts) + check_prompt_files(parts)
         checks += check_plugins(workspace.resolve())
@@ -456,6 +455,7 @@ def run_checks(workspace: Path, timeout: float) -> list[Check]:
         return checks + check_language_servers(parts)
     finally:
         parts.runtime.services.sandbox.close()
+        parts.runtime.workspace.close()
 
 
 def doctor(workspace: Path, *, as_json: bool = False, timeout: float = 15.0) -> int:

@@ -125,7 +125,5 @@ def setup(server: Connection) -> None:
             code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Empty]
         ),
     )
-    def code_action(
-        ls: Connection, params: types.CodeActionParams
-    ) -> list[types.CodeAction]:
+    def code_action(ls: Connection, params: types.CodeActionParams) -> list[types.CodeAction]:
         return code_actions(ls, params)

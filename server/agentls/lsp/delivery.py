@@ -313,9 +313,7 @@ def escape_reason(ls: Connection, path: Path) -> str | None:
     )
 
 
-def _contained(
-    ls: Connection, entries: list[Change]
-) -> tuple[list[Change], list[tuple[str, str]]]:
+def _contained(ls: Connection, entries: list[Change]) -> tuple[list[Change], list[tuple[str, str]]]:
     """`entries` whose paths still resolve inside the workspace, and (uri, reason) of the
     others, checked now, at delivery, not only when the change was staged."""
     kept: list[Change] = []
@@ -453,9 +451,7 @@ async def deliver(
     return outcome
 
 
-async def accept_staged(
-    ls: Connection, session_id: str, uris: list[str] | None
-) -> AcceptPayload:
+async def accept_staged(ls: Connection, session_id: str, uris: list[str] | None) -> AcceptPayload:
     changes = ls.host.changes_of(session_id)
     entries = select(changes, paths_of(uris))
     if not entries:
@@ -472,9 +468,7 @@ async def accept_staged(
     return result
 
 
-def reject_staged(
-    ls: Connection, session_id: str, uris: list[str] | None
-) -> RejectPayload:
+def reject_staged(ls: Connection, session_id: str, uris: list[str] | None) -> RejectPayload:
     changes = ls.host.changes_of(session_id)
     paths = paths_of(uris)
     restored = changes.discard(paths)

@@ -81,9 +81,7 @@ class EditorQuerySource:
     kind = "editor"
     sees_staged = False
 
-    def __init__(
-        self, ls: Connection, settings: Callable[[], EditorQuerySettings]
-    ) -> None:
+    def __init__(self, ls: Connection, settings: Callable[[], EditorQuerySettings]) -> None:
         self.ls = ls
         self._settings = settings
         self.asked = 0

@@ -284,9 +284,7 @@ def _answers_now(ls: Connection, path: Path | None = None) -> bool:
 
 def setup(server: Connection) -> None:
     @server.feature(types.WORKSPACE_SYMBOL)
-    async def workspace_symbol(
-        ls: Connection, params: types.WorkspaceSymbolParams
-    ) -> JsonList:
+    async def workspace_symbol(ls: Connection, params: types.WorkspaceSymbolParams) -> JsonList:
         await ls.wait_workspace()
         if _answers_now(ls):
             return workspace_symbols(ls, params.query)
@@ -297,9 +295,7 @@ def setup(server: Connection) -> None:
     (breadcrumbs, outline view, sticky scroll) between edits."""
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    async def document_symbol(
-        ls: Connection, params: types.DocumentSymbolParams
-    ) -> JsonList:
+    async def document_symbol(ls: Connection, params: types.DocumentSymbolParams) -> JsonList:
         await ls.wait_workspace()
         uri = params.text_document.uri
         version = _open_version(ls, uri)

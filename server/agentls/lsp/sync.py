@@ -35,17 +35,13 @@ def setup(server: Connection) -> None:
         push_notebook(ls, params.notebook_document.uri)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
-    def notebook_change(
-        ls: Connection, params: types.DidChangeNotebookDocumentParams
-    ) -> None:
+    def notebook_change(ls: Connection, params: types.DidChangeNotebookDocumentParams) -> None:
         from agentls.lsp.notebooks import push_notebook
 
         push_notebook(ls, params.notebook_document.uri)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
-    def notebook_close(
-        ls: Connection, params: types.DidCloseNotebookDocumentParams
-    ) -> None:
+    def notebook_close(ls: Connection, params: types.DidCloseNotebookDocumentParams) -> None:
         from agentls.lsp.notebooks import close_notebook
 
         close_notebook(ls, params.notebook_document.uri)

@@ -24,9 +24,7 @@ log = logging.getLogger(__name__)
 
 def setup(server: Connection) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched_files(
-        ls: Connection, params: types.DidChangeWatchedFilesParams
-    ) -> None:
+    def did_change_watched_files(ls: Connection, params: types.DidChangeWatchedFilesParams) -> None:
         for change in params.changes:
             _notify(ls, change.uri)
 
@@ -35,9 +33,7 @@ def setup(server: Connection) -> None:
         _notify(ls, params.text_document.uri)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)  # advertised: `NOTEBOOK_SYNC.save`
-    def notebook_did_save(
-        ls: Connection, params: types.DidSaveNotebookDocumentParams
-    ) -> None:
+    def notebook_did_save(ls: Connection, params: types.DidSaveNotebookDocumentParams) -> None:
         _notify(ls, params.notebook_document.uri)
 
 
