@@ -165,3 +165,20 @@ def test_the_acp_commands_are_the_runtimes(parts: doctor.SessionParts) -> None:
     loaded = expand("/release v2", "/release v2", runtime, trusted=False)
     assert "Load the `release` skill" in loaded.prompt
     assert "v2" in loaded.prompt
+
+
+def test_the_doctor_shows_the_problems_a_session_would_show(project: Path) -> None:
+    """A rule a session skips (and warns about at start-up) is a warning in the doctor's
+    report too; the doctor never read Claude Code's rules before it asked the runtime."""
+    settings = '{"permissions": {"ask": ["WebSearch"], "deny": ["NoSuchTool("]}}'
+    (project / ".claude" / "settings.json").write_text(settings, encoding="utf-8")
+    found = doctor.session_parts(project, timeout=1)
+    try:
+        checks = doctor.check_settings(found)
+    finally:
+        found.runtime.services.sandbox.close()
+        found.runtime.workspace.close()
+    [check] = [c for c in checks if "NoSuchTool(" in c.detail]
+    assert check.status == "warn"
+    assert check.detail in found.problems
+    assert "is not of the form Tool or Tool(specifier)" in check.detail

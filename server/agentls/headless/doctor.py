@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from agentls.agent.claude.trust import WorkspaceTrust
-    from agentls.mcp.notices import Notice as McpNotice
     from agentls.runtime.runtime import AgentRuntime
     from agentls.sandbox import SandboxService
 
@@ -65,7 +64,6 @@ class SessionParts:
     trust: WorkspaceTrust | None
     problems: list[str]
     """Every settings problem a session would show at start-up."""
-    mcp_notices: list[McpNotice]
 
 
 def session_parts(workspace: Path, timeout: float = 15.0) -> SessionParts:
@@ -85,16 +83,15 @@ def session_parts(workspace: Path, timeout: float = 15.0) -> SessionParts:
         gate.refresh(config, [root], reload_project=False)
         return []
 
-    notices: list[McpNotice] = []
     section = {"mcp": {"startupTimeoutSeconds": max(1.0, timeout)}}
     runtime, problems = start_runtime(
         config,
         Workspace([root]),
-        HostPorts(mcp_notice=notices.append),
+        HostPorts(),  # nobody to ask: unapproved `.mcp.json` servers stay off
         editor=(section, "agentls doctor"),
         trust=trust,
     )
-    return SessionParts(runtime, gate.trust, problems, notices)
+    return SessionParts(runtime, gate.trust, problems)
 
 
 def _which(name: str) -> str | None:
@@ -430,11 +427,12 @@ def check_plugins(workspace: Path) -> list[Check]:
 
 
 def check_settings(parts: SessionParts) -> list[Check]:
-    """What a session would warn about at start-up (bad settings, rules, hooks, no
-    sandbox), but the project file's own problems, which the `lint` lines show."""
+    """What a session would warn about at start-up (bad settings, rules, hooks), but the
+    project file's own problems and the missing sandbox, which lines of their own show."""
     config = parts.runtime.config
     own = config.project_source.problems
     shown = {str(p) for p in own} | {str(p.resolved(config.current)) for p in own}
+    shown.update(parts.runtime.sandbox_warning())
     return [Check("settings", "problem", "warn", p) for p in parts.problems if p not in shown]
 
 

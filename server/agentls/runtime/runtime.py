@@ -139,7 +139,7 @@ class AgentRuntime:
                 "approval are asked for, or denied where the editor cannot ask"
             ]
         self._apply_safety(self.safety)
-        return [*self.safety.problems, *self._sandbox_warning()]
+        return [*self.safety.problems, *self.sandbox_warning()]
 
     def _apply_safety(self, safety: Safety) -> None:
         """The tools' services from the settings (`ToolContext.services`): secrets, read
@@ -152,7 +152,7 @@ class AgentRuntime:
         workspace.services.set_environment(safety.env)  # the settings' `env` for commands
         self.services.sandbox.config = SandboxConfig(safety.sandbox, safety.sandbox_hidden)
 
-    def _sandbox_warning(self) -> list[str]:
+    def sandbox_warning(self) -> list[str]:
         """Said plainly at start-up (and on every settings change) when no sandbox can run."""
         service = self.services.sandbox
         if not service.settings.enabled:
