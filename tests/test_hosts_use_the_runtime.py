@@ -19,6 +19,7 @@ import pytest
 
 from agentls.acp.commands import BUILTIN, available_commands, expand
 from agentls.headless import doctor
+from agentls.testing import ScriptedMessagesServer, text_turn
 
 PACKAGE = Path(__file__).resolve().parents[1] / "server" / "agentls"
 
@@ -182,3 +183,25 @@ def test_the_doctor_shows_the_problems_a_session_would_show(project: Path) -> No
     assert check.status == "warn"
     assert check.detail in found.problems
     assert "is not of the form Tool or Tool(specifier)" in check.detail
+
+
+def test_the_doctors_request_uses_the_model_a_session_would(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The project file chooses the model; the doctor's one-token request asks for it, as
+    a session's would (not the environment's default)."""
+    (project / ".agentls.toml").write_text('model = "claude-from-project"\n', encoding="utf-8")
+    with ScriptedMessagesServer([text_turn("pong")]) as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.delenv("AGENTLS_MODEL", raising=False)
+        found = doctor.session_parts(project, timeout=5)
+        try:
+            checks = doctor.check_endpoint(found.runtime, 5)
+        finally:
+            found.runtime.services.sandbox.close()
+            found.runtime.workspace.close()
+        [request] = api.requests
+    assert [c.status for c in checks] == ["ok", "ok"]
+    assert checks[1].name == "request to claude-from-project"
+    assert request.json["model"] == found.runtime.settings().model == "claude-from-project"

@@ -10,10 +10,11 @@ clients, the symbol-index cache of the workspace.
 
 Everything about the workspace is read from the runtime a session there would get
 (`agentls.runtime.runtime.start_runtime`, as the language server and the ACP agent build
-it, with the user's settings at their defaults and nobody to ask): its trust decision,
-sandbox settings, `lint` / `tests` entries, `web_search`, skills, commands, sub-agent types,
+it, with the user's settings at their defaults and nobody to ask): the model and endpoint
+of its requests, its trust decision, the problems it would show, the sandbox settings,
+`lint` / `tests` entries, `web_search`, skills, commands, sub-agent types,
 language-server settings and MCP servers. So the doctor cannot disagree with a session
-(tests/test_doctor_runtime.py).
+(tests/test_hosts_use_the_runtime.py).
 """
 
 from __future__ import annotations
@@ -136,12 +137,14 @@ def check_packages() -> list[Check]:
     return checks
 
 
-def check_endpoint(timeout: float) -> list[Check]:
-    """Credentials present, then one tiny request through the official SDK."""
-    from agentls.agent.settings import AgentSettings, ConfigError
+def check_endpoint(runtime: AgentRuntime, timeout: float) -> list[Check]:
+    """Credentials present, then one tiny request through the official SDK, with the
+    settings a session would have (`AgentRuntime.settings`: the model, endpoint and
+    headers of the layered settings and Claude Code's files, the environment's key)."""
+    from agentls.agent.settings import ConfigError
 
     try:
-        settings = AgentSettings.from_env()
+        settings = runtime.settings()
         settings.require_credentials()
     except ConfigError as exc:
         return [Check("model", "credentials", "fail", str(exc), essential=True)]
@@ -438,10 +441,10 @@ def check_settings(parts: SessionParts) -> list[Check]:
 
 def run_checks(workspace: Path, timeout: float) -> list[Check]:
     checks = check_python() + check_packages()
-    if not any(c.status == "fail" and c.name == "anthropic" for c in checks):
-        checks += check_endpoint(timeout)
     parts = session_parts(workspace, timeout)
     try:
+        if not any(c.status == "fail" and c.name == "anthropic" for c in checks):
+            checks += check_endpoint(parts.runtime, timeout)
         checks += check_settings(parts)
         checks += check_sandbox(parts.runtime.services.sandbox) + check_trust(parts)
         checks += check_tools() + check_workspace_checks(parts)
