@@ -173,7 +173,9 @@ def test_doctor_lists_the_language_servers(tmp_path: Path) -> None:
     (tmp_path / ".agentls.toml").write_text(
         '[languageServers.go]\ncommand = ["no-such-gopls"]\n', encoding="utf-8"
     )
-    result = run_cli("doctor", "--json", "-w", str(tmp_path), env=cli_env(None, tmp_path))
+    env = cli_env(None, tmp_path)
+    assert run_cli("trust", "-w", str(tmp_path), env=env).code == 0  # as a session needs
+    result = run_cli("doctor", "--json", "-w", str(tmp_path), env=env)
     checks = [c for c in json.loads(result.stdout)["checks"] if c["group"] == "language servers"]
     by_name = {c["name"]: c for c in checks}
     assert by_name["basedpyright"]["status"] == "ok"  # next to this interpreter

@@ -3,7 +3,8 @@
 One workspace, one user settings section, one scripted model. Each host runs the same
 prompt; what the model is offered (the `tools` array, byte for byte: every built-in with
 its settings, the project's sub-agent types in `task`, `web_search` with its limits) and
-the system prompt's skills must be identical, and a settings key must have the same effect
+the system prompt's skills must be identical, so must the custom commands (LSP's
+`agentls.commands`, ACP's `available_commands_update`), and a settings key must have the same effect
 in both (`webFetch.allowedPrivateAddresses` lets `web_fetch` reach the scripted server on
 127.0.0.1 in both hosts, or in neither).
 
@@ -33,6 +34,9 @@ from tests.acp_support import (
 )
 from tests.lsp_support import command, editor_session, server_env
 
+STAGED = {"accept", "reject", "rewind"}
+"""ACP's own commands for the session's staged edits and turns (not the runtime's)."""
+
 pytestmark = pytest.mark.asyncio
 
 SETTINGS: dict[str, Any] = {
@@ -50,6 +54,7 @@ tools: read_file, grep
 You review changes.
 """
 SKILL = "---\nname: release\ndescription: Write release notes.\n---\nList the changes.\n"
+COMMAND = "---\ndescription: Ship the branch\n---\nShip $ARGUMENTS.\n"
 
 
 @pytest.fixture
@@ -63,6 +68,7 @@ def _project(root: Path) -> Path:
         "app.py": "def main():\n    return 1\n",
         ".claude/agents/reviewer.md": AGENT,
         ".claude/skills/release/SKILL.md": SKILL,
+        ".claude/commands/ship.md": COMMAND,
     }
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -113,7 +119,10 @@ async def _lsp(api: ScriptedMessagesServer, root: Path, base: Path) -> dict[str,
     ) as editor:
         result = await command(editor, "agentls.run", {"prompt": "fetch it", "wait": True})
         assert result["status"] == "completed", result
-    return _offered(api, first)
+        listed = await command(editor, "agentls.commands", {})
+    offered = _offered(api, first)
+    offered["commands"] = [c["name"] for c in listed["commands"]]
+    return offered
 
 
 async def _acp(api: ScriptedMessagesServer, root: Path, base: Path) -> dict[str, Any]:
@@ -122,12 +131,19 @@ async def _acp(api: ScriptedMessagesServer, root: Path, base: Path) -> dict[str,
     first = len(api.requests)
     _script(api)
     env = agent_env(api.base_url, home)
-    async with acp_client("python", AcpEditor(), env, home, SETTINGS) as client:
+    editor = AcpEditor()
+    async with acp_client("python", editor, env, home, SETTINGS) as client:
         await initialize(client)
         session = await new_session(client, root)
         answer = await prompt(client, session, "fetch it")
         assert answer["stopReason"] == "end_turn", answer
-    return _offered(api, first)
+    offered = _offered(api, first)
+    [update] = editor.session_updates(session, "available_commands_update")
+    listed = [(c["name"], c["description"]) for c in update["availableCommands"]]
+    offered["commands"] = [n for n, d in listed if n not in STAGED and not d.endswith("(skill)")]
+    skills = [n for n, d in listed if d.endswith("(skill)")]
+    assert skills == ["release"]  # the skill the system prompt names (`skills` above)
+    return offered
 
 
 async def test_lsp_and_acp_offer_the_same_agent(
@@ -141,4 +157,5 @@ async def test_lsp_and_acp_offer_the_same_agent(
     assert "reviewer: Reviews a change for bugs." in lsp["tools"]  # the project's agent
     assert lsp["skills"] == ["- release: Write release notes."]
     assert lsp["web_fetch_reached"] == ["/v1/models"]  # 127.0.0.1: allowed by the settings
+    assert lsp["commands"] == ["ship"]  # the project's custom command, in both hosts
     assert acp == lsp

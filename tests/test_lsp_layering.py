@@ -320,7 +320,7 @@ def test_the_module_cycle_check_sees_the_hosts_handlers() -> None:
     graph = _module_graph()
     server, sync = "agentls.lsp.server", "agentls.lsp.sync"
     assert sync in graph[server]  # `create_server` imports the handlers (lazily)
-    assert "agentls.lsp.connection" in graph[sync]  # which name the connection's state
+    assert "agentls.lsp.contract" in graph[sync]  # which name what they use of a connection
     assert "agentls.acp.delivery" in graph["agentls.acp.workspace"]
     graph[sync] = graph[sync] | {server}
     graph["agentls.acp.delivery"] = graph.get("agentls.acp.delivery", set()) | {
@@ -329,3 +329,33 @@ def test_the_module_cycle_check_sees_the_hosts_handlers() -> None:
     cycles = _strongly_connected(graph)
     assert any({server, sync} <= group for group in cycles)
     assert {"agentls.acp.delivery", "agentls.acp.workspace"} in cycles
+
+
+CONNECTION_OWNERS = ("connection.py", "server.py", "serve.py")
+"""The LSP modules that may know the concrete `AgentLanguageServer`: its definition, the
+assembly that builds it and registers the features, and the transport that runs it."""
+
+
+def _lsp_handler_modules() -> list[Path]:
+    return sorted(p for p in (PACKAGE / "lsp").glob("*.py") if p.name not in CONNECTION_OWNERS)
+
+
+@pytest.mark.parametrize("path", _lsp_handler_modules(), ids=lambda p: p.name)
+def test_lsp_handlers_name_the_connection_protocol_not_the_server_class(path: Path) -> None:
+    """Thin handlers (issue 26): each LSP feature module depends on
+    `agentls.lsp.contract.Connection` (what it uses of a connection: the runtime, the host,
+    the client's requests), never on the pygls server class in `agentls.lsp.connection`,
+    not even lazily or under `TYPE_CHECKING`."""
+    found = [
+        f"{path.name}:{line}: {module}"
+        for line, module in _imports(path)
+        if module == "agentls.lsp.connection" or module.startswith("agentls.lsp.connection.")
+    ]
+    assert found == []
+
+
+def test_the_handler_check_covers_the_feature_modules() -> None:
+    names = {p.name for p in _lsp_handler_modules()}
+    assert {"actions.py", "sync.py", "symbols.py", "delivery.py", "lifecycle.py"} <= names
+    assert "contract.py" in names  # the Protocol itself imports no concrete class either
+    assert not names & set(CONNECTION_OWNERS)

@@ -21,7 +21,7 @@ from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
 from agentls.agent.permissions.policy import RulePolicy
 from agentls.agent.run.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.headless.doctor import check_sandbox
-from agentls.sandbox import SandboxConfig, SandboxSettings
+from agentls.sandbox import SandboxConfig, SandboxService, SandboxSettings
 from agentls.sandbox.availability import reset_probe_cache
 from agentls.tools.lint import LintTool
 from agentls.tools.run_command import RunCommand
@@ -156,7 +156,7 @@ async def test_no_user_namespaces_is_reported_with_the_kernel_fix(
     assert "cannot create a sandbox here" in text
     assert "Permission denied" in text
     assert "unprivileged_userns_clone" in text
-    [check] = check_sandbox()
+    [check] = check_sandbox(ctx.services.sandbox)
     assert check.status == "warn"
     assert "unprivileged_userns_clone" in check.detail
     status = ctx.services.sandbox.status()
@@ -165,7 +165,7 @@ async def test_no_user_namespaces_is_reported_with_the_kernel_fix(
 
 
 def test_doctor_says_plainly_when_bubblewrap_is_missing(no_bwrap: None) -> None:
-    [check] = check_sandbox()
+    [check] = check_sandbox(SandboxService())
     assert check.status == "warn"
     assert "bubblewrap (bwrap) is not installed" in check.detail
     assert "apt install bubblewrap" in check.detail

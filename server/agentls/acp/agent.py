@@ -528,9 +528,8 @@ class AgentlsAcpAgent:
         if session_id not in workspace.host.sessions:
             await self._start_core(session)
         workspace.active_session = session_id
-        roots = list(workspace.host.workspace.roots)
         trusted = workspace.config.project_trusted  # the workspace-trust decision, as in LSP
-        expanded = expand(request.request, request.prompt, roots, trusted=trusted)
+        expanded = expand(request.request, request.prompt, workspace.runtime, trusted=trusted)
         try:
             handle = workspace.host.start_run(
                 expanded.prompt,
@@ -587,8 +586,7 @@ class AgentlsAcpAgent:
         link, workspace = self.link, session.workspace
         if not session.commands_sent:
             session.commands_sent = True
-            roots = list(workspace.host.workspace.roots)
-            commands, problems = await asyncio.to_thread(available_commands, roots)
+            commands, problems = await asyncio.to_thread(available_commands, workspace.runtime)
             workspace.problems += problems
             link.send(
                 session.id,

@@ -8,6 +8,10 @@
 - skills (`.claude/skills/*/SKILL.md`, …): `/name args` asks the agent to load the skill
   with its `skill` tool and follow it for `args`.
 
+The commands and skills are the runtime's (`AgentRuntime.commands`, `AgentRuntime.skills`),
+the same catalogs the LSP host lists and the sessions load: this module only shapes them
+for ACP and never discovers them itself (tests/test_host_parity.py).
+
 A `/word` that names none of these is an ordinary prompt (a path, say).
 """
 
@@ -15,19 +19,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
-from agentls.agent.claude.plugins import commands_with_plugins
 from agentls.agent.claude.prompt_commands import command_run
-from agentls.agent.claude.skills import discover_skills
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from agentls.agent.claude.prompt_commands import CommandRun
+    from agentls.runtime.runtime import AgentRuntime
 
 STAGED_COMMANDS = ("/accept", "/reject")
 BUILTIN = [
@@ -53,12 +53,13 @@ class Expanded:
     command: CommandRun | None = None
 
 
-def available_commands(roots: Sequence[Path]) -> tuple[list[AvailableCommand], list[str]]:
-    """`/accept`, `/reject`, the custom commands, then the skills; and the files skipped."""
+def available_commands(runtime: AgentRuntime) -> tuple[list[AvailableCommand], list[str]]:
+    """`/accept`, `/reject`, the runtime's custom commands, then its skills; and the files
+    skipped."""
     found = list(BUILTIN)
     names = {c.name for c in found}
-    commands = commands_with_plugins(roots)
-    skills = discover_skills(roots)
+    commands = runtime.commands()
+    skills = runtime.skills(runtime.workspace)
     for command in commands.commands:
         if command.name in names:
             continue
@@ -88,7 +89,7 @@ def _hint(text: str | None) -> AvailableCommandInput | None:
     return AvailableCommandInput(root=UnstructuredCommandInput(hint=text))
 
 
-def expand(request: str, prompt: str, roots: Sequence[Path], *, trusted: bool) -> Expanded:
+def expand(request: str, prompt: str, runtime: AgentRuntime, *, trusted: bool) -> Expanded:
     """The prompt to run for `request` (the user's words) and the command it came from.
 
     `prompt` is what runs when `request` names no command (the words and what goes with
@@ -98,13 +99,13 @@ def expand(request: str, prompt: str, roots: Sequence[Path], *, trusted: bool) -
         return Expanded(prompt)
     name, arguments = match.group(1), (match.group(2) or "").strip()
     rest = prompt[len(request) :] if prompt.startswith(request) else ""
-    catalog = commands_with_plugins(roots)
+    catalog = runtime.commands()
     if catalog.find(name) is not None:
         expansion = catalog.expand(request)
         assert expansion is not None
-        run = command_run(expansion, roots[0], trusted_project=trusted)
+        run = command_run(expansion, runtime.workspace.roots[0], trusted_project=trusted)
         return Expanded(expansion.prompt + rest, run)
-    skill = discover_skills(roots).find(name)
+    skill = runtime.skills(runtime.workspace).find(name)
     if skill is not None:
         task = arguments or "the task the skill describes"
         text = f"Load the `{skill.name}` skill with the skill tool, then follow it for: {task}"

@@ -38,9 +38,9 @@ from agentls.acp.reporter import AcpReporter
 from agentls.acp.trust import AcpTrust
 from agentls.agent.permissions.approval import ApprovalRequest, PermissionMode
 from agentls.host import AgentHost
-from agentls.runtime.config_state import ConfigState, load_project_config
+from agentls.runtime.config_state import ConfigState
 from agentls.runtime.ports import HostPorts
-from agentls.runtime.runtime import AgentRuntime
+from agentls.runtime.runtime import start_runtime
 from agentls.workspace import Workspace
 from agentls.workspace.process import ProcessResult
 from agentls.workspace.terminals import TerminalCommand
@@ -104,16 +104,17 @@ class AcpWorkspace:
         """The session whose prompt runs now (asked about `.mcp.json` when it starts)."""
         self.problems: list[str] = []
         """Settings problems, shown in the next prompt's answer."""
-        problems = self.config.set_environment()
-        problems += self.config.set_project(load_project_config(root))
-        problems += self.config.set_editor(editor_settings, SETTINGS_SOURCE)
         self.trust = AcpTrust(self)
-        self.trust.refresh()  # before the safety settings: they depend on it
         self.approver = AcpApprover(link, EditPreviews(self))
         workspace = Workspace([root])
-        self.runtime = AgentRuntime(self.config, workspace, self._ports())
+        self.runtime, problems = start_runtime(
+            self.config,
+            workspace,
+            self._ports(),
+            editor=(editor_settings, SETTINGS_SOURCE),
+            trust=self._first_trust,
+        )
         self.host = AgentHost(workspace, AcpPort(self), self.runtime)
-        problems += self.reload_safety()
         self.problems = problems
         self._poll: asyncio.Task[None] | None = None
 
@@ -129,6 +130,12 @@ class AcpWorkspace:
             )
 
     # -- settings and rules ---------------------------------------------------------------
+
+    def _first_trust(self) -> list[str]:
+        """The trust step of `start_runtime`: ACP tells about held-back settings when a
+        prompt runs (`AcpTrust.note`), so there is nothing to show now."""
+        self.trust.refresh()
+        return []
 
     def _ports(self) -> HostPorts:
         """What only the ACP client can do for the runtime: ask (`session/request_permission`,

@@ -7,6 +7,14 @@ settings that loosen safety and are held back until the user trusts the workspac
 servers that fail to start, await approval or are misconfigured. Informational: linters and
 test runners (what `lint` and `run_tests` would use in the workspace, and why), editor
 clients, the symbol-index cache of the workspace.
+
+Everything about the workspace is read from the runtime a session there would get
+(`agentls.runtime.runtime.start_runtime`, as the language server and the ACP agent build
+it, with the user's settings at their defaults and nobody to ask): the model and endpoint
+of its requests, its trust decision, the problems it would show, the sandbox settings,
+`lint` / `tests` entries, `web_search`, skills, commands, sub-agent types,
+language-server settings and MCP servers. So the doctor cannot disagree with a session
+(tests/test_hosts_use_the_runtime.py).
 """
 
 from __future__ import annotations
@@ -20,7 +28,12 @@ import time
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from agentls.agent.claude.trust import WorkspaceTrust
+    from agentls.runtime.runtime import AgentRuntime
+    from agentls.sandbox import SandboxService
 
 Status = Literal["ok", "warn", "fail", "info"]
 MIN_PYTHON = (3, 11)
@@ -42,6 +55,44 @@ class Check:
     status: Status
     detail: str
     essential: bool = False
+
+
+@dataclass
+class SessionParts:
+    """The runtime a session in the workspace would get, and what building it said."""
+
+    runtime: AgentRuntime
+    trust: WorkspaceTrust | None
+    problems: list[str]
+    """Every settings problem a session would show at start-up."""
+
+
+def session_parts(workspace: Path, timeout: float = 15.0) -> SessionParts:
+    """Build the runtime the way every host does (`start_runtime`), with the user's
+    settings at their defaults but `--timeout` as the MCP servers' start-up limit, and
+    nobody to ask (unapproved `.mcp.json` servers stay off; their line says how)."""
+    from agentls.runtime.config_state import ConfigState
+    from agentls.runtime.ports import HostPorts
+    from agentls.runtime.runtime import start_runtime
+    from agentls.runtime.trust_gate import TrustGate
+    from agentls.workspace import Workspace
+
+    root = workspace.resolve()
+    config, gate = ConfigState(), TrustGate()
+
+    def trust() -> list[str]:
+        gate.refresh(config, [root], reload_project=False)
+        return []
+
+    section = {"mcp": {"startupTimeoutSeconds": max(1.0, timeout)}}
+    runtime, problems = start_runtime(
+        config,
+        Workspace([root]),
+        HostPorts(),  # nobody to ask: unapproved `.mcp.json` servers stay off
+        editor=(section, "agentls doctor"),
+        trust=trust,
+    )
+    return SessionParts(runtime, gate.trust, problems)
 
 
 def _which(name: str) -> str | None:
@@ -86,12 +137,14 @@ def check_packages() -> list[Check]:
     return checks
 
 
-def check_endpoint(timeout: float) -> list[Check]:
-    """Credentials present, then one tiny request through the official SDK."""
-    from agentls.agent.settings import AgentSettings, ConfigError
+def check_endpoint(runtime: AgentRuntime, timeout: float) -> list[Check]:
+    """Credentials present, then one tiny request through the official SDK, with the
+    settings a session would have (`AgentRuntime.settings`: the model, endpoint and
+    headers of the layered settings and Claude Code's files, the environment's key)."""
+    from agentls.agent.settings import ConfigError
 
     try:
-        settings = AgentSettings.from_env()
+        settings = runtime.settings()
         settings.require_credentials()
     except ConfigError as exc:
         return [Check("model", "credentials", "fail", str(exc), essential=True)]
@@ -187,11 +240,12 @@ def check_tools() -> list[Check]:
     return checks
 
 
-def check_sandbox() -> list[Check]:
-    """Whether run_command, run_tests and lint can run sandboxed here (docs/sandbox.md)."""
-    from agentls.sandbox import SandboxService
-
-    status = SandboxService().status()
+def check_sandbox(sandbox: SandboxService) -> list[Check]:
+    """Whether run_command, run_tests and lint can run sandboxed here (docs/sandbox.md):
+    the runtime's sandbox (`services.sandbox`), with the workspace's settings."""
+    status = sandbox.status()
+    if not status["enabled"]:
+        return [Check("sandbox", "sandbox", "warn", str(status["message"]))]
     if not status["available"]:
         fallback = status["fallback"]
         pairs = fallback.items() if isinstance(fallback, dict) else []
@@ -208,28 +262,28 @@ def check_sandbox() -> list[Check]:
     return [Check("sandbox", "sandbox", "ok", detail + " unless allowed in settings")]
 
 
-def check_workspace_checks(workspace: Path) -> list[Check]:
+def check_workspace_checks(parts: SessionParts) -> list[Check]:
     """The linters and test runners `lint` / `run_tests` would use in this workspace: each
     with the file that chose it, and the install command when its program is missing. The
-    `lint` / `tests` settings of the project file count; the editor's are not known here."""
+    entries are the runtime's (a project file's apply once the workspace is trusted); the
+    editor's are not known here."""
+    runtime = parts.runtime
+    root = runtime.workspace.roots[0]
     try:
-        from agentls.runtime.config_state import load_project_config
+        from agentls.runtime.config_state import check_entries
         from agentls.tools.checks.overview import overview
-        from agentls.tools.checks.settings import LintEntry, TestEntry
-        from agentls.workspace import Workspace
 
-        config = load_project_config(workspace)
-        lint = [LintEntry.model_validate(e) for e in config.entries("lint")]
-        tests = [TestEntry.model_validate(e) for e in config.entries("tests")]
-        files = [Path(p) for p in Workspace([workspace]).file_strs()]
-        rows = overview([workspace], files, lint, tests)
+        lint, tests = check_entries(runtime.config)
+        files = [Path(p) for p in runtime.workspace.file_strs()]
+        rows = overview([root], files, list(lint), list(tests))
     except Exception as exc:  # a broken project must not stop the other checks
-        return [Check("lint", "detection", "warn", f"could not inspect {workspace}: {exc}")]
-    checks = [Check("lint", "settings", "warn", str(p)) for p in config.problems]
+        return [Check("lint", "detection", "warn", f"could not inspect {root}: {exc}")]
+    problems = runtime.config.project_source.problems
+    checks = [Check("lint", "settings", "warn", str(p)) for p in problems]
     checks += [Check(r.kind, r.name, r.status, r.detail) for r in rows]
     if not rows:
         checks.append(
-            Check("lint", "detection", "info", f"no project files in {workspace} to detect from")
+            Check("lint", "detection", "info", f"no project files in {root} to detect from")
         )
     return checks
 
@@ -274,18 +328,19 @@ def check_index(workspace: Path) -> list[Check]:
     ]
 
 
-def check_language_servers(workspace: Path) -> list[Check]:
-    """Which language servers code intelligence would start (settings, then discovery)."""
+def check_language_servers(parts: SessionParts) -> list[Check]:
+    """Which language servers code intelligence would start (settings, then discovery),
+    from the runtime's `languageServers` settings and trust decision."""
+    runtime = parts.runtime
+    root = runtime.workspace.roots[0]
     try:
         from agentls.codeintel.report import language_server_lines, workspace_language_lines
-        from agentls.codeintel.settings import LanguageServerSettings
-        from agentls.headless.trust import assess
-        from agentls.runtime.config_state import load_project_config
+        from agentls.runtime.code_sources import LanguageServerSettingsReader
 
-        project = load_project_config(workspace).settings.language_servers
-        settings = LanguageServerSettings.merge(None, project)
-        lines = language_server_lines(workspace, settings)
-        present = workspace_language_lines(workspace, settings, assess(workspace).trusted)
+        settings = LanguageServerSettingsReader(runtime.config).language_servers()
+        lines = language_server_lines(root, settings)
+        trusted = runtime.config.project_trusted
+        present = workspace_language_lines(root, settings, trusted)
     except Exception as exc:
         return [Check("language servers", "discovery", "warn", f"failed: {exc}")]
     return [
@@ -294,41 +349,38 @@ def check_language_servers(workspace: Path) -> list[Check]:
     ]
 
 
-def check_trust(workspace: Path) -> list[Check]:
+def check_trust(parts: SessionParts) -> list[Check]:
     """Whether the workspace's own settings that loosen safety apply, and what is held
-    back (docs/security.md#workspace-trust)."""
-    try:
-        from agentls.headless.trust import assess
-
-        trust = assess(workspace)
-    except Exception as exc:
-        return [Check("trust", "workspace trust", "warn", f"cannot tell: {exc}")]
+    back (docs/security.md#workspace-trust): the runtime's trust decision."""
+    trust = parts.trust
+    if trust is None:
+        return [Check("trust", "workspace trust", "warn", "cannot tell")]
     if trust.trusted:
         return [Check("trust", "workspace trust", "ok", trust.summary())]
     fix = "" if trust.state == "disabled" else "; trust it with `agentls trust` (or --trust)"
     return [Check("trust", "workspace trust", "warn", trust.summary() + fix)]
 
 
-def check_mcp(workspace: Path, timeout: float) -> list[Check]:
-    """The MCP servers a session here would get: each started (within the timeout) and
-    reported — ready with its tools, failed and why, awaiting approval and how to give
-    it, or a configuration problem. The editor's own `mcp` settings are not known here."""
+def check_mcp(parts: SessionParts) -> list[Check]:
+    """The MCP servers a session here would get (the runtime's): each started (within the
+    timeout) and reported — ready with its tools, failed and why, awaiting approval and how
+    to give it, or a configuration problem. The editor's own `mcp` settings are not known
+    here."""
     import asyncio
 
     try:
         from agentls.headless.mcp_report import mcp_checks
 
-        rows = asyncio.run(mcp_checks(workspace, timeout))
+        rows = asyncio.run(mcp_checks(parts.runtime.mcp))
     except Exception as exc:  # a broken configuration must not stop the other checks
         return [Check("mcp", "servers", "warn", f"could not check the MCP servers: {exc}")]
     return [Check("mcp", name, status, detail) for name, status, detail in rows]
 
 
-def check_agents(workspace: Path) -> list[Check]:
-    """The sub-agent types `task` offers, and each agent file that was skipped and why."""
-    from agentls.agent.claude.subagents import AgentCatalog
-
-    catalog = AgentCatalog([workspace])
+def check_agents(parts: SessionParts) -> list[Check]:
+    """The sub-agent types `task` offers (the runtime's), and each agent file that was
+    skipped and why."""
+    catalog = parts.runtime.services.agents
     checks = [
         Check("sub-agents", agent.name, "info", f"{agent.description[:80]} ({agent.source})")
         for agent in catalog.types()
@@ -337,27 +389,22 @@ def check_agents(workspace: Path) -> list[Check]:
     return checks
 
 
-def check_web(workspace: Path) -> list[Check]:
-    """Whether Anthropic's server-side web search is offered here, and why (or why not)."""
+def check_web(parts: SessionParts) -> list[Check]:
+    """Whether Anthropic's server-side web search is offered here, and why (or why not):
+    the runtime's `web_search`, with its settings, endpoint and `WebSearch` rules."""
     try:
-        from agentls.agent.settings import AgentSettings
-        from agentls.runtime.config_state import load_project_config
-        from agentls.tools.web_search import WebSearch
-
-        settings = load_project_config(workspace).settings.web_search
-        offered, reason = WebSearch(settings, AgentSettings.from_env().base_url).offered()
+        offered, reason = parts.runtime.web_search().offered()
     except Exception as exc:
         return [Check("web", "web_search", "warn", f"could not tell: {exc}")]
     return [Check("web", "web_search", "ok" if offered else "info", reason)]
 
 
-def check_prompt_files(workspace: Path) -> list[Check]:
-    """Skills and custom commands found for this workspace, and the files that were skipped."""
-    from agentls.agent.claude.plugins import commands_with_plugins
-    from agentls.agent.claude.skills import discover_skills
-
-    skills = discover_skills([workspace])
-    commands = commands_with_plugins([workspace])
+def check_prompt_files(parts: SessionParts) -> list[Check]:
+    """The runtime's skills and custom commands for this workspace, and the files that
+    were skipped."""
+    runtime = parts.runtime
+    skills = runtime.skills(runtime.workspace)
+    commands = runtime.commands()
     names = ", ".join(skills.names) or "none"
     checks = [Check("skills", "skills", "info", f"{len(skills.skills)} found: {names}")]
     listed = ", ".join(f"/{c.name}" for c in commands.commands) or "none"
@@ -382,18 +429,34 @@ def check_plugins(workspace: Path) -> list[Check]:
     return checks + [Check("plugins", "skipped", "warn", why) for why in found.skipped]
 
 
+def check_settings(parts: SessionParts) -> list[Check]:
+    """What a session would warn about at start-up (bad settings, rules, hooks), but the
+    project file's own problems and the missing sandbox, which lines of their own show."""
+    config = parts.runtime.config
+    own = config.project_source.problems
+    shown = {str(p) for p in own} | {str(p.resolved(config.current)) for p in own}
+    shown.update(parts.runtime.sandbox_warning())
+    return [Check("settings", "problem", "warn", p) for p in parts.problems if p not in shown]
+
+
 def run_checks(workspace: Path, timeout: float) -> list[Check]:
     checks = check_python() + check_packages()
-    if not any(c.status == "fail" and c.name == "anthropic" for c in checks):
-        checks += check_endpoint(timeout)
-    checks += check_sandbox() + check_trust(workspace.resolve())
-    checks += check_tools() + check_workspace_checks(workspace.resolve())
-    checks += check_web(workspace.resolve()) + check_prompt_files(workspace.resolve())
-    checks += check_plugins(workspace.resolve())
-    checks += check_editors() + check_index(workspace.resolve())
-    checks += check_mcp(workspace.resolve(), timeout)
-    checks += check_agents(workspace.resolve())
-    return checks + check_language_servers(workspace.resolve())
+    parts = session_parts(workspace, timeout)
+    try:
+        if not any(c.status == "fail" and c.name == "anthropic" for c in checks):
+            checks += check_endpoint(parts.runtime, timeout)
+        checks += check_settings(parts)
+        checks += check_sandbox(parts.runtime.services.sandbox) + check_trust(parts)
+        checks += check_tools() + check_workspace_checks(parts)
+        checks += check_web(parts) + check_prompt_files(parts)
+        checks += check_plugins(workspace.resolve())
+        checks += check_editors() + check_index(workspace.resolve())
+        checks += check_mcp(parts)
+        checks += check_agents(parts)
+        return checks + check_language_servers(parts)
+    finally:
+        parts.runtime.services.sandbox.close()
+        parts.runtime.workspace.close()
 
 
 def doctor(workspace: Path, *, as_json: bool = False, timeout: float = 15.0) -> int:

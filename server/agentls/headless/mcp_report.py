@@ -1,33 +1,33 @@
 """`agentls doctor`'s MCP lines: every configured server, started and reported.
 
-Servers come from the same places a session's do (the user file, Claude Code's local and
-— with the setting — user scope, the workspace's `.mcp.json`), with default `mcp`
-settings: the editor's are not known to the doctor. Unapproved `.mcp.json` servers are
-not started; their line says how to approve them.
+The servers are the runtime's (`AgentRuntime.mcp`, the source a session loads its MCP tools
+from): the user file, Claude Code's local and — with the setting — user scope, the
+workspace's `.mcp.json`, with the settings a session would have (the editor's are not known
+to the doctor). Unapproved `.mcp.json` servers are not started; their line says how to
+approve them.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from agentls.runtime.mcp_source import McpSource
 
 Status = Literal["ok", "warn", "fail", "info"]
 Row = tuple[str, Status, str]
 
 
-async def mcp_checks(workspace: Path, startup_seconds: float) -> list[Row]:
-    from agentls.config import McpSettings
-    from agentls.mcp import McpManager, Notice
-
-    notices: list[Notice] = []
-    settings = McpSettings.model_validate({"startupTimeoutSeconds": max(1.0, startup_seconds)})
-    manager = McpManager.from_config(workspace, settings, notify=notices.append)
+async def mcp_checks(source: McpSource) -> list[Row]:
+    """Start the runtime's MCP servers (each within `mcp.startupTimeoutSeconds`), report
+    them, and close them again."""
+    manager = await source.ensure()
     try:
         await manager.start()
         entries = manager.status()
         ignored = list(manager.switches.ignored)
     finally:
-        await manager.aclose()
+        await source.aclose()
     if not entries:
         return [
             (

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
         ToolsArgs,
         TrustArgs,
     )
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
     from agentls.lsp.prompt_commands import CommandsPayload
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 SHORT_ANSWER_CHARS = 400
 
 
-def _start(ls: AgentLanguageServer, args: RunArgs, mode: RunMode) -> RunHandle:
+def _start(ls: Connection, args: RunArgs, mode: RunMode) -> RunHandle:
     from agentls.lsp.prompt_commands import expand_command
 
     expanded, command = expand_command(ls, args.prompt)  # `/name args`: a custom command
@@ -62,7 +62,7 @@ def _start(ls: AgentLanguageServer, args: RunArgs, mode: RunMode) -> RunHandle:
     return ls.host.start_run(prompt, args.session, mode, title=args.prompt, command=command)
 
 
-async def run(ls: AgentLanguageServer, args: RunArgs) -> StartedPayload | RunPayload:
+async def run(ls: Connection, args: RunArgs) -> StartedPayload | RunPayload:
     handle = _start(ls, args, args.mode or ls.config.current.mode)
     if not args.wait:
         return {"session": handle.session_id}
@@ -70,7 +70,7 @@ async def run(ls: AgentLanguageServer, args: RunArgs) -> StartedPayload | RunPay
     return await asyncio.shield(handle.task)
 
 
-async def ask(ls: AgentLanguageServer, args: RunArgs) -> StartedPayload | RunPayload:
+async def ask(ls: Connection, args: RunArgs) -> StartedPayload | RunPayload:
     """A read-only run whose answer is shown to the user."""
     handle = _start(ls, args, "plan")
     assert handle.task is not None
@@ -80,7 +80,7 @@ async def ask(ls: AgentLanguageServer, args: RunArgs) -> StartedPayload | RunPay
     return await asyncio.shield(shown)
 
 
-async def _show_answer(ls: AgentLanguageServer, task: asyncio.Task[RunPayload]) -> RunPayload:
+async def _show_answer(ls: Connection, task: asyncio.Task[RunPayload]) -> RunPayload:
     result = await task
     text = result["text"].strip()
     if result.get("status") != "completed" or not text:
@@ -109,7 +109,7 @@ def _answer_file(session_id: str, text: str) -> Path:
     return write_private(user_temp_dir("answers") / f"{session_id}.md", text + "\n")
 
 
-def prompt_with_context(ls: AgentLanguageServer, args: RunArgs) -> str:
+def prompt_with_context(ls: Connection, args: RunArgs) -> str:
     """The prompt, preceded by the current file and selection when the editor sent them."""
     if args.uri is None:
         if args.range is not None:
@@ -135,7 +135,7 @@ def prompt_with_context(ls: AgentLanguageServer, args: RunArgs) -> str:
     )
 
 
-def _relative(ls: AgentLanguageServer, path: Path) -> str:
+def _relative(ls: Connection, path: Path) -> str:
     for root in ls.agent_workspace.roots:
         try:
             return path.resolve().relative_to(root).as_posix()
@@ -144,11 +144,11 @@ def _relative(ls: AgentLanguageServer, path: Path) -> str:
     return str(path)
 
 
-async def cancel(ls: AgentLanguageServer, args: CancelArgs) -> CancelPayload:
+async def cancel(ls: Connection, args: CancelArgs) -> CancelPayload:
     return {"cancelled": ls.host.cancel(args.session)}
 
 
-async def accept(ls: AgentLanguageServer, args: EditArgs) -> AcceptPayload:
+async def accept(ls: Connection, args: EditArgs) -> AcceptPayload:
     from agentls.lsp.delivery import accept_staged
     from agentls.lsp.hunk_review import accept_hunks, note_files
 
@@ -160,7 +160,7 @@ async def accept(ls: AgentLanguageServer, args: EditArgs) -> AcceptPayload:
     return result
 
 
-async def reject(ls: AgentLanguageServer, args: EditArgs) -> RejectPayload:
+async def reject(ls: Connection, args: EditArgs) -> RejectPayload:
     from agentls.lsp.delivery import reject_staged
     from agentls.lsp.hunk_review import note_files, reject_hunks
 
@@ -177,18 +177,18 @@ def _hunks_alone(args: EditArgs) -> None:
         raise ValueError("give either `hunks` or `uris`, not both")
 
 
-async def tool(ls: AgentLanguageServer, args: ToolArgs) -> ToolCallPayload:
+async def tool(ls: Connection, args: ToolArgs) -> ToolCallPayload:
     result = await ls.host.run_tool(args.name, args.input, args.mode)
     return {"content": result.content, "is_error": result.is_error}
 
 
-async def tools(ls: AgentLanguageServer, args: ToolsArgs) -> ToolsPayload:
+async def tools(ls: Connection, args: ToolsArgs) -> ToolsPayload:
     if args.session is None:
         await ls.host.load_tool_sources()  # a new session's MCP tools, as it would see them
     return ls.host.tool_definitions(args.session, args.mode, deferred=args.deferred)
 
 
-async def status(ls: AgentLanguageServer, args: StatusArgs) -> StatusPayload:
+async def status(ls: Connection, args: StatusArgs) -> StatusPayload:
     from agentls.lsp.symbols import index_state
 
     result: StatusPayload = {
@@ -204,7 +204,7 @@ async def status(ls: AgentLanguageServer, args: StatusArgs) -> StatusPayload:
     return result
 
 
-async def trust(ls: AgentLanguageServer, args: TrustArgs) -> dict[str, object]:
+async def trust(ls: Connection, args: TrustArgs) -> dict[str, object]:
     """Trust the workspace (or not) for its current settings: the answer the trust prompt
     would give, for clients that cannot show one (Helix) and for scripts."""
     from agentls.lsp.trust import decide, refresh_trust
@@ -216,7 +216,7 @@ async def trust(ls: AgentLanguageServer, args: TrustArgs) -> dict[str, object]:
     return decide(ls, current, args.trusted).payload()
 
 
-async def compact(ls: AgentLanguageServer, args: CompactArgs) -> CompactionPayload:
+async def compact(ls: Connection, args: CompactArgs) -> CompactionPayload:
     """Summarise a session's older turns now; the session keeps working afterwards."""
     from agentls.agent.run.compaction import CompactionError
 
@@ -226,27 +226,27 @@ async def compact(ls: AgentLanguageServer, args: CompactArgs) -> CompactionPaylo
         raise ValueError(str(exc)) from None
 
 
-async def sessions(ls: AgentLanguageServer, args: StatusArgs) -> SessionsPayload:
+async def sessions(ls: Connection, args: StatusArgs) -> SessionsPayload:
     """Saved sessions of this workspace, newest first (resumable with `agentls.run`)."""
     root = ls.host.workspace.roots[0]
     return {"sessions": ls.host.store.list(root)}
 
 
-async def staged(ls: AgentLanguageServer, args: StagedArgs) -> StagedPayload:
+async def staged(ls: Connection, args: StagedArgs) -> StagedPayload:
     """A session's staged files with the texts a diff view needs."""
     from agentls.lsp.review import staged_files
 
     return staged_files(ls, args.session, args.uris)
 
 
-async def commands(ls: AgentLanguageServer, args: StatusArgs) -> CommandsPayload:
+async def commands(ls: Connection, args: StatusArgs) -> CommandsPayload:
     """The custom commands a prompt can start with (`/name args`), for editors' pickers."""
     from agentls.lsp.prompt_commands import list_commands
 
     return list_commands(ls)
 
 
-async def tool_result(ls: AgentLanguageServer, args: ToolResultArgs) -> ToolResultPayload:
+async def tool_result(ls: Connection, args: ToolResultArgs) -> ToolResultPayload:
     """One tool call's output (`agentls/event` carries only its summary and status)."""
     from agentls.lsp.review import tool_result as find
 

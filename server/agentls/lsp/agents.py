@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
 
 
-def watch_agent_files(ls: AgentLanguageServer) -> None:
+def watch_agent_files(ls: Connection) -> None:
     """Tell the user about sub-agent files that were skipped (now, and when an edited file
     is read again), where they look: a warning message, not only a log line."""
     catalog = ls.runtime.services.agents  # the runtime's: the one `task` offers

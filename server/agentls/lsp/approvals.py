@@ -24,7 +24,7 @@ from lsprotocol import types
 from agentls.agent.permissions.approval import ApprovalChoice, ApprovalRequest
 
 if TYPE_CHECKING:
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ _CHOICES: dict[str, ApprovalChoice] = {
 class LspApprover:
     """Shows one approval prompt per request; a dismissed prompt is a denial."""
 
-    def __init__(self, ls: AgentLanguageServer) -> None:
+    def __init__(self, ls: Connection) -> None:
         self.ls = ls
 
     async def ask(self, request: ApprovalRequest) -> ApprovalChoice:
@@ -83,7 +83,7 @@ def _drop_late_answer(future: asyncio.Future[Any]) -> None:
         log.debug("approval request ended: %s", future.exception())
 
 
-def approver_for(ls: AgentLanguageServer) -> LspApprover | None:
+def approver_for(ls: Connection) -> LspApprover | None:
     """An approver where the client can show message requests, else None (fail closed)."""
     return LspApprover(ls) if ls.features.show_message_request else None
 
@@ -92,7 +92,7 @@ ALLOW_SERVERS = "Allow"
 DENY_SERVERS = "Don't allow"
 
 
-async def approve_mcp_project_file(ls: AgentLanguageServer, request: Any) -> bool | None:
+async def approve_mcp_project_file(ls: Connection, request: Any) -> bool | None:
     """Ask once whether the workspace's `.mcp.json` may start its servers.
 
     `request` is an `agentls.mcp.ProjectFileRequest`. No prompt support, or a dismissed

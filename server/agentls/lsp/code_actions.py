@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from agentls.lsp.connection import AgentLanguageServer
+from agentls.lsp.contract import Connection
 from agentls.lsp.uris import uri_to_path
 
 MAX_DIAGNOSTICS = 20
@@ -49,7 +49,7 @@ def fix_prompt(diagnostics: list[types.Diagnostic]) -> str:
     )
 
 
-def code_actions(ls: AgentLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+def code_actions(ls: Connection, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
     actions: list[types.CodeAction] = []
     diagnostics = list(params.context.diagnostics)
@@ -92,7 +92,7 @@ def code_actions(ls: AgentLanguageServer, params: types.CodeActionParams) -> lis
 
 
 def _staged_actions(
-    ls: AgentLanguageServer, uri: str, wanted: Sequence[str] | None
+    ls: Connection, uri: str, wanted: Sequence[str] | None
 ) -> list[types.CodeAction]:
     path = uri_to_path(uri)
     if path is None or not ls.has_host or not _kind_wanted(wanted, types.CodeActionKind.Empty):
@@ -118,14 +118,12 @@ def _kind_wanted(only: Sequence[str] | None, kind: str) -> bool:
     return any(kind == k or kind.startswith(f"{k}.") for k in only)
 
 
-def setup(server: AgentLanguageServer) -> None:
+def setup(server: Connection) -> None:
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(
             code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Empty]
         ),
     )
-    def code_action(
-        ls: AgentLanguageServer, params: types.CodeActionParams
-    ) -> list[types.CodeAction]:
+    def code_action(ls: Connection, params: types.CodeActionParams) -> list[types.CodeAction]:
         return code_actions(ls, params)

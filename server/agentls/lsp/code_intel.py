@@ -12,12 +12,12 @@ from agentls.codeintel.settings import DEFAULT_EDITOR_TIMEOUT, EditorQuerySettin
 
 if TYPE_CHECKING:
     from agentls.codeintel.sources import CodeSource
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
 
 log = logging.getLogger(__name__)
 
 
-def editor_code_sources(ls: AgentLanguageServer) -> list[CodeSource]:
+def editor_code_sources(ls: Connection) -> list[CodeSource]:
     """Source 1, the editor (when it announced `agentls/editorQuery`); the runtime adds
     agentls's own language servers after it (`agentls.runtime.code_sources`)."""
     from agentls.lsp.editor_queries import EditorQuerySource, announced

@@ -18,11 +18,11 @@ from typing import Any
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agentls.errors import SessionBusy
-from agentls.lsp.connection import AgentLanguageServer
+from agentls.lsp.contract import Connection
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[["AgentLanguageServer", Any], Awaitable[Any]]
+Handler = Callable[["Connection", Any], Awaitable[Any]]
 
 REQUEST_FAILED = -32803
 """LSP `RequestFailed`: the request was valid but could not be done now (a busy session)."""
@@ -61,13 +61,13 @@ FLUSH_NOTIFICATION = "$/agentls/flush"
 notifications first (it flushes them before any other message); nothing to do here."""
 
 
-def setup(server: AgentLanguageServer) -> None:
+def setup(server: Connection) -> None:
     """Register every command; models and actions are imported on the first call."""
     for name, (model, action) in COMMANDS.items():
         _register(server, name, model, action)
 
     @server.feature(FLUSH_NOTIFICATION)
-    def flushed(ls: AgentLanguageServer, params: Any) -> None:
+    def flushed(ls: Connection, params: Any) -> None:
         del ls, params
 
 
@@ -79,8 +79,8 @@ def _resolve(default: Any, name: str) -> Any:
     return getattr(importlib.import_module(module), attribute)
 
 
-def _register(server: AgentLanguageServer, name: str, model_name: str, action: str) -> None:
-    async def command(ls: AgentLanguageServer, *args: Any) -> Any:
+def _register(server: Connection, name: str, model_name: str, action: str) -> None:
+    async def command(ls: Connection, *args: Any) -> Any:
         await ls.wait_ready()  # before importing: `initialized` preloads these off the loop
         from agentls.lsp import actions, arguments
 

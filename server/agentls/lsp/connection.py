@@ -1,8 +1,10 @@
-"""The state of one LSP connection: `AgentLanguageServer`, the object every handler gets.
+"""The state of one LSP connection: `AgentLanguageServer`, the pygls server every handler gets.
 
-It only carries per-connection state (configuration, the agent host, the client's
-features) and knows no handler: the feature modules import it, and `agentls.lsp.server`
-imports them and registers them (the way esbonio assembles its server). So the package's
+It only carries per-connection state (configuration, the runtime and agent host, the
+client's features) and knows no handler. The feature modules do not import it either:
+they name `agentls.lsp.contract.Connection`, the Protocol of what they use, and
+`agentls.lsp.server` builds this class and registers them on it (the way esbonio
+assembles its server). So the package's
 import graph has no cycle (tests/test_lsp_layering.py). Nothing here is module-level
 mutable state, so tests and benchmarks can build as many servers as they like.
 """

@@ -36,7 +36,7 @@ from agentls.workspace.changes import Change, ChangeSet
 
 if TYPE_CHECKING:
     from agentls.agent.protocol.results import AcceptPayload, RejectPayload
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
     from agentls.runtime.delivery import Handoff
 
 log = logging.getLogger(__name__)
@@ -53,12 +53,12 @@ NOT_CHANGED = (
 )
 
 
-def uri_of(ls: AgentLanguageServer, path: Path) -> str:
+def uri_of(ls: Connection, path: Path) -> str:
     """The URI the editor knows `path` by (its open document's), else a file URI."""
     return ls.open_uris.get(path) or path.as_uri()
 
 
-def doc_state(ls: AgentLanguageServer, path: Path) -> DocState:
+def doc_state(ls: Connection, path: Path) -> DocState:
     """What the editor has for `path` now: its open buffer, else the file on disk."""
     uri = uri_of(ls, path)
     doc = ls.open_document(uri)
@@ -96,7 +96,7 @@ def select(changes: ChangeSet, paths: set[Path] | None) -> list[Change]:
 
 
 def build_plan(
-    ls: AgentLanguageServer,
+    ls: Connection,
     entries: list[Change],
     label: str,
     *,
@@ -111,7 +111,7 @@ def build_plan(
     return builder.build(entries, label=label, confirm=confirm)
 
 
-def _check_labels(ls: AgentLanguageServer, changes: ChangeSet) -> dict[str, str]:
+def _check_labels(ls: Connection, changes: ChangeSet) -> dict[str, str]:
     """uri → check summary for the session that owns `changes`."""
     for sid, session in ls.host.sessions.items():
         if session.changes is changes:
@@ -120,7 +120,7 @@ def _check_labels(ls: AgentLanguageServer, changes: ChangeSet) -> dict[str, str]
 
 
 async def apply(
-    ls: AgentLanguageServer,
+    ls: Connection,
     changes: ChangeSet,
     entries: list[Change],
     label: str,
@@ -147,11 +147,11 @@ class _DocumentLocks:
         self.locks: dict[Path, asyncio.Lock] = {}
 
 
-_LOCKS: weakref.WeakKeyDictionary[AgentLanguageServer, _DocumentLocks] = weakref.WeakKeyDictionary()
+_LOCKS: weakref.WeakKeyDictionary[Connection, _DocumentLocks] = weakref.WeakKeyDictionary()
 
 
 @contextlib.asynccontextmanager
-async def _documents_locked(ls: AgentLanguageServer, paths: Iterable[Path]) -> AsyncIterator[None]:
+async def _documents_locked(ls: Connection, paths: Iterable[Path]) -> AsyncIterator[None]:
     """Hold the delivery lock of every path (in sorted order: no two deliveries deadlock)."""
     table = _LOCKS.setdefault(ls, _DocumentLocks()).locks
     held: list[asyncio.Lock] = []
@@ -167,7 +167,7 @@ async def _documents_locked(ls: AgentLanguageServer, paths: Iterable[Path]) -> A
 
 
 async def _apply_now(
-    ls: AgentLanguageServer,
+    ls: Connection,
     changes: ChangeSet,
     entries: list[Change],
     label: str,
@@ -204,7 +204,7 @@ def _merged(outcomes: list[EditOutcome]) -> EditOutcome:
 
 
 async def _apply_text(
-    ls: AgentLanguageServer,
+    ls: Connection,
     changes: ChangeSet,
     entries: list[Change],
     label: str,
@@ -277,7 +277,7 @@ async def _apply_text(
 
 
 def _partly_applied(
-    ls: AgentLanguageServer, changes: ChangeSet, plan: EditPlan, unchanged: list[str]
+    ls: Connection, changes: ChangeSet, plan: EditPlan, unchanged: list[str]
 ) -> tuple[list[str], list[str]]:
     """Of the documents that do not show the whole edit, those that show some of its hunks
     (unticked in a preview that lists hunks): what they show becomes the staged change's
@@ -301,7 +301,7 @@ def _partly_applied(
     return rest, partly
 
 
-def escape_reason(ls: AgentLanguageServer, path: Path) -> str | None:
+def escape_reason(ls: Connection, path: Path) -> str | None:
     """Why `path` must not be delivered: it resolves outside every workspace root now."""
     real = os.path.realpath(path)
     if ls.host.workspace.contains(real):
@@ -313,9 +313,7 @@ def escape_reason(ls: AgentLanguageServer, path: Path) -> str | None:
     )
 
 
-def _contained(
-    ls: AgentLanguageServer, entries: list[Change]
-) -> tuple[list[Change], list[tuple[str, str]]]:
+def _contained(ls: Connection, entries: list[Change]) -> tuple[list[Change], list[tuple[str, str]]]:
     """`entries` whose paths still resolve inside the workspace, and (uri, reason) of the
     others, checked now, at delivery, not only when the change was staged."""
     kept: list[Change] = []
@@ -331,7 +329,7 @@ def _contained(
 
 
 def _already_applied(
-    ls: AgentLanguageServer, changes: ChangeSet, entries: list[Change]
+    ls: Connection, changes: ChangeSet, entries: list[Change]
 ) -> tuple[list[Change], list[str]]:
     """Modifications the editor's text already shows (an earlier accept whose didChange came
     late): dropped from the staged set and reported as applied, not as conflicts."""
@@ -350,7 +348,7 @@ def _already_applied(
     return remaining, [uri_of(ls, c.path) for c in applied]
 
 
-def _versions(ls: AgentLanguageServer, uris: Iterable[str]) -> dict[str, tuple[int | None, str]]:
+def _versions(ls: Connection, uris: Iterable[str]) -> dict[str, tuple[int | None, str]]:
     """Version and text of each open document, taken just before an edit is sent."""
     found = {}
     for uri in uris:
@@ -361,7 +359,7 @@ def _versions(ls: AgentLanguageServer, uris: Iterable[str]) -> dict[str, tuple[i
 
 
 def _confirmed(
-    ls: AgentLanguageServer, uri: str, text: str, before: dict[str, tuple[int | None, str]]
+    ls: Connection, uri: str, text: str, before: dict[str, tuple[int | None, str]]
 ) -> bool | None:
     """True: the document shows the edit (its text, or a newer version that contains the
     edit's lines, when the user typed along); False: a newer version without them (the
@@ -380,7 +378,7 @@ def _confirmed(
 
 
 async def _unconfirmed(
-    ls: AgentLanguageServer,
+    ls: Connection,
     expected: dict[str, str],
     before: dict[str, tuple[int | None, str]],
     seconds: float = VERIFY_SECONDS,
@@ -415,13 +413,13 @@ STAGED_REASON = (
 )
 
 
-def staged_outcome(ls: AgentLanguageServer, changes: ChangeSet) -> EditOutcome:
+def staged_outcome(ls: Connection, changes: ChangeSet) -> EditOutcome:
     files = [uri_of(ls, c.path) for c in changes.entries()]
     return EditOutcome(files, None, STAGED_REASON)
 
 
 async def deliver(
-    ls: AgentLanguageServer, session_id: str, changes: ChangeSet, how: Handoff, summary: str
+    ls: Connection, session_id: str, changes: ChangeSet, how: Handoff, summary: str
 ) -> EditOutcome | None:
     """The host's part of delivery; what to do is the runtime's decision
     (`agentls.runtime.delivery`): "write" → apply now without confirmation; "review" → one
@@ -453,9 +451,7 @@ async def deliver(
     return outcome
 
 
-async def accept_staged(
-    ls: AgentLanguageServer, session_id: str, uris: list[str] | None
-) -> AcceptPayload:
+async def accept_staged(ls: Connection, session_id: str, uris: list[str] | None) -> AcceptPayload:
     changes = ls.host.changes_of(session_id)
     entries = select(changes, paths_of(uris))
     if not entries:
@@ -472,9 +468,7 @@ async def accept_staged(
     return result
 
 
-def reject_staged(
-    ls: AgentLanguageServer, session_id: str, uris: list[str] | None
-) -> RejectPayload:
+def reject_staged(ls: Connection, session_id: str, uris: list[str] | None) -> RejectPayload:
     changes = ls.host.changes_of(session_id)
     paths = paths_of(uris)
     restored = changes.discard(paths)
@@ -484,7 +478,7 @@ def reject_staged(
 
 
 def announce(
-    ls: AgentLanguageServer, session_id: str, action: str, result: AcceptPayload | RejectPayload
+    ls: Connection, session_id: str, action: str, result: AcceptPayload | RejectPayload
 ) -> None:
     """Tell the editor's agentls client what an accept or reject did, whoever asked for it
     (its own command, or a code action whose result the editor drops): an `agentls/event`

@@ -56,7 +56,7 @@ from agentls.langservers.operations import (
 )
 
 if TYPE_CHECKING:
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
 
 log = logging.getLogger(__name__)
 
@@ -81,9 +81,7 @@ class EditorQuerySource:
     kind = "editor"
     sees_staged = False
 
-    def __init__(
-        self, ls: AgentLanguageServer, settings: Callable[[], EditorQuerySettings]
-    ) -> None:
+    def __init__(self, ls: Connection, settings: Callable[[], EditorQuerySettings]) -> None:
         self.ls = ls
         self._settings = settings
         self.asked = 0

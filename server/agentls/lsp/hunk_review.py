@@ -35,7 +35,7 @@ from agentls.workspace.hunks import FileHunks, Hunk, drop, part, select
 
 if TYPE_CHECKING:
     from agentls.agent.protocol.results import HunksAcceptPayload, RejectPayload
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
 
 CHANGED = (
     "the staged change to this file changed since its hunks were listed; list them again "
@@ -44,7 +44,7 @@ CHANGED = (
 
 
 async def accept_hunks(
-    ls: AgentLanguageServer, session_id: str, ids: list[int], reason: str | None
+    ls: Connection, session_id: str, ids: list[int], reason: str | None
 ) -> HunksAcceptPayload:
     """Deliver the hunks `ids` of a session's staged diff; the others stay staged."""
     changes = ls.host.changes_of(session_id)
@@ -69,7 +69,7 @@ async def accept_hunks(
 
 
 async def _accept_part(
-    ls: AgentLanguageServer,
+    ls: Connection,
     changes: ChangeSet,
     entry: FileHunks,
     picked: list[Hunk],
@@ -91,7 +91,7 @@ async def _accept_part(
 
 
 def reject_hunks(
-    ls: AgentLanguageServer, session_id: str, ids: list[int], reason: str | None
+    ls: Connection, session_id: str, ids: list[int], reason: str | None
 ) -> RejectPayload:
     """Drop the hunks `ids` from a session's staged diff and tell the model why."""
     changes = ls.host.changes_of(session_id)
@@ -108,7 +108,7 @@ def reject_hunks(
 
 
 def note_files(
-    ls: AgentLanguageServer,
+    ls: Connection,
     session_id: str,
     action: Literal["accepted", "rejected"],
     uris: Iterable[str],
@@ -123,7 +123,7 @@ def note_files(
     tell(ls, session_id, file_note(action, paths, reason, _relative(ls)))
 
 
-def tell(ls: AgentLanguageServer, session_id: str, note: str) -> None:
+def tell(ls: Connection, session_id: str, note: str) -> None:
     """Queue `note` for the session's next request (the direct-tool pseudo-session has no
     model to tell)."""
     from agentls.host import DIRECT_SESSION
@@ -133,5 +133,5 @@ def tell(ls: AgentLanguageServer, session_id: str, note: str) -> None:
     ls.host.session(session_id).tell_model(note)
 
 
-def _relative(ls: AgentLanguageServer) -> Callable[[Path], str]:
+def _relative(ls: Connection) -> Callable[[Path], str]:
     return relative_to(ls.host.workspace.roots)

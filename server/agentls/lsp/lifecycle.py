@@ -15,7 +15,7 @@ import logging
 from lsprotocol import types
 
 from agentls.lsp.capabilities import ClientFeatures
-from agentls.lsp.connection import AgentLanguageServer
+from agentls.lsp.contract import Connection
 from agentls.lsp.gc_freeze import freeze_long_lived
 from agentls.lsp.sync import push_buffer
 
@@ -46,14 +46,14 @@ INDEX_HEAD_START_S = 1.0
 """The host's imports wait at most this long for the index to serve (warm: its cache)."""
 
 
-def setup(server: AgentLanguageServer) -> None:
+def setup(server: Connection) -> None:
     @server.feature(types.INITIALIZE)
-    def initialize(ls: AgentLanguageServer, params: types.InitializeParams) -> None:
+    def initialize(ls: Connection, params: types.InitializeParams) -> None:
         ls.features = ClientFeatures.of(params.capabilities, ls.workspace.position_encoding)
         ls.initialization_options = params.initialization_options
 
     @server.feature(types.INITIALIZED)
-    async def initialized(ls: AgentLanguageServer, params: types.InitializedParams) -> None:
+    async def initialized(ls: Connection, params: types.InitializedParams) -> None:
         # the core's modules take a second or more to import: not on the event loop. The
         # workspace and its symbol index come first, so symbol requests need not wait for
         # the rest of the host.
@@ -83,7 +83,7 @@ def setup(server: AgentLanguageServer) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(
-        ls: AgentLanguageServer, params: types.DidChangeConfigurationParams
+        ls: Connection, params: types.DidChangeConfigurationParams
     ) -> None:
         settings = params.settings
         source = "workspace/didChangeConfiguration"
@@ -104,36 +104,33 @@ def setup(server: AgentLanguageServer) -> None:
         ls.log_line(f"agentls: configuration updated (mode={ls.config.current.mode})")
 
     @server.feature(types.SHUTDOWN)
-    async def shutdown(ls: AgentLanguageServer, params: None) -> None:
+    async def shutdown(ls: Connection, params: None) -> None:
         if ls.watch_task is not None:
             ls.watch_task.cancel()
         if ls.has_host:
             await ls.host.shutdown()
 
 
-def start_agent(ls: AgentLanguageServer) -> None:
+def start_agent(ls: Connection) -> None:
     """Build configuration, the runtime and the agent host for this connection's workspace."""
     from agentls.host import AgentHost
     from agentls.lsp.agents import watch_agent_files
     from agentls.lsp.port import LspPort
-    from agentls.lsp.safety import lsp_ports, reload_safety
-    from agentls.runtime.config_state import load_project_config
-    from agentls.runtime.runtime import AgentRuntime
+    from agentls.lsp.safety import lsp_ports
+    from agentls.lsp.trust import refresh_trust, start_trust_prompt
+    from agentls.runtime.runtime import start_runtime
     from agentls.workspace import Workspace
 
     roots = ls.roots()
-    problems = ls.config.set_environment()
-    problems += ls.config.set_project(load_project_config(roots[0]))
-    if "editor" not in ls.config.layers:  # else a configuration change came while starting
-        problems += ls.config.set_editor(ls.initialization_options, "initializationOptions")
-    from agentls.lsp.trust import refresh_trust, start_trust_prompt
-
-    problems += refresh_trust(ls)  # before the safety settings: they depend on it
     workspace = ls.agent_workspace if ls.has_workspace else Workspace(roots)
-    ls.runtime = AgentRuntime(ls.config, workspace, lsp_ports(ls))
+    editor = None  # a configuration change came while starting: its section is set
+    if "editor" not in ls.config.layers:
+        editor = (ls.initialization_options, "initializationOptions")
+    ls.runtime, problems = start_runtime(
+        ls.config, workspace, lsp_ports(ls), editor=editor, trust=lambda: refresh_trust(ls)
+    )
     ls.host = AgentHost(workspace, LspPort(ls), ls.runtime)
     watch_agent_files(ls)
-    problems += reload_safety(ls)
     problems += [f"skills: {p}" for p in ls.host.refresh_skills()]  # skipped skills (issue 15)
     ls.report_problems(problems)
     start_trust_prompt(ls)
@@ -141,7 +138,7 @@ def start_agent(ls: AgentLanguageServer) -> None:
     log.info("agentls ready for %s", ", ".join(str(r) for r in roots))
 
 
-async def pull_configuration(ls: AgentLanguageServer) -> object:
+async def pull_configuration(ls: Connection) -> object:
     """The `agentls` section via `workspace/configuration`; None when the client fails."""
     try:
         result = await ls.workspace_configuration_async(

@@ -21,7 +21,7 @@ from pydantic import Field
 from agentls.lsp.arguments import _Args
 
 if TYPE_CHECKING:
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
 
 
 class McpArgs(_Args):
@@ -29,7 +29,7 @@ class McpArgs(_Args):
     server: str | None = Field(default=None, min_length=1)
 
 
-async def mcp(ls: AgentLanguageServer, args: McpArgs) -> dict[str, object]:
+async def mcp(ls: Connection, args: McpArgs) -> dict[str, object]:
     from agentls.lsp.safety import mcp_source
 
     source = mcp_source(ls)

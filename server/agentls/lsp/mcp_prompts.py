@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ QUESTION_TIMEOUT = 600.0
 class LspQuestions:
     """Questions from MCP servers, asked in the editor."""
 
-    def __init__(self, ls: AgentLanguageServer) -> None:
+    def __init__(self, ls: Connection) -> None:
         self.ls = ls
 
     @property
@@ -91,7 +91,7 @@ class LspQuestions:
         return True
 
 
-def questions_for(ls: AgentLanguageServer) -> LspQuestions | None:
+def questions_for(ls: Connection) -> LspQuestions | None:
     """A question port where the editor can show message requests, else None: servers are
     then not offered elicitation, and a sign-in cannot be asked for."""
     return LspQuestions(ls) if ls.features.show_message_request else None

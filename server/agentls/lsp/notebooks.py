@@ -32,7 +32,7 @@ from agentls.lsp.uris import uri_to_path
 
 if TYPE_CHECKING:
     from agentls.host import EditOutcome
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
     from agentls.workspace.changes import Change, ChangeSet
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 APPLY_NOTEBOOK_EDIT = "agentls/applyNotebookEdit"
 
 
-def supports_notebook_edits(ls: AgentLanguageServer) -> bool:
+def supports_notebook_edits(ls: Connection) -> bool:
     """`capabilities.experimental.agentls.notebookEdits`: the client applies
     `agentls/applyNotebookEdit` (the agentls VS Code extension does)."""
     experimental = ls.client_capabilities.experimental
@@ -48,7 +48,7 @@ def supports_notebook_edits(ls: AgentLanguageServer) -> bool:
     return isinstance(section, dict) and section.get("notebookEdits") is True
 
 
-def notebook_of(ls: AgentLanguageServer, path: Path) -> types.NotebookDocument | None:
+def notebook_of(ls: Connection, path: Path) -> types.NotebookDocument | None:
     """The editor's notebook document for `path`, when it syncs it as a notebook."""
     notebook: types.NotebookDocument
     for notebook in ls.workspace.notebook_documents.values():
@@ -70,13 +70,13 @@ class EditorCell:
     metadata: dict[str, Any]
 
 
-def cell_document(ls: AgentLanguageServer, uri: str) -> TextDocument | None:
+def cell_document(ls: Connection, uri: str) -> TextDocument | None:
     """The synced text document of a notebook cell, or None (VS Code's cell URIs carry a
     percent-encoded fragment: `vscode-notebook-cell:/nb.ipynb#W3sZmlsZQ%3D%3D`)."""
     return ls.open_document(uri)
 
 
-def editor_cells(ls: AgentLanguageServer, notebook: types.NotebookDocument) -> list[EditorCell]:
+def editor_cells(ls: Connection, notebook: types.NotebookDocument) -> list[EditorCell]:
     cells = []
     for cell in notebook.cells:
         doc = cell_document(ls, cell.document)
@@ -87,7 +87,7 @@ def editor_cells(ls: AgentLanguageServer, notebook: types.NotebookDocument) -> l
     return cells
 
 
-def buffer_text(ls: AgentLanguageServer, notebook: types.NotebookDocument, path: Path) -> str:
+def buffer_text(ls: Connection, notebook: types.NotebookDocument, path: Path) -> str:
     """The notebook as the editor has it, as nbformat JSON in the file's own layout."""
     from agentls.tools._notebook import dumps, new_cell, source_of
 
@@ -123,7 +123,7 @@ def _matching(old: list[Any], cell: EditorCell, index: int) -> Any:
     return old[index] if index < len(old) else None
 
 
-def push_notebook(ls: AgentLanguageServer, uri: str) -> None:
+def push_notebook(ls: Connection, uri: str) -> None:
     """Copy the editor's notebook into the workspace overlay (the `.ipynb` buffer)."""
     notebook = ls.workspace.get_notebook_document(notebook_uri=uri)
     path = uri_to_path(uri)
@@ -135,7 +135,7 @@ def push_notebook(ls: AgentLanguageServer, uri: str) -> None:
         log.debug("notebook %s not tracked", uri, exc_info=True)
 
 
-def close_notebook(ls: AgentLanguageServer, uri: str) -> None:
+def close_notebook(ls: Connection, uri: str) -> None:
     path = uri_to_path(uri)
     if path is not None and ls.has_workspace:
         ls.agent_workspace.close_buffer(path)
@@ -196,7 +196,7 @@ def _cell_json(cell: Any) -> dict[str, Any]:
 
 
 async def deliver_notebook(
-    ls: AgentLanguageServer, changes: ChangeSet, change: Change, label: str
+    ls: Connection, changes: ChangeSet, change: Change, label: str
 ) -> EditOutcome:
     """One staged notebook change to an editor that syncs the notebook as a notebook."""
     from agentls.host import EditOutcome
@@ -224,7 +224,7 @@ async def deliver_notebook(
 
 
 async def _custom_request(
-    ls: AgentLanguageServer, uri: str, label: str, ops: list[CellOp]
+    ls: Connection, uri: str, label: str, ops: list[CellOp]
 ) -> tuple[bool, str]:
     params = {
         "uri": uri,
@@ -245,7 +245,7 @@ async def _custom_request(
 
 
 async def _cell_text_edits(
-    ls: AgentLanguageServer, notebook: types.NotebookDocument, ops: list[CellOp], label: str
+    ls: Connection, notebook: types.NotebookDocument, ops: list[CellOp], label: str
 ) -> tuple[bool, str]:
     """Source-only changes as text edits of the cell documents (standard LSP)."""
     from agentls.lsp.edits import text_edits

@@ -8,13 +8,13 @@ from agentls.lsp.progress import LspRunReporter
 
 if TYPE_CHECKING:
     from agentls.host import EditOutcome, RunHandle, RunReporter
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
     from agentls.runtime.delivery import Handoff
     from agentls.workspace import ChangeSet
 
 
 class LspPort:
-    def __init__(self, ls: AgentLanguageServer) -> None:
+    def __init__(self, ls: Connection) -> None:
         self.ls = ls
 
     def reporter(self, run: RunHandle) -> RunReporter:

@@ -35,7 +35,7 @@ from agentls.agent.protocol.events import (
 if TYPE_CHECKING:
     from agentls.agent.protocol.results import RunPayload
     from agentls.host import RunHandle
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ and one JSON-RPC notification per event would keep the editor busy for nothing."
 
 
 class LspRunReporter:
-    def __init__(self, ls: AgentLanguageServer, run: RunHandle) -> None:
+    def __init__(self, ls: Connection, run: RunHandle) -> None:
         self.ls = ls
         self.run = run
         self.token: str | None = None

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TypedDict
 from agentls.agent.claude.prompt_commands import CommandRun, command_run
 
 if TYPE_CHECKING:
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
 
 
 class CommandPayload(TypedDict):
@@ -31,7 +31,7 @@ class CommandsPayload(TypedDict):
     """Command files that were skipped, and why."""
 
 
-def expand_command(ls: AgentLanguageServer, prompt: str) -> tuple[str, CommandRun | None]:
+def expand_command(ls: Connection, prompt: str) -> tuple[str, CommandRun | None]:
     """The prompt to run and the command it came from; `UnknownCommand` (a `ValueError`,
     so the request fails with InvalidParams naming the known commands) for `/unknown`."""
     roots = ls.host.workspace.roots
@@ -42,7 +42,7 @@ def expand_command(ls: AgentLanguageServer, prompt: str) -> tuple[str, CommandRu
     return expansion.prompt, command_run(expansion, roots[0], trusted_project=trusted)
 
 
-def list_commands(ls: AgentLanguageServer) -> CommandsPayload:
+def list_commands(ls: Connection) -> CommandsPayload:
     catalog = ls.runtime.commands()
     commands: list[CommandPayload] = [
         {

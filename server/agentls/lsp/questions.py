@@ -45,7 +45,7 @@ from agentls.agent.framework.questions import (
 from agentls.lsp.editor_queries import RawResponse
 
 if TYPE_CHECKING:
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ class _Review(BaseModel):
 class LspPrompts:
     """`UserPrompts` for one connection (see the module docstring)."""
 
-    def __init__(self, ls: AgentLanguageServer) -> None:
+    def __init__(self, ls: Connection) -> None:
         self.ls = ls
 
     # -- questions ------------------------------------------------------------------------
@@ -283,7 +283,7 @@ def _drop_late_answer(future: asyncio.Future[Any]) -> None:
         log.debug("question request ended: %s", future.exception())
 
 
-def prompts_for(ls: AgentLanguageServer) -> LspPrompts | None:
+def prompts_for(ls: Connection) -> LspPrompts | None:
     """Where this client's user can be asked, or None (Helix: no prompts at all)."""
     features = ls.features
     if features.questions or features.plan_review or features.show_message_request:

@@ -17,10 +17,10 @@ from agentls.workspace.changes import Change
 
 if TYPE_CHECKING:
     from agentls.agent.protocol.results import StagedFilePayload, StagedPayload, ToolResultPayload
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
 
 
-def staged_files(ls: AgentLanguageServer, session_id: str, uris: list[str] | None) -> StagedPayload:
+def staged_files(ls: Connection, session_id: str, uris: list[str] | None) -> StagedPayload:
     """`{session, files: [{uri, kind, old_uri, original, staged, current}]}`; texts are None
     where the file does not exist (before a create, after a delete)."""
     changes = ls.host.changes_of(session_id)
@@ -43,7 +43,7 @@ def staged_files(ls: AgentLanguageServer, session_id: str, uris: list[str] | Non
     return result
 
 
-def _describe(ls: AgentLanguageServer, change: Change) -> StagedFilePayload:
+def _describe(ls: Connection, change: Change) -> StagedFilePayload:
     source = change.old_path if change.old_path is not None else change.path
     # a path swapped for a symlink out of the workspace is not read (delivery refuses it)
     current = None if escape_reason(ls, source) else doc_state(ls, source).text
@@ -64,7 +64,7 @@ def _describe(ls: AgentLanguageServer, change: Change) -> StagedFilePayload:
     }
 
 
-def tool_result(ls: AgentLanguageServer, session_id: str, tool_use_id: str) -> ToolResultPayload:
+def tool_result(ls: Connection, session_id: str, tool_use_id: str) -> ToolResultPayload:
     """`{tool_use_id, content, is_error}` of one call: from the session's messages, else
     (after compaction) from its transcript. LookupError when the session never made it."""
     session = ls.host.session(session_id)

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 from agentls.lsp.arguments import RewindArgs
 
 if TYPE_CHECKING:
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
 
 
-async def rewind(ls: AgentLanguageServer, args: RewindArgs) -> dict[str, Any]:
+async def rewind(ls: Connection, args: RewindArgs) -> dict[str, Any]:
     """`{session, turn, dropped, staged, reverted, edit}`; `edit`: what became of the
     reverse changes offered to the editor (None: they stay staged)."""
     from agentls.lsp.delivery import apply, paths_of, select

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from agentls.lsp.approvals import approver_for
 
 if TYPE_CHECKING:
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
     from agentls.mcp.notices import Notice as McpNotice
     from agentls.runtime.mcp_source import McpSource
     from agentls.runtime.ports import HostPorts
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def lsp_ports(ls: AgentLanguageServer) -> HostPorts:
+def lsp_ports(ls: Connection) -> HostPorts:
     """What only the language server can do for the runtime."""
     from agentls.lsp.approvals import approve_mcp_project_file
     from agentls.lsp.code_intel import editor_code_sources
@@ -44,18 +44,18 @@ def lsp_ports(ls: AgentLanguageServer) -> HostPorts:
     )
 
 
-def _mcp_notice(ls: AgentLanguageServer, notice: McpNotice) -> None:
+def _mcp_notice(ls: Connection, notice: McpNotice) -> None:
     from lsprotocol import types
 
     kind = types.MessageType.Warning if notice.level == "warning" else types.MessageType.Info
     ls.message(kind, f"agentls: {notice.text}")
 
 
-def reload_safety(ls: AgentLanguageServer) -> list[str]:
+def reload_safety(ls: Connection) -> list[str]:
     """Rebuild the runtime's safety settings from the current settings; returns problems."""
     return ls.runtime.reload_safety()
 
 
-def mcp_source(ls: AgentLanguageServer) -> McpSource | None:
+def mcp_source(ls: Connection) -> McpSource | None:
     """The host's MCP tool source (None before the host is built)."""
     return ls.runtime.mcp if ls.has_host else None

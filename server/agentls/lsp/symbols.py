@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.workspace import ServerTextPosition
 
-from agentls.lsp.connection import AgentLanguageServer
+from agentls.lsp.contract import Connection
 from agentls.lsp.protocol import JsonList
 from agentls.lsp.uris import uri_to_path
 
@@ -34,13 +34,13 @@ PROGRESS_EVERY_S = 0.25
 OUTLINE_CACHE = 32
 
 
-def index_of(ls: AgentLanguageServer) -> SymbolIndex:
+def index_of(ls: Connection) -> SymbolIndex:
     from agentls.index import index_for
 
     return index_for(ls.agent_workspace)
 
 
-def start_index(ls: AgentLanguageServer) -> None:
+def start_index(ls: Connection) -> None:
     """Make the agent's workspace and start its symbol index, before the agent host exists:
     symbol requests and document sync need nothing else. Its cache writes are held until
     `allow_index_persistence` (after the user's secret rules are loaded)."""
@@ -71,7 +71,7 @@ def start_index(ls: AgentLanguageServer) -> None:
         freeze_after(index.wait_built)
 
 
-async def index_serving(ls: AgentLanguageServer, seconds: float) -> None:
+async def index_serving(ls: Connection, seconds: float) -> None:
     """Wait (off the loop) until the index answers usefully, at most `seconds`: the host's
     imports that follow would otherwise compete with the index's start for the GIL."""
     if ls.features.index_on_demand:
@@ -83,12 +83,12 @@ async def index_serving(ls: AgentLanguageServer, seconds: float) -> None:
     await asyncio.to_thread(index.wait_serving, seconds)
 
 
-def allow_index_persistence(ls: AgentLanguageServer) -> None:
+def allow_index_persistence(ls: Connection) -> None:
     if not ls.features.index_on_demand:  # else made later, with persistence allowed
         index_of(ls).allow_persistence()
 
 
-async def _report_progress(ls: AgentLanguageServer, index: SymbolIndex) -> None:
+async def _report_progress(ls: Connection, index: SymbolIndex) -> None:
     """Indexing as `$/progress` (work done, with a percentage) until the index is ready."""
     token = f"agentls-index-{uuid.uuid4()}"
     progress = ls.work_done_progress
@@ -121,7 +121,7 @@ async def _report_progress(ls: AgentLanguageServer, index: SymbolIndex) -> None:
         log.debug("index progress reporting failed", exc_info=True)
 
 
-def index_state(ls: AgentLanguageServer) -> dict[str, object]:
+def index_state(ls: Connection) -> dict[str, object]:
     """A JSON-ready summary of the index for `agentls.status`."""
     try:
         state = index_of(ls).state
@@ -151,7 +151,7 @@ class _Lines:
     """Document lines by path, loaded once per request (open buffer, else disk), and the
     conversion of the index's code-point positions to the client's units as JSON."""
 
-    def __init__(self, ls: AgentLanguageServer) -> None:
+    def __init__(self, ls: Connection) -> None:
         self.ls = ls
         self.cache: dict[Path, list[str]] = {}
 
@@ -193,7 +193,7 @@ class _Lines:
         }
 
 
-def workspace_symbols(ls: AgentLanguageServer, query: str) -> JsonList:
+def workspace_symbols(ls: Connection, query: str) -> JsonList:
     """The best `WORKSPACE_SYMBOL_LIMIT` definitions as `WorkspaceSymbol` JSON."""
     try:
         result = index_of(ls).search(
@@ -219,7 +219,7 @@ def workspace_symbols(ls: AgentLanguageServer, query: str) -> JsonList:
     return found
 
 
-def document_symbols(ls: AgentLanguageServer, uri: str) -> JsonList:
+def document_symbols(ls: Connection, uri: str) -> JsonList:
     """The outline of an open document comes from the index's incremental trees (its
     record when current, else a re-parse of the edit); of a closed file, from the index
     when it holds the file's current version, else a one-off parse. `DocumentSymbol` JSON."""
@@ -253,7 +253,7 @@ def _real_path(uri: str) -> Path | None:
     return None if raw is None else Path(os.path.realpath(raw))
 
 
-def _is_secret(ls: AgentLanguageServer, path: Path) -> bool:
+def _is_secret(ls: Connection, path: Path) -> bool:
     """Secret files (and read-deny rules) stay out of every symbol answer, as out of grep."""
 
     return ls.agent_workspace.services.secrets.blocks_reading(path)
@@ -274,7 +274,7 @@ def _document_symbol(lines: _Lines, symbol: Symbol, ascii_text: bool) -> Json:
     return item
 
 
-def _answers_now(ls: AgentLanguageServer, path: Path | None = None) -> bool:
+def _answers_now(ls: Connection, path: Path | None = None) -> bool:
     """Whether the index answers at once (see `SymbolIndex.answers_now`)."""
     try:
         return index_of(ls).answers_now(path)
@@ -282,11 +282,9 @@ def _answers_now(ls: AgentLanguageServer, path: Path | None = None) -> bool:
         return False
 
 
-def setup(server: AgentLanguageServer) -> None:
+def setup(server: Connection) -> None:
     @server.feature(types.WORKSPACE_SYMBOL)
-    async def workspace_symbol(
-        ls: AgentLanguageServer, params: types.WorkspaceSymbolParams
-    ) -> JsonList:
+    async def workspace_symbol(ls: Connection, params: types.WorkspaceSymbolParams) -> JsonList:
         await ls.wait_workspace()
         if _answers_now(ls):
             return workspace_symbols(ls, params.query)
@@ -297,9 +295,7 @@ def setup(server: AgentLanguageServer) -> None:
     (breadcrumbs, outline view, sticky scroll) between edits."""
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    async def document_symbol(
-        ls: AgentLanguageServer, params: types.DocumentSymbolParams
-    ) -> JsonList:
+    async def document_symbol(ls: Connection, params: types.DocumentSymbolParams) -> JsonList:
         await ls.wait_workspace()
         uri = params.text_document.uri
         version = _open_version(ls, uri)
@@ -318,12 +314,12 @@ def setup(server: AgentLanguageServer) -> None:
         return result
 
 
-def _is_secret_uri(ls: AgentLanguageServer, uri: str) -> bool:
+def _is_secret_uri(ls: Connection, uri: str) -> bool:
     path = _real_path(uri)
     return path is not None and _is_secret(ls, path)
 
 
-def _outline_inline(ls: AgentLanguageServer, uri: str) -> bool:
+def _outline_inline(ls: Connection, uri: str) -> bool:
     """An open, not too large document whose outline the idle index gives at once."""
     doc = ls.open_document(uri)
     if doc is None or len(doc.source) > INLINE_OUTLINE_CHARS:
@@ -332,6 +328,6 @@ def _outline_inline(ls: AgentLanguageServer, uri: str) -> bool:
     return path is not None and _answers_now(ls, path)
 
 
-def _open_version(ls: AgentLanguageServer, uri: str) -> int | None:
+def _open_version(ls: Connection, uri: str) -> int | None:
     doc = ls.open_document(uri)
     return doc.version if doc is not None else None

@@ -13,45 +13,41 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from agentls.lsp.connection import AgentLanguageServer
+from agentls.lsp.contract import Connection
 from agentls.lsp.uris import uri_to_path
 
 log = logging.getLogger(__name__)
 
 
-def setup(server: AgentLanguageServer) -> None:
+def setup(server: Connection) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: AgentLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+    def did_open(ls: Connection, params: types.DidOpenTextDocumentParams) -> None:
         push_buffer(ls, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: AgentLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+    def did_change(ls: Connection, params: types.DidChangeTextDocumentParams) -> None:
         push_buffer(ls, params.text_document.uri)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
-    def notebook_open(ls: AgentLanguageServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    def notebook_open(ls: Connection, params: types.DidOpenNotebookDocumentParams) -> None:
         from agentls.lsp.notebooks import push_notebook
 
         push_notebook(ls, params.notebook_document.uri)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
-    def notebook_change(
-        ls: AgentLanguageServer, params: types.DidChangeNotebookDocumentParams
-    ) -> None:
+    def notebook_change(ls: Connection, params: types.DidChangeNotebookDocumentParams) -> None:
         from agentls.lsp.notebooks import push_notebook
 
         push_notebook(ls, params.notebook_document.uri)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
-    def notebook_close(
-        ls: AgentLanguageServer, params: types.DidCloseNotebookDocumentParams
-    ) -> None:
+    def notebook_close(ls: Connection, params: types.DidCloseNotebookDocumentParams) -> None:
         from agentls.lsp.notebooks import close_notebook
 
         close_notebook(ls, params.notebook_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: AgentLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+    def did_close(ls: Connection, params: types.DidCloseTextDocumentParams) -> None:
         path = uri_to_path(params.text_document.uri)
         if path is None or not ls.has_workspace:
             return
@@ -62,7 +58,7 @@ def setup(server: AgentLanguageServer) -> None:
             log.exception("cannot close buffer %s", path)
 
 
-def push_buffer(ls: AgentLanguageServer, uri: str) -> None:
+def push_buffer(ls: Connection, uri: str) -> None:
     """Copy pygls's current text and version of `uri` into the workspace overlay.
 
     `uri` is the editor's (percent-encoded) URI, never pygls's unquoted table key: decoding

@@ -22,7 +22,7 @@ from agentls.runtime.trust_gate import TrustGate
 
 if TYPE_CHECKING:
     from agentls.agent.claude.trust import WorkspaceTrust
-    from agentls.lsp.connection import AgentLanguageServer
+    from agentls.lsp.contract import Connection
 
 log = logging.getLogger(__name__)
 
@@ -34,18 +34,18 @@ HOW_TO_TRUST = (
 )
 
 
-_GATES: weakref.WeakKeyDictionary[AgentLanguageServer, TrustGate] = weakref.WeakKeyDictionary()
+_GATES: weakref.WeakKeyDictionary[Connection, TrustGate] = weakref.WeakKeyDictionary()
 
 
-def _gate(ls: AgentLanguageServer) -> TrustGate:
+def _gate(ls: Connection) -> TrustGate:
     return _GATES.setdefault(ls, TrustGate())
 
 
-def trust_of(ls: AgentLanguageServer) -> WorkspaceTrust | None:
+def trust_of(ls: Connection) -> WorkspaceTrust | None:
     return _gate(ls).trust
 
 
-def refresh_trust(ls: AgentLanguageServer) -> list[str]:
+def refresh_trust(ls: Connection) -> list[str]:
     """Assess the workspace (again, from disk) and apply the result to the settings;
     returns what to tell the user. Reload the runtime's safety settings afterwards."""
     gate = _gate(ls)
@@ -64,7 +64,7 @@ def refresh_trust(ls: AgentLanguageServer) -> list[str]:
     return []
 
 
-def start_trust_prompt(ls: AgentLanguageServer) -> None:
+def start_trust_prompt(ls: Connection) -> None:
     """Ask the user, once per connection, when the workspace waits for an answer."""
     gate = _gate(ls)
     if not gate.should_ask() or not ls.features.show_message_request:
@@ -72,12 +72,12 @@ def start_trust_prompt(ls: AgentLanguageServer) -> None:
     gate.start(lambda trust: _ask(ls, trust))
 
 
-async def wait_for_trust(ls: AgentLanguageServer) -> None:
+async def wait_for_trust(ls: Connection) -> None:
     """Wait while the trust question is open (a new session then starts on the answer)."""
     await _gate(ls).wait()
 
 
-async def _ask(ls: AgentLanguageServer, trust: WorkspaceTrust) -> None:
+async def _ask(ls: Connection, trust: WorkspaceTrust) -> None:
     params = types.ShowMessageRequestParams(
         type=types.MessageType.Warning,
         message=trust.question(),
@@ -94,7 +94,7 @@ async def _ask(ls: AgentLanguageServer, trust: WorkspaceTrust) -> None:
     decide(ls, trust, choice.title == TRUST)
 
 
-def decide(ls: AgentLanguageServer, trust: WorkspaceTrust, trusted: bool) -> WorkspaceTrust:
+def decide(ls: Connection, trust: WorkspaceTrust, trusted: bool) -> WorkspaceTrust:
     """Remember the user's answer for these settings and apply it to new sessions."""
     gate = _gate(ls)
     problems = gate.record(trust, trusted)

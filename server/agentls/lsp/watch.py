@@ -15,33 +15,29 @@ import uuid
 
 from lsprotocol import types
 
-from agentls.lsp.connection import AgentLanguageServer
+from agentls.lsp.contract import Connection
 from agentls.lsp.uris import uri_to_path
 from agentls.workspace.disk_poll import POLL_SECONDS, poll_disk
 
 log = logging.getLogger(__name__)
 
 
-def setup(server: AgentLanguageServer) -> None:
+def setup(server: Connection) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched_files(
-        ls: AgentLanguageServer, params: types.DidChangeWatchedFilesParams
-    ) -> None:
+    def did_change_watched_files(ls: Connection, params: types.DidChangeWatchedFilesParams) -> None:
         for change in params.changes:
             _notify(ls, change.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: AgentLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+    def did_save(ls: Connection, params: types.DidSaveTextDocumentParams) -> None:
         _notify(ls, params.text_document.uri)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)  # advertised: `NOTEBOOK_SYNC.save`
-    def notebook_did_save(
-        ls: AgentLanguageServer, params: types.DidSaveNotebookDocumentParams
-    ) -> None:
+    def notebook_did_save(ls: Connection, params: types.DidSaveNotebookDocumentParams) -> None:
         _notify(ls, params.notebook_document.uri)
 
 
-def _notify(ls: AgentLanguageServer, uri: str) -> None:
+def _notify(ls: Connection, uri: str) -> None:
     path = uri_to_path(uri)
     if path is None or not ls.has_workspace:
         return
@@ -51,7 +47,7 @@ def _notify(ls: AgentLanguageServer, uri: str) -> None:
         log.debug("disk change of %s not tracked", path, exc_info=True)
 
 
-async def start_watching(ls: AgentLanguageServer) -> None:
+async def start_watching(ls: Connection) -> None:
     """Register the client-side watcher, or fall back to polling the disk."""
     if ls.features.watch_files:
         registration = types.Registration(
@@ -71,7 +67,7 @@ async def start_watching(ls: AgentLanguageServer) -> None:
     ls.watch_task = asyncio.get_running_loop().create_task(_poll(ls), name="agentls-poll-disk")
 
 
-async def _poll(ls: AgentLanguageServer) -> None:
+async def _poll(ls: Connection) -> None:
     """The fallback: a cheap stat walk (ignore rules applied) in a thread, forever."""
     await poll_disk(ls.agent_workspace, _poll_seconds())
 

@@ -84,6 +84,15 @@ class ConfigState(SettingsStack):
         """The whole project layer, loosening parts included."""
         return self._project_source or self.layer("project")
 
+    def load_layers(self, root: Path, editor: tuple[object, str] | None) -> list[str]:
+        """Every host's start: the environment, `root`'s project file and (unless None)
+        the user's section with where it came from; returns the problems to show."""
+        problems = self.set_environment()
+        problems += self.set_project(load_project_config(root))
+        if editor is not None:
+            problems += self.set_editor(*editor)
+        return problems
+
     def set_editor(self, raw: object, source: str) -> list[str]:
         return self.set("editor", load_layer(unwrap_section(raw), source, "user"))
 

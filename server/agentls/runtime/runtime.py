@@ -15,6 +15,10 @@ to every session, whose tools see it as `ToolContext.services`.
 
 `AgentHost` takes the runtime as its options: each method below is what it calls when a
 session (or a direct tool call) needs that part, so changed settings apply to the next one.
+
+`start_runtime` is how every host builds it (the language server, the ACP agent, and
+`agentls doctor`, which reports from the runtime a session would get): the settings'
+layers, the workspace-trust decision, then the safety settings, in that order.
 """
 
 from __future__ import annotations
@@ -46,6 +50,26 @@ if TYPE_CHECKING:
     from agentls.workspace import Workspace
 
 log = logging.getLogger(__name__)
+
+
+def start_runtime(
+    config: ConfigState,
+    workspace: Workspace,
+    ports: HostPorts | None = None,
+    *,
+    editor: tuple[object, str] | None,
+    trust: Callable[[], list[str]],
+) -> tuple[AgentRuntime, list[str]]:
+    """A host's runtime, built the one way: `config`'s layers (the environment, the first
+    root's project file, the user's `editor` section with its source unless None), then
+    the host's `trust` step (assess the workspace and apply it to `config`: the safety
+    settings depend on it), then the runtime and its safety settings. Returns the runtime
+    and every problem to show the user."""
+    problems = config.load_layers(workspace.roots[0], editor)
+    problems += trust()
+    runtime = AgentRuntime(config, workspace, ports)
+    problems += runtime.reload_safety()
+    return runtime, problems
 
 
 class AgentRuntime:
@@ -115,7 +139,7 @@ class AgentRuntime:
                 "approval are asked for, or denied where the editor cannot ask"
             ]
         self._apply_safety(self.safety)
-        return [*self.safety.problems, *self._sandbox_warning()]
+        return [*self.safety.problems, *self.sandbox_warning()]
 
     def _apply_safety(self, safety: Safety) -> None:
         """The tools' services from the settings (`ToolContext.services`): secrets, read
@@ -128,7 +152,7 @@ class AgentRuntime:
         workspace.services.set_environment(safety.env)  # the settings' `env` for commands
         self.services.sandbox.config = SandboxConfig(safety.sandbox, safety.sandbox_hidden)
 
-    def _sandbox_warning(self) -> list[str]:
+    def sandbox_warning(self) -> list[str]:
         """Said plainly at start-up (and on every settings change) when no sandbox can run."""
         service = self.services.sandbox
         if not service.settings.enabled:
