@@ -4,6 +4,12 @@ Figures are ratios against a reference measured in the same run, with A and B in
 the 1-minute load is sampled around each pair and a figure taken above `COMPARABLE_LOAD`
 is marked as not comparable (on 2 cores a load of 3 doubles wall times, and not evenly).
 
+The agentls package is byte-compiled first, as `pip install` does: with
+`PYTHONDONTWRITEBYTECODE=1` (set on the bench machine) a source checkout is otherwise
+compiled again by every spawned interpreter, ~360 modules, which cost the first tool call
+and the CLI 0.3–0.6 s of CPU that no installed copy pays. `AGENTLS_BENCH_NO_BYTECODE=1`
+measures that case instead.
+
     from conditions import Conditions      # bench/ is the script's folder
     cond = Conditions.start()
     for a, b in cond.interleave(run_a, run_b, 20): ...
@@ -12,6 +18,8 @@ is marked as not comparable (on 2 cores a load of 3 doubles wall times, and not 
 
 from __future__ import annotations
 
+import compileall
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -54,14 +62,26 @@ def versions() -> dict[str, str]:
     }
 
 
+def ensure_bytecode() -> str:
+    """Byte-compile the agentls package in place (`__pycache__`, git-ignored) unless told not
+    to; says which, for the report."""
+    if os.environ.get("AGENTLS_BENCH_NO_BYTECODE") == "1":
+        return "agentls bytecode: none (AGENTLS_BENCH_NO_BYTECODE=1: compiled at every start)"
+    spec = importlib.util.find_spec("agentls")
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    done = all(compileall.compile_dir(f, quiet=1, workers=1) for f in folders)
+    return f"agentls bytecode: {'compiled, as pip installs it' if done else 'compile FAILED'}"
+
+
 @dataclass
 class Conditions:
     loads: list[float] = field(default_factory=list)
     started: float = field(default_factory=time.time)
+    bytecode: str = ""
 
     @classmethod
     def start(cls) -> Conditions:
-        cond = cls()
+        cond = cls(bytecode=ensure_bytecode())
         cond.sample()
         return cond
 
@@ -104,4 +124,6 @@ class Conditions:
             f"{'yes' if self.comparable else 'NO'}",
             f"versions: {info['rg']}; {info['ctags']}; {info['cores']} cores",
         ]
+        if self.bytecode:
+            lines.append(self.bytecode)
         return "\n".join(lines)

@@ -121,3 +121,23 @@ def test_the_regeneration_command_reports_a_stale_file(tmp_path: Path, flag: str
     subprocess.run([*command, "--write"], check=True)
     assert subprocess.run([*command, flag], check=False).returncode == 0
     assert (tmp_path / SCHEMA_FILE).read_text(encoding="utf-8") == render_schema()
+
+
+def test_importing_the_settings_reads_no_source_and_the_schema_still_has_descriptions() -> None:
+    """A server start (issue 33) must not pay for the descriptions: pydantic's attribute
+    docstrings read, tokenized and parsed each model's source at import. The schema reads
+    them when it is generated, and shows them."""
+    probe = (
+        "import linecache, agentls.config, agentls.config.environment\n"
+        "print([f for f in linecache.cache if '/agentls/' in f])\n"
+        "from agentls.config import AgentlsSettings\n"
+        "print(AgentlsSettings.model_fields['mode'].description)\n"
+        "from agentls.config.schema import settings_schema\n"
+        "print(settings_schema()['properties']['mode']['description'][:20])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    read, before, after = done.stdout.splitlines()
+    assert read == "[]"
+    assert before == "None"
+    assert after not in ("", "None")

@@ -3,7 +3,8 @@
 Every model of the tree derives from `SettingsModel`: snake_case attributes for the code,
 camelCase keys for users (generated, so `max_turns` is written `maxTurns`), unknown keys
 rejected (so a typo is reported rather than silently ignored), frozen, and the docstring
-under each field becomes its description in the JSON Schema and the editors' settings UI.
+under each field becomes its description in the JSON Schema and the editors' settings UI
+(read only when the schema is generated: `agentls.config.docstrings`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ class SettingsModel(BaseModel):
         populate_by_name=True,
         extra="forbid",
         frozen=True,
-        use_attribute_docstrings=True,
     )
 
     @classmethod

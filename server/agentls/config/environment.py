@@ -36,7 +36,7 @@ ENVIRONMENT = "environment"
 class Environment(BaseModel):
     """Variables that are not settings of the `agentls` section."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     api_key: SecretStr | None = Field(default=None, alias="ANTHROPIC_API_KEY")
     """The Anthropic API key (sent as `x-api-key`)."""

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, WithJsonSchema, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from agentls.config.base import SettingsModel, meta
+
+if TYPE_CHECKING:
+    from pydantic import GetJsonSchemaHandler
+    from pydantic.json_schema import JsonSchemaValue
+    from pydantic_core import CoreSchema
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
@@ -48,22 +53,20 @@ class PriceSetting(SettingsModel):
         )
 
 
-PriceEntry = Annotated[
-    PriceSetting,
-    WithJsonSchema(
-        {
-            "anyOf": [
-                PriceSetting.model_json_schema(),
-                {
-                    "type": "array",
-                    "items": {"type": "number", "minimum": 0},
-                    "minItems": 2,
-                    "maxItems": 4,
-                },
-            ]
+class _PriceEntrySchema:
+    """The JSON Schema of a price entry: the object or the list form. Built when a schema is
+    generated, not at import (every server start would pay for it)."""
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        as_list = {"type": "array", "items": {"type": "number", "minimum": 0}}
+        return {
+            "anyOf": [PriceSetting.model_json_schema(), as_list | {"minItems": 2, "maxItems": 4}]
         }
-    ),
-]
+
+
+PriceEntry = Annotated[PriceSetting, _PriceEntrySchema()]
 """A price: the object, or the list form `[input, output(, cache_read, cache_write)]`."""
 
 

@@ -111,7 +111,9 @@ class McpSettings(SettingsModel):
 
     mcp_servers: dict[str, McpServerEntry] = Field(
         default_factory=dict,
-        json_schema_extra={"additionalProperties": McpServerConfig.model_json_schema()},
+        json_schema_extra=lambda schema: schema.update(  # when a schema is generated
+            additionalProperties=McpServerConfig.model_json_schema()
+        ),
     )
     """Servers by name: `{"files": {"command": "npx", "args": [...]}, "remote": {"type":
     "http", "url": "https://…"}}`."""

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls.config.base import META_PREFIX
+from agentls.config.docstrings import load_field_docstrings
 from agentls.config.model import AgentlsSettings
 
 SCHEMA_FILE = Path("docs/settings.schema.json")
@@ -42,6 +43,7 @@ _UNSET: dict[str, object] = {"string": "", "array": [], "object": {}}
 
 def settings_schema() -> dict[str, object]:
     """The JSON Schema (2020-12) of the `agentls` section."""
+    load_field_docstrings()
     generated = AgentlsSettings.model_json_schema(by_alias=True)
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

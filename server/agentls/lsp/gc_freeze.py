@@ -12,6 +12,7 @@ at the moment of the freeze are kept, once.
 from __future__ import annotations
 
 import gc
+import linecache
 import logging
 import sys
 import threading
@@ -23,9 +24,27 @@ log = logging.getLogger(__name__)
 def freeze_long_lived() -> None:
     """Exclude every object alive now from future collections (cheap: no collection),
     and hand the memory start-up freed back to the system (`release_free_memory`)."""
+    drop_generated_sources()
     gc.freeze()
     log.debug("gc: %d objects frozen", gc.get_freeze_count())
     release_free_memory()
+
+
+GENERATED_SOURCES = ("<attrs generated ", "<cattrs generated ")
+"""`linecache` keys of the source of methods that attrs and cattrs generate."""
+
+
+def drop_generated_sources() -> None:
+    """Forget the source text attrs and cattrs keep of the methods they generate.
+
+    They store it in `linecache` only so that a traceback through such a method can show
+    its lines; for lsprotocol's ~580 classes that is 1.6–1.7 MB of an idle server's RSS
+    (issue 33: ≤ 70 MB). The methods themselves are compiled already and unaffected; a
+    traceback through one shows no source line. Dropped once pygls is imported (so that
+    the host's imports reuse the memory) and again when start-up is over.
+    """
+    for key in [k for k in linecache.cache if k.startswith(GENERATED_SOURCES)]:
+        linecache.cache.pop(key, None)
 
 
 def release_free_memory() -> None:

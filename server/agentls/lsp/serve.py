@@ -54,7 +54,7 @@ def configure_logging(level: str, log_file: str | None) -> None:
 
 def serve(args: argparse.Namespace) -> int:
     configure_logging(args.log_level, args.log_file)
-    from agentls.lsp.gc_freeze import limit_malloc_arenas
+    from agentls.lsp.gc_freeze import drop_generated_sources, limit_malloc_arenas
     from agentls.parentwatch import die_with_parent
 
     limit_malloc_arenas()  # before any thread starts
@@ -69,6 +69,7 @@ def serve(args: argparse.Namespace) -> int:
     from agentls.lsp.server import create_server
 
     server = create_server()
+    drop_generated_sources()  # lsprotocol's, before the host's imports reuse the memory
     if tcp is not None:
         start_tcp(server, *tcp)
     elif ws is not None:
