@@ -7,7 +7,6 @@ are and start-up stays fast (nothing heavy is imported to parse arguments).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 from pathlib import Path
@@ -148,41 +147,20 @@ def _tool(args: argparse.Namespace) -> int:
             return code
     import asyncio
 
-    if getattr(args, "trust", False):
-        _quiet_logging()
-        _trust_if_asked(args)  # before the server starts: it reads the trust
-    return asyncio.run(_direct_tool(args, Path(args.workspace).is_dir()))
+    _quiet_logging()
+    _trust_if_asked(args)
+    from agentls.headless.commands import run_tool
 
-
-async def _direct_tool(args: argparse.Namespace, is_dir: bool) -> int:
-    """`agentls tool` through a server of its own. The server is started first, so that
-    its start-up (pygls, the agent host) runs while this process imports its LSP client
-    (issue 33: they used to run one after the other)."""
-    from agentls.headless.spawn import spawn_server
-
-    workspace = Path(args.workspace)
-    spawned = None
-    if is_dir:  # else `run_tool` says what is wrong with it
-        with contextlib.suppress(OSError):  # `run_tool` tries again and reports it
-            spawned = await spawn_server(workspace)
-    try:
-        _quiet_logging()
-        if not getattr(args, "trust", False):
-            _trust_if_asked(args)  # the note on what stays held back
-        from agentls.headless.commands import run_tool
-
-        return await run_tool(
+    return asyncio.run(
+        run_tool(
             args.name,
             args.input,
-            workspace,
+            Path(args.workspace),
             apply=args.apply,
             as_json=args.json,
             allow_mcp=args.allow_mcp,
-            spawned=spawned,
         )
-    finally:
-        if spawned is not None and not spawned.adopted:  # bad input: never connected
-            await spawned.discard()
+    )
 
 
 def _trust_if_asked(args: argparse.Namespace, *, note: bool = True) -> None:

@@ -15,19 +15,20 @@ import contextlib
 import functools
 import logging
 import os
+import sys
+import tempfile
 import threading
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from lsprotocol import types
-from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
 
-from agentls import __version__
+from agentls import __version__, credentials
 from agentls.headless.edits import EditLedger
-from agentls.headless.spawn import Spawned, spawn_server
+from agentls.parentwatch import PARENT_ENV
 
 if TYPE_CHECKING:
     from agentls.agent.protocol.events import EventPayload
@@ -58,28 +59,6 @@ class _Quiet:
 
     def on_message(self, kind: int, message: str) -> None:
         return None
-
-
-class _AdoptingClient(LanguageClient):
-    """pygls's client, talking to a server process started already (`spawn_server`):
-    what `start_io` does after it has created the process."""
-
-    def adopt(self, server: asyncio.subprocess.Process) -> None:
-        if server.stdout is None or server.stdin is None:
-            raise ServerError("the language server has no stdin/stdout pipes")
-        self.protocol.set_writer(server.stdin)
-        connection = asyncio.create_task(
-            run_async(
-                stop_event=self._stop_event,
-                reader=server.stdout,
-                protocol=self.protocol,
-                logger=log,
-                error_handler=self.report_server_error,
-            )
-        )
-        self._server = server
-        server_exit = cast(Callable[[], Coroutine[Any, Any, None]], self._server_exit)
-        self._async_tasks.extend([connection, asyncio.create_task(server_exit())])
 
 
 class ServerError(Exception):
@@ -145,32 +124,38 @@ class ServerConnection:
     index_on_demand: bool = False
     """Ask the server to start its symbol index only when a request needs it (one-shot
     commands: `agentls tool`, `tools`, `commands`)."""
-    spawned: Spawned | None = None
-    """A server already started (`spawn_server`, before this module was imported); None:
-    `start` starts one."""
     client: LanguageClient | None = None
     encoding: str = "utf-16"
     _started: bool = False
     _own_log: bool = False
 
     async def start(self) -> None:
-        spawned = self.spawned
-        if spawned is None:
-            try:
-                spawned = await spawn_server(self.workspace, self.env, self.log_file)
-            except OSError as exc:
-                raise ServerError(f"cannot start the language server: {exc}") from exc
-        self.log_file, self._own_log = spawned.log_file, spawned.own_log
-        spawned.adopted = True
+        client = LanguageClient("agentls-cli", __version__)
+        self.client = client
+        self._register(client)
+        if self.log_file is None:
+            handle, name = tempfile.mkstemp(prefix="agentls-serve-", suffix=".log")
+            os.close(handle)
+            self.log_file = Path(name)
+            self._own_log = True
+        env = dict(credentials.environ() if self.env is None else self.env)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        env[PARENT_ENV] = str(os.getpid())  # the server ends when we do (parentwatch)
         try:
-            client = _AdoptingClient("agentls-cli", __version__)
-            self.client = client
-            self._register(client)
-            client.adopt(spawned.process)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                spawned.process.kill()
-            raise
+            await client.start_io(
+                sys.executable,
+                "-m",
+                "agentls",
+                "serve",
+                "--stdio",
+                "--log-file",
+                str(self.log_file),
+                env=env,
+                cwd=str(self.workspace),
+                start_new_session=True,  # Ctrl-C in the terminal is ours to handle
+            )
+        except OSError as exc:
+            raise ServerError(f"cannot start the language server: {exc}") from exc
         self._started = True
         root = self.workspace.resolve()
         try:

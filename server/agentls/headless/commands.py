@@ -41,7 +41,6 @@ from agentls.headless.ui import (
 
 if TYPE_CHECKING:
     from agentls.agent.protocol.results import RefusedEditPayload, RunPayload
-    from agentls.headless.spawn import Spawned
 
 Output = Literal["show", "apply", "diff", "patch"]
 EXIT_CODES = {"completed": 0, "cancelled": 2}
@@ -623,9 +622,7 @@ async def run_tool(
     apply: bool = False,
     as_json: bool = False,
     allow_mcp: list[str] | None = None,
-    spawned: Spawned | None = None,
 ) -> int:
-    """One tool call through a server of its own (`spawned`: started already)."""
     from agentls.headless.reuse import parse_input, print_result
 
     workspace = check_workspace(workspace)
@@ -640,7 +637,6 @@ async def run_tool(
         listener=StderrNotices(),
         initialization_options=with_mcp(None, allow_mcp),
         index_on_demand=True,
-        spawned=spawned,
     ) as conn:
         try:
             result = await conn.command("agentls.tool", {"name": name, "input": tool_input})
