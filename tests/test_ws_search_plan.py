@@ -69,3 +69,21 @@ def test_either_plan_gives_the_in_process_answer(
     assert shown == [(h.path, h.count, h.lines) for h in reference.hits]
     assert ours.truncated
     assert reference.truncated
+
+
+@pytest.mark.parametrize("limit", [1 << 20, 400])
+def test_argument_lists_are_split_only_when_too_long(
+    tmp_path: Path, rg: Ripgrep, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
+    from agentls.workspace import ripgrep
+
+    monkeypatch.setattr(ripgrep, "ARGV_CHUNK_BYTES", limit)
+    files = {f"dir/ünï{n:02d}.txt": ("needle\n" if n % 3 else "hay\n") for n in range(30)}
+    ws = Workspace([make_tree(tmp_path, files)])
+    view = ws.view(ChangeSet())
+    argv = record_rg_argv(monkeypatch)
+    outcome = run_search(view, view.file_strs(), SearchRequest.build("needle"), engine=rg)
+    assert [Path(h.path).name for h in outcome.hits] == [
+        f"ünï{n:02d}.txt" for n in range(30) if n % 3
+    ]
+    assert (_runs(argv) > 1) == (limit == 400)

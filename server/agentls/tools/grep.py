@@ -136,8 +136,7 @@ Example: {"pattern": "<regex>", "path": "<folder>", "glob": "*.py", "context": 2
         key = (str(folder) if folder is not None else None, input.glob)
 
         def list_files() -> list[str]:
-            files = _filter(view, folder, glob, stop)
-            return [f for f in files if not secrets.blocks_reading(f, resolve=False)]
+            return secrets.readable(_filter(view, folder, glob, stop))
 
         def work() -> tuple[int, SearchOutcome]:
             guess = listings.get(key)

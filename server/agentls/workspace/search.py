@@ -175,7 +175,7 @@ class _Search:
         self.request = request
         self.should_stop = should_stop
         self.rg = rg
-        self.overlay = [path for path in files if view.overlays(path)]
+        self.overlay = [path for path in files if view.overlays(path)] if view.has_overlay else []
         self.disk = [path for path in files if not view.overlays(path)] if self.overlay else files
         self.runs: ripgrep.RgSearch | None = None
         self._plan: _Plan | None = None
