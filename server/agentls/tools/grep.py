@@ -136,7 +136,9 @@ Example: {"pattern": "<regex>", "path": "<folder>", "glob": "*.py", "context": 2
         key = (str(folder) if folder is not None else None, input.glob)
 
         def list_files() -> list[str]:
-            return secrets.readable(_filter(view, folder, glob, stop))
+            files = _filter(view, folder, glob, stop)
+            ws.join_secrets_warm_up()  # its answers are remembered: ours are then lookups
+            return secrets.readable(files)
 
         def work() -> tuple[int, SearchOutcome]:
             guess = listings.get(key)
