@@ -284,6 +284,8 @@ PROBE_BYTES = 8 * 1024
 """Bytes read of each sampled file."""
 PROBE_BUDGET_S = 0.002
 """The sample stops after this long (a costly pattern: `.{400,}`), judged on what it read."""
+PROBE_MIN = 8
+"""Files sampled at least (a slow filesystem: the budget is spent on the first ones)."""
 SPARSE_UNITS = 4
 """A search is sparse when the sample predicts fewer result units over all the files than
 this many times the result limit (a first chunk, an eighth of the files, would then not
@@ -301,7 +303,7 @@ def _looks_sparse(disk: Sequence[str], request: SearchRequest) -> bool:
     per_file = PEEK if request.mode == "content" else 1
     give_up = time.perf_counter() + PROBE_BUDGET_S
     for index in range(PROBE_FILES):
-        if probed >= PROBE_FILES // 4 and time.perf_counter() > give_up:
+        if probed >= PROBE_MIN and time.perf_counter() > give_up:
             break
         probed += 1
         try:
