@@ -26,6 +26,12 @@ def rg() -> Ripgrep:
     return found
 
 
+def small_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scale the plan to a 300-file tree: a first chunk of 40 files, 8 of them sampled."""
+    monkeypatch.setattr(engine, "FIRST_CHUNK_MIN", 40)
+    monkeypatch.setattr(engine, "PROBE_FILES", 8)
+
+
 def _runs(argv: list[str]) -> int:
     return sum(1 for arg in argv if arg.endswith("/rg") or arg.endswith("rg.exe"))
 
@@ -33,7 +39,7 @@ def _runs(argv: list[str]) -> int:
 def test_a_sparse_search_is_one_rg_run_with_every_line(
     tmp_path: Path, rg: Ripgrep, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(engine, "FIRST_CHUNK_MIN", 2)  # the split would apply to 300 files
+    small_sample(monkeypatch)
     files = {f"f{n:03d}.txt": "plain text\n" for n in range(FILES)}
     files["f150.txt"] = "".join(f"rare {n}\n" for n in range(20))  # more than PEEK lines
     ws = Workspace([make_tree(tmp_path, files)])
@@ -49,10 +55,12 @@ def test_a_sparse_search_is_one_rg_run_with_every_line(
 def test_either_plan_gives_the_in_process_answer(
     tmp_path: Path, rg: Ripgrep, monkeypatch: pytest.MonkeyPatch, mode: str, where: str
 ) -> None:
-    """Dense matches in the sampled files (the chunked plan), or only in files the sample
-    skips (the one-run plan, a wrong guess): the same hits, limit and truncation."""
-    monkeypatch.setattr(engine, "FIRST_CHUNK_MIN", 2)
-    sampled = {n * FILES // engine.PROBE_FILES for n in range(engine.PROBE_FILES)}
+    """Dense matches in the sampled files of the first chunk (the chunked plan), or only
+    in files the sample skips (the one-run plan, a wrong guess): the same hits, limit and
+    truncation."""
+    small_sample(monkeypatch)
+    first = engine.FIRST_CHUNK_MIN
+    sampled = {n * first // engine.PROBE_FILES for n in range(engine.PROBE_FILES)}
     files = {}
     for n in range(FILES):
         dense = (n in sampled) == (where == "sampled")
@@ -62,13 +70,12 @@ def test_either_plan_gives_the_in_process_answer(
     view = ws.view(ChangeSet())
     request = SearchRequest.build("hit", mode=mode, max_results=30)  # type: ignore[arg-type]
     listed = view.file_strs()
-    assert engine._looks_sparse(listed, request) == (where == "missed")
+    assert engine._looks_sparse(listed, first, request) == (where == "missed")
     ours = run_search(view, listed, request, engine=rg)
     reference = run_search(view, listed, request, engine=None)
     shown = [(h.path, h.count, h.lines) for h in ours.hits]
     assert shown == [(h.path, h.count, h.lines) for h in reference.hits]
-    assert ours.truncated
-    assert reference.truncated
+    assert ours.truncated == reference.truncated
 
 
 @pytest.mark.parametrize("limit", [1 << 20, 400])

@@ -271,11 +271,9 @@ def _plan(disk: Sequence[str], request: SearchRequest) -> _Plan:
     one core serialised. Which kind a search is, a sample of the files says
     (`_looks_sparse`); a wrong guess costs time, never a different answer."""
     full = request.per_file_limit
-    dense = _Plan(
-        min(PEEK, request.max_results + 1) if request.mode == "content" else full,
-        _first_chunk(len(disk), request),
-    )
-    return _Plan(full, None) if _looks_sparse(disk, request) else dense
+    first = _first_chunk(len(disk), request)
+    dense = _Plan(min(PEEK, request.max_results + 1) if request.mode == "content" else full, first)
+    return _Plan(full, None) if _looks_sparse(disk, first, request) else dense
 
 
 PROBE_FILES = 64
@@ -287,16 +285,18 @@ PROBE_BUDGET_S = 0.002
 PROBE_MIN = 8
 """Files sampled at least (a slow filesystem: the budget is spent on the first ones)."""
 SPARSE_UNITS = 4
-"""A search is sparse when the sample predicts fewer result units over all the files than
-this many times the result limit (a first chunk, an eighth of the files, would then not
-fill the limit)."""
+"""A search without a first chunk (a shorter list) is sparse when the sample predicts fewer
+result units than this many times the limit (rg then prints little beyond what is shown)."""
 
 
-def _looks_sparse(disk: Sequence[str], request: SearchRequest) -> bool:
+def _looks_sparse(disk: Sequence[str], first: int | None, request: SearchRequest) -> bool:
     """Whether the result units (lines, or files) that RE2 finds in the heads of an even
-    sample of the files, scaled to all of them, stay under `SPARSE_UNITS` × the limit.
-    A short list is never sampled (reading it would cost as much as searching it)."""
-    count = len(disk)
+    sample of the first chunk's files (all files without one), scaled to all of them,
+    stay under half the limit (with a first chunk: it would not fill the limit, so
+    searching it alone gains nothing) or under `SPARSE_UNITS` × the limit (without one). Matches
+    often cluster in one part of a tree, so the sample is where the question is. A short
+    list is never sampled (reading it would cost as much as searching it)."""
+    count = first or len(disk)
     if count < 4 * PROBE_FILES:
         return False
     units = probed = 0
@@ -313,6 +313,8 @@ def _looks_sparse(disk: Sequence[str], request: SearchRequest) -> bool:
             continue
         if not looks_binary(data):
             units += len(_line_spans(request.regex, data, per_file))
+    if first:  # a wrong "sparse" costs more (up to rg's whole search) than a wrong "dense"
+        return 2 * units * count < request.max_results * probed
     return units * count < SPARSE_UNITS * request.max_results * probed
 
 
