@@ -137,7 +137,8 @@ Example: {"pattern": "<regex>", "path": "<folder>", "glob": "*.py", "context": 2
 
         def list_files() -> list[str]:
             files = _filter(view, folder, glob, stop)
-            ws.join_secrets_warm_up()  # its answers are remembered: ours are then lookups
+            if folder is None:  # the warm-up asks about every file: a folder's few need not wait
+                ws.join_secrets_warm_up()  # its answers are remembered: ours are lookups then
             return secrets.readable(files)
 
         def work() -> tuple[int, SearchOutcome]:
