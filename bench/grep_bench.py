@@ -16,6 +16,11 @@ Correctness is checked separately for each pattern: the tool's engine with no re
 limit against `rg --json` over the same files, as (file, line) sets.
 
     python bench/grep_bench.py [--corpus DIR] [--repeat N] [--rg PATH] [--no-check]
+                               [--base SERVER_DIR]
+
+`--base` also times another version of the tool (its `server/` folder, e.g. the previous
+commit's from `git archive`) in a child process, interleaved with this one and rg per
+repeat: an A/B in one run.
 
 The first grep in a new server (through `agentls serve`) is `bench/grep_first.py`.
 
@@ -29,11 +34,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import resource
 import statistics
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,6 +171,52 @@ def agreement(ws: Workspace, rg: Ripgrep, case: Case) -> tuple[int, int]:
     return len(ours), len(theirs) if ours == theirs else -len(theirs ^ ours)
 
 
+class BaseTool:
+    """The tool of another version (`--base`), timed in a child process per call."""
+
+    def __init__(self, server: Path, root: Path) -> None:
+        env = os.environ | {"PYTHONPATH": str(server.resolve())}
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--serve", "--corpus", str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+
+    def timed(self, case: Case) -> tuple[float, float, str]:
+        """(wall, CPU, the answer's digest) of one call, measured in the child (its rg runs
+        included)."""
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
+        request = {"pattern": case.pattern, "ignore_case": case.ignore_case, "mode": case.mode}
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        wall, cpu, digest = json.loads(self.proc.stdout.readline())
+        return float(wall), float(cpu), str(digest)
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(30)
+
+
+def serve(root: Path) -> None:
+    """`--serve`: time the calls the parent sends (one JSON case a line), answer
+    [wall, cpu, the answer's digest]."""
+    tool = Tool(root)
+    answers: list[str] = []
+    for line in sys.stdin:
+        raw = json.loads(line)
+        case = Case(raw["pattern"], raw["ignore_case"], raw["mode"])
+        wall, cpu = timed(lambda case=case: answers.append(tool.run(case)))
+        print(json.dumps([wall, cpu, digest(answers.pop())]), flush=True)
+
+
+def digest(answer: str) -> str:
+    return hashlib.sha256(answer.encode()).hexdigest()
+
+
 def corpus_and_ripgrep(corpus: Path) -> tuple[Path, Ripgrep]:
     """The corpus folder and the ripgrep agentls uses, or exit saying which is missing."""
     root = corpus.expanduser().resolve()
@@ -188,7 +241,12 @@ def main() -> None:
         help="time only: skip the (file, line) comparison with rg --json (load-independent, "
         "and long for dense patterns)",
     )
+    parser.add_argument("--base", type=Path, help="also time this `server/` folder's tool (A/B)")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve:
+        serve(args.corpus.expanduser().resolve())
+        return
     root, engine = corpus_and_ripgrep(args.corpus)
     reference = args.rg or engine.path
     version = subprocess.run([reference, "--version"], capture_output=True, text=True).stdout
@@ -203,20 +261,40 @@ def main() -> None:
     cond = Conditions.start()
     ratios: list[float] = []
     cpu_ratios: list[float] = []
+    base = BaseTool(args.base, root) if args.base is not None else None
+    base_ratios: list[float] = []
+    base_cpu_ratios: list[float] = []
+    differ = 0
     exact = 0
     cases = [c for c in CASES[args.skip :] if args.only is None or args.only in c.pattern]
     for case in cases:
         cond.sample()
         command = rg_user_args(reference, walk, case, root)
-        tool.run(case)  # warm: the walk cache, the tool pool
+        answer = digest(tool.run(case))  # warm: the walk cache, the tool pool
+        if base is not None:
+            base_answer = base.timed(case)[2]
         ours: list[tuple[float, float]] = []
         theirs: list[tuple[float, float]] = []
+        based: list[tuple[float, float, str]] = []
         for _ in range(max(1, args.repeat)):
             ours.append(timed(lambda case=case: tool.run(case)))
+            if base is not None:
+                based.append(base.timed(case))
             theirs.append(timed(lambda c=command: subprocess.run(c, capture_output=True)))
         wall, cpu = min(w for w, _ in ours), min(c for _, c in ours)
         rg_wall, rg_cpu = min(w for w, _ in theirs), min(c for _, c in theirs)
         ratio, cpu_ratio = wall / rg_wall, cpu / max(rg_cpu, 1e-6)
+        base_note = ""
+        if based:
+            base_wall, base_cpu = min(b[0] for b in based), min(b[1] for b in based)
+            base_ratios.append(base_wall / rg_wall)
+            base_cpu_ratios.append(base_cpu / max(rg_cpu, 1e-6))
+            agrees = base_answer == answer and all(b[2] == answer for b in based)
+            differ += not agrees
+            base_note = (
+                f"  base {base_wall * 1000:6.1f} ms ({base_ratios[-1]:.2f}x wall, "
+                f"{base_cpu_ratios[-1]:.2f}x CPU){'' if agrees else '  ANSWER DIFFERS'}"
+            )
         ratios.append(ratio)
         cpu_ratios.append(cpu_ratio)
         check = case.mode == "content" and not args.no_check
@@ -225,7 +303,7 @@ def main() -> None:
         exact += rg_found >= 0 and check
         print(
             f"{case.label:34} ours {wall * 1000:7.1f} ms  rg {rg_wall * 1000:7.1f} ms  "
-            f"ratio {ratio:5.2f}x wall, {cpu_ratio:5.2f}x CPU  {same} ({found} lines)",
+            f"ratio {ratio:5.2f}x wall, {cpu_ratio:5.2f}x CPU  {same} ({found} lines){base_note}",
             flush=True,
         )
     content = 0 if args.no_check else sum(c.mode == "content" for c in cases)
@@ -236,6 +314,14 @@ def main() -> None:
         f"CPU ratio median {statistics.median(cpu_ratios):.2f}x; "
         f"identical (file, line) sets on {exact} of {content} content patterns{cond.mark()}"
     )
+    if base is not None:
+        base.close()
+        print(
+            f"base ({args.base}): wall ratio median {statistics.median(base_ratios):.2f}x, "
+            f"worst {max(base_ratios):.2f}x, {sum(r > TARGET_EACH for r in base_ratios)} above "
+            f"{TARGET_EACH}x; CPU ratio median {statistics.median(base_cpu_ratios):.2f}x; "
+            f"the same answer as this tree's on {len(base_ratios) - differ} of {len(base_ratios)}"
+        )
     print(cond.report())
 
 

@@ -137,7 +137,9 @@ Example: {"pattern": "<regex>", "path": "<folder>", "glob": "*.py", "context": 2
 
         def list_files() -> list[str]:
             files = _filter(view, folder, glob, stop)
-            return [f for f in files if not secrets.blocks_reading(f, resolve=False)]
+            if folder is None:  # the warm-up asks about every file: a folder's few need not wait
+                ws.join_secrets_warm_up()  # its answers are remembered: ours are lookups then
+            return secrets.readable(files)
 
         def work() -> tuple[int, SearchOutcome]:
             guess = listings.get(key)

@@ -63,6 +63,10 @@ class Attachment(Generic[T]):
         return f"Attachment({self.name!r})"
 
 
+SECRETS_JOIN_S = 10.0
+"""How long a search waits for the secret rules' warm-up before asking them itself."""
+
+
 class Workspace:
     """The user's workspace: one or more root folders, shared by all sessions."""
 
@@ -85,6 +89,8 @@ class Workspace:
         files and terminal), set by the runtime: `agentls.workspace.services`."""
         self._attachments: dict[Attachment[Any], Any] = {}
         self._attach_lock = threading.Lock()
+        self._secrets_warm = threading.Event()
+        self._secrets_warm.set()  # no warm-up of the secret rules under way
 
     # -- attached services ----------------------------------------------------------------
 
@@ -175,16 +181,30 @@ class Workspace:
         With `secrets`, also ask the secret rules about every file walked (start it once
         they are loaded): grep asks them per file on every search, and their answers are
         remembered per rule set, so a first search would otherwise pay for all of them
-        (56 ms of CPU for 8.5k files) before ripgrep starts. The answers are the same."""
+        (56 ms of CPU for 8.5k files) before ripgrep starts. The answers are the same.
+        It also finds grep's ripgrep (a `--version` run and a look through the installed
+        packages: 16 ms that the first search paid)."""
         target = self._warm_secrets if secrets else self.ignore.warm_up
+        if secrets:
+            self._secrets_warm.clear()
         thread = threading.Thread(target=target, name="agentls-walk", daemon=True)
         thread.start()
         return thread
 
     def _warm_secrets(self) -> None:
-        matcher = self.services.secrets
-        for path in self.file_strs():
-            matcher.blocks_reading(path, resolve=False)
+        from agentls.workspace.ripgrep import find_ripgrep
+
+        try:
+            find_ripgrep()
+            self.services.secrets.readable(self.file_strs())
+        finally:
+            self._secrets_warm.set()
+
+    def join_secrets_warm_up(self, timeout: float = SECRETS_JOIN_S) -> None:
+        """Wait for a warm-up of the secret rules under way (`start_warm_up`): a first
+        search that asked them about the same files meanwhile would repeat its work beside
+        it, both slowed by sharing the interpreter."""
+        self._secrets_warm.wait(timeout)
 
     def contains_root(self, path: Path | str) -> bool:
         """Whether `path` is one of the roots."""

@@ -301,7 +301,15 @@ class RgSearch:
         self.close()
 
 
-def _chunks(paths: Sequence[str]) -> Iterator[list[bytes]]:
+def _chunks(paths: Sequence[str]) -> Iterator[list[str] | list[bytes]]:
+    """`paths` in argument lists of at most `ARGV_CHUNK_BYTES`. Usually they fit in one,
+    which one `join` measures (encoding each path here cost grep 4 ms a search on 8.5k
+    files; `Popen` encodes them in C)."""
+    if not paths:
+        return
+    if len("\0".join(paths).encode("utf-8", "surrogateescape")) < ARGV_CHUNK_BYTES:
+        yield list(paths)
+        return
     chunk: list[bytes] = []
     size = 0
     for path in paths:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -174,15 +175,23 @@ class _Search:
         self.request = request
         self.should_stop = should_stop
         self.rg = rg
-        self.overlay = [path for path in files if view.overlays(path)]
+        self.overlay = [path for path in files if view.overlays(path)] if view.has_overlay else []
         self.disk = [path for path in files if not view.overlays(path)] if self.overlay else files
         self.runs: ripgrep.RgSearch | None = None
+        self._plan: _Plan | None = None
+
+    @property
+    def plan(self) -> _Plan:
+        """How rg's first pass runs (decided once, by a look at a sample of the files)."""
+        if self._plan is None:
+            self._plan = _plan(self.disk, self.request)
+        return self._plan
 
     @contextlib.contextmanager
     def started(self) -> Iterator[None]:
         """rg runs from here on; leaving the block stops what was not read."""
         if self.rg is not None:
-            self.runs = _rg_runs(self.rg, self.disk, self.request, self.should_stop)
+            self.runs = _rg_runs(self.rg, self.disk, self.request, self.plan, self.should_stop)
             self.runs.start()
         try:
             yield
@@ -198,9 +207,11 @@ class _Search:
             if hit is not None:
                 found[path] = hit
         if self.rg is not None:
-            runs = self.runs or _rg_runs(self.rg, self.disk, self.request, self.should_stop)
+            runs = self.runs or _rg_runs(
+                self.rg, self.disk, self.request, self.plan, self.should_stop
+            )
             with runs:
-                _search_with_rg(self.rg, runs, self.request, found, outcome)
+                _search_with_rg(self.rg, runs, self.request, self.plan, found, outcome)
         else:
             _search_in_process(self.disk, self.request, found, outcome, self.should_stop)
         _select(found, self.request, outcome)
@@ -241,24 +252,89 @@ class _Found:
 _Lines = tuple[list[tuple[int, str]], dict[int, str]]
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """How rg's first pass over the disk files runs."""
+
+    peek: int | None
+    """rg's `--max-count`: matching lines per file worth reporting in this pass."""
+    first_chunk: int | None
+    """Files in the first rg run, which runs alone (None: one run for all)."""
+
+
+def _plan(disk: Sequence[str], request: SearchRequest) -> _Plan:
+    """A pattern that matches in many files fills the result limit early: peek at a few
+    lines per file and search a first chunk alone (`_first_chunk`). Any other search is
+    one rg run that reports every line it may show: a first chunk run alone, a second
+    rg run after it and a third for the shown files that had more than the peek cost a
+    sparse search a fifth of its wall time (issue 33), each start and each run's tail on
+    one core serialised. Which kind a search is, a sample of the files says
+    (`_looks_sparse`); a wrong guess costs time, never a different answer."""
+    full = request.per_file_limit
+    first = _first_chunk(len(disk), request)
+    dense = _Plan(min(PEEK, request.max_results + 1) if request.mode == "content" else full, first)
+    return _Plan(full, None) if _looks_sparse(disk, first, request) else dense
+
+
+PROBE_FILES = 64
+"""Files sampled (evenly through the list) to guess whether a search is sparse."""
+PROBE_BYTES = 8 * 1024
+"""Bytes read of each sampled file."""
+PROBE_BUDGET_S = 0.002
+"""The sample stops after this long (a costly pattern: `.{400,}`), judged on what it read."""
+PROBE_MIN = 8
+"""Files sampled at least (a slow filesystem: the budget is spent on the first ones)."""
+SPARSE_UNITS = 4
+"""A search without a first chunk (a shorter list) is sparse when the sample predicts fewer
+result units than this many times the limit (rg then prints little beyond what is shown)."""
+
+
+def _looks_sparse(disk: Sequence[str], first: int | None, request: SearchRequest) -> bool:
+    """Whether the result units (lines, or files) that RE2 finds in the heads of an even
+    sample of the first chunk's files (all files without one), scaled to all of them,
+    stay under half the limit (with a first chunk: it would not fill the limit, so
+    searching it alone gains nothing) or under `SPARSE_UNITS` × the limit (without one). Matches
+    often cluster in one part of a tree, so the sample is where the question is. A short
+    list is never sampled (reading it would cost as much as searching it)."""
+    count = first or len(disk)
+    if count < 4 * PROBE_FILES:
+        return False
+    units = probed = 0
+    per_file = PEEK if request.mode == "content" else 1
+    give_up = time.perf_counter() + PROBE_BUDGET_S
+    for index in range(PROBE_FILES):
+        if probed >= PROBE_MIN and time.perf_counter() > give_up:
+            break
+        probed += 1
+        try:
+            with open(disk[index * count // PROBE_FILES], "rb") as fh:
+                data = fh.read(PROBE_BYTES)
+        except OSError:
+            continue
+        if not looks_binary(data):
+            units += len(_line_spans(request.regex, data, per_file))
+    if first:  # a wrong "sparse" costs more (up to rg's whole search) than a wrong "dense"
+        return 2 * units * count < request.max_results * probed
+    return units * count < SPARSE_UNITS * request.max_results * probed
+
+
 def _rg_runs(
     rg: ripgrep.Ripgrep,
     disk: Sequence[str],
     request: SearchRequest,
+    plan: _Plan,
     should_stop: Callable[[], bool] | None,
 ) -> ripgrep.RgSearch:
     """The rg runs of a search's first pass over the disk files (see `_search_with_rg`)."""
-    content = request.mode == "content"
-    peek = min(PEEK, request.max_results + 1) if content else request.per_file_limit
     return ripgrep.search(
         rg,
         request.pattern,
         disk,
         ignore_case=request.ignore_case,
-        max_count=peek,
+        max_count=plan.peek,
         context=request.context,
         should_stop=should_stop,
-        first_chunk=_first_chunk(len(disk), request),
+        first_chunk=plan.first_chunk,
         count_only=request.mode == "count",
     )
 
@@ -267,15 +343,17 @@ def _search_with_rg(
     rg: ripgrep.Ripgrep,
     runs: ripgrep.RgSearch,
     request: SearchRequest,
+    plan: _Plan,
     found: dict[str, _Found],
     outcome: SearchOutcome,
 ) -> None:
     """Read `runs` (rg over the disk files, chunk by chunk in path order); stop once the
     chunks so far hold more than the limit (later files could not be shown).
 
-    Content mode looks at no more than `PEEK` lines per file first, and asks again, for
-    the files the answer shows, only where that was not enough: a pattern that matches
-    most lines of most files would otherwise have rg print every one of them as JSON.
+    A dense content search looks at no more than `PEEK` lines per file first, and asks
+    again, for the files the answer shows, only where that was not enough: a pattern that
+    matches most lines of most files would otherwise have rg print every one of them as
+    JSON (`_plan`).
     Count mode uses rg's own `--count`; rg does not judge named files binary there, so
     the files the answer would show are checked by their head (`_Found.binary`)."""
     count_only = request.mode == "count"
@@ -288,8 +366,8 @@ def _search_with_rg(
         last = max((h.path for h in run.files), default="")
         if last and _units_up_to(found, last, request) > request.max_results:
             break
-    peek = min(PEEK, request.max_results + 1)
-    if request.mode == "content" and peek < request.max_results + 1:
+    peek = plan.peek
+    if request.mode == "content" and peek is not None and peek < request.max_results + 1:
         _complete_shown(rg, request, found, peek)
 
 

@@ -204,6 +204,20 @@ class SecretMatcher:
             self._blocked[key] = known
         return known
 
+    def readable(self, paths: Iterable[str]) -> list[str]:
+        """`paths` less those `blocks_reading(path, resolve=False)` refuses, in order: grep
+        filters every file of the workspace on every search, and a call per path cost
+        more than the remembered answers it looks up."""
+        known = self._blocked
+        kept: list[str] = []
+        for path in paths:
+            blocked = known.get(path)
+            if blocked is None:
+                blocked = self.blocks_reading(path, resolve=False)
+            if not blocked:
+                kept.append(path)
+        return kept
+
     def _match_one(self, text: str) -> str | None:
         parts = self._relevant_parts(text)
         if not parts or not self._any_pattern.hits(parts):

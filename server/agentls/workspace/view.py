@@ -59,6 +59,11 @@ class LayeredView:
         self._staged = {str(p): v for p, v in staged.items()}
         self._buffers = {str(p): b for p, b in buffers.items()}
 
+    @property
+    def has_overlay(self) -> bool:
+        """Whether any path has staged or buffer content (most searches: none)."""
+        return bool(self._staged or self._buffers)
+
     def overlays(self, path: str) -> bool:
         """Whether the overlay (staged or buffer) has anything for this path string."""
         return path in self._staged or path in self._buffers
