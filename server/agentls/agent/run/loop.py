@@ -58,6 +58,7 @@ from agentls.agent.protocol.results import RunResult
 from agentls.agent.run.compaction import CompactionError
 from agentls.agent.run.context_window import Compactor
 from agentls.agent.run.conversation import Conversation
+from agentls.agent.run.listing_turn import listing_request, wrote_cleanly
 from agentls.agent.run.loop_guard import LoopGuard
 from agentls.agent.run.memory import memory_seen, with_nested_memory
 from agentls.agent.run.model_client import (
@@ -137,6 +138,8 @@ class AgentLoop:
         self.failure: str | None = None
         """Why a run that got replies still failed (an empty reply, a stuck loop)."""
         self.calls_made = 0
+        self.listing_turn = False
+        """This turn's request goes without tools (`agentls.agent.run.listing_turn`)."""
         self.staged_at_start = conversation.staging_count
         """The session's count of staging events when the run began: a run whose final
         reply is empty succeeded only if it changed something since."""
@@ -211,6 +214,8 @@ class AgentLoop:
             blocked = await self._submit_prompt(prompt, attachments)
             if blocked is not None:
                 return self._finish("failed", blocked)
+            self.listing_turn = conv.files_shown and self.subagent is None and not self.command
+            conv.files_shown = False
             conv.checkpoint(0)
             status = await self._turns()
             error = self.failure if status == "failed" else None
@@ -230,6 +235,7 @@ class AgentLoop:
             self.conversation.begin_turn()
             response = await self._request()
             status = await self._handle(response)
+            self.listing_turn = False
             if status is not None:
                 return status
             self.conversation.checkpoint(self.turns)
@@ -239,6 +245,8 @@ class AgentLoop:
     async def _request(self) -> ModelResponse:
         conv = self.conversation
         request = conv.build_request(self.pool)
+        if self.listing_turn:
+            request = listing_request(request, conv.listing_system)
         if self.command is not None and self.command.model:
             request = dataclasses.replace(request, model=self.command.model)
         if conv.settings.auto_compact:
@@ -382,6 +390,8 @@ class AgentLoop:
             self.failure = self.guard.stuck
             self._notice(f"Stopped: {self.guard.stuck}.")
             return "failed"
+        if self.listing_turn and wrote_cleanly(calls, results):
+            return self._final_status()
         self._apply_mode_switch()
         return None
 
