@@ -696,7 +696,7 @@ async def test_a_listing_turn_that_does_not_write_cleanly_goes_on_with_the_tools
     """A refused listing (it drops `add`), or a text call, is answered and the run goes
     on with the tools; a plain answer ends it; a prompt that names no file gets the tools
     from its first request."""
-    lossy = "calc.py\n```\ndef sub(a, b):\n    return a - b\n```\n"
+    lossy = "calc.py\n```\ndef mul(a, b):\n    return a * b\n```\n"
     api.extend(text_turn(lossy), text_turn("I will leave it."))
     session = _file_session(api, root, tmp_path, context_window=8192)
     await session.run("Rename add in calc.py.")
@@ -735,3 +735,34 @@ def test_a_listing_turn_ends_on_a_new_warning_but_not_on_a_new_error() -> None:
     assert not wrote_cleanly(write, [ToolCallResult("w", errors)])
     assert not wrote_cleanly(write, [ToolCallResult("w", "Not written", is_error=True)])
     assert not wrote_cleanly([ToolCall("r", "read_file", {"path": "a"})], [ToolCallResult("r", "")])
+
+
+async def test_a_rename_is_not_a_dropped_definition(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """Asked to rename find_usr, the 1.5B model wrote both files right and lookup.py was
+    refused for dropping `find_usr`: the old text with the name replaced is a rename."""
+    (root / "lookup.py").write_text("def find_usr(users, name):\n    return users.get(name)\n")
+    (root / "app.py").write_text("from lookup import find_usr\n\nX = find_usr({}, 'a')\n")
+    reply = (
+        "app.py\n```\nfrom lookup import find_user\n\nX = find_user({}, 'a')\n```\n\n"
+        "lookup.py\n```\ndef find_user(users, name):\n    return users.get(name)\n```\n"
+    )
+    api.extend(text_turn(reply), text_turn("Renamed."))
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    result = await session.run("Rename find_usr to find_user (lookup.py and app.py).")
+    assert result.status == "completed", result.error
+    assert len(api.message_requests) == 1  # nothing refused: the listing turn ended the run
+    assert "find_user(users" in str(session.changes.text(root / "lookup.py"))
+    assert "find_user({}" in str(session.changes.text(root / "app.py"))
+
+
+async def test_a_listing_with_its_path_inside_the_fence_is_written(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """The 1.5B model's other listing form: the path as the block's first line."""
+    api.extend(text_turn("```\ncalc.py\ndef add(a, b):\n    return a + b\n```"))
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    result = await session.run("Fix add in calc.py: it should add.")
+    assert result.status == "completed", result.error
+    assert session.changes.text(root / "calc.py") == "def add(a, b):\n    return a + b\n"

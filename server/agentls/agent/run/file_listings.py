@@ -35,6 +35,18 @@ or bullet mark, or "File:"), at most one blank line, then a fenced block up to t
 that closes it at the start of a line."""
 
 
+_INNER_LISTING = re.compile(
+    r"^[ \t]*(?P<fence>`{3,})[ \t]*[\w+#.-]*[ \t]*\n"
+    r"[ \t]*(?:#[ \t]*)?(?P<path>[\w./-]+\.\w+)[ \t]*\n"
+    r"(?P<body>.*?)"
+    r"^[ \t]*(?P=fence)[ \t]*$",
+    re.DOTALL | re.MULTILINE,
+)
+"""The path as the fenced block's first line ("```\nlookup.py\ndef find_user…```", or
+"# lookup.py"): the 1.5B model's listing after a refused write. The caller's `target`
+decides, as for the other form: only a file the session has read, changed."""
+
+
 @dataclass(frozen=True)
 class Listing:
     path: str
@@ -58,4 +70,5 @@ def parse_listings(
         return ""
 
     rest = _LISTING.sub(replace, text)
+    rest = _INNER_LISTING.sub(replace, rest)
     return listings, rest.strip()
