@@ -766,3 +766,27 @@ async def test_a_listing_with_its_path_inside_the_fence_is_written(
     result = await session.run("Fix add in calc.py: it should add.")
     assert result.status == "completed", result.error
     assert session.changes.text(root / "calc.py") == "def add(a, b):\n    return a + b\n"
+
+
+async def test_a_lone_block_in_a_listing_turn_that_showed_one_file_is_that_file(
+    api: ScriptedMessagesServer, root: Path, tmp_path: Path
+) -> None:
+    """Shown calc.py and asked to fix it, the 0.5B model answered with the fixed file in
+    a fence and no path. With one file shown, that block is a listing of it; a snippet
+    that does not define what the file defines, or a second file shown, leaves it text."""
+    fixed = "def add(a, b):\n    return a + b\n"
+    api.extend(text_turn(f"```\n{fixed}```"))
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    result = await session.run("Read calc.py, then fix add so that it returns a + b.")
+    assert result.status == "completed", result.error
+    assert session.changes.text(root / "calc.py") == fixed
+    api.extend(text_turn("Use it like this:\n```python\nprint(add(1, 2))\n```"))
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    result = await session.run("How do I call add in calc.py?")
+    assert "print(add(1, 2))" in str(result.text)
+    assert session.changes.text(root / "calc.py") is None
+    (root / "main.py").write_text("from calc import add\n\nprint(add(1, 2))\n")
+    api.extend(text_turn(f"```\n{fixed}```"))
+    session = _file_session(api, root, tmp_path, context_window=8192)
+    await session.run("Fix add in calc.py; main.py uses it.")
+    assert session.changes.text(root / "calc.py") is None  # which file? none is guessed

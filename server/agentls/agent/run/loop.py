@@ -73,7 +73,7 @@ from agentls.agent.run.orchestration import run_tool_calls
 from agentls.agent.run.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.agent.run.prompts import search_summary
 from agentls.agent.run.text_tool_calls import looks_like_a_call, with_text_calls
-from agentls.agent.run.whole_writes import dropped_names, refusal
+from agentls.agent.run.whole_writes import defined_names, dropped_names, refusal
 from agentls.errors import WorkspaceError
 
 if TYPE_CHECKING:
@@ -311,10 +311,12 @@ class AgentLoop:
         for them."""
         if not self.reads_text_calls():
             return response.content
+        listings = self._reads_listings(response)
         converted = with_text_calls(
             response.content,
             lambda name: self.pool.find(name) is not None,
-            self._listing_target if self._reads_listings(response) else None,
+            self._listing_target if listings else None,
+            self._bare_listing_target if listings and self.listing_turn else None,
         )
         if converted is None:
             return response.content
@@ -349,6 +351,20 @@ class AgentLoop:
         if current == content or not content.strip():
             return None
         return workspace.display(path)
+
+    def _bare_listing_target(self, content: str) -> str | None:
+        """A listing turn that showed one file: a lone fenced block without a path is that
+        file, if it changes it and still defines every name the file defines (a usage
+        snippet or a part of the file is not a rewrite of it)."""
+        conv = self.conversation
+        shown = conv.reads.paths()
+        if len(shown) != 1:
+            return None
+        path = self._listing_target(conv.config.workspace.display(shown[0]), content)
+        if path is None:
+            return None
+        current = conv.config.workspace.load(shown[0], conv.changes).text
+        return path if set(defined_names(current)) <= set(defined_names(content)) else None
 
     async def _handle(self, response: ModelResponse) -> RunStatus | None:
         """Apply one response to the history; a status means the run is over."""
