@@ -735,6 +735,14 @@ def test_a_listing_turn_ends_on_a_new_warning_but_not_on_a_new_error() -> None:
     assert not wrote_cleanly(write, [ToolCallResult("w", errors)])
     assert not wrote_cleanly(write, [ToolCallResult("w", "Not written", is_error=True)])
     assert not wrote_cleanly([ToolCall("r", "read_file", {"path": "a"})], [ToolCallResult("r", "")])
+    # app.py listed before lookup.py: its check ran before find_user existed (stale)
+    app = ToolCall("a", "write_file", {"path": "app.py", "content": "from lookup import find_user"})
+    lookup = ToolCall("l", "write_file", {"path": "lookup.py", "content": "def find_user(u):\n"})
+    stale = ok + '\n\n1 new problem: app.py:1 error: "find_user" is unknown import symbol'
+    assert wrote_cleanly([app, lookup], [ToolCallResult("a", stale), ToolCallResult("l", ok)])
+    assert not wrote_cleanly([lookup, app], [ToolCallResult("l", ok), ToolCallResult("a", stale)])
+    other = ok + '\n\n1 new problem: app.py:1 error: "find_usr" is not defined'
+    assert not wrote_cleanly([app, lookup], [ToolCallResult("a", other), ToolCallResult("l", ok)])
 
 
 async def test_a_rename_is_not_a_dropped_definition(

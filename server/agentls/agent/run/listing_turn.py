@@ -28,10 +28,14 @@ from collections.abc import Sequence
 from agentls.agent.protocol.messages import TextBlockParam
 from agentls.agent.run.model_client import ModelRequest
 from agentls.agent.run.pipeline import ToolCall, ToolCallResult
+from agentls.agent.run.whole_writes import defined_names
 
-_NEW_ERROR = re.compile(r"\b\d+ new problems?\b.*?:\d+ error: ", re.DOTALL)
-"""How a write's result reports an error it introduced (`agentls.tools.after_edit`:
+_NEW_PROBLEMS = re.compile(r"\b\d+ new problems?\b")
+"""How a write's result reports problems it introduced (`agentls.tools.after_edit`:
 "1 new problem: calc.py:2 error: …", or one `- file:line severity: …` line each)."""
+
+_ERROR = re.compile(r"\S+:\d+ error: (?P<message>[^\n]*)")
+_QUOTED = re.compile(r"\"([A-Za-z_]\w*)\"")
 
 
 def listing_request(request: ModelRequest, system: list[TextBlockParam]) -> ModelRequest:
@@ -40,7 +44,27 @@ def listing_request(request: ModelRequest, system: list[TextBlockParam]) -> Mode
 
 
 def wrote_cleanly(calls: Sequence[ToolCall], results: Sequence[ToolCallResult]) -> bool:
-    """Every call was a write_file that succeeded and reported no new error."""
+    """Every call was a write_file that succeeded and reported no new error.
+
+    Each write is checked as it is staged, before the turn's later writes: the 1.5B model
+    listed app.py (`from lookup import find_user`) before lookup.py, and app.py's check
+    reported `"find_user" is unknown import symbol`. An error naming a name that a later
+    write of the turn defines is stale and does not count."""
     if not calls or any(call.name != "write_file" for call in calls):
         return False
-    return all(not r.is_error and not _NEW_ERROR.search(str(r.content)) for r in results)
+    for at, result in enumerate(results):
+        if result.is_error:
+            return False
+        later = {n for c in calls[at + 1 :] for n in defined_names(str(c.input.get("content")))}
+        if any(not _stale(error, later) for error in _new_errors(str(result.content))):
+            return False
+    return True
+
+
+def _new_errors(content: str) -> list[str]:
+    head = _NEW_PROBLEMS.search(content)
+    return [m.group("message") for m in _ERROR.finditer(content, head.start())] if head else []
+
+
+def _stale(error: str, defined_later: set[str]) -> bool:
+    return any(name in defined_later for name in _QUOTED.findall(error))
