@@ -76,6 +76,8 @@ async def test_edit_several_matches(run: Runner) -> None:
     message = await run.error("edit_file", path="dup.py", old_string="x = 1", new_string="x = 9")
     assert "occurs 3 times" in message
     assert "at lines 1, 3, 5" in message
+    assert "     3\tx = 1" in message  # each occurrence as read_file shows it
+    assert "replace_all=true" in message
     out = await run.ok(
         "edit_file", path="dup.py", old_string="x = 1", new_string="x = 9", replace_all=True
     )

@@ -108,13 +108,7 @@ Example: {"path": "<path>", "old_string": "<exact text copied from read_file>",
                 elsewhere = _found_elsewhere(ctx, path, input.old_string)
                 raise ToolError(elsewhere or _not_found(display, text, input.old_string))
             if len(plan.starts) > 1 and not input.replace_all:
-                lines = [text.count("\n", 0, s) + 1 for s in plan.starts]
-                shown = ", ".join(str(n) for n in lines[:20])
-                raise ToolError(
-                    f"old_string occurs {len(plan.starts)} times in {display} (at lines "
-                    f"{shown}). Include more surrounding lines to make it unique, or set "
-                    "replace_all=true to replace every occurrence."
-                )
+                raise ToolError(_several(display, text, plan.starts))
         new_text = text.replace(plan.old, plan.new) if plan.old else plan.new
         if new_text == text:
             raise ToolError(f"The edit would not change {display}.")
@@ -122,6 +116,29 @@ Example: {"path": "<path>", "old_string": "<exact text copied from read_file>",
         if ctx.reads is not None:
             ctx.reads.record(path, new_text)
         return await after_staging(ctx, _confirmation(display, new_text, plan), path)
+
+
+MAX_OCCURRENCES_SHOWN = 10
+
+
+def _several(display: str, text: str, starts: list[int]) -> str:
+    """old_string occurs more than once: where, with each line as read_file shows it (a
+    small model that sees only "occurs 2 times" re-sent the same call, then old = new)."""
+    numbers = list(dict.fromkeys(text.count("\n", 0, s) + 1 for s in starts))
+    lines = text.splitlines()
+    shown = [f"{n:>6}\t{lines[n - 1]}" for n in numbers[:MAX_OCCURRENCES_SHOWN] if n <= len(lines)]
+    more = len(numbers) - len(shown)
+    return "\n".join(
+        [
+            f"old_string occurs {len(starts)} times in {display} (at lines "
+            f"{', '.join(str(n) for n in numbers[:20])}):",
+            *shown,
+            *([f"… and {more} more lines"] if more > 0 else []),
+            "To change every occurrence (a rename), send the same call with "
+            "replace_all=true. To change one, include more of its line (or the lines "
+            "around it) in old_string so that it occurs once.",
+        ]
+    )
 
 
 def _require_read(ctx: ToolContext, path: Path, display: str, text: str) -> None:

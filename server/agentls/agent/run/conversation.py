@@ -196,6 +196,23 @@ class Conversation:
             environment=not local,
             listings=self.system_listings,
         )
+        self.listing_system = (
+            build_system_prompt(
+                config.workspace.roots,
+                config.instructions,
+                skills=config.skills,
+                environment=False,
+                listings=True,
+                tools_section=False,
+            )
+            if self.system_listings
+            else []
+        )
+        """The system prompt of a listing turn (`agentls.agent.run.listing_turn`): the
+        listing format without the tools."""
+        self.files_shown = False
+        """The first message showed the files the prompt names as listings (compact
+        profile): the run may start with a listing turn."""
         self.environment = environment_section(config.workspace.roots) if local else ""
         """The environment, sent at the head of the first message instead of in the system
         prompt for a compact-profile (local, small-context) model: chat templates such as
@@ -526,6 +543,7 @@ class Conversation:
         except Exception:
             log.exception("showing the files the prompt names failed")
             return []
+        self.files_shown = bool(text) and self.system_listings
         return [text_block(text)] if text else []
 
     def _readable(self, path: Path) -> bool:

@@ -35,6 +35,25 @@ or bullet mark, or "File:"), at most one blank line, then a fenced block up to t
 that closes it at the start of a line."""
 
 
+_INNER_LISTING = re.compile(
+    r"^[ \t]*(?P<fence>`{3,})[ \t]*[\w+#.-]*[ \t]*\n"
+    r"[ \t]*(?:#[ \t]*)?(?P<path>[\w./-]+\.\w+)[ \t]*\n"
+    r"(?P<body>.*?)"
+    r"^[ \t]*(?P=fence)[ \t]*$",
+    re.DOTALL | re.MULTILINE,
+)
+"""The path as the fenced block's first line ("```\nlookup.py\ndef find_user…```", or
+"# lookup.py"): the 1.5B model's listing after a refused write. The caller's `target`
+decides, as for the other form: only a file the session has read, changed."""
+
+
+_BLOCK = re.compile(
+    r"^[ \t]*(?P<fence>`{3,})[ \t]*[\w+#.-]*[ \t]*\n(?P<body>.*?)^[ \t]*(?P=fence)[ \t]*$",
+    re.DOTALL | re.MULTILINE,
+)
+"""Any fenced block (for a reply whose one block has no path)."""
+
+
 @dataclass(frozen=True)
 class Listing:
     path: str
@@ -43,10 +62,17 @@ class Listing:
 
 
 def parse_listings(
-    text: str, target: Callable[[str, str], str | None]
+    text: str,
+    target: Callable[[str, str], str | None],
+    bare: Callable[[str], str | None] | None = None,
 ) -> tuple[list[Listing], str]:
     """The listings in `text` that `target(path, content)` accepts (it returns the path to
-    write, or None), and the text without them."""
+    write, or None), and the text without them.
+
+    `bare(content)`: when the reply has no listing and exactly one fenced block, the path
+    that block rewrites, or None. The 0.5B model, shown one file and asked to fix it,
+    answered with the fixed file in a fence and no path; the caller decides when that can
+    only mean the one file shown (`agentls.agent.run.listing_turn`)."""
     listings: list[Listing] = []
 
     def replace(match: re.Match[str]) -> str:
@@ -58,4 +84,11 @@ def parse_listings(
         return ""
 
     rest = _LISTING.sub(replace, text)
+    rest = _INNER_LISTING.sub(replace, rest)
+    blocks = list(_BLOCK.finditer(rest))
+    if not listings and bare is not None and len(blocks) == 1:
+        path = bare(blocks[0].group("body"))
+        if path is not None:
+            listings.append(Listing(path, blocks[0].group("body")))
+            rest = rest[: blocks[0].start()] + rest[blocks[0].end() :]
     return listings, rest.strip()

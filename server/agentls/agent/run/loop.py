@@ -58,6 +58,7 @@ from agentls.agent.protocol.results import RunResult
 from agentls.agent.run.compaction import CompactionError
 from agentls.agent.run.context_window import Compactor
 from agentls.agent.run.conversation import Conversation
+from agentls.agent.run.listing_turn import listing_request, wrote_cleanly
 from agentls.agent.run.loop_guard import LoopGuard
 from agentls.agent.run.memory import memory_seen, with_nested_memory
 from agentls.agent.run.model_client import (
@@ -72,7 +73,7 @@ from agentls.agent.run.orchestration import run_tool_calls
 from agentls.agent.run.pipeline import Pipeline, ToolCall, ToolCallResult
 from agentls.agent.run.prompts import search_summary
 from agentls.agent.run.text_tool_calls import looks_like_a_call, with_text_calls
-from agentls.agent.run.whole_writes import dropped_names, refusal
+from agentls.agent.run.whole_writes import defined_names, dropped_names, refusal
 from agentls.errors import WorkspaceError
 
 if TYPE_CHECKING:
@@ -137,6 +138,8 @@ class AgentLoop:
         self.failure: str | None = None
         """Why a run that got replies still failed (an empty reply, a stuck loop)."""
         self.calls_made = 0
+        self.listing_turn = False
+        """This turn's request goes without tools (`agentls.agent.run.listing_turn`)."""
         self.staged_at_start = conversation.staging_count
         """The session's count of staging events when the run began: a run whose final
         reply is empty succeeded only if it changed something since."""
@@ -211,6 +214,8 @@ class AgentLoop:
             blocked = await self._submit_prompt(prompt, attachments)
             if blocked is not None:
                 return self._finish("failed", blocked)
+            self.listing_turn = conv.files_shown and self.subagent is None and not self.command
+            conv.files_shown = False
             conv.checkpoint(0)
             status = await self._turns()
             error = self.failure if status == "failed" else None
@@ -230,6 +235,7 @@ class AgentLoop:
             self.conversation.begin_turn()
             response = await self._request()
             status = await self._handle(response)
+            self.listing_turn = False
             if status is not None:
                 return status
             self.conversation.checkpoint(self.turns)
@@ -239,6 +245,8 @@ class AgentLoop:
     async def _request(self) -> ModelResponse:
         conv = self.conversation
         request = conv.build_request(self.pool)
+        if self.listing_turn:
+            request = listing_request(request, conv.listing_system)
         if self.command is not None and self.command.model:
             request = dataclasses.replace(request, model=self.command.model)
         if conv.settings.auto_compact:
@@ -303,10 +311,12 @@ class AgentLoop:
         for them."""
         if not self.reads_text_calls():
             return response.content
+        listings = self._reads_listings(response)
         converted = with_text_calls(
             response.content,
             lambda name: self.pool.find(name) is not None,
-            self._listing_target if self._reads_listings(response) else None,
+            self._listing_target if listings else None,
+            self._bare_listing_target if listings and self.listing_turn else None,
         )
         if converted is None:
             return response.content
@@ -341,6 +351,20 @@ class AgentLoop:
         if current == content or not content.strip():
             return None
         return workspace.display(path)
+
+    def _bare_listing_target(self, content: str) -> str | None:
+        """A listing turn that showed one file: a lone fenced block without a path is that
+        file, if it changes it and still defines every name the file defines (a usage
+        snippet or a part of the file is not a rewrite of it)."""
+        conv = self.conversation
+        shown = conv.reads.paths()
+        if len(shown) != 1:
+            return None
+        path = self._listing_target(conv.config.workspace.display(shown[0]), content)
+        if path is None:
+            return None
+        current = conv.config.workspace.load(shown[0], conv.changes).text
+        return path if set(defined_names(current)) <= set(defined_names(content)) else None
 
     async def _handle(self, response: ModelResponse) -> RunStatus | None:
         """Apply one response to the history; a status means the run is over."""
@@ -382,6 +406,8 @@ class AgentLoop:
             self.failure = self.guard.stuck
             self._notice(f"Stopped: {self.guard.stuck}.")
             return "failed"
+        if self.listing_turn and wrote_cleanly(calls, results):
+            return self._final_status()
         self._apply_mode_switch()
         return None
 

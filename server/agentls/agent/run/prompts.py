@@ -105,16 +105,18 @@ def build_system_prompt(
     offered: Collection[str] | None = None,
     environment: bool = True,
     listings: bool = False,
+    tools_section: bool = True,
 ) -> list[TextBlockParam]:
     """System blocks; the last carries the cache breakpoint. `intro`: who the agent is (a
     sub-agent has its own); `offered`: the tool names the prompt may mention;
     `environment=False` leaves the environment out (the caller sends it with the messages);
-    `listings`: replies may rewrite a file as a whole-file listing (`FILE_LISTINGS`).
+    `listings`: replies may rewrite a file as a whole-file listing (`FILE_LISTINGS`);
+    `tools_section=False` leaves out "Using your tools" (a request that offers no tools).
 
     Stable parts first, what varies by folder and day last (the environment), so a new
     workspace or a new day re-reads as little of the prompt as possible.
     """
-    sections = [intro, using_your_tools(offered)]
+    sections = [intro, using_your_tools(offered)] if tools_section else [intro]
     if listings:
         sections.append(FILE_LISTINGS)
     if intro == INTRO:  # the main agent's prompt; sub-agents keep their own voice

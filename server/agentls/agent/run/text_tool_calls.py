@@ -202,12 +202,14 @@ def with_text_calls(
     content: list[ContentBlockParam],
     is_tool: Callable[[str], bool],
     listing_target: Callable[[str, str], str | None] | None = None,
+    bare_listing: Callable[[str], str | None] | None = None,
 ) -> list[ContentBlockParam] | None:
     """The response's content with text calls as `tool_use` blocks; None when it has none
     (or already has structured calls: those win, as the endpoint meant them).
 
     `listing_target`: when given, a text block without JSON calls is read for whole-file
-    listings (`agentls.agent.run.file_listings`), each one a `write_file` call."""
+    listings (`agentls.agent.run.file_listings`), each one a `write_file` call;
+    `bare_listing`: the path of a lone fenced block without one (see `parse_listings`)."""
     if any(block.get("type") == "tool_use" for block in content):
         return None
     changed: list[ContentBlockParam] = []
@@ -218,7 +220,7 @@ def with_text_calls(
             continue
         parsed = parse_text_calls(str(block.get("text", "")), is_tool)
         if not parsed.calls and listing_target is not None:
-            parsed = _listings_of(parsed.text, listing_target)
+            parsed = _listings_of(parsed.text, listing_target, bare_listing)
         calls.extend(parsed.calls)
         if parsed.text:
             changed.append({"type": "text", "text": parsed.text})
@@ -236,8 +238,12 @@ def with_text_calls(
     return changed
 
 
-def _listings_of(text: str, target: Callable[[str, str], str | None]) -> Parsed:
-    listings, rest = parse_listings(text, target)
+def _listings_of(
+    text: str,
+    target: Callable[[str, str], str | None],
+    bare: Callable[[str], str | None] | None = None,
+) -> Parsed:
+    listings, rest = parse_listings(text, target, bare)
     calls = [TextCall("write_file", {"path": x.path, "content": x.content}) for x in listings]
     return Parsed(calls, rest if calls else text)
 

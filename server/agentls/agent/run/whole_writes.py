@@ -6,6 +6,10 @@ whole file. In the compact profile, a write_file (or file listing) that overwrit
 and loses a top-level name the file defined (a `def`, `class`, `function`, assignment …
 at the start of a line, whose name no longer occurs at all) is refused once with the names
 it would remove; the same call sent again goes through (the removal was meant).
+
+A rename is not a loss: asked to rename find_usr to find_user, the model wrote lookup.py
+with `def find_user` and was refused for dropping `find_usr`. A write whose text is the
+old text with each dropped name replaced, everywhere, by a name the new text adds passes.
 """
 
 from __future__ import annotations
@@ -32,8 +36,26 @@ def defined_names(text: str) -> list[str]:
 
 
 def dropped_names(old: str, new: str) -> list[str]:
-    """The names `old` defines that `new` no longer mentions anywhere."""
-    return [n for n in defined_names(old) if not re.search(rf"\b{re.escape(n)}\b", new)]
+    """The names `old` defines that `new` no longer mentions anywhere (none when `new` is
+    `old` with those names renamed)."""
+    dropped = [n for n in defined_names(old) if not re.search(rf"\b{re.escape(n)}\b", new)]
+    return [] if dropped and _renamed(old, new, dropped) else dropped
+
+
+def _renamed(old: str, new: str, dropped: list[str]) -> bool:
+    """Whether `new` is `old` with each dropped name replaced by a name `new` adds."""
+    added = [n for n in defined_names(new) if n not in defined_names(old)]
+    new_lines = {line.rstrip() for line in new.splitlines()}
+    text = old
+    for name in dropped:
+        pattern = re.compile(rf"\b{re.escape(name)}\b")
+        line = next(x for x in old.splitlines() if pattern.search(x))  # its definition
+        other = next((a for a in added if pattern.sub(a, line).rstrip() in new_lines), None)
+        if other is None:
+            return False
+        text = pattern.sub(other, text)
+        added.remove(other)
+    return text.rstrip() == new.rstrip()
 
 
 def refusal(display: str, names: list[str]) -> str:
