@@ -70,6 +70,18 @@ def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float,
     return wall, cpu_of_children() - cpu
 
 
+def start_server(cwd: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """A fresh `agentls serve --stdio` in `cwd`, driven over pipes (stderr dropped)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentls", "serve", "--stdio"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=cwd,
+        env=env,
+    )
+
+
 class RawClient:
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self.proc = proc
@@ -141,14 +153,7 @@ def reused_imports(command: list[str], env: dict[str, str]) -> str:
 
 def first_call(project: Path, env: dict[str, str], later: int = 5) -> tuple[float, float]:
     """(first call, median of the later calls) in seconds, on one fresh server."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentls", "serve", "--stdio"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        cwd=project,
-        env=env,
-    )
+    proc = start_server(project, env)
     client = RawClient(proc)
     uri = project.resolve().as_uri()
     caps = {"experimental": {"agentls": {"indexOnDemand": True}}}  # as `agentls tool`

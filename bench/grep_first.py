@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' he
 from tests.process_support import end_process
 
 from agentls.workspace import Workspace
-from cli_latency import RawClient, env_for
+from cli_latency import RawClient, env_for, start_server
 from conditions import Conditions
 from grep_bench import (
     DEFAULT_CORPUS,
@@ -46,14 +46,7 @@ PATTERNS = (Case("QuerySet"), Case(r"class \w+Error"), Case("WebGLRenderer"))
 
 def first_grep(root: Path, env: dict[str, str], case: Case) -> tuple[float, float]:
     """(wall, server CPU) seconds of the first grep of a fresh server, once it is ready."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentls", "serve", "--stdio"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        cwd=root,
-        env=env,
-    )
+    proc = start_server(root, env)
     try:
         client = RawClient(proc)
         caps = {"experimental": {"agentls": {"indexOnDemand": True}}}  # as `agentls tool`
